@@ -1,0 +1,83 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// FuzzParse checks the envelope parser against encoding/json: it accepts
+// exactly the valid JSON documents, never panics, and a parsed message
+// written back parses to the same envelope.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1e400}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"a":"\ud800"}`, `-0.0e-1`, `[[[[]]]]`, `{"jsonrpc":"2.0","id":1,"method":"\u0070ing"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if Valid(data) != json.Valid(data) {
+			t.Fatalf("Valid=%v, encoding/json says %v for %q", Valid(data), json.Valid(data), data)
+		}
+		m, err := Parse(data)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("non-ParseError %v", err)
+			}
+			if (pe.Code == CodeParseError) == json.Valid(data) && len(data) > 0 {
+				t.Fatalf("code %d for valid=%v input %q", pe.Code, json.Valid(data), data)
+			}
+			if !json.Valid(pe.Response()) {
+				t.Fatalf("error answer is not JSON: %s", pe.Response())
+			}
+			return
+		}
+		out := m.Append(nil)
+		if !json.Valid(out) {
+			t.Fatalf("re-encoded message is not JSON: %s", out)
+		}
+		m2, err := Parse(out)
+		if err != nil {
+			t.Fatalf("re-encoded message does not parse: %v\n%s", err, out)
+		}
+		if m2.Method != m.Method || string(m2.ID) != string(m.ID) || string(m2.Params) != string(m.Params) ||
+			string(m2.Result) != string(m.Result) || string(m2.Error) != string(m.Error) {
+			t.Fatalf("round trip changed the envelope:\n%q\n%q", data, out)
+		}
+		// The method must be what encoding/json reads.
+		var ref map[string]json.RawMessage
+		var method string
+		if json.Unmarshal(data, &ref) == nil && json.Unmarshal(ref["method"], &method) == nil && method != m.Method {
+			t.Fatalf("method %q, encoding/json reads %q", m.Method, method)
+		}
+	})
+}
+
+// FuzzLookup checks Lookup agrees with encoding/json on valid objects.
+func FuzzLookup(f *testing.F) {
+	f.Add([]byte(`{"name":"a","arguments":{"x":1}}`), "name")
+	f.Add([]byte(`{"n\u0061me":"b"}`), "name")
+	f.Fuzz(func(t *testing.T, data []byte, key string) {
+		var ref map[string]json.RawMessage
+		if json.Unmarshal(data, &ref) != nil || ref == nil {
+			return
+		}
+		got, err := Lookup(data, key)
+		if err != nil {
+			t.Fatalf("Lookup(%q): %v", data, err)
+		}
+		_, ok := ref[key]
+		if ok != (got != nil) {
+			t.Fatalf("Lookup(%q, %q) = %s, encoding/json has %v", data, key, got, ok)
+		}
+		if ok && !json.Valid(got) {
+			t.Fatalf("Lookup returned invalid JSON %q", got)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+// lookup.go reads single members out of a raw object without decoding the
+// rest, for the few places a relay must look inside a payload (a tool's
+// name, a progress token) and must not disturb the bytes around it.
+
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// ErrNotObject is returned by Lookup for input that is not a JSON object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// Lookup returns the raw value of member key in the JSON object obj, or nil
+// if the object has no such member. The result aliases obj. obj must be
+// valid JSON (as every parsed envelope member is); Lookup checks only what
+// it walks.
+func Lookup(obj []byte, key string) (json.RawMessage, error) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, ErrNotObject
+	}
+	i = skipSpace(obj, i+1)
+	var found json.RawMessage
+	for i < len(obj) && obj[i] != '}' {
+		if obj[i] != '"' {
+			return nil, errSyntax
+		}
+		keyEnd, escaped, err := skipString(obj, i)
+		if err != nil {
+			return nil, err
+		}
+		match := false
+		if escaped {
+			var s string
+			match = json.Unmarshal(obj[i:keyEnd], &s) == nil && s == key
+		} else {
+			match = string(obj[i+1:keyEnd-1]) == key
+		}
+		i = skipSpace(obj, keyEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, errSyntax
+		}
+		i = skipSpace(obj, i+1)
+		end, err := skipValue(obj, i, 1)
+		if err != nil {
+			return nil, err
+		}
+		if match {
+			found = obj[i:end] // last one wins, as in encoding/json
+		}
+		i = skipSpace(obj, end)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return found, nil
+}
+
+// LookupString returns member key of obj decoded as a string; ok is false
+// when the member is absent or not a string.
+func LookupString(obj []byte, key string) (s string, ok bool) {
+	raw, err := Lookup(obj, key)
+	if err != nil || len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	if _, escaped, _ := skipString(raw, 0); !escaped {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

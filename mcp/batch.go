@@ -1,0 +1,62 @@
+// batch.go serves a JSON-RPC batch: only under the one revision that
+// allows batches (2025-03-26), each element answered on its own, the
+// requests served concurrently, and the answers gathered into one array.
+
+package mcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// HandleBatch serves the elements of a parsed batch (msgs and their parse
+// errors, from jsonrpc.ParseBatch). It returns the array of answers, or nil
+// when the batch held only notifications and responses.
+func (s *Session) HandleBatch(ctx context.Context, msgs []*jsonrpc.Message, errs []error, related Sink) []byte {
+	answers := make([][]byte, len(msgs))
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		if errs[i] != nil {
+			var pe *jsonrpc.ParseError
+			if errors.As(errs[i], &pe) {
+				answers[i] = pe.Response()
+			}
+			continue
+		}
+		if !m.IsRequest() {
+			s.Handle(ctx, m, related)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = s.Handle(ctx, m, related)
+		}()
+	}
+	wg.Wait()
+	var out []byte
+	for _, a := range answers {
+		if a == nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, '[')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, a...)
+	}
+	if out == nil {
+		return nil
+	}
+	return append(out, ']')
+}
+
+// BatchRefused is the answer to a batch under a revision without batches.
+func BatchRefused() []byte {
+	return jsonrpc.AppendError(nil, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		"invalid request: batches are not supported by the negotiated protocol version"))
+}

@@ -1,0 +1,288 @@
+// client.go is the client side of the engine: it reaches an MCP server over
+// any Conn, matches answers to calls, and answers the server's own requests
+// (sampling, elicitation, roots) through a handler the caller supplies —
+// which is how a gateway relays them to the client that caused them.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// A Conn carries JSON-RPC messages between a Client and a server. Client
+// transports (stdio, Streamable HTTP, legacy SSE) implement it.
+type Conn interface {
+	// Write sends one message (or batch).
+	Write(ctx context.Context, msg []byte) error
+	// Read returns the next message from the server; the caller owns it.
+	// It returns io.EOF once the connection is closed.
+	Read(ctx context.Context) ([]byte, error)
+	Close() error
+}
+
+// VersionedConn is a Conn that must know the negotiated revision (the
+// Streamable HTTP client sends it as MCP-Protocol-Version).
+type VersionedConn interface {
+	SetProtocolVersion(v string)
+}
+
+// ClientOptions configures a Client.
+type ClientOptions struct {
+	Info Implementation
+	// Capabilities declared at initialize (raw JSON; default {}).
+	Capabilities json.RawMessage
+	// ProtocolVersion requested at initialize (default LatestVersion).
+	ProtocolVersion string
+	// OnRequest answers the server's requests. nil answers -32601.
+	OnRequest func(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error)
+	// OnNotification receives the server's notifications, in order; it must
+	// not block for long.
+	OnNotification func(m *jsonrpc.Message)
+	Logger         *slog.Logger
+}
+
+// Client is one session with an MCP server.
+type Client struct {
+	conn Conn
+	opts ClientOptions
+	log  *slog.Logger
+
+	nextID atomic.Int64
+	mu     sync.Mutex
+	calls  map[string]chan *jsonrpc.Message
+	err    error
+	done   chan struct{}
+	wg     sync.WaitGroup
+
+	initResult json.RawMessage
+	version    string
+}
+
+// ErrClosed is returned by calls on a closed client.
+var ErrClosed = errors.New("mcp: client closed")
+
+// NewClient starts a client on conn; call Initialize next.
+func NewClient(conn Conn, opts ClientOptions) *Client {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ProtocolVersion == "" {
+		opts.ProtocolVersion = LatestVersion
+	}
+	if opts.Capabilities == nil {
+		opts.Capabilities = emptyResult
+	}
+	c := &Client{conn: conn, opts: opts, log: opts.Logger, calls: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+	c.wg.Add(1)
+	go c.readLoop()
+	return c
+}
+
+// Initialize performs the handshake and returns the server's raw result.
+func (c *Client) Initialize(ctx context.Context) (json.RawMessage, error) {
+	params, _ := json.Marshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      Implementation  `json:"clientInfo"`
+	}{c.opts.ProtocolVersion, c.opts.Capabilities, c.opts.Info})
+	res, err := c.Call(ctx, "initialize", params)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := jsonrpc.LookupString(res, "protocolVersion")
+	if !IsSupportedVersion(v) {
+		return nil, fmt.Errorf("mcp: server answered unsupported protocol version %q", v)
+	}
+	c.mu.Lock()
+	c.initResult, c.version = res, v
+	c.mu.Unlock()
+	if vc, ok := c.conn.(VersionedConn); ok {
+		vc.SetProtocolVersion(v)
+	}
+	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// InitializeResult is the server's answer to initialize.
+func (c *Client) InitializeResult() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initResult
+}
+
+// ProtocolVersion is the negotiated revision.
+func (c *Client) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// Call sends a request and returns the raw result. A JSON-RPC error from the
+// server is returned as a *jsonrpc.Error holding the server's raw bytes.
+func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	m, err := c.Roundtrip(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if m.Error != nil {
+		return nil, jsonrpc.RawError(m.Error)
+	}
+	return m.Result, nil
+}
+
+// Roundtrip sends a request and returns the whole response message. If ctx
+// ends first, the server is sent notifications/cancelled.
+func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Message, error) {
+	id := jsonrpc.ID(strconv.AppendInt(nil, c.nextID.Add(1), 10))
+	ch := make(chan *jsonrpc.Message, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.calls[string(id)] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.calls, string(id))
+		c.mu.Unlock()
+	}()
+	if err := c.conn.Write(ctx, jsonrpc.AppendRequest(nil, id, method, params)); err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-ch:
+		return m, nil
+	case <-ctx.Done():
+		cancel := `{"requestId":` + string(id) + `,"reason":"` + ctx.Err().Error() + `"}`
+		_ = c.Notify(context.WithoutCancel(ctx), "notifications/cancelled", json.RawMessage(cancel))
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, c.Err()
+	}
+}
+
+// Notify sends a notification.
+func (c *Client) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	return c.conn.Write(ctx, jsonrpc.AppendRequest(nil, nil, method, params))
+}
+
+// Done is closed when the connection ends.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err says why the connection ended (nil while it is up).
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close ends the connection and waits for the client's goroutines.
+func (c *Client) Close() error {
+	err := c.conn.Close()
+	c.wg.Wait()
+	return err
+}
+
+func (c *Client) readLoop() {
+	defer c.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		data, err := c.conn.Read(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = ErrClosed
+			}
+			c.mu.Lock()
+			c.err = err
+			c.mu.Unlock()
+			close(c.done)
+			return
+		}
+		if jsonrpc.IsBatch(data) {
+			msgs, errs, perr := jsonrpc.ParseBatch(data)
+			if perr != nil {
+				c.log.Warn("mcp client: bad batch from server", "err", perr)
+				continue
+			}
+			for i, m := range msgs {
+				if errs[i] == nil {
+					c.dispatch(ctx, m)
+				}
+			}
+			continue
+		}
+		m, err := jsonrpc.Parse(data)
+		if err != nil {
+			c.log.Warn("mcp client: bad message from server", "err", err)
+			continue
+		}
+		c.dispatch(ctx, m)
+	}
+}
+
+func (c *Client) dispatch(ctx context.Context, m *jsonrpc.Message) {
+	switch m.Kind() {
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		c.mu.Lock()
+		ch := c.calls[string(m.ID)]
+		c.mu.Unlock()
+		if ch == nil {
+			c.log.Debug("mcp client: answer to no pending call", "id", string(m.ID))
+			return
+		}
+		select {
+		case ch <- m:
+		default:
+		}
+	case jsonrpc.KindNotification:
+		if c.opts.OnNotification != nil {
+			c.opts.OnNotification(m)
+		}
+	case jsonrpc.KindRequest:
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.answer(ctx, m)
+		}()
+	}
+}
+
+// answer serves one server-to-client request.
+func (c *Client) answer(ctx context.Context, m *jsonrpc.Message) {
+	var out []byte
+	if m.Method == "ping" {
+		out = jsonrpc.AppendResult(nil, m.ID, emptyResult)
+	} else if c.opts.OnRequest == nil {
+		out = jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", m.Method))
+	} else {
+		res, err := c.opts.OnRequest(ctx, m)
+		var je *jsonrpc.Error
+		switch {
+		case err == nil:
+			out = jsonrpc.AppendResult(nil, m.ID, res)
+		case errors.As(err, &je):
+			out = jsonrpc.AppendError(nil, m.ID, je)
+		default:
+			c.log.Warn("mcp client: request handler failed", "method", m.Method, "err", err)
+			out = jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error"))
+		}
+	}
+	if err := c.conn.Write(ctx, out); err != nil {
+		c.log.Debug("mcp client: answer not sent", "method", m.Method, "err", err)
+	}
+}

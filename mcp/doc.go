@@ -1,0 +1,18 @@
+// Package mcp is mcpgate's Model Context Protocol engine: the server that
+// answers MCP sessions (lifecycle, registries, the tools/call contract) and
+// the client that reaches MCP servers, both independent of any transport.
+//
+// The model follows net/http. A Handler answers one request; a Middleware
+// wraps a Handler in another (logging, metrics, access control); a Server
+// routes methods to Handlers and owns the registries of tools, resources,
+// resource templates and prompts. Transports (package streamable, sse,
+// stdio) move bytes and hand each message to a Session.
+//
+// Payloads stay raw JSON from end to end (see package jsonrpc): a handler
+// returns the raw bytes of its result, and a relayed result or error is
+// written back exactly as it arrived.
+//
+// Access control plugs in through a Gate, which the engine consults before
+// every tools/call, resources/read and prompts/get — after the entry is
+// found, before its arguments are looked at — and when filtering lists.
+package mcp

@@ -1,0 +1,43 @@
+// gate.go is the hook access control fills. The engine calls it at the one
+// place every gated method passes through, so that no transport and no
+// method is a side door (the server seed 003 describes had two).
+
+package mcp
+
+import "context"
+
+// EntryKind names the registry an entry belongs to.
+type EntryKind string
+
+const (
+	KindTool     EntryKind = "tool"
+	KindResource EntryKind = "resource"
+	KindPrompt   EntryKind = "prompt"
+)
+
+// Entry is what the gate decides on: which entry, and the minimum role its
+// registration asked for ("" for the lowest).
+type Entry struct {
+	Kind    EntryKind
+	Name    string // tool or prompt name, resource URI or URI template
+	MinRole string
+}
+
+// A Gate decides what a caller (found in ctx by IdentityFrom) may see and
+// use.
+type Gate interface {
+	// Visible reports whether the entry appears in the caller's lists.
+	Visible(ctx context.Context, e Entry) bool
+	// Admit is called before every tools/call, resources/read and
+	// prompts/get once the entry is found and before its arguments are
+	// checked or its handler runs. A non-nil error refuses the call; a
+	// *jsonrpc.Error chooses the code the caller sees.
+	Admit(ctx context.Context, e Entry) error
+}
+
+// openGate lets everyone see and use everything; it is the default when no
+// access control is configured.
+type openGate struct{}
+
+func (openGate) Visible(context.Context, Entry) bool { return true }
+func (openGate) Admit(context.Context, Entry) error  { return nil }

@@ -1,0 +1,74 @@
+// initialize.go is the lifecycle handshake: negotiate a revision, remember
+// the client, and declare only the capabilities this server really serves.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+type initializeParams struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+}
+
+func (s *Server) serveInitialize(_ context.Context, r *Request) (json.RawMessage, error) {
+	var p initializeParams
+	if err := decodeParams(r.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == "" {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: protocolVersion is required", nil)
+	}
+	ss := r.Session
+	if ss.initialized.Load() && ss.id != "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session already initialized")
+	}
+	v := NegotiateVersion(p.ProtocolVersion)
+	ss.mu.Lock()
+	ss.clientCaps = p.Capabilities
+	ss.clientInfo = p.ClientInfo
+	ss.mu.Unlock()
+	ss.version.Store(&v)
+	ss.initialized.Store(true)
+
+	res := struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      Implementation  `json:"serverInfo"`
+		Instructions    string          `json:"instructions,omitempty"`
+	}{v, s.caps, s.opts.Info, s.opts.Instructions}
+	return json.Marshal(res)
+}
+
+// capabilities declares what the server serves and nothing more: every
+// registry sends list_changed when it changes, subscriptions are served,
+// logging/setLevel is served, completion only when configured.
+func (s *Server) capabilities() json.RawMessage {
+	type listChanged struct {
+		ListChanged bool `json:"listChanged"`
+	}
+	caps := struct {
+		Logging     struct{} `json:"logging"`
+		Completions *struct{} `json:"completions,omitempty"`
+		Tools       listChanged `json:"tools"`
+		Resources   struct {
+			Subscribe   bool `json:"subscribe"`
+			ListChanged bool `json:"listChanged"`
+		} `json:"resources"`
+		Prompts listChanged `json:"prompts"`
+	}{}
+	if s.opts.Complete != nil {
+		caps.Completions = &struct{}{}
+	}
+	caps.Tools.ListChanged = true
+	caps.Resources.Subscribe = true
+	caps.Resources.ListChanged = true
+	caps.Prompts.ListChanged = true
+	b, _ := json.Marshal(caps)
+	return b
+}

@@ -1,0 +1,106 @@
+// request.go is what a handler sees of one incoming request, including the
+// way back to the client for messages related to it: progress, log
+// messages, and server-to-client requests such as sampling and elicitation.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// A Sink carries messages from server to client: the response stream of one
+// HTTP POST, a session's standalone stream, or stdout.
+type Sink interface {
+	// Send writes one JSON-RPC message. It must be safe for concurrent use.
+	Send(ctx context.Context, msg []byte) error
+}
+
+// Request is one request being served.
+type Request struct {
+	Session *Session
+	ID      jsonrpc.ID
+	Method  string
+	Params  json.RawMessage
+
+	sink Sink // where messages related to this request go
+}
+
+// Notify sends a notification related to this request (it travels on the
+// same stream as the eventual response, where the transport has one).
+func (r *Request) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	return r.sink.Send(ctx, jsonrpc.AppendRequest(nil, nil, method, raw))
+}
+
+// Call sends a request to the client — sampling/createMessage,
+// elicitation/create, roots/list — on this request's stream and waits for
+// the client's answer. A JSON-RPC error from the client is returned as a
+// *jsonrpc.Error carrying the client's raw error.
+func (r *Request) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
+	return r.Session.call(ctx, r.sink, method, raw)
+}
+
+// ProgressToken returns the raw progress token the client attached to this
+// request in params._meta, or nil.
+func (r *Request) ProgressToken() json.RawMessage {
+	if r.Params == nil {
+		return nil
+	}
+	meta, err := jsonrpc.Lookup(r.Params, "_meta")
+	if err != nil || len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	tok, _ := jsonrpc.Lookup(meta, "progressToken")
+	return tok
+}
+
+// Progress sends notifications/progress for this request, if the client
+// asked for progress. total and message are omitted when zero.
+func (r *Request) Progress(ctx context.Context, progress, total float64, message string) error {
+	tok := r.ProgressToken()
+	if tok == nil {
+		return nil
+	}
+	p := struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      float64         `json:"progress"`
+		Total         float64         `json:"total,omitempty"`
+		Message       string          `json:"message,omitempty"`
+	}{tok, progress, total, message}
+	return r.Notify(ctx, "notifications/progress", p)
+}
+
+// Log sends a notifications/message at level, if the session's level
+// (logging/setLevel) lets it through.
+func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data any) error {
+	if !r.Session.logs(level) {
+		return nil
+	}
+	p := struct {
+		Level  LogLevel `json:"level"`
+		Logger string   `json:"logger,omitempty"`
+		Data   any      `json:"data"`
+	}{level, logger, data}
+	return r.Notify(ctx, "notifications/message", p)
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	default:
+		return json.Marshal(p)
+	}
+}

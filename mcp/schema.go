@@ -1,0 +1,81 @@
+// schema.go checks tool arguments against their JSON Schema (2020-12
+// unless the schema says otherwise) and reports every violation with where
+// it is and why, so a caller can fix all of them in one go.
+
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Violation is one way arguments break a schema.
+type Violation struct {
+	Path   string `json:"path"`   // JSON pointer into the arguments ("" for the whole object)
+	Reason string `json:"reason"` // English, from the validator
+}
+
+var printer = message.NewPrinter(language.English)
+
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	const loc = "mcpgate:///input-schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// validate returns the violations of args (nil meaning {}) against sch.
+func validate(sch *jsonschema.Schema, args json.RawMessage) []Violation {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return []Violation{{Reason: "arguments are not valid JSON"}}
+	}
+	err = sch.Validate(v)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return []Violation{{Reason: err.Error()}}
+	}
+	var out []Violation
+	collectViolations(ve, &out)
+	return out
+}
+
+// collectViolations keeps the leaves of the error tree: the inner nodes
+// only say "doesn't validate with …".
+func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
+	if len(e.Causes) == 0 {
+		*out = append(*out, Violation{Path: pointer(e.InstanceLocation), Reason: e.ErrorKind.LocalizedString(printer)})
+		return
+	}
+	for _, c := range e.Causes {
+		collectViolations(c, out)
+	}
+}
+
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		t = strings.ReplaceAll(t, "~", "~0")
+		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+	}
+	return b.String()
+}

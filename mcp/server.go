@@ -1,0 +1,193 @@
+// server.go is the Server: the method table, the middleware around it, the
+// registries, and the set of live sessions that list_changed notifications
+// go to.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Implementation names a client or server in initialize.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// Options configures a Server. The zero value serves an empty catalogue to
+// everyone.
+type Options struct {
+	Info         Implementation
+	Instructions string
+	Logger       *slog.Logger // default: discard
+	// Gate decides visibility and admission; default: everything open.
+	Gate Gate
+	// PageSize is the number of entries per list page (default 100).
+	PageSize int
+	// ValidationErrorsAsResults answers arguments that break a tool's input
+	// schema with an isError result (the 2025-11-25 style, so a model can
+	// correct itself) instead of JSON-RPC -32602 (the default).
+	ValidationErrorsAsResults bool
+	// Complete serves completion/complete; when nil the method is not
+	// offered and the completions capability is not declared.
+	Complete HandlerFunc
+	// OnNotification receives client notifications the engine does not
+	// handle itself (roots/list_changed, progress, …).
+	OnNotification func(ctx context.Context, s *Session, m *jsonrpc.Message)
+}
+
+// Server answers MCP sessions.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	gate Gate
+
+	tools     *registry[*Tool]
+	resources *registry[*Resource]
+	templates *registry[*ResourceTemplate]
+	prompts   *registry[*Prompt]
+
+	mu       sync.Mutex
+	methods  map[string]Handler
+	mws      []Middleware
+	chain    Handler // built on first use
+	sessions map[*Session]struct{}
+	caps     json.RawMessage
+}
+
+// NewServer returns a Server with the standard MCP methods in place.
+func NewServer(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		gate:     opts.Gate,
+		sessions: map[*Session]struct{}{},
+	}
+	if s.gate == nil {
+		s.gate = openGate{}
+	}
+	s.tools = newRegistry(s, func(t *Tool) string { return t.Name }, "notifications/tools/list_changed")
+	s.resources = newRegistry(s, func(r *Resource) string { return r.URI }, "notifications/resources/list_changed")
+	s.templates = newRegistry(s, func(t *ResourceTemplate) string { return t.URITemplate }, "notifications/resources/list_changed")
+	s.prompts = newRegistry(s, func(p *Prompt) string { return p.Name }, "notifications/prompts/list_changed")
+	s.methods = map[string]Handler{
+		"initialize":               HandlerFunc(s.serveInitialize),
+		"ping":                     HandlerFunc(servePing),
+		"logging/setLevel":         HandlerFunc(serveSetLevel),
+		"tools/list":               HandlerFunc(s.serveToolsList),
+		"tools/call":               HandlerFunc(s.serveToolsCall),
+		"resources/list":           HandlerFunc(s.serveResourcesList),
+		"resources/templates/list": HandlerFunc(s.serveTemplatesList),
+		"resources/read":           HandlerFunc(s.serveResourcesRead),
+		"resources/subscribe":      HandlerFunc(serveSubscribe),
+		"resources/unsubscribe":    HandlerFunc(serveUnsubscribe),
+		"prompts/list":             HandlerFunc(s.servePromptsList),
+		"prompts/get":              HandlerFunc(s.servePromptsGet),
+	}
+	if opts.Complete != nil {
+		s.methods["completion/complete"] = opts.Complete
+	}
+	s.caps = s.capabilities()
+	return s
+}
+
+// Logger returns the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// Handle sets the handler for a method, replacing a built-in one. It must
+// be called before the server serves its first request.
+func (s *Server) Handle(method string, h Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.methods[method] = h
+	s.chain = nil
+}
+
+// Use adds middleware around every method, outermost first. It must be
+// called before the server serves its first request.
+func (s *Server) Use(mw ...Middleware) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mws = append(s.mws, mw...)
+	s.chain = nil
+}
+
+func (s *Server) handler() Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chain == nil {
+		methods := s.methods
+		s.chain = Chain(HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
+			h, ok := methods[r.Method]
+			if !ok {
+				return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+r.Method,
+					map[string]string{"method": r.Method})
+			}
+			return h.ServeMCP(ctx, r)
+		}), s.mws...)
+	}
+	return s.chain
+}
+
+func (s *Server) track(ss *Session) {
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) untrack(ss *Session) {
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+}
+
+// Sessions returns the number of live sessions.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// broadcast sends a notification to every initialized session.
+func (s *Server) broadcast(method string, params json.RawMessage, to func(*Session) bool) {
+	s.mu.Lock()
+	targets := make([]*Session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		if ss.Initialized() && (to == nil || to(ss)) {
+			targets = append(targets, ss)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range targets {
+		if err := ss.Notify(context.Background(), method, params); err != nil {
+			s.log.Debug("mcp: notification not delivered", "method", method, "session", ss.id, "err", err)
+		}
+	}
+}
+
+var emptyResult = json.RawMessage(`{}`)
+
+func servePing(context.Context, *Request) (json.RawMessage, error) { return emptyResult, nil }
+
+// decodeParams decodes params into v, answering -32602 when they do not fit.
+func decodeParams(params json.RawMessage, v any) error {
+	if len(params) == 0 {
+		params = emptyResult
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error(), nil)
+	}
+	return nil
+}

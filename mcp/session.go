@@ -1,0 +1,294 @@
+// session.go is one client's conversation with a Server, whatever carries
+// it: the lifecycle (nothing but initialize and ping before initialize),
+// concurrent requests with their cancellation, and the requests the server
+// sends the other way with the answers routed back to them.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// ErrSessionClosed is returned by calls on a session that has ended.
+var ErrSessionClosed = errors.New("mcp: session closed")
+
+// Session is the server side of one MCP session.
+type Session struct {
+	server   *Server
+	id       string
+	out      Sink // standalone stream for messages unrelated to a request; may be nil
+	identity Identity
+
+	initialized atomic.Bool
+	version     atomic.Pointer[string]
+	logLevel    atomic.Int32
+	nextID      atomic.Int64
+
+	mu         sync.Mutex
+	closed     bool
+	clientInfo json.RawMessage
+	clientCaps json.RawMessage
+	inflight   map[string]context.CancelFunc       // requests being served, by id
+	pending    map[string]chan *jsonrpc.Message    // our requests awaiting the client
+	subscribed map[string]struct{}                 // resource URIs
+	done       chan struct{}
+}
+
+// SessionOptions configures NewSession.
+type SessionOptions struct {
+	ID       string   // transport's session id ("" for none)
+	Out      Sink     // standalone stream, may be nil and set later with SetOut
+	Identity Identity // the principal the session belongs to
+	// Version pre-negotiates a revision and marks the session initialized:
+	// a stateless HTTP request has no initialize of its own.
+	Version string
+}
+
+// NewSession starts a session on s. The transport must Close it.
+func (s *Server) NewSession(o SessionOptions) *Session {
+	ss := &Session{
+		server:     s,
+		id:         o.ID,
+		out:        o.Out,
+		identity:   o.Identity,
+		inflight:   map[string]context.CancelFunc{},
+		pending:    map[string]chan *jsonrpc.Message{},
+		subscribed: map[string]struct{}{},
+		done:       make(chan struct{}),
+	}
+	if o.Version != "" {
+		v := o.Version
+		ss.version.Store(&v)
+		ss.initialized.Store(true)
+	}
+	s.track(ss)
+	return ss
+}
+
+// ID is the transport's session id.
+func (s *Session) ID() string { return s.id }
+
+// Identity is the principal the session is bound to.
+func (s *Session) Identity() Identity { return s.identity }
+
+// Version is the negotiated protocol revision ("" before initialize).
+func (s *Session) Version() string {
+	if v := s.version.Load(); v != nil {
+		return *v
+	}
+	return ""
+}
+
+// Initialized reports whether initialize has been answered.
+func (s *Session) Initialized() bool { return s.initialized.Load() }
+
+// ClientCapabilities returns the raw capabilities the client declared.
+func (s *Session) ClientCapabilities() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientCaps
+}
+
+// Done is closed when the session ends.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// SetOut sets (or, with nil, clears) the standalone stream.
+func (s *Session) SetOut(out Sink) {
+	s.mu.Lock()
+	s.out = out
+	s.mu.Unlock()
+}
+
+// Close ends the session: requests in flight are cancelled and calls
+// waiting on the client fail.
+func (s *Session) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	for _, cancel := range s.inflight {
+		cancel()
+	}
+	close(s.done)
+	s.mu.Unlock()
+	s.server.untrack(s)
+}
+
+// Notify sends a notification on the standalone stream; it is dropped when
+// there is none (a Streamable HTTP client that opened no GET stream).
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	out := s.out
+	s.mu.Unlock()
+	if out == nil {
+		return nil
+	}
+	return out.Send(ctx, jsonrpc.AppendRequest(nil, nil, method, raw))
+}
+
+// Handle serves one message from the client. related is where messages
+// about it go (for a request: its progress, logs and server-to-client
+// requests). It returns the response to write for a request, nil otherwise.
+// Handle blocks while a request is served; transports call it from one
+// goroutine per request so that a slow call never delays another.
+func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) []byte {
+	switch m.Kind() {
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		s.deliver(m)
+		return nil
+	case jsonrpc.KindNotification:
+		s.notification(ctx, m)
+		return nil
+	}
+	if related == nil {
+		related = sinkFunc(func(ctx context.Context, msg []byte) error {
+			s.mu.Lock()
+			out := s.out
+			s.mu.Unlock()
+			if out == nil {
+				return nil
+			}
+			return out.Send(ctx, msg)
+		})
+	}
+	if !s.initialized.Load() && m.Method != "initialize" && m.Method != "ping" {
+		return jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: session not initialized (send initialize first)"))
+	}
+
+	key := m.ID.Key()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session closed"))
+	}
+	s.inflight[key] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+	}()
+
+	r := &Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related}
+	result, err := s.server.serve(ctx, r)
+	if err != nil {
+		return jsonrpc.AppendError(nil, m.ID, s.server.errorFor(r, err))
+	}
+	return jsonrpc.AppendResult(nil, m.ID, result)
+}
+
+// serve runs the handler chain for r, turning a panic into -32603.
+func (s *Server) serve(ctx context.Context, r *Request) (result json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("mcp handler panicked", "method", r.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			result, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")
+		}
+	}()
+	return s.handler().ServeMCP(ctx, r)
+}
+
+// errorFor maps a handler's error to the error object answered.
+func (s *Server) errorFor(r *Request, err error) *jsonrpc.Error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	s.log.Error("mcp handler failed", "method", r.Method, "err", err)
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")
+}
+
+func (s *Session) notification(ctx context.Context, m *jsonrpc.Message) {
+	switch m.Method {
+	case "notifications/initialized":
+		// initialize already made the session usable; nothing to do.
+	case "notifications/cancelled":
+		id, _ := jsonrpc.Lookup(m.Params, "requestId")
+		if id == nil {
+			return
+		}
+		s.mu.Lock()
+		cancel := s.inflight[jsonrpc.ID(id).Key()]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	default:
+		if h := s.server.opts.OnNotification; h != nil {
+			h(ctx, s, m)
+		}
+	}
+}
+
+// call sends a server-to-client request on sink and waits for the answer.
+func (s *Session) call(ctx context.Context, sink Sink, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := jsonrpc.ID(strconv.AppendInt([]byte(`"mcpgate-`), s.nextID.Add(1), 10))
+	id = append(id, '"')
+	ch := make(chan *jsonrpc.Message, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrSessionClosed
+	}
+	s.pending[id.Key()] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id.Key())
+		s.mu.Unlock()
+	}()
+	if err := sink.Send(ctx, jsonrpc.AppendRequest(nil, id, method, params)); err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, jsonrpc.RawError(m.Error)
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		_ = sink.Send(context.WithoutCancel(ctx), jsonrpc.AppendRequest(nil, nil, "notifications/cancelled",
+			json.RawMessage(`{"requestId":`+string(id)+`,"reason":"request cancelled"}`)))
+		return nil, ctx.Err()
+	case <-s.done:
+		return nil, ErrSessionClosed
+	}
+}
+
+// deliver routes a client's answer to the call waiting for it.
+func (s *Session) deliver(m *jsonrpc.Message) {
+	s.mu.Lock()
+	ch := s.pending[m.ID.Key()]
+	s.mu.Unlock()
+	if ch == nil {
+		s.server.log.Debug("mcp: answer to no pending request", "session", s.id, "id", string(m.ID))
+		return
+	}
+	select {
+	case ch <- m.Clone():
+	default: // a duplicate answer; the first one won
+	}
+}
+
+type sinkFunc func(ctx context.Context, msg []byte) error
+
+func (f sinkFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
+

@@ -1,0 +1,154 @@
+// tools.go is the tools registry and the tools/call contract (seed 004):
+// an unknown tool or arguments that break the input schema are the
+// caller's fault and answered with -32602; a tool that runs and fails
+// returns a normal result with isError, so the model reads the failure
+// instead of the client treating the call as broken.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// A ToolHandler runs one tools/call with the raw arguments object and
+// returns the raw result. A *jsonrpc.Error is answered as a JSON-RPC error
+// (a relay passes its backend's errors through this way); any other error
+// means the tool ran and failed, and is answered as an isError result
+// carrying the classified failure (see ToolError).
+type ToolHandler func(ctx context.Context, r *Request, args json.RawMessage) (json.RawMessage, error)
+
+// Tool is a tools registry entry.
+type Tool struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage // default {"type":"object"}
+	OutputSchema json.RawMessage
+	Annotations  json.RawMessage
+	Meta         json.RawMessage
+	// MinRole is the lowest role that may see and call the tool ("" for
+	// any authenticated caller).
+	MinRole string
+	Handler ToolHandler
+	// Definition, when set, is sent in tools/list as it is (a relayed
+	// backend's entry, byte for byte); the descriptive fields are ignored.
+	Definition json.RawMessage
+	// SkipValidation leaves argument checking to the handler (a relay lets
+	// its backend judge).
+	SkipValidation bool
+
+	schema *jsonschema.Schema
+}
+
+// AddTools registers tools, replacing any of the same name in place. An
+// input schema that does not compile is an error and nothing is added.
+func (s *Server) AddTools(tools ...*Tool) error {
+	slots := make([]*slot[*Tool], 0, len(tools))
+	for _, t := range tools {
+		if t.Name == "" || t.Handler == nil {
+			return fmt.Errorf("mcp: tool %q needs a name and a handler", t.Name)
+		}
+		if len(t.InputSchema) == 0 {
+			t.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		if !t.SkipValidation {
+			sch, err := compileSchema(t.InputSchema)
+			if err != nil {
+				return fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
+			}
+			t.schema = sch
+		}
+		def := t.Definition
+		if def == nil {
+			var err error
+			if def, err = t.definition(); err != nil {
+				return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+			}
+		}
+		slots = append(slots, &slot[*Tool]{value: t, def: def, entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole}})
+	}
+	s.tools.put(slots...)
+	return nil
+}
+
+// RemoveTools unregisters tools by name.
+func (s *Server) RemoveTools(names ...string) { s.tools.remove(names...) }
+
+func (t *Tool) definition() (json.RawMessage, error) {
+	return json.Marshal(struct {
+		Name         string          `json:"name"`
+		Title        string          `json:"title,omitempty"`
+		Description  string          `json:"description,omitempty"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+		Annotations  json.RawMessage `json:"annotations,omitempty"`
+		Meta         json.RawMessage `json:"_meta,omitempty"`
+	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Meta})
+}
+
+func (s *Server) serveToolsList(ctx context.Context, r *Request) (json.RawMessage, error) {
+	return s.tools.list(ctx, r.Params, "tools")
+}
+
+func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessage, error) {
+	if len(r.Params) == 0 || r.Params[0] != '{' {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs an object with name", nil)
+	}
+	name, ok := jsonrpc.LookupString(r.Params, "name")
+	if !ok || name == "" {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: name is required and must be a string", nil)
+	}
+	t, entry, found := s.tools.get(name)
+	if !found {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+name, map[string]string{"name": name})
+	}
+	if err := s.gate.Admit(ctx, entry); err != nil {
+		return nil, err
+	}
+	args, _ := jsonrpc.Lookup(r.Params, "arguments")
+	if string(args) == "null" {
+		args = nil
+	}
+	if args != nil && args[0] != '{' {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: arguments must be an object",
+			map[string]string{"name": name})
+	}
+	if t.schema != nil {
+		if vs := validate(t.schema, args); len(vs) > 0 {
+			return s.invalidArguments(name, vs)
+		}
+	}
+	res, err := t.Handler(ctx, r, args)
+	if err == nil {
+		return res, nil
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return nil, je
+	}
+	s.log.Info("tool failed", "tool", name, "err", err)
+	return ToolErrorResult(err), nil
+}
+
+// invalidArguments answers schema violations in the configured style.
+func (s *Server) invalidArguments(name string, vs []Violation) (json.RawMessage, error) {
+	if s.opts.ValidationErrorsAsResults {
+		text, _ := json.Marshal(struct {
+			Error      string      `json:"error"`
+			Violations []Violation `json:"violations"`
+		}{"invalid arguments for tool " + name, vs})
+		return Result(CallToolResult{Content: []Content{TextContent(string(text))}, IsError: true})
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid arguments for tool "+name,
+		struct {
+			Tool       string      `json:"tool"`
+			Violations []Violation `json:"violations"`
+		}{name, vs})
+}

@@ -1,0 +1,59 @@
+// options.go is the one place the HTTP transports are configured and
+// defaulted.
+
+package mcphttp
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configures the HTTP server transports.
+type Options struct {
+	// Stateless serves each POST on its own, without sessions: any replica
+	// can answer any request, and no server-to-client stream exists.
+	Stateless bool
+	// MaxBodyBytes bounds a POST body (default 4 MiB); over it, 413.
+	MaxBodyBytes int64
+	// IdleTimeout ends a session nobody has used for this long (default
+	// 30 minutes). Clients that vanish without DELETE are reaped this way.
+	IdleTimeout time.Duration
+	// MaxSessions caps live sessions (default 10,000); beyond it, idle
+	// sessions are reaped early or new ones refused with 503.
+	MaxSessions int
+	// KeepAlive is the interval of SSE comment lines that keep idle streams
+	// open through proxies (default 15 seconds).
+	KeepAlive time.Duration
+	// ReplayEvents is how many events of a session's standalone stream are
+	// kept for a client resuming with Last-Event-ID (default 256).
+	ReplayEvents int
+	// MessagesPath is where the legacy SSE transport tells clients to POST
+	// (default "/messages").
+	MessagesPath string
+	Logger       *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 30 * time.Minute
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 10000
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 15 * time.Second
+	}
+	if o.ReplayEvents <= 0 {
+		o.ReplayEvents = 256
+	}
+	if o.MessagesPath == "" {
+		o.MessagesPath = "/messages"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

@@ -1,0 +1,96 @@
+// request.go holds the checks every MCP POST goes through on either HTTP
+// transport: media types, body size, and reading the body once.
+
+package mcphttp
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// acceptsBoth reports whether an Accept header lists both media types a
+// Streamable HTTP POST must accept. Like the TypeScript SDK, wildcards do
+// not count: a client must say it can read an event stream.
+func acceptsBoth(accept string) bool {
+	return acceptsType(accept, "application/json") && acceptsType(accept, "text/event-stream")
+}
+
+func acceptsType(accept, want string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt := strings.TrimSpace(part)
+		if i := strings.IndexByte(mt, ';'); i >= 0 {
+			mt = strings.TrimSpace(mt[:i])
+		}
+		if strings.EqualFold(mt, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// prefersStream reports whether the client ranks text/event-stream above
+// application/json: by q-value, then by the order it listed them. A client
+// that prefers JSON (the SDKs list it first) gets a plain JSON answer
+// unless the server must send something before the answer.
+func prefersStream(accept string) bool {
+	bestJSON, bestSSE := -1.0, -1.0
+	posJSON, posSSE := -1, -1
+	for i, part := range strings.Split(accept, ",") {
+		fields := strings.Split(part, ";")
+		mt := strings.ToLower(strings.TrimSpace(fields[0]))
+		q := 1.0
+		for _, f := range fields[1:] {
+			k, v, ok := strings.Cut(strings.TrimSpace(f), "=")
+			if ok && strings.EqualFold(k, "q") {
+				if n, err := strconv.ParseFloat(v, 64); err == nil {
+					q = n
+				}
+			}
+		}
+		switch {
+		case mt == "application/json" && posJSON < 0:
+			bestJSON, posJSON = q, i
+		case mt == "text/event-stream" && posSSE < 0:
+			bestSSE, posSSE = q, i
+		}
+	}
+	if bestSSE != bestJSON {
+		return bestSSE > bestJSON
+	}
+	return posSSE >= 0 && posSSE < posJSON
+}
+
+func isJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// errBodyTooLarge is returned by readBody for a body over the limit.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readBody reads the whole body, refusing (not truncating) one over max.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > max {
+		return nil, errBodyTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errBodyTooLarge
+	}
+	return body, err
+}
+
+// writeJSONError answers an HTTP-level refusal with a JSON-RPC error body,
+// as the TypeScript SDK does, so clients can show a useful message.
+func writeJSONError(w http.ResponseWriter, status int, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: code, Message: msg}))
+}

@@ -1,0 +1,117 @@
+// sessions.go is the table of live Streamable HTTP sessions: ids that
+// cannot be guessed, each bound to the identity that created it, and a
+// reaper that ends the sessions clients abandon (the conformance suite,
+// like many clients, never sends DELETE).
+
+package mcphttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+type httpSession struct {
+	id       string
+	owner    string // Identity.Key of the creator
+	sess     *mcp.Session
+	lastUsed atomic.Int64 // unix nanoseconds
+	busy     atomic.Int32 // POSTs being served and open streams
+	events   *eventLog
+
+	mu         sync.Mutex
+	standalone *eventWriter // the GET stream, if open
+	streamSeq  uint64       // events sent on the standalone stream
+	postSeq    uint64       // POSTs that opened a stream
+}
+
+func (hs *httpSession) touch() { hs.lastUsed.Store(time.Now().UnixNano()) }
+
+// Send carries a message unrelated to any request: into the replay log,
+// and onto the GET stream if one is open. It implements mcp.Sink.
+func (hs *httpSession) Send(_ context.Context, msg []byte) error {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.streamSeq++
+	id := "0-" + strconv.FormatUint(hs.streamSeq, 10)
+	hs.events.add(id, msg)
+	if hs.standalone == nil {
+		return nil
+	}
+	return hs.standalone.replay(id, msg)
+}
+
+// nextPostPrefix names the event ids of a new POST's stream.
+func (hs *httpSession) nextPostPrefix() string {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.postSeq++
+	return "p" + strconv.FormatUint(hs.postSeq, 10)
+}
+
+type sessionTable struct {
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (t *sessionTable) get(id string) *httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessions[id]
+}
+
+func (t *sessionTable) add(hs *httpSession) {
+	t.mu.Lock()
+	t.sessions[hs.id] = hs
+	t.mu.Unlock()
+}
+
+// remove deletes the session and reports whether it was there.
+func (t *sessionTable) remove(id string) *httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hs := t.sessions[id]
+	delete(t.sessions, id)
+	return hs
+}
+
+func (t *sessionTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.sessions)
+}
+
+// idle returns the sessions unused since before cutoff and not busy.
+func (t *sessionTable) idle(cutoff time.Time) []*httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*httpSession
+	for _, hs := range t.sessions {
+		if hs.busy.Load() == 0 && hs.lastUsed.Load() < cutoff.UnixNano() {
+			out = append(out, hs)
+		}
+	}
+	return out
+}
+
+func (t *sessionTable) all() []*httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*httpSession, 0, len(t.sessions))
+	for _, hs := range t.sessions {
+		out = append(out, hs)
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+// stream.go writes server-sent events to an HTTP response: the answer
+// stream of one POST (which starts as plain JSON and turns into an event
+// stream only if something must be sent before the answer), and the
+// standalone stream a client opens with GET.
+
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/sse"
+)
+
+// errStreamClosed is returned by Send on a stream that has ended.
+var errStreamClosed = errors.New("mcphttp: stream closed")
+
+// eventWriter writes events to one response, serialized.
+type eventWriter struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+	closed  bool
+	prefix  string // event ids are prefix + "-" + sequence
+	seq     uint64
+	buf     []byte
+	onEvent func(id string, msg []byte) // records events for replay; may be nil
+	header  func(h http.Header)         // last headers to set before the first write
+}
+
+func newEventWriter(w http.ResponseWriter, prefix string) *eventWriter {
+	return &eventWriter{w: w, rc: http.NewResponseController(w), prefix: prefix}
+}
+
+// start sends the event-stream headers; the caller holds mu.
+func (e *eventWriter) start() {
+	if e.started {
+		return
+	}
+	e.started = true
+	h := e.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	if e.header != nil {
+		e.header(h)
+	}
+	_ = e.rc.SetWriteDeadline(noDeadline)
+	e.w.WriteHeader(http.StatusOK)
+	_ = e.rc.Flush()
+}
+
+// Send writes msg as one event with the next id. It implements mcp.Sink.
+func (e *eventWriter) Send(_ context.Context, msg []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errStreamClosed
+	}
+	e.start()
+	e.seq++
+	id := e.prefix + "-" + strconv.FormatUint(e.seq, 10)
+	if e.onEvent != nil {
+		e.onEvent(id, msg)
+	}
+	return e.writeLocked(sse.Event{ID: id, Data: msg})
+}
+
+// replay writes an event recorded earlier, under its original id.
+func (e *eventWriter) replay(id string, msg []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errStreamClosed
+	}
+	e.start()
+	return e.writeLocked(sse.Event{ID: id, Data: msg})
+}
+
+func (e *eventWriter) writeLocked(ev sse.Event) error {
+	e.buf = sse.AppendEvent(e.buf[:0], ev)
+	if _, err := e.w.Write(e.buf); err != nil {
+		e.closed = true
+		return err
+	}
+	if err := e.rc.Flush(); err != nil {
+		e.closed = true
+		return err
+	}
+	return nil
+}
+
+// comment writes a keepalive comment line.
+func (e *eventWriter) comment() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errStreamClosed
+	}
+	e.start()
+	if _, err := e.w.Write([]byte(": keepalive\n\n")); err != nil {
+		e.closed = true
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// close stops further writes; the handler returning ends the response.
+func (e *eventWriter) close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+}
+
+// finish writes the answer to a POST: as the last event if the stream has
+// started, else as a plain JSON body. It reports whether it wrote.
+func (e *eventWriter) finish(answer []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	if e.started {
+		e.seq++
+		_ = e.writeLocked(sse.Event{ID: e.prefix + "-" + strconv.FormatUint(e.seq, 10), Data: answer})
+	} else {
+		h := e.w.Header()
+		h.Set("Content-Type", "application/json")
+		if e.header != nil {
+			e.header(h)
+		}
+		e.w.WriteHeader(http.StatusOK)
+		_, _ = e.w.Write(answer)
+	}
+	e.closed = true
+}

@@ -1,0 +1,417 @@
+// streamable.go is the Streamable HTTP server transport: POST carries
+// client messages, GET opens the server-to-client stream, DELETE ends a
+// session. Each POST is served on its own goroutine (net/http's), so many
+// requests on one session run at once and a slow call delays no other.
+
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Header names of the transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-Id"
+)
+
+var noDeadline time.Time
+
+// Handler serves an mcp.Server over Streamable HTTP. Mount it at the MCP
+// endpoint (conventionally /mcp).
+type Handler struct {
+	server *mcp.Server
+	opts   Options
+	table  sessionTable
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	reaper   sync.WaitGroup
+}
+
+// NewHandler returns a Streamable HTTP handler for s. Close it to end its
+// sessions and its reaper.
+func NewHandler(s *mcp.Server, opts Options) *Handler {
+	h := &Handler{
+		server: s,
+		opts:   opts.withDefaults(),
+		table:  sessionTable{sessions: map[string]*httpSession{}},
+		stop:   make(chan struct{}),
+	}
+	if !h.opts.Stateless {
+		h.reaper.Add(1)
+		go h.reap()
+	}
+	return h
+}
+
+// Close ends every session and stops the reaper.
+func (h *Handler) Close() {
+	h.stopOnce.Do(func() { close(h.stop) })
+	h.reaper.Wait()
+	for _, hs := range h.table.all() {
+		h.end(hs)
+	}
+}
+
+// Sessions is the number of live sessions.
+func (h *Handler) Sessions() int { return h.table.len() }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version "+v)
+		return
+	}
+	switch {
+	case r.Method == http.MethodPost:
+		h.post(w, r)
+	case r.Method == http.MethodGet && !h.opts.Stateless:
+		h.get(w, r)
+	case r.Method == http.MethodDelete && !h.opts.Stateless:
+		h.delete(w, r)
+	default:
+		if h.opts.Stateless {
+			w.Header().Set("Allow", "POST")
+		} else {
+			w.Header().Set("Allow", "GET, POST, DELETE")
+		}
+		writeJSONError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+	}
+}
+
+// lookup finds the session a request names, answering 400 or 404 itself
+// when it cannot. A session of another identity is reported exactly as an
+// unknown one.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	id := r.Header.Get(HeaderSessionID)
+	if id == "" {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
+		return nil
+	}
+	hs := h.table.get(id)
+	if hs == nil || hs.owner != identityKey(r) {
+		writeJSONError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		return nil
+	}
+	return hs
+}
+
+func identityKey(r *http.Request) string {
+	id, _ := mcp.IdentityFrom(r.Context())
+	return id.Key()
+}
+
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	if !acceptsBoth(r.Header.Get("Accept")) {
+		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest,
+			"Not Acceptable: Accept must list both application/json and text/event-stream")
+		return
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeJSONError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest,
+			"Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	if errors.Is(err, errBodyTooLarge) {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "Payload Too Large")
+		return
+	}
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Bad Request: could not read body")
+		return
+	}
+	if jsonrpc.IsBatch(body) {
+		h.postBatch(w, r, body)
+		return
+	}
+	m, err := jsonrpc.Parse(body)
+	if err != nil {
+		var pe *jsonrpc.ParseError
+		errors.As(err, &pe)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(pe.Response())
+		return
+	}
+	if m.Method == "initialize" && m.IsRequest() {
+		h.initialize(w, r, m)
+		return
+	}
+	if h.opts.Stateless {
+		h.serveStateless(w, r, m)
+		return
+	}
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	hs.busy.Add(1)
+	defer hs.busy.Add(-1)
+	hs.touch()
+	if !m.IsRequest() {
+		hs.sess.Handle(r.Context(), m, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) []byte {
+		return hs.sess.Handle(ctx, m, sink)
+	})
+}
+
+// answer serves request(s) on the POST's own stream: plain JSON unless a
+// related message must go out first, then an event stream ending with the
+// answer.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession, serve func(context.Context, mcp.Sink) []byte) {
+	prefix := "s"
+	if hs != nil {
+		prefix = hs.nextPostPrefix()
+	}
+	ew := newEventWriter(w, prefix)
+	if hs != nil {
+		ew.header = func(hd http.Header) { hd.Set(HeaderSessionID, hs.id) }
+	}
+	if prefersStream(r.Header.Get("Accept")) {
+		ew.mu.Lock()
+		ew.start()
+		ew.mu.Unlock()
+	}
+	out := serve(r.Context(), ew)
+	if out == nil {
+		ew.mu.Lock()
+		started := ew.started
+		ew.closed = true
+		ew.mu.Unlock()
+		if !started {
+			w.WriteHeader(http.StatusAccepted)
+		}
+		return
+	}
+	ew.finish(out)
+}
+
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	if h.opts.Stateless {
+		sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r)})
+		defer sess.Close()
+		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte { return sess.Handle(ctx, m, sink) })
+		return
+	}
+	if r.Header.Get(HeaderSessionID) != "" {
+		if hs := h.table.get(r.Header.Get(HeaderSessionID)); hs != nil && hs.owner == identityKey(r) {
+			writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: session already initialized")
+			return
+		}
+	}
+	if !h.makeRoom() {
+		writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
+		return
+	}
+	hs := &httpSession{id: newSessionID(), owner: identityKey(r), events: newEventLog(h.opts.ReplayEvents)}
+	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: hs.id, Out: hs, Identity: identityOf(r)})
+	hs.touch()
+	hs.busy.Add(1)
+	defer hs.busy.Add(-1)
+	out := hs.sess.Handle(r.Context(), m, nil)
+	if !hs.sess.Initialized() { // refused: no session comes of it
+		hs.sess.Close()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(out)
+		return
+	}
+	h.table.add(hs)
+	w.Header().Set(HeaderSessionID, hs.id)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+func identityOf(r *http.Request) mcp.Identity {
+	id, _ := mcp.IdentityFrom(r.Context())
+	return id
+}
+
+// serveStateless answers one message with a session that lives only as
+// long as the POST; the revision comes from the header (2025-03-26 when
+// absent, as the specification says).
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r)})
+	defer sess.Close()
+	if !m.IsRequest() {
+		sess.Handle(r.Context(), m, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte { return sess.Handle(ctx, m, sink) })
+}
+
+func (h *Handler) statelessVersion(r *http.Request) string {
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" {
+		return v
+	}
+	return mcp.Version20250326
+}
+
+func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	msgs, errs, err := jsonrpc.ParseBatch(body)
+	if err != nil {
+		var pe *jsonrpc.ParseError
+		errors.As(err, &pe)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(pe.Response())
+		return
+	}
+	for i, m := range msgs {
+		if errs[i] == nil && m.Method == "initialize" {
+			writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must not be batched")
+			return
+		}
+	}
+	var sess *mcp.Session
+	var hs *httpSession
+	if h.opts.Stateless {
+		sess = h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r)})
+		defer sess.Close()
+	} else {
+		if hs = h.lookup(w, r); hs == nil {
+			return
+		}
+		hs.busy.Add(1)
+		defer hs.busy.Add(-1)
+		hs.touch()
+		sess = hs.sess
+	}
+	if !mcp.AllowsBatch(sess.Version()) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(mcp.BatchRefused())
+		return
+	}
+	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) []byte {
+		return sess.HandleBatch(ctx, msgs, errs, sink)
+	})
+}
+
+// get opens the session's standalone stream for messages unrelated to any
+// request: list changes, resource updates, requests from the server.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if !acceptsType(r.Header.Get("Accept"), "text/event-stream") {
+		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest,
+			"Not Acceptable: Accept must list text/event-stream")
+		return
+	}
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	ew := newEventWriter(w, "0")
+	ew.header = func(hd http.Header) { hd.Set(HeaderSessionID, hs.id) }
+	hs.mu.Lock()
+	if hs.standalone != nil {
+		hs.mu.Unlock()
+		writeJSONError(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "Conflict: only one standalone stream per session")
+		return
+	}
+	hs.standalone = ew
+	hs.busy.Add(1)
+	ew.mu.Lock()
+	ew.start()
+	ew.mu.Unlock()
+	if last := r.Header.Get(headerLastEventID); last != "" {
+		if missed, ok := hs.events.after(last); ok {
+			for _, ev := range missed {
+				_ = ew.replay(ev.id, ev.msg)
+			}
+		}
+	}
+	hs.mu.Unlock()
+	defer func() {
+		hs.mu.Lock()
+		if hs.standalone == ew {
+			hs.standalone = nil
+		}
+		hs.mu.Unlock()
+		ew.close()
+		hs.touch()
+		hs.busy.Add(-1)
+	}()
+
+	tick := time.NewTicker(h.opts.KeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-hs.sess.Done():
+			return
+		case <-h.stop:
+			return
+		case <-tick.C:
+			if ew.comment() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	h.end(hs)
+	w.WriteHeader(http.StatusOK)
+}
+
+// end removes a session and closes it: its requests are cancelled and its
+// stream ends.
+func (h *Handler) end(hs *httpSession) {
+	if h.table.remove(hs.id) == nil {
+		return
+	}
+	hs.sess.Close()
+	h.opts.Logger.Debug("mcp session ended", "session", hs.id)
+}
+
+// makeRoom reaps idle sessions early when the table is full and reports
+// whether a new session fits.
+func (h *Handler) makeRoom() bool {
+	if h.table.len() < h.opts.MaxSessions {
+		return true
+	}
+	for _, hs := range h.table.idle(time.Now()) {
+		h.end(hs)
+	}
+	return h.table.len() < h.opts.MaxSessions
+}
+
+func (h *Handler) reap() {
+	defer h.reaper.Done()
+	every := h.opts.IdleTimeout / 4
+	if every < time.Second {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case now := <-t.C:
+			for _, hs := range h.table.idle(now.Add(-h.opts.IdleTimeout)) {
+				h.end(hs)
+			}
+		}
+	}
+}

