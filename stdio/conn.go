@@ -1,0 +1,201 @@
+// conn.go is the client end: an mcp.Conn over the two pipes of a stdio
+// server. One goroutine reads lines and hands them to Read, so that Read
+// can honour its context and Close can release a Read that waits.
+
+package stdio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// Conn carries MCP messages to a stdio server and back. It implements
+// mcp.Conn. Build one with Command (a child process) or NewConn (pipes).
+type Conn struct {
+	out   *lineWriter
+	stdin io.Closer
+	// stdout is closed by Close to end the reading goroutine; nil when the
+	// reader cannot be closed (the goroutine then ends with its next Read).
+	stdout io.Closer
+	log    *slog.Logger
+	name   string
+
+	lines   chan []byte   // read lines, handed over one at a time
+	eof     chan struct{} // closed when reading has ended
+	readErr error         // why reading ended; set before eof is closed
+	reading sync.WaitGroup
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+
+	proc *process // the child, for Command; nil for NewConn
+}
+
+// NewConn returns a Conn that writes messages to w and reads them from r.
+// Close closes w, and r too when it is an io.Closer.
+func NewConn(r io.Reader, w io.WriteCloser) *Conn {
+	return newConn(r, w, DefaultMaxLineBytes, slog.New(slog.DiscardHandler), "")
+}
+
+func newConn(r io.Reader, w io.WriteCloser, maxLine int, log *slog.Logger, name string) *Conn {
+	c := &Conn{
+		out:    newLineWriter(w),
+		stdin:  w,
+		log:    log,
+		name:   name,
+		lines:  make(chan []byte),
+		eof:    make(chan struct{}),
+		closed: make(chan struct{}),
+	}
+	lines := newLineReader(r, maxLine)
+	if rc, ok := r.(io.Closer); ok {
+		c.stdout = rc
+		c.reading.Go(func() { c.readLoop(lines) })
+	} else {
+		go c.readLoop(lines)
+	}
+	return c
+}
+
+// readLoop reads lines until the stream ends. Once the Conn is closed it
+// goes on reading and dropping them, so that a server shutting down never
+// blocks on a full pipe that nobody empties.
+func (c *Conn) readLoop(lines *lineReader) {
+	defer close(c.eof)
+	for {
+		line, err := lines.Next()
+		if errors.Is(err, ErrLineTooLong) {
+			// The message is lost; whatever waited for it times out.
+			c.log.Warn("stdio: message over the line limit dropped", "backend", c.name)
+			continue
+		}
+		if err != nil {
+			c.readErr = err
+			return
+		}
+		select {
+		case c.lines <- bytes.Clone(line):
+		case <-c.closed:
+		}
+	}
+}
+
+// Write sends one message (or batch) as one line.
+func (c *Conn) Write(ctx context.Context, msg []byte) error {
+	if c.isClosed() {
+		return ErrClosed
+	}
+	err := c.out.Send(ctx, msg)
+	if err != nil && c.isClosed() {
+		return ErrClosed
+	}
+	return err
+}
+
+// Read returns the next message; the caller owns it. It returns io.EOF
+// once the server's output has ended or the Conn is closed.
+func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	if c.isClosed() {
+		return nil, io.EOF
+	}
+	select {
+	case line := <-c.lines:
+		return line, nil
+	case <-c.eof:
+		return nil, c.endErr()
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// endErr says why reading ended: the end of the stream, or a failure.
+func (c *Conn) endErr() error {
+	if c.isClosed() || errors.Is(c.readErr, io.EOF) {
+		return io.EOF
+	}
+	return fmt.Errorf("stdio: read: %w", c.readErr)
+}
+
+func (c *Conn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close ends the connection: a pending Read returns io.EOF, the server's
+// stdin is closed, and for a child process the shutdown described in the
+// package documentation runs before Close returns. It is safe to call more
+// than once and from any goroutine.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		err := c.stdin.Close()
+		if c.proc != nil {
+			c.proc.shutdown()
+		}
+		if c.stdout != nil {
+			_ = c.stdout.Close()
+		}
+		c.reading.Wait()
+		if c.proc != nil {
+			c.proc.stopLogging()
+		}
+		if err != nil && !errors.Is(err, io.ErrClosedPipe) {
+			c.closeErr = fmt.Errorf("stdio: close: %w", err)
+		}
+	})
+	return c.closeErr
+}
+
+// closeWhenDone closes c when ctx ends first.
+func (c *Conn) closeWhenDone(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		_ = c.Close()
+	case <-c.closed:
+	}
+}
+
+// Done is closed when the child process has exited (Command), or when the
+// Conn is closed (NewConn). It lets a supervisor notice a backend that
+// died on its own.
+func (c *Conn) Done() <-chan struct{} {
+	if c.proc != nil {
+		return c.proc.exited
+	}
+	return c.closed
+}
+
+// ExitErr is how the child process ended, as exec.Cmd.Wait reports it (nil
+// for a clean exit, and for NewConn). It is meaningful once Done is closed.
+func (c *Conn) ExitErr() error {
+	if c.proc == nil {
+		return nil
+	}
+	select {
+	case <-c.proc.exited:
+		return c.proc.exitErr
+	default:
+		return nil
+	}
+}
+
+// Pid is the child's process id, which is also its process group id (0
+// for NewConn).
+func (c *Conn) Pid() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.pid
+}
