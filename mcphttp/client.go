@@ -1,0 +1,140 @@
+// client.go holds what the two client Conns (Streamable HTTP and legacy
+// SSE) share: their options, their typed errors, the small HTTP helpers,
+// and the way an HTTP failure becomes a JSON-RPC answer so that a caller
+// waiting on a request is never left hanging.
+
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// ClientOptions configures DialStreamable and DialSSE.
+type ClientOptions struct {
+	// HTTPClient sends the requests (default http.DefaultClient). Its
+	// Timeout, if any, must allow for long-lived event streams.
+	HTTPClient *http.Client
+	// Header is added to every request: static credentials such as
+	// Authorization, or a User-Agent.
+	Header http.Header
+	Logger *slog.Logger
+	// MaxMessageBytes bounds one incoming message (default 16 MiB); a
+	// larger one fails the request it answers, never truncates.
+	MaxMessageBytes int
+}
+
+func (o ClientOptions) withDefaults() ClientOptions {
+	if o.HTTPClient == nil {
+		o.HTTPClient = http.DefaultClient
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 16 << 20
+	}
+	return o
+}
+
+// Errors the client Conns report.
+var (
+	// ErrConnClosed is returned by Write after Close.
+	ErrConnClosed = errors.New("mcphttp: connection closed")
+	// ErrSessionExpired ends a Streamable HTTP connection whose server
+	// answered 404 to its session id: the session must be started anew.
+	ErrSessionExpired = errors.New("mcphttp: session expired (HTTP 404)")
+	// ErrNoEndpoint is returned by DialSSE when the stream does not open
+	// with an endpoint event.
+	ErrNoEndpoint = errors.New("mcphttp: legacy SSE stream did not announce an endpoint")
+	// ErrCrossOriginEndpoint is returned by DialSSE when the server names
+	// an endpoint on another origin, where our messages (and credentials)
+	// must not go.
+	ErrCrossOriginEndpoint = errors.New("mcphttp: legacy SSE endpoint is on another origin")
+)
+
+// HTTPStatusError is an HTTP answer the transport cannot use.
+type HTTPStatusError struct {
+	Method string // of the refused request
+	Status int
+}
+
+func (e *HTTPStatusError) Error() string {
+	return fmt.Sprintf("mcphttp: %s answered %d %s", e.Method, e.Status, http.StatusText(e.Status))
+}
+
+// failedCall builds the error response a client delivers to itself for a
+// request the server will never answer. status is the HTTP status, 0 when
+// the failure is not an HTTP answer (a stream that broke).
+func failedCall(id jsonrpc.ID, status int, reason string) []byte {
+	var data any
+	if status != 0 {
+		data = map[string]any{"httpStatus": status, "reason": reason}
+	} else {
+		data = map[string]any{"reason": reason}
+	}
+	msg := "transport error: " + reason
+	if status != 0 {
+		msg = fmt.Sprintf("transport error: HTTP %d %s: %s", status, http.StatusText(status), reason)
+	}
+	return jsonrpc.AppendError(nil, id, jsonrpc.NewError(jsonrpc.CodeInternalError, msg, data))
+}
+
+// parseHTTPURL accepts only absolute http and https URLs.
+func parseHTTPURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("mcphttp: bad URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("mcphttp: bad URL %q: want an absolute http or https URL", raw)
+	}
+	return u, nil
+}
+
+// addHeaders copies the static headers onto req; the transport's own
+// headers are set afterwards and win.
+func addHeaders(req *http.Request, static http.Header) {
+	for k, vs := range static {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+}
+
+// drain reads a little of a body we do not use and closes it, so that the
+// connection can be reused.
+func drain(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, 4<<10)
+	_ = body.Close()
+}
+
+// exchangeContext is the context of one HTTP exchange. It keeps the
+// caller's values, ends when the connection closes, and ends with the
+// caller's ctx only until detach: a response stream handed to a reader
+// goroutine outlives the Write that started it.
+func exchangeContext(caller, conn context.Context) (ctx context.Context, detach func() bool, cancel context.CancelFunc) {
+	ctx, cancelCtx := context.WithCancel(context.WithoutCancel(caller))
+	stopConn := context.AfterFunc(conn, cancelCtx)
+	stopCaller := context.AfterFunc(caller, cancelCtx)
+	return ctx, stopCaller, func() {
+		stopConn()
+		stopCaller()
+		cancelCtx()
+	}
+}
+
+// mediaType is the bare media type of a Content-Type header.
+func mediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ""
+	}
+	return mt
+}

@@ -1,0 +1,313 @@
+// client_streamable.go is the client side of Streamable HTTP: an mcp.Conn
+// that POSTs each message and reads the answer from the POST's body —
+// one JSON document or an event stream — plus the standalone GET stream
+// on which the server sends what is not an answer to a POST. Every
+// request written gets exactly one answer on Read, even when HTTP fails:
+// a gateway relaying calls must never leave one of its callers waiting.
+
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// deleteTimeout bounds the DELETE that Close sends.
+const deleteTimeout = 5 * time.Second
+
+var (
+	_ mcp.Conn          = (*StreamableConn)(nil)
+	_ mcp.VersionedConn = (*StreamableConn)(nil)
+)
+
+// StreamableConn is a Streamable HTTP client connection; it implements
+// mcp.Conn and mcp.VersionedConn.
+type StreamableConn struct {
+	url  string
+	opts ClientOptions
+	http *http.Client
+	log  *slog.Logger
+
+	inbox  *inbox
+	ctx    context.Context // the connection's life; Close cancels it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // stream readers
+
+	mu        sync.Mutex
+	sessionID string
+	version   string
+	listening bool // the standalone GET stream was started
+	closed    bool
+}
+
+// DialStreamable returns a connection to the MCP endpoint at url. No
+// request is made until the first Write (the session begins with
+// initialize); ctx only bounds the dial itself.
+func DialStreamable(ctx context.Context, url string, o ClientOptions) (*StreamableConn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := parseHTTPURL(url); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	c := &StreamableConn{url: url, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox()}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// SessionID is the session id the server issued at initialize ("" before,
+// or for a server without sessions).
+func (c *StreamableConn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// SetProtocolVersion makes every later request carry MCP-Protocol-Version.
+func (c *StreamableConn) SetProtocolVersion(v string) {
+	c.mu.Lock()
+	c.version = v
+	c.mu.Unlock()
+}
+
+// Read returns the next message from the server, in order of arrival.
+func (c *StreamableConn) Read(ctx context.Context) ([]byte, error) {
+	return c.inbox.pop(ctx)
+}
+
+// Write POSTs one message (or batch). It returns once the server has
+// accepted it: for a request, its answer then arrives on Read — the
+// server's, or one made up here when HTTP fails.
+func (c *StreamableConn) Write(ctx context.Context, msg []byte) error {
+	out, err := inspectOutgoing(msg)
+	if err != nil {
+		return err
+	}
+	if err := c.usable(); err != nil {
+		return err
+	}
+	xctx, detach, cancel := exchangeContext(ctx, c.ctx)
+	resp, err := c.http.Do(c.newPOST(xctx, msg))
+	if err != nil {
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case c.ctx.Err() != nil:
+			return ErrConnClosed
+		}
+		return fmt.Errorf("mcphttp: POST: %w", err)
+	}
+	return c.receive(ctx, out, resp, detach, cancel)
+}
+
+// usable reports why the connection can no longer be written to.
+func (c *StreamableConn) usable() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrConnClosed
+	}
+	if err := c.inbox.ended(); errors.Is(err, ErrSessionExpired) {
+		return err
+	}
+	return nil
+}
+
+func (c *StreamableConn) newPOST(ctx context.Context, msg []byte) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	c.setHeaders(req)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+func (c *StreamableConn) newGET(ctx context.Context, lastEventID string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	c.setHeaders(req)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set(headerLastEventID, lastEventID)
+	}
+	return req
+}
+
+func (c *StreamableConn) setHeaders(req *http.Request) {
+	addHeaders(req, c.opts.Header)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessionID != "" {
+		req.Header.Set(HeaderSessionID, c.sessionID)
+	}
+	if c.version != "" {
+		req.Header.Set(HeaderProtocolVersion, c.version)
+	}
+}
+
+// receive handles the answer to a POST.
+func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.Response, detach func() bool, cancel context.CancelFunc) error {
+	ok := resp.StatusCode/100 == 2
+	if ok && out.initialize {
+		c.adoptSession(resp.Header.Get(HeaderSessionID))
+	}
+	if ok && out.initialized {
+		c.listen()
+	}
+	ct := mediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case !ok:
+		defer cancel()
+		return c.refused(out, resp)
+	case resp.StatusCode == http.StatusAccepted || len(out.requests) == 0:
+		// Nothing to wait for: a requestless POST's body carries nothing.
+		drain(resp.Body)
+		cancel()
+		return nil
+	case ct == "application/json":
+		defer cancel()
+		return c.readJSON(ctx, out, resp.Body)
+	case ct == "text/event-stream":
+		if !detach() { // the caller gave up while the headers came
+			drain(resp.Body)
+			cancel()
+			return ctx.Err()
+		}
+		c.readResponseStream(out, resp.Body, cancel)
+		return nil
+	default:
+		drain(resp.Body)
+		cancel()
+		c.fail(out.requests, resp.StatusCode, "unexpected Content-Type "+resp.Header.Get("Content-Type"))
+		return nil
+	}
+}
+
+// adoptSession records the session id issued at initialize.
+func (c *StreamableConn) adoptSession(id string) {
+	if id == "" {
+		return
+	}
+	c.mu.Lock()
+	c.sessionID = id
+	c.mu.Unlock()
+}
+
+// refused turns an HTTP error into answers: a 404 to a request carrying
+// our session id means the session is gone, and so is this connection.
+func (c *StreamableConn) refused(out outgoing, resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	status := resp.StatusCode
+	expired := status == http.StatusNotFound && resp.Request.Header.Get(HeaderSessionID) != ""
+	reason := "request refused"
+	if expired {
+		reason = "session expired"
+	}
+	c.log.Debug("mcphttp client: POST refused", "status", status, "reason", reason)
+	answered := c.pushServerErrors(out.requests, body)
+	c.fail(unanswered(out.requests, answered), status, reason)
+	if expired {
+		c.inbox.end(ErrSessionExpired)
+	}
+	if len(out.requests) > 0 {
+		return nil // the answers on Read say what happened
+	}
+	if expired {
+		return ErrSessionExpired
+	}
+	return &HTTPStatusError{Method: http.MethodPost, Status: status}
+}
+
+// pushServerErrors delivers a refusal body that is a JSON-RPC error for
+// one of our requests as the server wrote it: its message beats ours.
+func (c *StreamableConn) pushServerErrors(ids []jsonrpc.ID, body []byte) map[string]bool {
+	m, err := jsonrpc.Parse(bytes.TrimSpace(body))
+	if err != nil || m.Kind() != jsonrpc.KindError || !containsID(ids, m.ID) {
+		return nil
+	}
+	c.inbox.push(body)
+	return map[string]bool{m.ID.Key(): true}
+}
+
+// readJSON delivers a JSON answer: one message or a batch array, pushed
+// as it came.
+func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.ReadCloser) error {
+	defer body.Close()
+	data, err := io.ReadAll(io.LimitReader(body, int64(c.opts.MaxMessageBytes)+1))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		c.fail(out.requests, 0, "reading the response: "+err.Error())
+		return nil
+	case len(data) > c.opts.MaxMessageBytes:
+		c.fail(out.requests, 0, "response larger than MaxMessageBytes")
+		return nil
+	}
+	answered := answeredIDs(data)
+	if answered == nil {
+		c.fail(out.requests, 0, "response is not JSON-RPC")
+		return nil
+	}
+	c.inbox.push(data)
+	c.fail(unanswered(out.requests, answered), 0, "response did not answer the request")
+	return nil
+}
+
+// fail answers requests locally with an error.
+func (c *StreamableConn) fail(ids []jsonrpc.ID, status int, reason string) {
+	for _, id := range ids {
+		c.inbox.push(failedCall(id, status, reason))
+	}
+}
+
+// Close ends the session with DELETE (a server without that answers 405,
+// which is fine), stops the streams, and makes Read return io.EOF.
+func (c *StreamableConn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	sessionID := c.sessionID
+	c.mu.Unlock()
+	c.inbox.shut()
+	c.cancel()
+	err := c.deleteSession(sessionID)
+	c.wg.Wait()
+	return err
+}
+
+func (c *StreamableConn) deleteSession(id string) error {
+	if id == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
+	c.setHeaders(req)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("mcphttp: DELETE: %w", err)
+	}
+	drain(resp.Body)
+	switch {
+	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotFound:
+		return nil
+	default:
+		return &HTTPStatusError{Method: http.MethodDelete, Status: resp.StatusCode}
+	}
+}

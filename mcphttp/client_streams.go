@@ -1,0 +1,188 @@
+// client_streams.go is how a StreamableConn reads event streams: the
+// stream answering one POST, resumed with GET and Last-Event-ID when it
+// breaks before its answers came, and the standalone GET stream, kept open
+// with backoff for as long as the connection lives.
+
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/sse"
+)
+
+const (
+	// A response stream that breaks is resumed this many times before
+	// its requests are answered with an error.
+	maxResumes = 5
+	// Reconnection delays grow from retryBase to retryMax.
+	retryBase = 250 * time.Millisecond
+	retryMax  = 30 * time.Second
+)
+
+// readResponseStream reads a POST's event stream in the background until
+// every request it carries is answered, resuming it with GET and
+// Last-Event-ID when it breaks early and the server gave event ids.
+func (c *StreamableConn) readResponseStream(out outgoing, body io.ReadCloser, cancel context.CancelFunc) {
+	if !c.track() {
+		drain(body)
+		cancel()
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		waiting := idSet(out.requests)
+		lastID, _ := c.consume(body, waiting, "")
+		for attempt := 0; len(waiting) > 0 && lastID != "" && attempt < maxResumes; attempt++ {
+			if !c.pause(attempt) {
+				return
+			}
+			resp, err := c.http.Do(c.newGET(c.ctx, lastID))
+			if err != nil || resp.StatusCode != http.StatusOK {
+				if resp != nil {
+					drain(resp.Body)
+				}
+				continue
+			}
+			var n int
+			if lastID, n = c.consume(resp.Body, waiting, lastID); n > 0 {
+				attempt = -1 // progress: the next break starts afresh
+			}
+		}
+		if len(waiting) > 0 && c.ctx.Err() == nil {
+			c.fail(values(waiting), 0, "response stream ended before the response")
+		}
+	}()
+}
+
+// consume reads events until the stream ends, pushing each message and
+// crossing answered requests off waiting (nil for the standalone
+// stream). It returns the last event id seen (lastID if none) and the
+// number of messages delivered.
+func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.ID, lastID string) (string, int) {
+	defer body.Close()
+	r := sse.NewReader(body, c.opts.MaxMessageBytes)
+	for n := 0; ; {
+		ev, err := r.Next()
+		if id := r.LastEventID(); id != "" {
+			lastID = id
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
+				c.log.Debug("mcphttp client: event stream broke", "err", err)
+			}
+			return lastID, n
+		}
+		if ev.Name != "" && ev.Name != "message" {
+			continue
+		}
+		for key := range answeredIDs(ev.Data) {
+			delete(waiting, key)
+		}
+		c.inbox.push(ev.Data)
+		n++
+		if waiting != nil && len(waiting) == 0 {
+			return lastID, n // all answered: the server is done with this stream
+		}
+	}
+}
+
+// listen starts the standalone GET stream once, after initialization.
+func (c *StreamableConn) listen() {
+	c.mu.Lock()
+	start := !c.listening
+	c.listening = true
+	c.mu.Unlock()
+	if start && c.track() {
+		go func() {
+			defer c.wg.Done()
+			c.listenLoop()
+		}()
+	}
+}
+
+// listenLoop keeps the standalone stream open while the connection is,
+// reconnecting with Last-Event-ID and backoff when it drops. 405 means the
+// server offers no such stream, which is fine. The delay grows with every
+// attempt that delivered nothing, so a server that ends each stream at
+// once is not hammered.
+func (c *StreamableConn) listenLoop() {
+	lastID := ""
+	for failures := 0; ; {
+		resp, err := c.http.Do(c.newGET(c.ctx, lastID))
+		switch {
+		case c.ctx.Err() != nil:
+			if err == nil {
+				drain(resp.Body)
+			}
+			return
+		case err != nil:
+			c.log.Debug("mcphttp client: standalone stream failed", "err", err)
+		case resp.StatusCode == http.StatusOK && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream":
+			var n int
+			if lastID, n = c.consume(resp.Body, nil, lastID); n > 0 {
+				failures = 0
+			}
+		default:
+			drain(resp.Body)
+			if !c.retryable(resp.StatusCode) {
+				return
+			}
+		}
+		failures++
+		if !c.pause(failures) {
+			return
+		}
+	}
+}
+
+// retryable says whether a refused standalone GET is worth retrying.
+func (c *StreamableConn) retryable(status int) bool {
+	switch {
+	case status == http.StatusMethodNotAllowed:
+		c.log.Debug("mcphttp client: server offers no standalone stream")
+		return false
+	case status == http.StatusNotFound:
+		c.inbox.end(ErrSessionExpired)
+		return false
+	case status >= 500 || status == http.StatusTooManyRequests:
+		return true
+	default: // including a 200 that is not an event stream
+		c.log.Warn("mcphttp client: standalone stream refused", "status", status)
+		return false
+	}
+}
+
+// pause waits before reconnection attempt n (the first is immediate),
+// reporting false if the connection closed meanwhile.
+func (c *StreamableConn) pause(n int) bool {
+	if n <= 0 {
+		return c.ctx.Err() == nil
+	}
+	d := retryBase << min(n-1, 10)
+	t := time.NewTimer(min(d, retryMax))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// track counts a stream reader, unless the connection is closed.
+func (c *StreamableConn) track() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
