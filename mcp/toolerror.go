@@ -103,7 +103,9 @@ func classify(err error) string {
 	switch {
 	case err == nil:
 		return ToolErrInternal
-	case errors.As(err, &te) && te.Class != "":
+	case errors.As(err, &te) && toolHints[te.Class].hint != "":
+		// Only a class the contract knows is taken as is; any other
+		// falls through, so the model still gets one of the five.
 		return te.Class
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return ToolErrTimeout
@@ -158,12 +160,14 @@ func ToolErrorResult(err error) json.RawMessage {
 	return b
 }
 
+// truncateRunes bounds s to n runes; a cut is marked with "…", which
+// counts towards the n.
 func truncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	i, count := 0, 0
-	for i < len(s) && count < n {
+	for i < len(s) && count < n-1 {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		count++

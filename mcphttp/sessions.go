@@ -25,10 +25,14 @@ type httpSession struct {
 	busy     atomic.Int32 // POSTs being served and open streams
 	events   *eventLog
 
+	// postSeq counts POSTs that opened a stream. It is not under mu: Send
+	// holds mu while it writes to the GET stream, and a client that stops
+	// reading that stream must not stall the session's POSTs.
+	postSeq atomic.Uint64
+
 	mu         sync.Mutex
 	standalone *eventWriter // the GET stream, if open
 	streamSeq  uint64       // events sent on the standalone stream
-	postSeq    uint64       // POSTs that opened a stream
 }
 
 func (hs *httpSession) touch() { hs.lastUsed.Store(time.Now().UnixNano()) }
@@ -49,10 +53,7 @@ func (hs *httpSession) Send(_ context.Context, msg []byte) error {
 
 // nextPostPrefix names the event ids of a new POST's stream.
 func (hs *httpSession) nextPostPrefix() string {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	hs.postSeq++
-	return "p" + strconv.FormatUint(hs.postSeq, 10)
+	return "p" + strconv.FormatUint(hs.postSeq.Add(1), 10)
 }
 
 type sessionTable struct {
@@ -104,6 +105,20 @@ func (t *sessionTable) idle(cutoff time.Time) []*httpSession {
 		}
 	}
 	return out
+}
+
+// leastRecentlyUsed returns the session unused for longest among those
+// not busy, or nil if every session is busy.
+func (t *sessionTable) leastRecentlyUsed() *httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lru *httpSession
+	for _, hs := range t.sessions {
+		if hs.busy.Load() == 0 && (lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load()) {
+			lru = hs
+		}
+	}
+	return lru
 }
 
 func (t *sessionTable) all() []*httpSession {

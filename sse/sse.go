@@ -20,8 +20,12 @@ type Event struct {
 	Retry int // milliseconds; 0 for none
 }
 
-// AppendEvent appends ev in wire form. Data is split on newlines into
-// several data fields so that any payload round-trips.
+// AppendEvent appends ev in wire form. Data is split on line breaks into
+// several data fields so that any payload round-trips. A reader ends a
+// line at LF, CRLF or a lone CR, so all three are split on: a lone CR
+// written through would cut the data short and let the rest of the line
+// pose as a field (an injected id or event). CRs therefore come back as
+// LF, which for JSON is the same whitespace.
 func AppendEvent(b []byte, ev Event) []byte {
 	if ev.ID != "" {
 		b = append(b, "id: "...)
@@ -40,18 +44,39 @@ func AppendEvent(b []byte, ev Event) []byte {
 	}
 	data := ev.Data
 	for {
-		i := bytes.IndexByte(data, '\n')
+		i, n := lineBreak(data)
 		b = append(b, "data: "...)
 		if i < 0 {
-			b = append(b, bytes.TrimSuffix(data, []byte("\r"))...)
+			b = append(b, data...)
 			b = append(b, '\n')
 			break
 		}
-		b = append(b, bytes.TrimSuffix(data[:i], []byte("\r"))...)
+		b = append(b, data[:i]...)
 		b = append(b, '\n')
-		data = data[i+1:]
+		data = data[i+n:]
 	}
 	return append(b, '\n')
+}
+
+// lineBreak returns the index and length of the first line break in data
+// (LF, CRLF or a lone CR), or -1. It looks for a CR only up to the next
+// LF, so splitting a payload stays linear.
+func lineBreak(data []byte) (int, int) {
+	lf := bytes.IndexByte(data, '\n')
+	line := data
+	if lf >= 0 {
+		line = data[:lf]
+	}
+	if cr := bytes.IndexByte(line, '\r'); cr >= 0 {
+		if cr+1 < len(data) && data[cr+1] == '\n' {
+			return cr, 2
+		}
+		return cr, 1
+	}
+	if lf >= 0 {
+		return lf, 1
+	}
+	return -1, 0
 }
 
 // ErrTooLarge is returned by Reader.Next for an event over the size limit.
