@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpgate/mcpgate/sse"
 )
@@ -81,8 +82,16 @@ func (e *eventWriter) replay(id string, msg []byte) error {
 	return e.writeLocked(sse.Event{ID: id, Data: msg})
 }
 
+// writeTimeout bounds one event's write: a client that stops reading its
+// stream must not hold up the session's other messages forever.
+const writeTimeout = 30 * time.Second
+
 func (e *eventWriter) writeLocked(ev sse.Event) error {
 	e.buf = sse.AppendEvent(e.buf[:0], ev)
+	// The deadline is lifted again after the write: net/http does not reset
+	// it for the next request on a kept-alive connection.
+	_ = e.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	defer e.rc.SetWriteDeadline(noDeadline)
 	if _, err := e.w.Write(e.buf); err != nil {
 		e.closed = true
 		return err
@@ -109,10 +118,14 @@ func (e *eventWriter) comment() error {
 	return e.rc.Flush()
 }
 
-// close stops further writes; the handler returning ends the response.
+// close stops further writes; the handler returning ends the response. A
+// write blocked on a client that stopped reading is cut short first, so
+// closing never waits behind it.
 func (e *eventWriter) close() {
+	_ = e.rc.SetWriteDeadline(time.Now())
 	e.mu.Lock()
 	e.closed = true
+	_ = e.rc.SetWriteDeadline(noDeadline)
 	e.mu.Unlock()
 }
 
