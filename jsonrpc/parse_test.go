@@ -61,7 +61,7 @@ func TestParseRules(t *testing.T) {
 				t.Fatalf("answer id = %q, want %q", pe.ID, tt.answerID)
 			}
 			var resp struct {
-				ID    json.RawMessage `json:"id"`
+				ID    json.RawMessage      `json:"id"`
 				Error struct{ Code int64 } `json:"error"`
 			}
 			if err := json.Unmarshal(pe.Response(), &resp); err != nil {

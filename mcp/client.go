@@ -171,7 +171,13 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 		_ = c.Notify(context.WithoutCancel(ctx), "notifications/cancelled", json.RawMessage(cancel))
 		return nil, ctx.Err()
 	case <-c.done:
-		return nil, c.Err()
+		// An answer queued just before the connection ended still counts.
+		select {
+		case m := <-ch:
+			return m, nil
+		default:
+			return nil, c.Err()
+		}
 	}
 }
 

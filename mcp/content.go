@@ -9,16 +9,16 @@ import "encoding/json"
 // Content is one typed content block: text, image, audio, resource (an
 // embedded resource) or resource_link.
 type Content struct {
-	Type        string           `json:"type"`
-	Text        string           `json:"text,omitempty"`
-	Data        string           `json:"data,omitempty"`     // base64, for image and audio
-	MimeType    string           `json:"mimeType,omitempty"` // image, audio
+	Type        string            `json:"type"`
+	Text        string            `json:"text,omitempty"`
+	Data        string            `json:"data,omitempty"`     // base64, for image and audio
+	MimeType    string            `json:"mimeType,omitempty"` // image, audio
 	Resource    *ResourceContents `json:"resource,omitempty"`
-	URI         string           `json:"uri,omitempty"` // resource_link
-	Name        string           `json:"name,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Annotations json.RawMessage  `json:"annotations,omitempty"`
-	Meta        json.RawMessage  `json:"_meta,omitempty"`
+	URI         string            `json:"uri,omitempty"` // resource_link
+	Name        string            `json:"name,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Annotations json.RawMessage   `json:"annotations,omitempty"`
+	Meta        json.RawMessage   `json:"_meta,omitempty"`
 }
 
 // TextContent is a text block.

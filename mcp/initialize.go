@@ -53,8 +53,8 @@ func (s *Server) capabilities() json.RawMessage {
 		ListChanged bool `json:"listChanged"`
 	}
 	caps := struct {
-		Logging     struct{} `json:"logging"`
-		Completions *struct{} `json:"completions,omitempty"`
+		Logging     struct{}    `json:"logging"`
+		Completions *struct{}   `json:"completions,omitempty"`
 		Tools       listChanged `json:"tools"`
 		Resources   struct {
 			Subscribe   bool `json:"subscribe"`

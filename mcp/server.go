@@ -75,9 +75,9 @@ func NewServer(opts Options) *Server {
 		opts.PageSize = 100
 	}
 	s := &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		gate:     opts.Gate,
+		opts:      opts,
+		log:       opts.Logger,
+		gate:      opts.Gate,
 		sessions:  map[*Session]struct{}{},
 		stateless: map[string]*Session{},
 	}

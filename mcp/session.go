@@ -36,9 +36,9 @@ type Session struct {
 	closed     bool
 	clientInfo json.RawMessage
 	clientCaps json.RawMessage
-	inflight   map[string]context.CancelFunc       // requests being served, by id
-	pending    map[string]chan *jsonrpc.Message    // our requests awaiting the client
-	subscribed map[string]struct{}                 // resource URIs
+	inflight   map[string]*inflight             // requests being served, by id
+	pending    map[string]chan *jsonrpc.Message // our requests awaiting the client
+	subscribed map[string]struct{}              // resource URIs
 	done       chan struct{}
 }
 
@@ -65,7 +65,7 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		out:        o.Out,
 		identity:   o.Identity,
 		stateless:  o.Stateless,
-		inflight:   map[string]context.CancelFunc{},
+		inflight:   map[string]*inflight{},
 		pending:    map[string]chan *jsonrpc.Message{},
 		subscribed: map[string]struct{}{},
 		done:       make(chan struct{}),
@@ -122,8 +122,8 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
-	for _, cancel := range s.inflight {
-		cancel()
+	for _, req := range s.inflight {
+		req.cancel()
 	}
 	close(s.done)
 	s.mu.Unlock()
@@ -161,39 +161,43 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 		return nil
 	}
 	if related == nil {
-		related = sinkFunc(func(ctx context.Context, msg []byte) error {
-			s.mu.Lock()
-			out := s.out
-			s.mu.Unlock()
-			if out == nil {
-				return nil
-			}
-			return out.Send(ctx, msg)
-		})
+		related = sinkFunc(s.sendOut)
 	}
 	if !s.initialized.Load() && m.Method != "initialize" && m.Method != "ping" {
 		return jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: session not initialized (send initialize first)"))
 	}
 
+	// Every transport hands the gate the same identity: the one the
+	// session is bound to, unless the transport put one in ctx itself.
+	if _, ok := IdentityFrom(ctx); !ok {
+		ctx = WithIdentity(ctx, s.identity)
+	}
 	key := m.ID.Key()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	req := &inflight{cancel: cancel}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session closed"))
 	}
-	s.inflight[key] = cancel
+	s.inflight[key] = req
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.inflight, key)
-		s.mu.Unlock()
-	}()
 
 	r := &Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related}
 	result, err := s.server.serve(ctx, r)
+	s.mu.Lock()
+	if s.inflight[key] == req {
+		delete(s.inflight, key)
+	}
+	cancelled := req.byClient
+	s.mu.Unlock()
+	if cancelled {
+		// The client said it no longer wants the answer; MCP asks that
+		// none be sent.
+		return nil
+	}
 	if err != nil {
 		return jsonrpc.AppendError(nil, m.ID, s.server.errorFor(r, err))
 	}
@@ -231,10 +235,13 @@ func (s *Session) notification(ctx context.Context, m *jsonrpc.Message) {
 			return
 		}
 		s.mu.Lock()
-		cancel := s.inflight[jsonrpc.ID(id).Key()]
+		req := s.inflight[jsonrpc.ID(id).Key()]
+		if req != nil {
+			req.byClient = true
+		}
 		s.mu.Unlock()
-		if cancel != nil {
-			cancel()
+		if req != nil {
+			req.cancel()
 		}
 	default:
 		if h := s.server.opts.OnNotification; h != nil {
@@ -315,7 +322,23 @@ func (s *Session) deliver(m *jsonrpc.Message) {
 	}
 }
 
+// inflight is a request being served.
+type inflight struct {
+	cancel   context.CancelFunc
+	byClient bool // cancelled by notifications/cancelled; guarded by Session.mu
+}
+
+// sendOut writes to the standalone stream, if there is one.
+func (s *Session) sendOut(ctx context.Context, msg []byte) error {
+	s.mu.Lock()
+	out := s.out
+	s.mu.Unlock()
+	if out == nil {
+		return nil
+	}
+	return out.Send(ctx, msg)
+}
+
 type sinkFunc func(ctx context.Context, msg []byte) error
 
 func (f sinkFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
-

@@ -60,12 +60,12 @@ type tsResult struct {
 	InvalidArgs struct {
 		Code int `json:"code"`
 	} `json:"invalidArgs"`
-	Sampling      json.RawMessage `json:"sampling"`
-	Elicitation   json.RawMessage `json:"elicitation"`
-	Progress      []any           `json:"progress"`
-	ErrorTool     struct{ IsError bool } `json:"errorTool"`
-	Resource      json.RawMessage `json:"resource"`
-	Template      json.RawMessage `json:"template"`
+	Sampling        json.RawMessage        `json:"sampling"`
+	Elicitation     json.RawMessage        `json:"elicitation"`
+	Progress        []any                  `json:"progress"`
+	ErrorTool       struct{ IsError bool } `json:"errorTool"`
+	Resource        json.RawMessage        `json:"resource"`
+	Template        json.RawMessage        `json:"template"`
 	UnknownResource struct {
 		Code int `json:"code"`
 	} `json:"unknownResource"`
