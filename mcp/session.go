@@ -20,6 +20,10 @@ import (
 // ErrSessionClosed is returned by calls on a session that has ended.
 var ErrSessionClosed = errors.New("mcp: session closed")
 
+// ErrClientGone is returned by a call to a client that can no longer
+// answer (see EndInput).
+var ErrClientGone = errors.New("mcp: the client can no longer answer")
+
 // Session is the server side of one MCP session.
 type Session struct {
 	server   *Server
@@ -40,6 +44,8 @@ type Session struct {
 	pending    map[string]chan *jsonrpc.Message // our requests awaiting the client
 	subscribed map[string]struct{}              // resource URIs
 	done       chan struct{}
+	inputEnded chan struct{}
+	endInput   sync.Once
 }
 
 // SessionOptions configures NewSession.
@@ -69,6 +75,7 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		pending:    map[string]chan *jsonrpc.Message{},
 		subscribed: map[string]struct{}{},
 		done:       make(chan struct{}),
+		inputEnded: make(chan struct{}),
 	}
 	if o.Version != "" {
 		v := o.Version
@@ -295,7 +302,16 @@ func (s *Session) call(ctx context.Context, sink Sink, method string, params jso
 		return nil, ctx.Err()
 	case <-s.done:
 		return nil, ErrSessionClosed
+	case <-s.inputEnded:
+		return nil, ErrClientGone
 	}
+}
+
+// EndInput says the client can send nothing more (stdin reached its end):
+// requests the server is waiting on the client for fail with ErrClientGone
+// at once, while handlers still running may finish and be answered.
+func (s *Session) EndInput() {
+	s.endInput.Do(func() { close(s.inputEnded) })
 }
 
 // deliver routes a client's answer to the call waiting for it: in this

@@ -278,18 +278,6 @@ func accepted(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).Flush()
 }
 
-// writeParseError answers a message that is JSON but not JSON-RPC with
-// 400 and the JSON-RPC error that says why.
-func writeParseError(w http.ResponseWriter, err error) {
-	var pe *jsonrpc.ParseError
-	if !errors.As(err, &pe) {
-		pe = &jsonrpc.ParseError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(pe.Response())
-}
-
 // legacyStream is the event stream of one GET: writes are serialized, and
 // once the GET has ended every send fails with errStreamClosed instead of
 // touching a finished ResponseWriter.

@@ -90,7 +90,21 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // writeJSONError answers an HTTP-level refusal with a JSON-RPC error body,
 // as the TypeScript SDK does, so clients can show a useful message.
 func writeJSONError(w http.ResponseWriter, status int, code int64, msg string) {
+	writeJSON(w, status, jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: code, Message: msg}))
+}
+
+// writeParseError answers a body that is not a valid message with 400 and
+// the JSON-RPC error jsonrpc.Parse chose.
+func writeParseError(w http.ResponseWriter, err error) {
+	var pe *jsonrpc.ParseError
+	if !errors.As(err, &pe) {
+		pe = &jsonrpc.ParseError{Code: jsonrpc.CodeParseError, Message: "parse error"}
+	}
+	writeJSON(w, http.StatusBadRequest, pe.Response())
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: code, Message: msg}))
+	_, _ = w.Write(body)
 }

@@ -136,11 +136,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := jsonrpc.Parse(body)
 	if err != nil {
-		var pe *jsonrpc.ParseError
-		errors.As(err, &pe)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write(pe.Response())
+		writeParseError(w, err)
 		return
 	}
 	if m.Method == "initialize" && m.IsRequest() {
@@ -224,16 +220,12 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	out := hs.sess.Handle(r.Context(), m, nil)
 	if !hs.sess.Initialized() { // refused: no session comes of it
 		hs.sess.Close()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(out)
+		writeJSON(w, http.StatusOK, out)
 		return
 	}
 	h.table.add(hs)
 	w.Header().Set(HeaderSessionID, hs.id)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func identityOf(r *http.Request) mcp.Identity {
@@ -265,11 +257,7 @@ func (h *Handler) statelessVersion(r *http.Request) string {
 func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
 	msgs, errs, err := jsonrpc.ParseBatch(body)
 	if err != nil {
-		var pe *jsonrpc.ParseError
-		errors.As(err, &pe)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write(pe.Response())
+		writeParseError(w, err)
 		return
 	}
 	for i, m := range msgs {
@@ -293,9 +281,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		sess = hs.sess
 	}
 	if !mcp.AllowsBatch(sess.Version()) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write(mcp.BatchRefused())
+		writeJSON(w, http.StatusBadRequest, mcp.BatchRefused())
 		return
 	}
 	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) []byte {

@@ -33,7 +33,8 @@ import (
 // The session is closed before Serve returns.
 //
 // At the end of in, a handler still waiting on the client (a sampling
-// request, say) can no longer be answered; it waits until ctx ends.
+// request, say) can no longer be answered: its call fails at once with
+// mcp.ErrClientGone.
 func Serve(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, opts Options) error {
 	opts = opts.withDefaults()
 	ctx = mcp.WithIdentity(ctx, opts.Identity)
@@ -51,6 +52,7 @@ func Serve(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, opts
 	var err error
 	select {
 	case err = <-readDone:
+		c.session.EndInput()
 	case <-ctx.Done():
 		err = ctx.Err()
 		unblockRead(in)

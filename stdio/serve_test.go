@@ -265,3 +265,23 @@ func TestServeBindsIdentityToSession(t *testing.T) {
 		t.Errorf("out = %q", out.String())
 	}
 }
+
+// At the end of input nobody can answer the server's own requests: a tool
+// waiting on the client learns so at once (as a failed tool result), and
+// Serve returns without waiting for its context.
+func TestServeAtEOFFailsCallsToTheClient(t *testing.T) {
+	p := startServe(t, Options{})
+	p.initialize(t, mcp.LatestVersion)
+	p.send(t, `{"jsonrpc":"2.0","id":"asking","method":"tools/call","params":{"name":"ask","arguments":{}}}`+"\n")
+	if m := p.nextMessage(t); m.Method != "sampling/createMessage" {
+		t.Fatalf("want a sampling request, got %s", m.Append(nil))
+	}
+	_ = p.in.Close()
+	m := p.nextMessage(t)
+	if string(m.ID) != `"asking"` || !strings.Contains(string(m.Result), `"isError":true`) {
+		t.Fatalf("the asking call was answered %s, want an isError result", m.Append(nil))
+	}
+	if err := p.endInput(t); err != nil {
+		t.Fatalf("Serve at EOF = %v, want nil", err)
+	}
+}
