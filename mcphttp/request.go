@@ -6,7 +6,6 @@ package mcphttp
 import (
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -66,9 +65,12 @@ func prefersStream(accept string) bool {
 	return posSSE >= 0 && posSSE < posJSON
 }
 
+// isJSONContentType reports whether ct names application/json, with any
+// parameters (charset). It does not allocate, unlike mime.ParseMediaType:
+// it runs on every POST.
 func isJSONContentType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
 
 // errBodyTooLarge is returned by readBody for a body over the limit.
