@@ -1,0 +1,75 @@
+// Package store is mcpgate's persistent state behind one small interface:
+// service tokens (only their hashes) and the audit log. The embedded SQLite
+// implementation (store/sqlite) is the default; the interface is kept
+// small enough for a Postgres one later.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned for a token id that does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// Token is a service token as stored: never the token itself, only the
+// SHA-256 hash of it.
+type Token struct {
+	ID        string    // public id, shown in listings and audit records ("tok_…")
+	Name      string    // what the token is for
+	Role      string    // role name as configured
+	Hash      []byte    // SHA-256 of the whole token string
+	CreatedAt time.Time // UTC
+	ExpiresAt time.Time // zero: never
+	RevokedAt time.Time // zero: not revoked
+}
+
+// Active reports whether the token may be used at now.
+func (t Token) Active(now time.Time) bool {
+	return t.RevokedAt.IsZero() && (t.ExpiresAt.IsZero() || now.Before(t.ExpiresAt))
+}
+
+// Outcome classes of a gated call, as the audit log records them.
+const (
+	OutcomeOK          = "ok"           // a result, not an error result
+	OutcomeToolError   = "tool_error"   // a result with isError
+	OutcomeForbidden   = "forbidden"    // refused by the gate for the role
+	OutcomeRateLimited = "rate_limited" // refused by the gate for the rate
+	OutcomeInvalid     = "invalid"      // -32602: unknown name, bad arguments
+	OutcomeError       = "error"        // any other JSON-RPC error
+)
+
+// AuditRecord is one gated call. It never holds argument values or
+// credentials.
+type AuditRecord struct {
+	Time     time.Time     // when the call arrived, UTC
+	Subject  string        // identity's subject
+	TokenID  string        // credential id ("" for none)
+	Role     string        // caller's role
+	Kind     string        // "tool", "resource" or "prompt"
+	Name     string        // tool or prompt name, resource URI
+	Backend  string        // backend that served it ("" for a native entry)
+	Outcome  string        // one of the Outcome constants
+	Code     int64         // JSON-RPC error code, 0 for a result
+	Duration time.Duration // time to answer
+}
+
+// Store is what mcpgate keeps between runs.
+type Store interface {
+	// CreateToken saves a new token (its ID and Hash must be unique).
+	CreateToken(ctx context.Context, t Token) error
+	// Tokens returns every token, revoked and expired ones included, oldest
+	// first.
+	Tokens(ctx context.Context) ([]Token, error)
+	// RevokeToken marks a token revoked at the given time; ErrNotFound if
+	// no token has that id.
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+
+	// AppendAudit writes records in one transaction.
+	AppendAudit(ctx context.Context, records []AuditRecord) error
+	// TailAudit returns the latest n records, oldest first.
+	TailAudit(ctx context.Context, n int) ([]AuditRecord, error)
+
+	Close() error
+}
