@@ -1,0 +1,197 @@
+// Package config is mcpgate's one configuration story: a typed Config,
+// loaded from YAML, defaulted and validated in one place, with every error
+// naming the key at fault. Flags override the file in the command; the
+// components are built from the result.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration of `mcpgate serve`.
+type Config struct {
+	// Listen is the HTTP address (default 127.0.0.1:8750, loopback: safe
+	// by default).
+	Listen string `yaml:"listen"`
+	// Store is the SQLite database file (default
+	// $XDG_DATA_HOME/mcpgate/mcpgate.db).
+	Store      string     `yaml:"store"`
+	HTTP       HTTP       `yaml:"http"`
+	Auth       Auth       `yaml:"auth"`
+	Roles      Roles      `yaml:"roles"`
+	RateLimits RateLimits `yaml:"rate_limits"`
+	Audit      Audit      `yaml:"audit"`
+}
+
+// HTTP configures the MCP endpoint's transports.
+type HTTP struct {
+	Stateless      bool     `yaml:"stateless"`
+	MaxBodyBytes   int64    `yaml:"max_body_bytes"`
+	AllowedHosts   []string `yaml:"allowed_hosts"`
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	SessionIdle    Duration `yaml:"session_idle_timeout"`
+	MaxSessions    int      `yaml:"max_sessions"`
+}
+
+// Auth configures authentication.
+type Auth struct {
+	// Disabled turns authentication off, for local development only:
+	// the server refuses to start so on a non-loopback address.
+	Disabled bool `yaml:"disabled"`
+	// Identity is who the caller is when authentication is off, and on
+	// stdio, where there is no credential to present.
+	Identity Identity `yaml:"identity"`
+	JWT      *JWT     `yaml:"jwt"`
+}
+
+// Identity names a fixed caller.
+type Identity struct {
+	Subject string `yaml:"subject"`
+	Role    string `yaml:"role"`
+}
+
+// JWT configures bearer JWT verification. Secrets come from the
+// environment or a file, never from the YAML itself.
+type JWT struct {
+	Algorithm     string   `yaml:"algorithm"` // HS256, RS256 or ES256
+	SecretEnv     string   `yaml:"secret_env"`
+	SecretFile    string   `yaml:"secret_file"`
+	PublicKeyFile string   `yaml:"public_key_file"`
+	JWKSURL       string   `yaml:"jwks_url"`
+	Issuer        string   `yaml:"issuer"`
+	Audience      string   `yaml:"audience"`
+	RoleClaim     string   `yaml:"role_claim"`
+	SubjectClaim  string   `yaml:"subject_claim"`
+	Leeway        Duration `yaml:"leeway"`
+}
+
+// Roles maps custom role names onto viewer, editor or admin.
+type Roles map[string]string
+
+// RateLimits configures the call gate's token buckets.
+type RateLimits struct {
+	Default Limit            `yaml:"default"`
+	Roles   map[string]Limit `yaml:"roles"`
+	Entries []EntryLimit     `yaml:"entries"`
+}
+
+// Limit is one token bucket: Rate tokens a second (0: unlimited), Burst at
+// most at once.
+type Limit struct {
+	Rate     float64 `yaml:"rate"`
+	Burst    int     `yaml:"burst"`
+	PerEntry bool    `yaml:"per_entry"`
+}
+
+// EntryLimit overrides the limit for entries matching Kind and Name (a
+// glob such as "expensive_*").
+type EntryLimit struct {
+	Kind  string `yaml:"kind"`
+	Name  string `yaml:"name"`
+	Limit `yaml:",inline"`
+}
+
+// Audit configures the audit log.
+type Audit struct {
+	Disabled   bool     `yaml:"disabled"`
+	FlushEvery Duration `yaml:"flush_every"`
+}
+
+// Duration is a time.Duration written as "30s", "5m". A value that does
+// not parse is kept and refused by Validate, which knows the key.
+type Duration struct {
+	time.Duration
+	invalid string
+}
+
+// UnmarshalYAML reads a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		d.invalid = s
+		return nil
+	}
+	d.Duration = v
+	return nil
+}
+
+// Load reads a configuration file; an empty path gives the defaults.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Parse(nil)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse reads YAML, rejecting unknown keys, then defaults and validates.
+func Parse(b []byte) (*Config, error) {
+	c := &Config{}
+	if len(bytes.TrimSpace(b)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+	}
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// DefaultStorePath is where the store lives unless configured.
+func DefaultStorePath() string {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "mcpgate", "mcpgate.db")
+}
+
+func (c *Config) defaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8750"
+	}
+	if c.Store == "" {
+		c.Store = DefaultStorePath()
+	}
+	if c.Auth.Identity.Subject == "" {
+		c.Auth.Identity.Subject = "local"
+	}
+	if c.Auth.Identity.Role == "" {
+		c.Auth.Identity.Role = "admin"
+	}
+	if j := c.Auth.JWT; j != nil {
+		if j.RoleClaim == "" {
+			j.RoleClaim = "role"
+		}
+		if j.SubjectClaim == "" {
+			j.SubjectClaim = "sub"
+		}
+	}
+}

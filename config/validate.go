@@ -1,0 +1,140 @@
+// validate.go checks a configuration as a whole, so that a bad file is
+// refused with the key at fault named, before anything starts.
+
+package config
+
+import (
+	"fmt"
+	"net"
+	"path"
+)
+
+var baseRoles = map[string]bool{"viewer": true, "editor": true, "admin": true}
+
+var entryKinds = map[string]bool{"": true, "tool": true, "resource": true, "prompt": true}
+
+// KeyError is a configuration error at one key.
+type KeyError struct {
+	Key string // dotted path, e.g. "rate_limits.entries[2].name"
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+func bad(key, format string, args ...any) error {
+	return &KeyError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate reports the first problem, naming its key.
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return bad("listen", "not a host:port address: %v", err)
+	}
+	for name, base := range c.Roles {
+		if baseRoles[name] {
+			return bad("roles."+name, "%q is a base role and cannot be redefined", name)
+		}
+		if !baseRoles[base] {
+			return bad("roles."+name, "maps onto %q; must be viewer, editor or admin", base)
+		}
+	}
+	if !c.KnownRole(c.Auth.Identity.Role) {
+		return bad("auth.identity.role", "unknown role %q", c.Auth.Identity.Role)
+	}
+	if err := c.Auth.JWT.validate(); err != nil {
+		return err
+	}
+	if err := validLimit("rate_limits.default", c.RateLimits.Default); err != nil {
+		return err
+	}
+	for role, l := range c.RateLimits.Roles {
+		if !c.KnownRole(role) {
+			return bad("rate_limits.roles."+role, "unknown role %q", role)
+		}
+		if err := validLimit("rate_limits.roles."+role, l); err != nil {
+			return err
+		}
+	}
+	for i, e := range c.RateLimits.Entries {
+		key := fmt.Sprintf("rate_limits.entries[%d]", i)
+		if !entryKinds[e.Kind] {
+			return bad(key+".kind", "%q is not tool, resource or prompt", e.Kind)
+		}
+		if e.Name == "" {
+			return bad(key+".name", "required")
+		}
+		if _, err := path.Match(e.Name, ""); err != nil {
+			return bad(key+".name", "bad pattern %q: %v", e.Name, err)
+		}
+		if err := validLimit(key, e.Limit); err != nil {
+			return err
+		}
+	}
+	for key, d := range map[string]Duration{
+		"http.session_idle_timeout": c.HTTP.SessionIdle,
+		"audit.flush_every":         c.Audit.FlushEvery,
+	} {
+		if d.invalid != "" {
+			return bad(key, "%q is not a duration (write 30s, 5m, 1h)", d.invalid)
+		}
+		if d.Duration < 0 {
+			return bad(key, "must not be negative")
+		}
+	}
+	if c.HTTP.MaxBodyBytes < 0 {
+		return bad("http.max_body_bytes", "must not be negative")
+	}
+	return nil
+}
+
+// KnownRole reports whether name is a base role or a configured custom one.
+func (c *Config) KnownRole(name string) bool {
+	if baseRoles[name] {
+		return true
+	}
+	_, ok := c.Roles[name]
+	return ok
+}
+
+func validLimit(key string, l Limit) error {
+	if l.Rate < 0 {
+		return bad(key+".rate", "must not be negative")
+	}
+	if l.Burst < 0 {
+		return bad(key+".burst", "must not be negative")
+	}
+	if l.Rate > 0 && l.Burst == 0 {
+		return bad(key+".burst", "must be at least 1 when rate is set")
+	}
+	return nil
+}
+
+func (j *JWT) validate() error {
+	if j == nil {
+		return nil
+	}
+	if j.Leeway.invalid != "" {
+		return bad("auth.jwt.leeway", "%q is not a duration", j.Leeway.invalid)
+	}
+	switch j.Algorithm {
+	case "HS256":
+		if (j.SecretEnv == "") == (j.SecretFile == "") {
+			return bad("auth.jwt", "HS256 needs exactly one of secret_env or secret_file")
+		}
+		if j.PublicKeyFile != "" || j.JWKSURL != "" {
+			return bad("auth.jwt", "HS256 takes a secret, not public_key_file or jwks_url")
+		}
+	case "RS256", "ES256":
+		if (j.PublicKeyFile == "") == (j.JWKSURL == "") {
+			return bad("auth.jwt", "%s needs exactly one of public_key_file or jwks_url", j.Algorithm)
+		}
+		if j.SecretEnv != "" || j.SecretFile != "" {
+			return bad("auth.jwt", "%s takes public keys, not a secret", j.Algorithm)
+		}
+	case "":
+		return bad("auth.jwt.algorithm", "required (HS256, RS256 or ES256)")
+	default:
+		return bad("auth.jwt.algorithm", "%q is not HS256, RS256 or ES256", j.Algorithm)
+	}
+	return nil
+}
