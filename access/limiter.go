@@ -1,0 +1,200 @@
+// limiter.go is the rate limiter: token buckets (golang.org/x/time/rate)
+// keyed by identity, by identity × entry rule, and optionally by entry.
+//
+// Bucket keys, and why:
+//   - The default and role rules draw from the identity's general bucket:
+//     one budget per principal, whatever it calls.
+//   - An entry rule draws from a bucket of its own per identity (identity ×
+//     rule), so throttling "expensive_*" to 1/min neither spends nor is
+//     spent by the identity's general budget: an agent that used its
+//     expensive call still has its cheap ones, and the reverse.
+//   - PerEntry splits any of these further by entry (identity × rule ×
+//     entry).
+//
+// Memory: a bucket that has refilled to its burst is indistinguishable from
+// a fresh one, so Sweep drops it. After Sweep(now) the limiter holds only
+// the buckets that spent a token within their refill time (Burst/Rate) of
+// now; between sweeps it grows by at most the new keys seen. So memory is
+// bounded by the callers active in the longest refill window plus one
+// sweep interval, not by every identity ever seen.
+
+package access
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Limiter admits or refuses calls by token bucket. It is safe for
+// concurrent use.
+type Limiter struct {
+	rules    LimitRules
+	entryIDs []string
+	now      func() time.Time
+
+	// mu guards the map. Every spend holds it for reading, and Sweep for
+	// writing, so that a bucket is never dropped between being looked up
+	// and being spent (which would hand its caller a fresh, full bucket).
+	mu      sync.RWMutex
+	buckets map[bucketKey]*bucket
+}
+
+type bucketKey struct {
+	identity string // mcp.Identity.Key()
+	rule     string // rule.id
+	entry    string // kind and name when PerEntry, else ""
+}
+
+// bucket serializes its spends: reserve-then-cancel is only exact when no
+// other reservation lands between the two (rate restores only the tokens
+// nobody reserved after), and x/time/rate lets time run backwards into a
+// bucket's past, which would count a refill twice.
+type bucket struct {
+	mu   sync.Mutex
+	lim  *rate.Limiter
+	last time.Time // latest instant spent at
+}
+
+// NewLimiter returns a limiter for rules, reading time from now (time.Now
+// when nil; tests pass a fake clock). Rules must pass Validate — the
+// configuration checks them first, so that the error names the bad key —
+// and NewLimiter panics on rules that do not. The rules are copied.
+func NewLimiter(rules LimitRules, now func() time.Time) *Limiter {
+	if err := rules.Validate(); err != nil {
+		panic(err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	rules.Roles = maps.Clone(rules.Roles)
+	rules.Entries = slices.Clone(rules.Entries)
+	ids := make([]string, len(rules.Entries))
+	for i := range ids {
+		ids[i] = "entry:" + strconv.Itoa(i)
+	}
+	return &Limiter{rules: rules, entryIDs: ids, now: now, buckets: map[bucketKey]*bucket{}}
+}
+
+// Allow spends one token of the bucket id draws from for e. When the bucket
+// is empty nothing is spent, and retryAfter is how long until a token will
+// be there: a caller who waits that long is admitted, unless someone else
+// spends the token first. The role rule is found by id.Role; to fall back
+// from a custom role to its base role's rule, go through the Gate, which
+// knows the mapping.
+func (l *Limiter) Allow(id mcp.Identity, e mcp.Entry) (ok bool, retryAfter time.Duration) {
+	return l.allow(id, "", e)
+}
+
+func (l *Limiter) allow(id mcp.Identity, base string, e mcp.Entry) (bool, time.Duration) {
+	r := l.rules.ruleFor(id.Role, base, e, l.entryIDs)
+	if r.unlimited() {
+		return true, 0
+	}
+	key := bucketKey{identity: id.Key(), rule: r.id}
+	if r.PerEntry {
+		key.entry = string(e.Kind) + "\x00" + e.Name
+	}
+
+	l.mu.RLock()
+	b := l.buckets[key]
+	if b != nil {
+		defer l.mu.RUnlock()
+		return b.spend(l.now)
+	}
+	l.mu.RUnlock()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b = l.buckets[key]; b == nil {
+		b = &bucket{lim: rate.NewLimiter(rate.Limit(r.Rate), r.Burst)}
+		l.buckets[key] = b
+	}
+	return b.spend(l.now)
+}
+
+func (b *bucket) spend(clock func() time.Time) (bool, time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := clock()
+	if now.Before(b.last) {
+		now = b.last
+	}
+	b.last = now
+	res := b.lim.ReserveN(now, 1)
+	d := res.DelayFrom(now)
+	if d <= 0 {
+		return true, 0
+	}
+	res.CancelAt(now)
+	return false, b.honest(now, d)
+}
+
+// honest stretches the delay x/time/rate reports until the bucket itself
+// agrees a token is there: the delay and the refill are computed in
+// floating point by different formulas, and a retry hint that is a
+// nanosecond short sends the caller into a second refusal.
+func (b *bucket) honest(now time.Time, d time.Duration) time.Duration {
+	perSec := float64(b.lim.Limit())
+	for range 4 {
+		short := 1 - b.lim.TokensAt(now.Add(d))
+		if short <= 0 {
+			break
+		}
+		d += time.Duration(math.Ceil(short/perSec*float64(time.Second))) + 1
+	}
+	return d
+}
+
+// full reports whether the bucket has refilled to its burst at now, so
+// that dropping it changes nothing.
+func (b *bucket) full(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Before(b.last) {
+		return false
+	}
+	return b.lim.TokensAt(now) >= float64(b.lim.Burst())
+}
+
+// Sweep drops the buckets that are full again at now and returns how many
+// remain.
+func (l *Limiter) Sweep(now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, b := range l.buckets {
+		if b.full(now) {
+			delete(l.buckets, k)
+		}
+	}
+	return len(l.buckets)
+}
+
+// Len returns the number of live buckets (a gauge worth exporting).
+func (l *Limiter) Len() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.buckets)
+}
+
+// Run sweeps every interval until ctx is cancelled.
+func (l *Limiter) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l.Sweep(l.now())
+		}
+	}
+}
