@@ -13,6 +13,11 @@ import (
 // ErrNotFound is returned for a token id that does not exist.
 var ErrNotFound = errors.New("store: not found")
 
+// ErrDuplicate is returned (wrapped) by CreateToken when the id or the hash
+// is already taken, so that a caller can tell a collision from a broken
+// database and draw a fresh token instead of failing.
+var ErrDuplicate = errors.New("store: duplicate")
+
 // Token is a service token as stored: never the token itself, only the
 // SHA-256 hash of it.
 type Token struct {
@@ -57,7 +62,8 @@ type AuditRecord struct {
 
 // Store is what mcpgate keeps between runs.
 type Store interface {
-	// CreateToken saves a new token (its ID and Hash must be unique).
+	// CreateToken saves a new token. Its ID and Hash must be unique;
+	// ErrDuplicate otherwise.
 	CreateToken(ctx context.Context, t Token) error
 	// Tokens returns every token, revoked and expired ones included, oldest
 	// first.

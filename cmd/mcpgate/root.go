@@ -20,7 +20,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(fixtureCommand())
+	root.AddCommand(serveCommand(), fixtureCommand(), tokenCommand(), auditCommand())
 	return root
 }
 

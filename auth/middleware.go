@@ -1,0 +1,199 @@
+// middleware.go is authentication as an http.Handler wrapper: every route
+// of the server sits behind Wrap, so no request reaches MCP — a POST, the
+// Streamable HTTP GET stream or a legacy SSE stream — without an identity.
+
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// RoleCheck reports whether a role name is known to the configuration.
+// Roles are package access's business; auth only asks.
+type RoleCheck func(role string) bool
+
+// Options configures an Authenticator.
+type Options struct {
+	Tokens    *Tokens      // service tokens; nil: refused
+	JWT       *JWTVerifier // JWTs; nil: refused
+	KnownRole RoleCheck    // required: a credential with an unknown role is refused
+	Logger    *slog.Logger // nil: discard
+	Realm     string       // WWW-Authenticate realm; default "mcpgate"
+}
+
+// Authenticator checks the bearer credential of every request.
+type Authenticator struct {
+	tokens    *Tokens
+	jwt       *JWTVerifier
+	known     RoleCheck
+	log       *slog.Logger
+	challenge string // `Bearer realm="…"`
+}
+
+// New checks o and returns an Authenticator. At least one of Tokens and
+// JWT is required (NoAuth is the way to run without authentication), and
+// so is KnownRole.
+func New(o Options) (*Authenticator, error) {
+	if o.Tokens == nil && o.JWT == nil {
+		return nil, errors.New("auth: neither service tokens nor a JWT verifier configured")
+	}
+	if o.KnownRole == nil {
+		return nil, errors.New("auth: no role check configured")
+	}
+	if o.Realm == "" {
+		o.Realm = "mcpgate"
+	}
+	// The realm is written inside a quoted string; refusing what would need
+	// escaping is simpler than escaping it.
+	if strings.ContainsFunc(o.Realm, func(r rune) bool { return r == '"' || r == '\\' || r < ' ' || r == 0x7f }) {
+		return nil, errors.New("auth: realm must not contain quotes, backslashes or control characters")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Authenticator{
+		tokens:    o.Tokens,
+		jwt:       o.JWT,
+		known:     o.KnownRole,
+		log:       o.Logger,
+		challenge: `Bearer realm="` + o.Realm + `"`,
+	}, nil
+}
+
+// Wrap returns next behind authentication. A request that passes reaches
+// next with its identity in the context (mcp.IdentityFrom) and without its
+// Authorization header, so that nothing downstream — a relay to a backend
+// above all — can pass the credential on.
+func (a *Authenticator) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, at, err := a.authenticate(r.Context(), r.Header, time.Now())
+		if err != nil {
+			a.refuse(w, r, at, err)
+			return
+		}
+		a.log.LogAttrs(r.Context(), slog.LevelDebug, "authenticated",
+			slog.String("scheme", at.scheme), slog.String("subject", id.Subject),
+			slog.String("role", id.Role), slog.String("token_id", id.TokenID))
+		r = r.WithContext(mcp.WithIdentity(r.Context(), id))
+		r.Header = r.Header.Clone()
+		r.Header.Del("Authorization")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// attempt is what may be logged about a credential: never the credential.
+type attempt struct {
+	scheme  string // "token" or "jwt"; "" when none was presented
+	tokenID string // a service token's id, once it was found
+	role    string // the role, once the credential was verified
+}
+
+func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now time.Time) (mcp.Identity, attempt, error) {
+	cred, err := bearer(h)
+	if err != nil {
+		return mcp.Identity{}, attempt{}, err
+	}
+	var (
+		id mcp.Identity
+		at attempt
+	)
+	if strings.HasPrefix(cred, TokenPrefix) {
+		at.scheme = "token"
+		if a.tokens == nil {
+			return id, at, errNoTokens
+		}
+		rec, err := a.tokens.Verify(cred, now)
+		at.tokenID = rec.ID
+		if err != nil {
+			return id, at, err
+		}
+		id = mcp.Identity{Subject: rec.Name, Role: rec.Role, TokenID: rec.ID}
+	} else {
+		at.scheme = "jwt"
+		if a.jwt == nil {
+			return id, at, errNoJWT
+		}
+		if id, err = a.jwt.Verify(ctx, cred, now); err != nil {
+			return mcp.Identity{}, at, err
+		}
+		at.tokenID = id.TokenID
+	}
+	at.role = id.Role
+	if !a.known(id.Role) {
+		return mcp.Identity{}, at, ErrUnknownRole
+	}
+	return id, at, nil
+}
+
+// bearer returns the credential of `Authorization: Bearer X` (the scheme is
+// case-insensitive, RFC 9110 §11.1). Anything else is errNoCredential or
+// errMalformedHeader; two Authorization headers are malformed, not a
+// choice.
+func bearer(h http.Header) (string, error) {
+	vals := h.Values("Authorization")
+	switch len(vals) {
+	case 0:
+		return "", errNoCredential
+	case 1:
+	default:
+		return "", errMalformedHeader
+	}
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	cred = strings.TrimSpace(cred)
+	if !strings.EqualFold(scheme, "Bearer") || cred == "" || strings.ContainsAny(cred, " \t") {
+		return "", errMalformedHeader
+	}
+	return cred, nil
+}
+
+// refuse answers 401. The body is plain JSON, not a JSON-RPC error: the
+// request has not been read, may not be JSON-RPC at all (the GET of an
+// event stream), and has no id to answer; MCP clients act on the status
+// and the WWW-Authenticate header (RFC 6750 §3), as the MCP authorization
+// specification has them do.
+func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, at attempt, err error) {
+	why := reasonFor(err)
+	attrs := []slog.Attr{
+		slog.String("reason", why.code),
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("remote", r.RemoteAddr),
+	}
+	if at.scheme != "" {
+		attrs = append(attrs, slog.String("scheme", at.scheme))
+	}
+	if at.tokenID != "" {
+		attrs = append(attrs, slog.String("token_id", at.tokenID))
+	}
+	if at.role != "" {
+		attrs = append(attrs, slog.String("role", at.role))
+	}
+	a.log.LogAttrs(r.Context(), slog.LevelInfo, "authentication refused", attrs...)
+
+	challenge := a.challenge
+	if why.presented() {
+		challenge += `, error="invalid_token", error_description="` + why.message + `"`
+	}
+	writeUnauthorized(w, challenge, why.message)
+}
+
+func writeUnauthorized(w http.ResponseWriter, challenge, message string) {
+	body, _ := json.Marshal(struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}{"unauthorized", message})
+	h := w.Header()
+	h.Set("WWW-Authenticate", challenge)
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write(append(body, '\n'))
+}

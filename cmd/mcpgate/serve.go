@@ -1,0 +1,173 @@
+// serve.go is `mcpgate serve`: the authenticated MCP endpoint, on an
+// embedded default that needs nothing else — a SQLite store, a loopback
+// address, and on first run a printed admin token with the command to
+// connect a client.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/store/sqlite"
+)
+
+type serveFlags struct {
+	config    string
+	listen    string
+	store     string
+	noAuth    bool
+	stdio     bool
+	stateless bool
+	verbose   bool
+}
+
+func serveCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the authenticated MCP endpoint",
+		Long: "Serve one MCP endpoint (Streamable HTTP at /mcp, legacy SSE at /sse, or stdio) with\n" +
+			"authentication, roles, rate limits and an audit log. Until backends can be configured it\n" +
+			"serves the built-in demonstration catalogue (the conformance fixture's tools).",
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "configuration file (YAML)")
+	fl.StringVar(&f.listen, "listen", "", "HTTP address (default 127.0.0.1:8750)")
+	fl.StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+")")
+	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (local development; loopback only)")
+	fl.BoolVar(&f.stdio, "stdio", false, "serve one session on stdin/stdout as the configured local identity")
+	fl.BoolVar(&f.stateless, "stateless", false, "serve Streamable HTTP without sessions")
+	fl.BoolVar(&f.verbose, "verbose", false, "log at debug level")
+	return cmd
+}
+
+// loadConfig reads the file and applies the flags over it.
+func loadConfig(f serveFlags) (*config.Config, error) {
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		return nil, err
+	}
+	if f.listen != "" {
+		cfg.Listen = f.listen
+	}
+	if f.store != "" {
+		cfg.Store = f.store
+	}
+	cfg.Auth.Disabled = cfg.Auth.Disabled || f.noAuth
+	cfg.HTTP.Stateless = cfg.HTTP.Stateless || f.stateless
+	return cfg, cfg.Validate()
+}
+
+func runServe(cmd *cobra.Command, f serveFlags) error {
+	cfg, err := loadConfig(f)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	log := newLogger(level)
+	ctx := cmd.Context()
+	st, err := sqlite.Open(ctx, cfg.Store)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer st.Close()
+	gw, err := gateway.New(ctx, cfg, gateway.Options{
+		Store:     st,
+		Logger:    log,
+		Info:      mcp.Implementation{Name: "mcpgate", Version: version},
+		Catalogue: fixture.Register,
+		Complete:  fixture.Complete,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := gw.Close(shutdown); err != nil {
+			log.Error("shutdown", "err", err)
+		}
+	}()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go gw.Run(runCtx)
+
+	if f.stdio {
+		return gw.ServeStdio(ctx, os.Stdin, os.Stdout)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	if err := firstRun(ctx, cmd.OutOrStdout(), gw, cfg, url); err != nil {
+		return err
+	}
+	log.Info("serving", "mcp", url, "sse", "http://"+ln.Addr().String()+"/sse", "auth", !cfg.Auth.Disabled, "store", cfg.Store)
+	return serveUntilDone(ctx, ln, gw.Handler(), log)
+}
+
+// firstRun prints how to connect; when no service token exists yet it
+// creates an admin token and prints it, once.
+func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *config.Config, url string) error {
+	fmt.Fprintf(out, "mcpgate: serving MCP at %s\n", url)
+	if cfg.Auth.Disabled {
+		fmt.Fprintf(out, "mcpgate: authentication is OFF (local development)\nconnect:  claude mcp add --transport http mcpgate %s\n", url)
+		return nil
+	}
+	tokens := gw.Tokens()
+	if len(tokens.List()) > 0 {
+		fmt.Fprintf(out, "mcpgate: %d service token(s) in %s (mcpgate token list)\n", len(tokens.List()), cfg.Store)
+		return nil
+	}
+	secret, rec, err := tokens.Create(ctx, "first-run admin", "admin", time.Time{})
+	if err != nil {
+		return fmt.Errorf("creating the first admin token: %w", err)
+	}
+	fmt.Fprintf(out, "mcpgate: created an admin service token (%s); it is shown this once:\n\n    %s\n\n", rec.ID, secret)
+	fmt.Fprintf(out, "connect:  claude mcp add --transport http mcpgate %s --header \"Authorization: Bearer %s\"\n", url, secret)
+	fmt.Fprintf(out, "try:      curl -s %s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", url, secret)
+	fmt.Fprintf(out, "            -H 'Accept: application/json, text/event-stream' \\\n")
+	fmt.Fprintf(out, "            -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n")
+	return nil
+}
+
+// serveUntilDone serves HTTP on ln until ctx ends, then shuts down.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

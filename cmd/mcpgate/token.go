@@ -1,0 +1,177 @@
+// token.go is `mcpgate token`: create, list and revoke service tokens in
+// the store. A created token is printed once and never again: only its
+// hash is kept. A running gateway picks up revocations within seconds.
+
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/store/sqlite"
+)
+
+// storeFlags are the flags every store command takes.
+type storeFlags struct{ config, store string }
+
+func (f *storeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.config, "config", "", "configuration file (YAML)")
+	cmd.Flags().StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+")")
+}
+
+func (f *storeFlags) load() (*config.Config, error) {
+	return loadConfig(serveFlags{config: f.config, store: f.store})
+}
+
+func tokenCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Manage service tokens"}
+	cmd.AddCommand(tokenCreateCommand(), tokenListCommand(), tokenRevokeCommand())
+	return cmd
+}
+
+func tokenCreateCommand() *cobra.Command {
+	var sf storeFlags
+	var name, role, expires string
+	cmd := &cobra.Command{
+		Use:   "create --name NAME --role ROLE [--expires DURATION]",
+		Short: "Create a service token and print it (once)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := sf.load()
+			if err != nil {
+				return err
+			}
+			if !cfg.KnownRole(role) {
+				return fmt.Errorf("--role: unknown role %q (viewer, editor, admin, or a role in the configuration)", role)
+			}
+			var exp time.Time
+			if expires != "" {
+				d, err := parseLifetime(expires)
+				if err != nil {
+					return fmt.Errorf("--expires: %w", err)
+				}
+				exp = time.Now().Add(d).UTC()
+			}
+			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			secret, rec, err := auth.NewTokens(st, nil).Create(cmd.Context(), name, role, exp)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%s, role %s%s); the token is printed once:\n", rec.ID, rec.Name, rec.Role, expiry(rec.ExpiresAt))
+			fmt.Fprintln(cmd.OutOrStdout(), secret)
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&name, "name", "", "what the token is for (required)")
+	cmd.Flags().StringVar(&role, "role", "", "role of the token's holder (required)")
+	cmd.Flags().StringVar(&expires, "expires", "", "lifetime, e.g. 12h or 30d (default: never)")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("role")
+	return cmd
+}
+
+func tokenListCommand() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List service tokens (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := sf.load()
+			if err != nil {
+				return err
+			}
+			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tokens, err := st.Tokens(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tNAME\tROLE\tCREATED\tEXPIRES\tSTATUS")
+			now := time.Now()
+			for _, t := range tokens {
+				status := "active"
+				switch {
+				case !t.RevokedAt.IsZero():
+					status = "revoked " + t.RevokedAt.Format(time.RFC3339)
+				case !t.Active(now):
+					status = "expired"
+				}
+				exp := "never"
+				if !t.ExpiresAt.IsZero() {
+					exp = t.ExpiresAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, t.CreatedAt.Format(time.RFC3339), exp, status)
+			}
+			return w.Flush()
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
+
+func tokenRevokeCommand() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a service token",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := sf.load()
+			if err != nil {
+				return err
+			}
+			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.RevokeToken(cmd.Context(), args[0], time.Now().UTC()); err != nil {
+				return fmt.Errorf("revoke %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+			return nil
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}
+
+// parseLifetime reads a Go duration, or a number of days ("30d").
+func parseLifetime(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration (write 12h or 30d)", s)
+	}
+	return d, nil
+}
+
+func expiry(t time.Time) string {
+	if t.IsZero() {
+		return ", no expiry"
+	}
+	return ", expires " + t.Format(time.RFC3339)
+}

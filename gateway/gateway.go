@@ -1,0 +1,178 @@
+// Package gateway assembles mcpgate's MCP endpoint: the engine behind
+// authentication, the call gate with its rate limits, and the audit log,
+// served over Streamable HTTP, legacy SSE and stdio. The command builds it
+// from configuration; tests build it the same way, so what they check is
+// what runs.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mcpgate/mcpgate/access"
+	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// Options are what the gateway needs besides its configuration.
+type Options struct {
+	Store  store.Store
+	Logger *slog.Logger
+	Info   mcp.Implementation
+	// Catalogue registers the entries the gateway serves.
+	Catalogue func(*mcp.Server)
+	// Complete serves completion/complete for the catalogue (optional).
+	Complete mcp.HandlerFunc
+	// Now is the clock of the rate limits (default time.Now).
+	Now func() time.Time
+}
+
+// Gateway is one assembled MCP endpoint.
+type Gateway struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	server  *mcp.Server
+	roles   *access.Roles
+	limiter *access.Limiter
+	tokens  *auth.Tokens
+	audit   *audit.Log
+
+	streamable *mcphttp.Handler
+	legacy     *mcphttp.SSEHandler
+	handler    http.Handler
+}
+
+// New builds the gateway. Authentication is on unless the configuration
+// turns it off, which is refused on a non-loopback address.
+func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{cfg: cfg, log: o.Logger}
+	var err error
+	if g.roles, err = access.NewRoles(cfg.Roles); err != nil {
+		return nil, fmt.Errorf("roles: %w", err)
+	}
+	rules := limitRules(cfg.RateLimits)
+	if err := rules.Validate(); err != nil {
+		return nil, fmt.Errorf("rate_limits: %w", err)
+	}
+	g.limiter = access.NewLimiter(rules, o.Now)
+	g.server = mcp.NewServer(mcp.Options{
+		Info:     o.Info,
+		Logger:   o.Logger,
+		Gate:     access.NewGate(g.roles, g.limiter),
+		Complete: o.Complete,
+	})
+	if !cfg.Audit.Disabled {
+		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
+		g.server.Use(audit.Middleware(g.audit, audit.MiddlewareOptions{}))
+	}
+	if o.Catalogue != nil {
+		o.Catalogue(g.server)
+	}
+	authn, err := g.authentication(ctx, o.Store)
+	if err != nil {
+		return nil, err
+	}
+	g.mountHTTP(authn)
+	return g, nil
+}
+
+// authentication returns the middleware that resolves every HTTP request
+// to an identity, or refuses it with 401.
+func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http.Handler) http.Handler, error) {
+	if g.cfg.Auth.Disabled {
+		if err := auth.CheckLoopback(g.cfg.Listen); err != nil {
+			return nil, fmt.Errorf("auth.disabled: authentication may only be off on a loopback address: %w", err)
+		}
+		g.log.Warn("authentication is off (local development only)", "listen", g.cfg.Listen)
+		return auth.NoAuth(g.localIdentity()), nil
+	}
+	g.tokens = auth.NewTokens(st, g.log)
+	if err := g.tokens.Load(ctx); err != nil {
+		return nil, fmt.Errorf("loading service tokens: %w", err)
+	}
+	jwt, err := jwtVerifier(ctx, g.cfg.Auth.JWT)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, KnownRole: g.roles.Known, Logger: g.log})
+	if err != nil {
+		return nil, err
+	}
+	return a.Wrap, nil
+}
+
+// localIdentity is the caller when there is no credential: no-auth mode,
+// and stdio.
+func (g *Gateway) localIdentity() mcp.Identity {
+	return mcp.Identity{Subject: g.cfg.Auth.Identity.Subject, Role: g.cfg.Auth.Identity.Role, TokenID: "local"}
+}
+
+func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
+	h := g.cfg.HTTP
+	opts := mcphttp.Options{
+		Stateless:    h.Stateless,
+		MaxBodyBytes: h.MaxBodyBytes,
+		IdleTimeout:  h.SessionIdle.Duration,
+		MaxSessions:  h.MaxSessions,
+		Logger:       g.log,
+		MessagesPath: "/messages",
+	}
+	g.streamable = mcphttp.NewHandler(g.server, opts)
+	g.legacy = mcphttp.NewSSEHandler(g.server, opts)
+	mcpRoutes := http.NewServeMux()
+	mcpRoutes.Handle("/mcp", g.streamable)
+	mcpRoutes.Handle("/sse", g.legacy)
+	mcpRoutes.Handle("/messages", g.legacy)
+
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	root.Handle("/", authn(mcpRoutes))
+	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
+}
+
+// Handler serves every HTTP route: /mcp, /sse, /messages and /healthz.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Server is the MCP engine behind the routes.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Tokens is the service-token index (nil when authentication is off).
+func (g *Gateway) Tokens() *auth.Tokens { return g.tokens }
+
+// Run keeps the gateway's background work going until ctx ends: rate
+// buckets swept, and service tokens revoked by another process (the CLI)
+// picked up.
+func (g *Gateway) Run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { g.limiter.Run(ctx, time.Minute); close(done) }()
+	if g.tokens != nil {
+		g.tokens.RefreshEvery(ctx, 2*time.Second)
+	}
+	<-done
+}
+
+// Close ends every session and writes out the audit records still queued:
+// nothing is lost on a clean shutdown.
+func (g *Gateway) Close(ctx context.Context) error {
+	g.streamable.Close()
+	errLegacy := g.legacy.Close()
+	var errAudit error
+	if g.audit != nil {
+		errAudit = g.audit.Close(ctx)
+	}
+	return errors.Join(errLegacy, errAudit)
+}

@@ -1,0 +1,75 @@
+// migrate.go is the schema, as an ordered list of migrations and a table
+// recording how many of them a database has had. Opening a database runs
+// the missing ones in one transaction, so two processes opening a new file
+// at once cannot both create it, and a failed upgrade leaves it as it was.
+// Migrations are only ever appended: a released one never changes.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] brings the schema from version i to version i+1.
+var migrations = []string{
+	// 1: service tokens and the audit log. Times are UTC unix nanoseconds,
+	// 0 for the zero time (see times.go).
+	`CREATE TABLE tokens (
+		id         TEXT PRIMARY KEY,
+		name       TEXT NOT NULL,
+		role       TEXT NOT NULL,
+		hash       BLOB NOT NULL UNIQUE,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL DEFAULT 0,
+		revoked_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE TABLE audit (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		time        INTEGER NOT NULL,
+		subject     TEXT NOT NULL,
+		token_id    TEXT NOT NULL,
+		role        TEXT NOT NULL,
+		kind        TEXT NOT NULL,
+		name        TEXT NOT NULL,
+		backend     TEXT NOT NULL,
+		outcome     TEXT NOT NULL,
+		code        INTEGER NOT NULL,
+		duration_us INTEGER NOT NULL
+	);
+	CREATE INDEX audit_time ON audit(time);`,
+}
+
+// migrate brings the schema up to date.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		var version int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&version); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		if version > len(migrations) {
+			// A newer mcpgate has been here; writing with this one could
+			// break what that one relies on.
+			return fmt.Errorf("schema version %d is newer than this mcpgate knows (%d)", version, len(migrations))
+		}
+		if version == len(migrations) {
+			return nil
+		}
+		for i := version; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, len(migrations)); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		return nil
+	})
+}
