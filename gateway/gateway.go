@@ -66,6 +66,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("rate_limits: %w", err)
 	}
 	g.limiter = access.NewLimiter(rules, o.Now)
+	// Everything that can fail comes before the audit log, whose writer
+	// goroutine would otherwise outlive a refused New.
+	authn, err := g.authentication(ctx, o.Store)
+	if err != nil {
+		return nil, err
+	}
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
 		Logger:   o.Logger,
@@ -78,10 +84,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
-	}
-	authn, err := g.authentication(ctx, o.Store)
-	if err != nil {
-		return nil, err
 	}
 	g.mountHTTP(authn)
 	return g, nil
