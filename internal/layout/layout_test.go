@@ -25,6 +25,8 @@ var allowed = map[string][]string{
 	"audit":           {"jsonrpc", "mcp", "store"},
 	"config":          {},
 	"gateway":         {"access", "audit", "auth", "config", "mcp", "mcphttp", "stdio", "store"},
+	"wire":            {"jsonrpc"},
+	"proxy":           {"jsonrpc", "mcp", "mcphttp", "stdio", "wire"},
 	"internal/peers":  {},
 	"internal/layout": {},
 	"cmd/mcpgate":     {"*"},

@@ -1,0 +1,58 @@
+// gate.go is the secrets gate (wire.md §3.5): when the image declares
+// secrets, no MCP exchange reaches the program before it has been fed
+// them — a program asked to work without its credentials would fail, or
+// worse, half-work. The first Fed opens the gate for good; later feeds
+// change the values, not the gate.
+
+package proxy
+
+import (
+	"context"
+	"sync"
+)
+
+// Gate holds callers until it opens. It is safe for any number of
+// concurrent waiters.
+type Gate struct {
+	open chan struct{}
+	once sync.Once
+}
+
+// NewGate returns a gate that is closed when required (the image declares
+// secrets) and open otherwise.
+func NewGate(required bool) *Gate {
+	g := &Gate{open: make(chan struct{})}
+	if !required {
+		g.Open()
+	}
+	return g
+}
+
+// Wait returns nil once the gate is open, or ctx's error if ctx ends first.
+func (g *Gate) Wait(ctx context.Context) error {
+	select {
+	case <-g.open:
+		return nil
+	default:
+	}
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Open opens the gate and releases every waiter; it is called after a
+// Fed, and calling it again does nothing.
+func (g *Gate) Open() { g.once.Do(func() { close(g.open) }) }
+
+// IsOpen reports whether the gate is open.
+func (g *Gate) IsOpen() bool {
+	select {
+	case <-g.open:
+		return true
+	default:
+		return false
+	}
+}
