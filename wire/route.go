@@ -1,0 +1,138 @@
+// route.go is the reader goroutine: it reads each message, parses it as a
+// frame and hands it to its exchange. Frames that name nothing open, or
+// travel the wrong way, are disregarded — logged at debug, never answered
+// — and the connection stays up, as the spec asks.
+
+package wire
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/coder/websocket"
+)
+
+// readLoop reads and routes frames until the connection ends, and returns
+// why it ended.
+func (c *conn) readLoop() error {
+	for {
+		typ, msg, err := c.read()
+		if err != nil {
+			return err
+		}
+		if typ != websocket.MessageBinary {
+			c.log.Debug("wire: message disregarded", "reason", "not binary", "len", len(msg))
+			continue
+		}
+		f, err := ParseFrame(msg)
+		if err != nil {
+			c.log.Debug("wire: message disregarded", "reason", err.Error(), "len", len(msg))
+			continue
+		}
+		reason, stop := c.route(f)
+		if stop != nil {
+			return stop
+		}
+		if reason != "" {
+			c.log.Debug("wire: frame disregarded", "reason", reason,
+				"type", f.Type.String(), "scope", f.Scope, "channel", f.Channel)
+		}
+	}
+}
+
+// read returns the next message in a buffer of its own: payloads are handed
+// to exchanges that may keep them.
+func (c *conn) read() (websocket.MessageType, []byte, error) {
+	typ, r, err := c.ws.Reader(context.Background())
+	if err != nil {
+		return 0, nil, err
+	}
+	c.rbuf.Reset()
+	if _, err := c.rbuf.ReadFrom(r); err != nil {
+		return 0, nil, err
+	}
+	msg := bytes.Clone(c.rbuf.Bytes())
+	if c.rbuf.Cap() > keepBuffer {
+		c.rbuf = bytes.Buffer{}
+	}
+	return typ, msg, nil
+}
+
+// route hands a frame to its exchange. It returns why the frame was
+// disregarded ("" if it was not), or an error that ends the connection.
+func (c *conn) route(f Frame) (disregarded string, stop error) {
+	if c.role == roleClient && !f.Type.SentByServer() || c.role == roleServer && !f.Type.SentByClient() {
+		return "type not sent in this direction", nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return "connection ended", nil
+	}
+	switch f.Type {
+	case TypeAuthorization:
+		if c.role == roleServer {
+			return "", errAuthorization
+		}
+		return "authorization is not used on this connection", nil
+	case TypeRequest:
+		return c.openPeerScopeLocked(f), nil
+	case TypeResponse, TypeResponseFinish:
+		return c.scopeAnswerLocked(f), nil
+	case TypeChannelRequest:
+		return c.openPeerChannelLocked(f), nil
+	default: // TypeChannelResponse, TypeChannelResponseFinish
+		return c.channelAnswerLocked(f), nil
+	}
+}
+
+// openPeerChannelLocked starts serving a channel the other side opened.
+func (c *conn) openPeerChannelLocked(f Frame) string {
+	s := c.scopes[f.Scope]
+	if s == nil {
+		return "channel request names no open scope"
+	}
+	if s.peer[f.Channel] != nil {
+		return "channel request names a channel still open"
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	r := &Responder{c: c, scope: s, channel: f.Channel, isChannel: true, ctx: ctx, cancel: cancel}
+	if s.peer == nil {
+		s.peer = make(map[uint32]*Responder)
+	}
+	s.peer[f.Channel] = r
+	c.serveLocked(r, f.Payload, c.serveChannel)
+	return ""
+}
+
+// channelAnswerLocked routes a response or finish to a channel this side
+// opened.
+func (c *conn) channelAnswerLocked(f Frame) string {
+	s := c.scopes[f.Scope]
+	if s == nil {
+		return "channel response names no open scope"
+	}
+	ch := s.own[f.Channel]
+	if ch == nil {
+		return "channel response names no open channel"
+	}
+	if f.Type == TypeChannelResponse {
+		ch.answers.push(f.Payload)
+		return ""
+	}
+	delete(s.own, f.Channel)
+	s.nums.give(f.Channel)
+	ch.answers.finish()
+	return ""
+}
+
+// serveLocked runs a handler in a goroutine of its own, so that a slow
+// exchange never delays another.
+func (c *conn) serveLocked(r *Responder, payload []byte, h func(context.Context, *Responder, []byte)) {
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		defer r.done()
+		h(r.ctx, r, payload)
+	}()
+}

@@ -1,0 +1,95 @@
+// stream.go is the queue behind every Next (Scope, Channel, Subscription):
+// the reader goroutine pushes each response as it arrives and never waits
+// for the consumer, so one slow reader of one exchange never holds up the
+// frames of another. The queue is unbounded for that reason; the wire has
+// no flow control of its own.
+
+package wire
+
+import (
+	"context"
+	"io"
+	"sync"
+)
+
+type stream struct {
+	mu    sync.Mutex
+	queue [][]byte
+	head  int
+	got   bool          // a response arrived: a finish is io.EOF, not bare
+	end   error         // set once: io.EOF, ErrBareFinish, or why it ended
+	wake  chan struct{} // closed on push or end; made only when someone waits
+}
+
+func newStream() *stream { return &stream{} }
+
+// push queues one response; after the end it is dropped.
+func (s *stream) push(p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end != nil {
+		return
+	}
+	s.got = true
+	s.queue = append(s.queue, p)
+	s.signal()
+}
+
+// finish ends the stream after what is queued: io.EOF, or ErrBareFinish
+// when nothing came before it.
+func (s *stream) finish() {
+	if s.got {
+		s.fail(io.EOF)
+	} else {
+		s.fail(ErrBareFinish)
+	}
+}
+
+// fail ends the stream with err after what is queued. The first end wins.
+func (s *stream) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end == nil {
+		s.end = err
+		s.signal()
+	}
+}
+
+func (s *stream) signal() {
+	if s.wake != nil {
+		close(s.wake)
+		s.wake = nil
+	}
+}
+
+// next returns the next response, or the end once the queue is drained.
+// ctx bounds only this wait; the exchange goes on.
+func (s *stream) next(ctx context.Context) ([]byte, error) {
+	for {
+		s.mu.Lock()
+		if s.head < len(s.queue) {
+			p := s.queue[s.head]
+			s.queue[s.head] = nil
+			s.head++
+			if s.head == len(s.queue) {
+				s.queue, s.head = s.queue[:0], 0
+			}
+			s.mu.Unlock()
+			return p, nil
+		}
+		if s.end != nil {
+			s.mu.Unlock()
+			return nil, s.end
+		}
+		if s.wake == nil {
+			s.wake = make(chan struct{})
+		}
+		wake := s.wake
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
