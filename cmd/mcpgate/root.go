@@ -20,7 +20,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(serveCommand(), fixtureCommand(), tokenCommand(), auditCommand())
+	root.AddCommand(serveCommand(), proxyCommand(), fixtureCommand(), tokenCommand(), auditCommand())
 	return root
 }
 

@@ -1,0 +1,105 @@
+// proxy.go is `mcpgate proxy`: the wire in front of one tool container's
+// MCP server. It listens on all interfaces by default — it lives inside a
+// container, whose network is the boundary — which is the one exception to
+// loopback-by-default that the wire specification names.
+
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+func proxyCommand() *cobra.Command {
+	var (
+		listen, upstream, command, transport, info string
+		verbose                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "Relay a tool container's MCP server over the container wire",
+		Long: "Serve the container wire (the per-path form at /tool/* and the framed connection at /)\n" +
+			"in front of one MCP server: by default the container contract's program at\n" +
+			"http://127.0.0.1:$PORT (PORT from the environment, default 8080); --upstream for any\n" +
+			"Streamable HTTP or legacy SSE URL; --upstream-command for a stdio server to start.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level := slog.LevelInfo
+			if verbose {
+				level = slog.LevelDebug
+			}
+			log := newLogger(level)
+			cfg, err := upstreamConfig(upstream, command, transport)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log
+			cfg.ClientInfo = mcp.Implementation{Name: "mcpgate-proxy", Version: version}
+			up, err := proxy.NewUpstream(cfg)
+			if err != nil {
+				return err
+			}
+			defer up.Close()
+			srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: info, Logger: log})
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at ws://%s/ (upstream: %s)\n", ln.Addr(), describeUpstream(cfg))
+			return serveUntilDone(cmd.Context(), ln, srv, log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", ":14979", "address to serve the wire on (all interfaces by default: the container is the boundary)")
+	f.StringVar(&upstream, "upstream", "", "MCP server URL (Streamable HTTP, or legacy SSE when the path ends in /sse)")
+	f.StringVar(&transport, "upstream-transport", "", "force the URL's transport: http or sse")
+	f.StringVar(&command, "upstream-command", "", "stdio MCP server to start and supervise, e.g. 'node server.js stdio'")
+	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
+	f.BoolVar(&verbose, "verbose", false, "log at debug level")
+	return cmd
+}
+
+// upstreamConfig chooses the upstream from the flags: a URL, a command, or
+// the container contract.
+func upstreamConfig(url, command, transport string) (proxy.UpstreamConfig, error) {
+	switch {
+	case url != "" && command != "":
+		return proxy.UpstreamConfig{}, fmt.Errorf("--upstream and --upstream-command exclude each other")
+	case command != "":
+		argv := strings.Fields(command)
+		if len(argv) == 0 {
+			return proxy.UpstreamConfig{}, fmt.Errorf("--upstream-command is empty")
+		}
+		return proxy.UpstreamConfig{Kind: proxy.KindStdio, Command: argv}, nil
+	case url != "":
+		kind := proxy.KindHTTP
+		switch {
+		case transport == "sse" || (transport == "" && strings.HasSuffix(strings.TrimRight(url, "/"), "/sse")):
+			kind = proxy.KindSSE
+		case transport != "" && transport != "http":
+			return proxy.UpstreamConfig{}, fmt.Errorf("--upstream-transport: %q is not http or sse", transport)
+		}
+		return proxy.UpstreamConfig{Kind: kind, URL: url}, nil
+	default:
+		return proxy.UpstreamConfig{Kind: proxy.KindContract}, nil
+	}
+}
+
+func describeUpstream(c proxy.UpstreamConfig) string {
+	switch c.Kind {
+	case proxy.KindStdio:
+		return "stdio " + c.Command[0]
+	case proxy.KindContract:
+		return "container contract on " + proxy.ContractURL(os.Getenv("PORT"))
+	default:
+		return c.Kind + " " + c.URL
+	}
+}

@@ -1,0 +1,195 @@
+// framed.go serves the framed connection's exchanges: the tools begin,
+// and the channels the client opens on it — Info, the five MCP exchanges,
+// Secrets; Postgres and Daemon are decoded and validated but not served
+// yet.
+
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/wire"
+)
+
+// beginState is the connection's one tools begin.
+type beginState struct {
+	mu      sync.Mutex
+	scope   uint32
+	pending bool          // a begin is being decided
+	begun   chan struct{} // closed at Begun
+	done    bool
+}
+
+func (b *beginState) init() { b.begun = make(chan struct{}) }
+
+// claim reserves the begin for scope, unless one is begun or under way.
+func (b *beginState) claim(scope uint32) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done || b.pending {
+		return false
+	}
+	b.pending, b.scope = true, scope
+	return true
+}
+
+// settle ends the begin in progress: Begun, or refused (a later begin may
+// try again).
+func (b *beginState) settle(begun bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending = false
+	if begun {
+		b.done = true
+		close(b.begun)
+	}
+}
+
+// await waits until scope is the begun tools scope.
+func (b *beginState) await(ctx context.Context, scope uint32) bool {
+	for {
+		b.mu.Lock()
+		done, begunScope, begun := b.done, b.scope, b.begun
+		b.mu.Unlock()
+		if done {
+			return begunScope == scope
+		}
+		select {
+		case <-begun:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+type framedHandler struct{ s *Server }
+
+// wireError is this wire's error value: an object with a "kind".
+func wireError(kind, msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"kind": kind, "error": msg})
+	return b
+}
+
+func (h framedHandler) ServeScope(ctx context.Context, r *wire.Responder, payload []byte) {
+	req, err := wire.DecodeScopeRequest(payload)
+	if err != nil {
+		h.s.log.Debug("proxy: unreadable scope request; bare finish", "err", err)
+		return
+	}
+	begin, ok := req.(wire.BeginTools)
+	if !ok {
+		h.s.log.Info("proxy: begin not served here; bare finish", "tag", payload[0])
+		return
+	}
+	if !h.s.begin.claim(r.Scope()) {
+		_ = r.Respond(wire.BeginAnswer{Error: wireError("already_begun", "this connection has already begun")}.Append(nil))
+		return
+	}
+	answer, refusal := h.s.register(ctx, begin)
+	if refusal != nil {
+		h.s.begin.settle(false)
+		_ = r.Respond(wire.BeginAnswer{Error: refusal}.Append(nil))
+		return
+	}
+	if err := r.Respond(wire.BeginAnswer{Answer: answer}.Append(nil)); err != nil {
+		h.s.begin.settle(false)
+		return
+	}
+	h.s.begin.settle(true)
+	h.s.log.Info("proxy: begun", "image", imageName(begin))
+	<-ctx.Done() // the begun scope stays open and silent until the connection ends
+}
+
+// register asks a contract program to accept the begin's arguments; a
+// plain MCP server begins at once.
+func (s *Server) register(ctx context.Context, begin wire.BeginTools) (answer, refusal json.RawMessage) {
+	c := s.up.Contract()
+	if c == nil {
+		return nil, nil
+	}
+	args := begin.Arguments
+	if args == nil {
+		args = json.RawMessage("null")
+	}
+	answer, refusal, err := c.Register(ctx, args)
+	if err != nil {
+		return nil, wireError("program_unreachable", err.Error())
+	}
+	return answer, refusal
+}
+
+func imageName(b wire.BeginTools) string {
+	if b.Image == nil {
+		return ""
+	}
+	return b.Image.Name
+}
+
+func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payload []byte) {
+	req, err := wire.DecodeChannelRequest(payload)
+	if err != nil {
+		h.s.log.Info("proxy: channel request does not decode; bare finish", "err", err)
+		return
+	}
+	if !h.s.begin.await(ctx, r.Scope()) {
+		h.s.log.Debug("proxy: channel on a scope that is not the begun tools scope; bare finish")
+		return
+	}
+	switch req := req.(type) {
+	case wire.Info:
+		_ = r.Respond(h.s.info().Append(nil))
+	case wire.McpListTools:
+		h.relay(ctx, r, "tools/list", req.Params)
+	case wire.McpListResources:
+		h.relay(ctx, r, "resources/list", req.Params)
+	case wire.McpCallTool:
+		h.relay(ctx, r, "tools/call", req.Params)
+	case wire.McpReadResource:
+		h.relay(ctx, r, "resources/read", req.Params)
+	case wire.McpNotifications:
+		_ = h.s.streamNotifications(ctx, func(resp wire.Response) error { return r.Respond(resp.Append(nil)) })
+	case wire.Secrets:
+		_ = r.Respond(h.s.feed(ctx, req).Append(nil))
+	case wire.Postgres, wire.Daemon:
+		h.s.log.Info("proxy: Postgres and Daemon channels are not served yet; bare finish")
+	}
+}
+
+func (h framedHandler) relay(ctx context.Context, r *wire.Responder, method string, params json.RawMessage) {
+	_ = r.Respond(h.s.exchange(ctx, method, params).Append(nil))
+}
+
+// info answers Info from the image's DIVERGE.md; the program is never
+// asked.
+func (s *Server) info() wire.InfoAnswer {
+	doc, found, err := ReadInfo(s.infoPath)
+	switch {
+	case err != nil:
+		return wire.InfoAnswer{Error: wireError("info", err.Error())}
+	case !found:
+		return wire.InfoAnswer{}
+	default:
+		return wire.InfoAnswer{Document: doc}
+	}
+}
+
+// feed hands the secrets to the program and opens the gate when it takes
+// them. A URL upstream has no program to feed: the values are dropped and
+// the gate opens, as the wire's caller asked for an activation.
+func (s *Server) feed(ctx context.Context, req wire.Secrets) wire.SecretsAnswer {
+	refusal, err := s.up.FeedSecrets(ctx, req.Values)
+	switch {
+	case errors.Is(err, ErrNoProgram):
+		s.log.Info("proxy: secrets fed to an upstream with no program to take them; values dropped", "secrets", len(req.Values))
+	case err != nil:
+		return wire.SecretsAnswer{Error: wireError("secrets", err.Error())}
+	case refusal != nil:
+		return wire.SecretsAnswer{Error: refusal}
+	}
+	s.gate.Open()
+	s.log.Info("proxy: secrets fed", "secrets", len(req.Values))
+	return wire.SecretsAnswer{}
+}

@@ -1,0 +1,169 @@
+// server.go is the proxy's listening side: both forms of the wire on one
+// port — the per-path form (/tool/*, one exchange per connection) and the
+// one framed connection at / — relaying every MCP exchange to the
+// upstream, each answered exactly once.
+
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+
+	"github.com/mcpgate/mcpgate/wire"
+)
+
+// Options configure a Server.
+type Options struct {
+	Upstream *Upstream
+	// InfoPath is the image's DIVERGE.md (default DefaultInfoPath).
+	InfoPath string
+	Logger   *slog.Logger
+}
+
+// Server serves the wire in front of one upstream.
+type Server struct {
+	up       *Upstream
+	infoPath string
+	log      *slog.Logger
+	gate     *Gate
+
+	framed atomic.Bool // the one framed connection has been taken
+	begin  beginState
+}
+
+// NewServer prepares a proxy. The image's DIVERGE.md is read once here to
+// learn whether it declares secrets: if it does, every MCP exchange waits
+// at the gate until the first Fed.
+func NewServer(o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.InfoPath == "" {
+		o.InfoPath = DefaultInfoPath
+	}
+	info, found, err := LoadInfo(o.InfoPath)
+	if err != nil {
+		o.Logger.Warn("proxy: DIVERGE.md does not parse; Info will say so", "path", o.InfoPath, "err", err)
+	}
+	required := found && err == nil && len(info.Secrets) > 0
+	if required {
+		o.Logger.Info("proxy: the image declares secrets; MCP exchanges wait for them", "secrets", len(info.Secrets))
+	}
+	s := &Server{up: o.Upstream, infoPath: o.InfoPath, log: o.Logger, gate: NewGate(required)}
+	s.begin.init()
+	return s
+}
+
+// ServeHTTP routes the two forms.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/":
+		s.serveFramed(w, r)
+	case wire.PathListTools:
+		s.servePath(w, r, "tools/list", wire.CheckListParams)
+	case wire.PathListResources:
+		s.servePath(w, r, "resources/list", wire.CheckListParams)
+	case wire.PathCallTool:
+		s.servePath(w, r, "tools/call", wire.CheckCallToolParams)
+	case wire.PathReadResource:
+		s.servePath(w, r, "resources/read", wire.CheckReadResourceParams)
+	case wire.PathNotifications:
+		s.serveNotificationsPath(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveFramed accepts the one framed connection of the proxy's life; any
+// later upgrade is refused with 409 before it happens.
+func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
+	if !s.framed.CompareAndSwap(false, true) {
+		http.Error(w, "the framed connection has already been taken", http.StatusConflict)
+		return
+	}
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		s.log.Warn("proxy: framed upgrade failed", "err", err)
+		return
+	}
+	ws.SetReadLimit(-1)
+	s.log.Info("proxy: framed connection open", "remote", r.RemoteAddr)
+	err = wire.Serve(r.Context(), ws, framedHandler{s}, &wire.Options{Logger: s.log, ReadLimit: -1})
+	s.log.Info("proxy: framed connection ended", "err", err)
+}
+
+// exchange relays one MCP request, once, and turns the outcome into the
+// wire's answer: the upstream's result or error as it sent them, or -32603
+// with the reason when there was no answer.
+func (s *Server) exchange(ctx context.Context, method string, params []byte) wire.Response {
+	if err := s.gate.Wait(ctx); err != nil {
+		return wire.ErrorResponse(-32603, "waiting for secrets: "+err.Error())
+	}
+	result, rpcErr, err := s.up.Exchange(ctx, method, params)
+	switch {
+	case err != nil:
+		return wire.ErrorResponse(-32603, err.Error())
+	case rpcErr != nil:
+		return wire.Response{Error: rpcErr}
+	default:
+		return wire.Response{Result: result}
+	}
+}
+
+// servePath serves one exchange of the per-path form.
+func (s *Server) servePath(w http.ResponseWriter, r *http.Request, method string, check func([]byte) error) {
+	err := wire.ServePath(w, r, func(ctx context.Context, params []byte) wire.Response {
+		if err := check(params); err != nil {
+			return wire.ErrorResponse(-32602, err.Error())
+		}
+		return s.exchange(ctx, method, params)
+	})
+	if err != nil {
+		s.log.Debug("proxy: per-path exchange", "path", r.URL.Path, "err", err)
+	}
+}
+
+// serveNotificationsPath streams the upstream's notifications for as long
+// as the client keeps the path open.
+func (s *Server) serveNotificationsPath(w http.ResponseWriter, r *http.Request) {
+	err := wire.ServeSubscription(w, r, func(ctx context.Context, send func(wire.Response) error) {
+		_ = s.streamNotifications(ctx, send)
+	})
+	if err != nil {
+		s.log.Debug("proxy: notifications path", "err", err)
+	}
+}
+
+// streamNotifications sends every notification from now on; if the
+// upstream cannot be reached it sends one error and returns.
+func (s *Server) streamNotifications(ctx context.Context, send func(wire.Response) error) error {
+	if err := s.gate.Wait(ctx); err != nil {
+		return err
+	}
+	sub, cancel := s.up.Subscribe()
+	defer cancel()
+	if err := s.up.Connect(ctx); err != nil {
+		if errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return send(wire.ErrorResponse(-32603, err.Error()))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case msg, ok := <-sub:
+			if !ok {
+				return nil
+			}
+			if err := send(wire.Response{Result: msg}); err != nil {
+				return err
+			}
+		}
+	}
+}
