@@ -167,11 +167,18 @@ func (g *Gateway) Run(ctx context.Context) {
 	<-done
 }
 
-// Close ends every session and writes out the audit records still queued:
-// nothing is lost on a clean shutdown.
-func (g *Gateway) Close(ctx context.Context) error {
+// EndSessions ends every HTTP session and stream, cancelling the requests
+// in flight; an HTTP server's shutdown calls it so that open streams do not
+// hold the shutdown up. It may be called more than once.
+func (g *Gateway) EndSessions() error {
 	g.streamable.Close()
-	errLegacy := g.legacy.Close()
+	return g.legacy.Close()
+}
+
+// Close ends every session and then writes out the audit records still
+// queued: nothing is lost on a clean shutdown.
+func (g *Gateway) Close(ctx context.Context) error {
+	errLegacy := g.EndSessions()
 	var errAudit error
 	if g.audit != nil {
 		errAudit = g.audit.Close(ctx)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 func auditCommand() *cobra.Command {
@@ -21,11 +19,7 @@ func auditCommand() *cobra.Command {
 		Short: "Show the latest audit records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := sf.load()
-			if err != nil {
-				return err
-			}
-			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			_, st, err := sf.open(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -68,31 +67,12 @@ func fixtureCommand() *cobra.Command {
 // DNS-rebinding protection, until ctx ends.
 func serveHTTP(ctx context.Context, addr string, log *slog.Logger, mount func(*http.ServeMux, mcphttp.Options) (closeAll func())) error {
 	mux := http.NewServeMux()
-	opts := mcphttp.Options{Logger: log, MessagesPath: "/messages"}
-	closeAll := mount(mux, opts)
+	closeAll := mount(mux, mcphttp.Options{Logger: log, MessagesPath: "/messages"})
 	defer closeAll()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           mcphttp.Guard(mux, mcphttp.GuardOptions{}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 	fmt.Fprintf(os.Stderr, "mcpgate fixture: Streamable HTTP at http://%s/mcp, legacy SSE at http://%s/sse\n", ln.Addr(), ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	closeAll()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	return serveUntilDone(ctx, ln, mcphttp.Guard(mux, mcphttp.GuardOptions{}), log, closeAll)
 }

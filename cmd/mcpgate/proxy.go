@@ -54,7 +54,7 @@ func proxyCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at ws://%s/ (upstream: %s)\n", ln.Addr(), describeUpstream(cfg))
-			return serveUntilDone(cmd.Context(), ln, srv, log)
+			return serveUntilDone(cmd.Context(), ln, srv, log, nil)
 		},
 	}
 	f := cmd.Flags()

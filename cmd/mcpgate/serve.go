@@ -122,7 +122,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	log.Info("serving", "mcp", url, "sse", "http://"+ln.Addr().String()+"/sse", "auth", !cfg.Auth.Disabled, "store", cfg.Store)
-	return serveUntilDone(ctx, ln, gw.Handler(), log)
+	return serveUntilDone(ctx, ln, gw.Handler(), log, func() { _ = gw.EndSessions() })
 }
 
 // firstRun prints how to connect; when no service token exists yet it
@@ -150,12 +150,17 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	return nil
 }
 
-// serveUntilDone serves HTTP on ln until ctx ends, then shuts down.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
+// serveUntilDone serves HTTP on ln until ctx ends, then shuts down:
+// endStreams (when set) ends the long-lived streams that would otherwise
+// keep the shutdown waiting, and requests in flight are waited for.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, endStreams func()) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if endStreams != nil {
+		srv.RegisterOnShutdown(endStreams)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,6 +29,19 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 
 func (f *storeFlags) load() (*config.Config, error) {
 	return loadConfig(serveFlags{config: f.config, store: f.store})
+}
+
+// open loads the configuration and opens its store; the caller closes it.
+func (f *storeFlags) open(ctx context.Context) (*config.Config, *sqlite.Store, error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlite.Open(ctx, cfg.Store)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, st, nil
 }
 
 func tokenCommand() *cobra.Command {
@@ -89,11 +103,7 @@ func tokenListCommand() *cobra.Command {
 		Short: "List service tokens (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := sf.load()
-			if err != nil {
-				return err
-			}
-			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			_, st, err := sf.open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -133,11 +143,7 @@ func tokenRevokeCommand() *cobra.Command {
 		Short: "Revoke a service token",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := sf.load()
-			if err != nil {
-				return err
-			}
-			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			_, st, err := sf.open(cmd.Context())
 			if err != nil {
 				return err
 			}
