@@ -48,6 +48,13 @@ func (b *beginState) settle(begun bool) {
 	}
 }
 
+// isBegun reports whether the connection has begun.
+func (b *beginState) isBegun() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.done
+}
+
 // await waits until scope is the begun tools scope.
 func (b *beginState) await(ctx context.Context, scope uint32) bool {
 	for {
@@ -133,6 +140,9 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 	if err != nil {
 		h.s.log.Info("proxy: channel request does not decode; bare finish", "err", err)
 		return
+	}
+	if !h.s.begin.isBegun() {
+		h.s.log.Debug("proxy: channel waits for Begun", "scope", r.Scope(), "channel", r.Channel())
 	}
 	if !h.s.begin.await(ctx, r.Scope()) {
 		h.s.log.Debug("proxy: channel on a scope that is not the begun tools scope; bare finish")

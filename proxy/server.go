@@ -88,6 +88,9 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 	}
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
+		// Nothing was accepted (a probe's plain GET, a handshake the library
+		// refused): the one connection is still the gateway's to make.
+		s.framed.Store(false)
 		s.log.Warn("proxy: framed upgrade failed", "err", err)
 		return
 	}
@@ -101,6 +104,9 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 // wire's answer: the upstream's result or error as it sent them, or -32603
 // with the reason when there was no answer.
 func (s *Server) exchange(ctx context.Context, method string, params []byte) wire.Response {
+	if !s.gate.IsOpen() {
+		s.log.Debug("proxy: exchange waits for the secrets", "method", method)
+	}
 	if err := s.gate.Wait(ctx); err != nil {
 		return wire.ErrorResponse(-32603, "waiting for secrets: "+err.Error())
 	}
@@ -147,6 +153,8 @@ func (s *Server) streamNotifications(ctx context.Context, send func(wire.Respons
 	}
 	sub, cancel := s.up.Subscribe()
 	defer cancel()
+	s.log.Debug("proxy: notification stream open")
+	defer s.log.Debug("proxy: notification stream closed")
 	if err := s.up.Connect(ctx); err != nil {
 		if errors.Is(err, ctx.Err()) {
 			return err

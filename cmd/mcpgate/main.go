@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,8 +15,19 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := rootCommand().ExecuteContext(ctx); err != nil {
+	err := rootCommand().ExecuteContext(ctx)
+	var status *exitStatus
+	switch {
+	case errors.As(err, &status):
+		// A command whose exit status means something (mcpgate call).
+		if status.err != nil {
+			fmt.Fprintln(os.Stderr, "mcpgate:", status.err)
+		}
+		stop()
+		os.Exit(status.code)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "mcpgate:", err)
+		stop()
 		os.Exit(1)
 	}
 }

@@ -20,7 +20,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(serveCommand(), proxyCommand(), fixtureCommand(), tokenCommand(), auditCommand())
+	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), auditCommand())
 	return root
 }
 
