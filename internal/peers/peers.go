@@ -1,6 +1,6 @@
 // Package peers finds the real Node peers tests run against — Node 22, the
 // official MCP conformance suite, the TypeScript SDK, the reference
-// server — as installed by scripts/peers.sh into .cache/node.
+// server, the Inspector CLI — as installed by scripts/peers.sh into .cache/node.
 //
 // A test that needs one calls Require: when the peers are missing it skips,
 // unless MCPGATE_REQUIRE_PEERS is set (the test command sets it), and then
@@ -21,6 +21,11 @@ type Peers struct {
 	Conformance      string // conformance suite entry point
 	ServerEverything string // reference server entry point
 	SDK              string // TypeScript SDK package folder
+	// InspectorCLI is the mcp-inspector-cli entry point (inspector-cli
+	// 1.0.3). Run it with Node22, Node22's folder first on PATH (it
+	// re-spawns `node`), and a working directory whose parent holds a
+	// package.json, such as its own build folder, filepath.Dir(InspectorCLI).
+	InspectorCLI string
 }
 
 // Find locates the peers under the repository's .cache/node.
@@ -35,8 +40,9 @@ func Find() (Peers, bool) {
 		Conformance:      filepath.Join(nm, "@modelcontextprotocol", "conformance", "dist", "index.js"),
 		ServerEverything: filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js"),
 		SDK:              filepath.Join(nm, "@modelcontextprotocol", "sdk"),
+		InspectorCLI:     filepath.Join(nm, "@modelcontextprotocol", "inspector-cli", "build", "cli.js"),
 	}
-	for _, f := range []string{p.Node22, p.Conformance, p.ServerEverything, p.SDK} {
+	for _, f := range []string{p.Node22, p.Conformance, p.ServerEverything, p.SDK, p.InspectorCLI} {
 		if _, err := os.Stat(f); err != nil {
 			return p, false
 		}
