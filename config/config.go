@@ -29,6 +29,7 @@ type Config struct {
 	Roles      Roles      `yaml:"roles"`
 	RateLimits RateLimits `yaml:"rate_limits"`
 	Audit      Audit      `yaml:"audit"`
+	Metrics    Metrics    `yaml:"metrics"`
 }
 
 // HTTP configures the MCP endpoint's transports.
@@ -103,6 +104,15 @@ type EntryLimit struct {
 type Audit struct {
 	Disabled   bool     `yaml:"disabled"`
 	FlushEvery Duration `yaml:"flush_every"`
+}
+
+// Metrics configures the Prometheus endpoint. /metrics is always served on
+// the main address, to admins only; Listen adds an unauthenticated one.
+type Metrics struct {
+	// Listen is a separate loopback address ("127.0.0.1:9464") serving
+	// /metrics without authentication, for a local scraper that holds no
+	// token. A non-loopback address is refused. Empty: none.
+	Listen string `yaml:"listen"`
 }
 
 // Duration is a time.Duration written as "30s", "5m". A value that does

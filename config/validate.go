@@ -30,6 +30,11 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return bad("listen", "not a host:port address: %v", err)
 	}
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			return bad("metrics.listen", "not a host:port address: %v", err)
+		}
+	}
 	for name, base := range c.Roles {
 		if baseRoles[name] {
 			return bad("roles."+name, "%q is a base role and cannot be redefined", name)

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/metrics"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -44,6 +45,7 @@ type Gateway struct {
 	limiter *access.Limiter
 	tokens  *auth.Tokens
 	audit   *audit.Log
+	metrics *metrics.Metrics
 
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
@@ -68,16 +70,21 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	g.limiter = access.NewLimiter(rules, o.Now)
 	// Everything that can fail comes before the audit log, whose writer
 	// goroutine would otherwise outlive a refused New.
+	if err := g.checkMetricsListen(); err != nil {
+		return nil, err
+	}
 	authn, err := g.authentication(ctx, o.Store)
 	if err != nil {
 		return nil, err
 	}
+	g.metrics = metrics.New()
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
 		Logger:   o.Logger,
-		Gate:     access.NewGate(g.roles, g.limiter),
+		Gate:     metrics.EntryGate(access.NewGate(g.roles, g.limiter)),
 		Complete: o.Complete,
 	})
+	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{}))
 	if !cfg.Audit.Disabled {
 		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
 		g.server.Use(audit.Middleware(g.audit, audit.MiddlewareOptions{}))
@@ -86,6 +93,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		o.Catalogue(g.server)
 	}
 	g.mountHTTP(authn)
+	g.watchGauges()
 	return g, nil
 }
 
@@ -142,11 +150,13 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
 	root.Handle("/", authn(mcpRoutes))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
 }
 
-// Handler serves every HTTP route: /mcp, /sse, /messages and /healthz.
+// Handler serves every HTTP route: /mcp, /sse, /messages, /healthz and
+// /metrics (admins only).
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // Server is the MCP engine behind the routes.

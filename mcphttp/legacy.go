@@ -84,6 +84,13 @@ func (h *SSEHandler) Close() error {
 	return nil
 }
 
+// Sessions returns the number of open sessions (one per open stream).
+func (h *SSEHandler) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
 var (
 	errHandlerClosed   = errors.New("mcphttp: handler closed")
 	errTooManySessions = errors.New("mcphttp: too many sessions")

@@ -117,6 +117,19 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if h := gw.MetricsHandler(); h != nil {
+		mln, err := net.Listen("tcp", cfg.Metrics.Listen)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("metrics.listen: %w", err)
+		}
+		log.Info("serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
+		go func() {
+			if err := serveUntilDone(ctx, mln, h, log, nil); err != nil {
+				log.Error("metrics endpoint", "err", err)
+			}
+		}()
+	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	if err := firstRun(ctx, cmd.OutOrStdout(), gw, cfg, url); err != nil {
 		return err

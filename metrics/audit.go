@@ -1,0 +1,40 @@
+// audit.go exports the audit log's own counters (audit.Stats) as metrics
+// read at scrape time: a queue filling up, writes failing and records lost
+// are what an operator alerts on before the audit trail has holes.
+
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpgate/mcpgate/audit"
+)
+
+var (
+	auditQueued      = prometheus.NewDesc("mcpgate_audit_queued", "Audit records accepted and not yet written.", nil, nil)
+	auditWritten     = prometheus.NewDesc("mcpgate_audit_written_total", "Audit records written to the store.", nil, nil)
+	auditWriteErrors = prometheus.NewDesc("mcpgate_audit_write_errors_total", "Failed audit writes (each is retried).", nil, nil)
+	auditLost        = prometheus.NewDesc("mcpgate_audit_lost_total", "Audit records given up on at shutdown.", nil, nil)
+	auditRefused     = prometheus.NewDesc("mcpgate_audit_refused_total", "Audit records refused because the log was closing.", nil, nil)
+	auditBlocked     = prometheus.NewDesc("mcpgate_audit_blocked_total", "Calls that waited for room in a full audit queue.", nil, nil)
+)
+
+// auditCollector reads one snapshot of the log's counters per scrape, so
+// that the values exported together are consistent with each other.
+type auditCollector struct{ stats func() audit.Stats }
+
+func (auditCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{auditQueued, auditWritten, auditWriteErrors, auditLost, auditRefused, auditBlocked} {
+		ch <- d
+	}
+}
+
+func (c auditCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(auditQueued, prometheus.GaugeValue, float64(s.Queued))
+	ch <- prometheus.MustNewConstMetric(auditWritten, prometheus.CounterValue, float64(s.Written))
+	ch <- prometheus.MustNewConstMetric(auditWriteErrors, prometheus.CounterValue, float64(s.WriteErrors))
+	ch <- prometheus.MustNewConstMetric(auditLost, prometheus.CounterValue, float64(s.Lost))
+	ch <- prometheus.MustNewConstMetric(auditRefused, prometheus.CounterValue, float64(s.Refused))
+	ch <- prometheus.MustNewConstMetric(auditBlocked, prometheus.CounterValue, float64(s.Blocked))
+}

@@ -1,0 +1,105 @@
+// Package metrics is mcpgate's Prometheus instrumentation: a Metrics owns
+// its own registry (no global state, so two gateways in one process — or
+// one test binary — never share a counter), an mcp.Middleware records
+// every method call and every gated call's outcome, and gauge functions
+// read the queues and limits that already count themselves (sessions, rate
+// buckets, the audit log) only when scraped.
+//
+// Labels are bounded by construction: a method or entry name is recorded
+// only when the engine knows it, an error code only among the first
+// maxCodes seen, and nothing a caller sent as an argument or credential is
+// ever a label.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpgate/mcpgate/audit"
+)
+
+// durationBuckets span a cached native answer (100µs) to a slow backend
+// at its timeout (30s).
+var durationBuckets = []float64{
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+	0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+}
+
+// Metrics is one gateway's set of metrics and the registry serving them.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests    *prometheus.CounterVec   // method
+	calls       *prometheus.CounterVec   // kind, name, backend, outcome
+	callErrors  *prometheus.CounterVec   // code
+	duration    *prometheus.HistogramVec // kind, backend
+	rateLimited *prometheus.CounterVec   // role
+
+	codes *codeSet
+}
+
+// New returns a Metrics with every call metric registered (and at zero
+// until the first call), plus the Go runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_requests_total",
+			Help: "MCP requests served, by method (\"unknown\" for a method the engine does not serve).",
+		}, []string{"method"}),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_calls_total",
+			Help: "Gated calls (tools/call, resources/read, prompts/get) by entry kind, name, backend and outcome.",
+		}, []string{"kind", "name", "backend", "outcome"}),
+		callErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_call_errors_total",
+			Help: "Gated calls answered with a JSON-RPC error, by error code.",
+		}, []string{"code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpgate_call_duration_seconds",
+			Help:    "Time to answer a gated call, refusals included.",
+			Buckets: durationBuckets,
+		}, []string{"kind", "backend"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_rate_limited_total",
+			Help: "Gated calls refused by a rate limit, by the caller's role.",
+		}, []string{"role"}),
+		codes: newCodeSet(maxCodes),
+	}
+	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format. It
+// checks nothing: the caller puts it behind authentication or on a
+// loopback address.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Sessions reports, when scraped, the open sessions of one transport
+// ("streamable", "legacy") as mcpgate_sessions_open{transport}.
+func (m *Metrics) Sessions(transport string, open func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "mcpgate_sessions_open",
+		Help:        "Open MCP sessions, by transport.",
+		ConstLabels: prometheus.Labels{"transport": transport},
+	}, func() float64 { return float64(open()) }))
+}
+
+// RateBuckets reports, when scraped, the rate limiter's live buckets as
+// mcpgate_rate_buckets: its memory, which grows with distinct callers.
+func (m *Metrics) RateBuckets(n func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpgate_rate_buckets",
+		Help: "Rate-limit buckets held (one per identity, and per entry where a rule asks).",
+	}, func() float64 { return float64(n()) }))
+}
+
+// Audit reports, when scraped, the audit log's queue and failures.
+func (m *Metrics) Audit(stats func() audit.Stats) {
+	m.reg.MustRegister(auditCollector{stats: stats})
+}
