@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"gateway":         {"access", "audit", "auth", "config", "mcp", "mcphttp", "metrics", "stdio", "store"},
 	"wire":            {"jsonrpc"},
 	"proxy":           {"jsonrpc", "mcp", "mcphttp", "stdio", "wire"},
+	"relay":           {"jsonrpc", "mcp"},
 	"internal/peers":  {},
 	"internal/layout": {},
 	"cmd/mcpgate":     {"*"},

@@ -1,0 +1,193 @@
+// backend.go is the Backend: one backend server's catalogue kept in step
+// with the front server's registries. Sync can run again at any time
+// (after list_changed, after the backend recovers) and changes only what
+// changed, so clients see list_changed for real changes only.
+
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// NoPrefix as Options.Prefix keeps the backend's own tool and prompt names.
+const NoPrefix = "-"
+
+// Options configures a Backend.
+type Options struct {
+	// Prefix goes before every tool and prompt name at the front (default
+	// name+"__"; NoPrefix for none). Resource URIs are never prefixed: a URI
+	// names the resource itself.
+	Prefix string
+	// MinRole is the minimum role of every entry the backend registers.
+	MinRole string
+	// Claims is the ledger shared by every backend relaying into the same
+	// front server; without a shared one, collisions between backends go
+	// unnoticed and the later backend's entry replaces the earlier one's.
+	// Default: a ledger of this backend's own.
+	Claims *Claims
+	Logger *slog.Logger // default: discard
+}
+
+// Backend relays one backend MCP server through a front mcp.Server.
+type Backend struct {
+	name    string
+	client  *mcp.Client
+	prefix  string
+	minRole string
+	claims  *Claims
+	log     *slog.Logger
+
+	mu    sync.Mutex                 // serialises Sync and Unsync
+	owned map[kind]map[string]string // key at the front → definition registered
+}
+
+// New returns a Backend relaying through client, which must be connected
+// and initialized (its capabilities decide which lists are asked for).
+func New(name string, client *mcp.Client, opts Options) *Backend {
+	switch opts.Prefix {
+	case "":
+		opts.Prefix = name + "__"
+	case NoPrefix:
+		opts.Prefix = ""
+	}
+	if opts.Claims == nil {
+		opts.Claims = NewClaims()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Backend{
+		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRole,
+		claims: opts.Claims, log: opts.Logger.With("backend", name),
+		owned: map[kind]map[string]string{},
+	}
+}
+
+// Name is the backend's name.
+func (b *Backend) Name() string { return b.name }
+
+// entry is one listed entry prepared for the front.
+type entry struct {
+	key  string          // name or URI at the front
+	orig string          // name or URI at the backend
+	def  json.RawMessage // the definition the front lists
+}
+
+// Sync lists the backend's catalogue and brings s in line with it: new
+// entries are registered, changed ones replaced in place, and those the
+// backend no longer lists removed. If listing fails, s is left as it was.
+func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
+	c, err := b.fetch(ctx)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	added, removed := b.reconcile(kindTool, b.prepare(kindTool, c.tools, "name", true))
+	s.RemoveTools(removed...)
+	b.addTools(s, added)
+
+	added, removed = b.reconcile(kindResource, b.prepare(kindResource, c.resources, "uri", false))
+	s.RemoveResources(removed...)
+	b.addResources(s, added)
+
+	added, removed = b.reconcile(kindTemplate, b.prepare(kindTemplate, c.templates, "uriTemplate", false))
+	s.RemoveResourceTemplates(removed...)
+	b.addTemplates(s, added)
+
+	added, removed = b.reconcile(kindPrompt, b.prepare(kindPrompt, c.prompts, "name", true))
+	s.RemovePrompts(removed...)
+	b.addPrompts(s, added)
+	return nil
+}
+
+// Unsync removes every entry the backend registered in s (the backend is
+// down or gone). A later Sync brings them back.
+func (b *Backend) Unsync(s *mcp.Server) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s.RemoveTools(b.release(kindTool)...)
+	s.RemoveResources(b.release(kindResource)...)
+	s.RemoveResourceTemplates(b.release(kindTemplate)...)
+	s.RemovePrompts(b.release(kindPrompt)...)
+}
+
+func (b *Backend) release(k kind) []string {
+	keys := make([]string, 0, len(b.owned[k]))
+	for key := range b.owned[k] {
+		b.claims.release(k, key, b.name)
+		keys = append(keys, key)
+	}
+	delete(b.owned, k)
+	return keys
+}
+
+// prepare reads each raw entry's key member and, for names, splices the
+// prefix into the definition. Entries without a usable key are logged and
+// skipped.
+func (b *Backend) prepare(k kind, raws []json.RawMessage, keyMember string, prefixed bool) []entry {
+	out := make([]entry, 0, len(raws))
+	for _, raw := range raws {
+		orig, ok := jsonrpc.LookupString(raw, keyMember)
+		if !ok || orig == "" {
+			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k))
+			continue
+		}
+		e := entry{key: orig, orig: orig, def: raw}
+		if prefixed && b.prefix != "" {
+			e.key = b.prefix + orig
+			def, err := withStringMember(raw, keyMember, e.key)
+			if err != nil {
+				b.log.Warn("relay: entry skipped", "kind", string(k), "name", orig, "err", err)
+				continue
+			}
+			e.def = def
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// reconcile claims the listed entries and returns those to register (new or
+// changed) and the keys to remove (no longer listed). An entry another
+// backend holds is skipped and logged.
+func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []string) {
+	before := b.owned[k]
+	now := make(map[string]string, len(listed))
+	for _, e := range listed {
+		if _, dup := now[e.key]; dup {
+			b.log.Warn("relay: entry listed twice, first kept", "kind", string(k), "name", e.key)
+			continue
+		}
+		if owner, ok := b.claims.claim(k, e.key, b.name); !ok {
+			b.log.Warn("relay: collision, entry skipped", "kind", string(k), "name", e.key, "owner", owner)
+			continue
+		}
+		now[e.key] = string(e.def)
+		if old, had := before[e.key]; !had || old != string(e.def) {
+			added = append(added, e)
+		}
+	}
+	for key := range before {
+		if _, kept := now[key]; !kept {
+			b.claims.release(k, key, b.name)
+			removed = append(removed, key)
+		}
+	}
+	b.owned[k] = now
+	return added, removed
+}
+
+// drop forgets an entry the front refused.
+func (b *Backend) drop(k kind, e entry, err error) {
+	b.log.Warn("relay: entry refused by the server", "kind", string(k), "name", e.key, "err", err)
+	delete(b.owned[k], e.key)
+	b.claims.release(k, e.key, b.name)
+}

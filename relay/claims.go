@@ -1,0 +1,57 @@
+// claims.go is the ledger of which backend owns each relayed name and URI
+// in one front server. The server's registries replace an entry of the same
+// key silently; without the ledger a second backend listing the same URI
+// would take over the first one's resource.
+
+package relay
+
+import "sync"
+
+// kind is a key space of the front server: tool names, prompt names,
+// resource URIs and URI templates are independent.
+type kind string
+
+const (
+	kindTool     kind = "tool"
+	kindResource kind = "resource"
+	kindTemplate kind = "resource template"
+	kindPrompt   kind = "prompt"
+)
+
+// Claims records which backend registered each entry of one front server.
+// Every Backend relaying into the same server must share one Claims.
+type Claims struct {
+	mu     sync.Mutex
+	owners map[kind]map[string]string // kind → key → backend name
+}
+
+// NewClaims returns an empty ledger.
+func NewClaims() *Claims {
+	return &Claims{owners: map[kind]map[string]string{}}
+}
+
+// claim gives key to backend unless another backend holds it; it returns
+// the holder.
+func (c *Claims) claim(k kind, key, backend string) (owner string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.owners[k]
+	if m == nil {
+		m = map[string]string{}
+		c.owners[k] = m
+	}
+	if owner, held := m[key]; held && owner != backend {
+		return owner, false
+	}
+	m[key] = backend
+	return backend, true
+}
+
+// release frees key if backend holds it.
+func (c *Claims) release(k kind, key, backend string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owners[k][key] == backend {
+		delete(c.owners[k], key)
+	}
+}

@@ -1,0 +1,17 @@
+// Package relay mirrors one backend MCP server's catalogue into an
+// mcp.Server and forwards calls to it, byte for byte: the core of the
+// gateway's aggregation.
+//
+// A Backend owns an mcp.Client connected to one backend. Sync lists the
+// backend's tools, resources, resource templates and prompts (every page)
+// and registers each in the front server under a prefixed name, with the
+// backend's own definition bytes — only the "name" member's value is
+// spliced, so unknown fields, _meta, key order and whitespace survive.
+// Each registered entry's handler forwards to the backend and returns its
+// raw result or its raw JSON-RPC error; a transport failure becomes -32603
+// with data.backend, so a caller can tell which backend is down.
+//
+// Several backends relay into one server through a shared Claims ledger,
+// which decides who owns each name and URI: the first to register keeps
+// it, a later one is skipped and logged, never fatal.
+package relay

@@ -1,0 +1,79 @@
+// forward.go is the way in to the backend: each relayed call goes out with
+// the caller's params (the name put back to the backend's own) and comes
+// back as the backend's raw result or raw JSON-RPC error. Only a failure to
+// reach the backend is answered by the relay itself.
+
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+func (b *Backend) callTool(orig string) mcp.ToolHandler {
+	return func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		params, err := b.unprefix(r.Params, orig)
+		if err != nil {
+			return nil, err
+		}
+		return b.forward(ctx, "tools/call", params)
+	}
+}
+
+func (b *Backend) getPrompt(orig string) mcp.PromptHandler {
+	return func(ctx context.Context, r *mcp.Request, _ map[string]string) (json.RawMessage, error) {
+		params, err := b.unprefix(r.Params, orig)
+		if err != nil {
+			return nil, err
+		}
+		return b.forward(ctx, "prompts/get", params)
+	}
+}
+
+// readResource forwards resources/read as it came: URIs are not prefixed.
+func (b *Backend) readResource(ctx context.Context, r *mcp.Request, _ string, _ map[string]string) (json.RawMessage, error) {
+	return b.forward(ctx, "resources/read", r.Params)
+}
+
+// unprefix puts the backend's own name back into params; arguments and
+// _meta are not touched.
+func (b *Backend) unprefix(params json.RawMessage, orig string) (json.RawMessage, error) {
+	if b.prefix == "" {
+		return params, nil
+	}
+	out, err := withStringMember(params, "name", orig)
+	if err != nil {
+		// The engine found the entry by this name, so this cannot happen
+		// short of a bug; answer as the engine answers a bad name.
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: name is required and must be a string", nil)
+	}
+	return out, nil
+}
+
+// forward makes the call. The backend's own error is returned as it is (the
+// engine writes a *jsonrpc.Error verbatim); any other failure means the
+// backend could not be reached.
+func (b *Backend) forward(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	res, err := b.client.Call(ctx, method, params)
+	if err == nil {
+		return res, nil
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return nil, je
+	}
+	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
+	return nil, b.unavailable(err)
+}
+
+// unavailable is the answer to a call the backend could not take: -32603
+// with data.backend, so that a client can tell which backend is down (a
+// plain error would become an isError tool result or a generic -32603).
+func (b *Backend) unavailable(err error) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" unavailable: "+err.Error(),
+		map[string]string{"backend": b.name})
+}

@@ -1,0 +1,69 @@
+// register.go turns prepared entries into the front server's registry
+// entries, each with a handler that forwards to this backend.
+
+package relay
+
+import (
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+func (b *Backend) addTools(s *mcp.Server, es []entry) {
+	if len(es) == 0 {
+		return
+	}
+	tools := make([]*mcp.Tool, len(es))
+	for i, e := range es {
+		tools[i] = &mcp.Tool{
+			Name: e.key, Definition: e.def, MinRole: b.minRole,
+			SkipValidation: true, // the backend judges its own arguments
+			Handler:        b.callTool(e.orig),
+		}
+	}
+	if err := s.AddTools(tools...); err != nil {
+		for _, e := range es {
+			b.drop(kindTool, e, err)
+		}
+	}
+}
+
+func (b *Backend) addResources(s *mcp.Server, es []entry) {
+	if len(es) == 0 {
+		return
+	}
+	rs := make([]*mcp.Resource, len(es))
+	for i, e := range es {
+		rs[i] = &mcp.Resource{URI: e.key, Definition: e.def, MinRole: b.minRole, Read: b.readResource}
+	}
+	if err := s.AddResources(rs...); err != nil {
+		for _, e := range es {
+			b.drop(kindResource, e, err)
+		}
+	}
+}
+
+// addTemplates registers templates one by one: the server refuses a whole
+// batch for one template it cannot parse, and one bad template must not
+// hide the others.
+func (b *Backend) addTemplates(s *mcp.Server, es []entry) {
+	for _, e := range es {
+		t := &mcp.ResourceTemplate{URITemplate: e.key, Definition: e.def, MinRole: b.minRole, Read: b.readResource}
+		if err := s.AddResourceTemplates(t); err != nil {
+			b.drop(kindTemplate, e, err)
+		}
+	}
+}
+
+func (b *Backend) addPrompts(s *mcp.Server, es []entry) {
+	if len(es) == 0 {
+		return
+	}
+	ps := make([]*mcp.Prompt, len(es))
+	for i, e := range es {
+		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole, Get: b.getPrompt(e.orig)}
+	}
+	if err := s.AddPrompts(ps...); err != nil {
+		for _, e := range es {
+			b.drop(kindPrompt, e, err)
+		}
+	}
+}
