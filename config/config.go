@@ -18,7 +18,7 @@ import (
 
 // Config is the whole configuration of `mcpgate serve`.
 type Config struct {
-	// Listen is the HTTP address (default 127.0.0.1:8750, loopback: safe
+	// Listen is the HTTP address (default 127.0.0.1:8080, loopback: safe
 	// by default).
 	Listen string `yaml:"listen"`
 	// Store is the SQLite database file (default
@@ -185,7 +185,7 @@ func DefaultStorePath() string {
 
 func (c *Config) defaults() {
 	if c.Listen == "" {
-		c.Listen = "127.0.0.1:8750"
+		c.Listen = "127.0.0.1:8080"
 	}
 	if c.Store == "" {
 		c.Store = DefaultStorePath()

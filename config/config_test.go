@@ -12,7 +12,7 @@ func TestDefaultsAreSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:8750" {
+	if c.Listen != "127.0.0.1:8080" {
 		t.Errorf("listen = %q, want a loopback address", c.Listen)
 	}
 	if c.Auth.Disabled {

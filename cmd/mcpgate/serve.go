@@ -47,7 +47,7 @@ func serveCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "configuration file (YAML)")
-	fl.StringVar(&f.listen, "listen", "", "HTTP address (default 127.0.0.1:8750)")
+	fl.StringVar(&f.listen, "listen", "", "HTTP address (default 127.0.0.1:8080)")
 	fl.StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+")")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (local development; loopback only)")
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one session on stdin/stdout as the configured local identity")
