@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"wire":            {"jsonrpc"},
 	"proxy":           {"jsonrpc", "mcp", "mcphttp", "stdio", "wire"},
 	"relay":           {"jsonrpc", "mcp"},
+	"backend":         {"jsonrpc", "mcp", "mcphttp", "relay", "stdio"},
 	"internal/peers":  {},
 	"internal/layout": {},
 	"cmd/mcpgate":     {"*"},
