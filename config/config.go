@@ -30,6 +30,7 @@ type Config struct {
 	RateLimits RateLimits `yaml:"rate_limits"`
 	Audit      Audit      `yaml:"audit"`
 	Metrics    Metrics    `yaml:"metrics"`
+	Backends   []Backend  `yaml:"backends"`
 }
 
 // HTTP configures the MCP endpoint's transports.

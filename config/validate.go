@@ -89,7 +89,7 @@ func (c *Config) Validate() error {
 	if c.HTTP.MaxBodyBytes < 0 {
 		return bad("http.max_body_bytes", "must not be negative")
 	}
-	return nil
+	return c.validateBackends()
 }
 
 // KnownRole reports whether name is a base role or a configured custom one.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/access"
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -28,8 +29,12 @@ type Options struct {
 	Store  store.Store
 	Logger *slog.Logger
 	Info   mcp.Implementation
-	// Catalogue registers the entries the gateway serves.
+	// Catalogue registers entries of the gateway's own, beside those
+	// relayed from the configured backends.
 	Catalogue func(*mcp.Server)
+	// Backend tunes how backends are kept connected (restart backoff,
+	// pings); its Logger is the gateway's.
+	Backend backend.Options
 	// Complete serves completion/complete for the catalogue (optional).
 	Complete mcp.HandlerFunc
 	// Now is the clock of the rate limits (default time.Now).
@@ -46,6 +51,8 @@ type Gateway struct {
 	tokens  *auth.Tokens
 	audit   *audit.Log
 	metrics *metrics.Metrics
+	// backends relays the configured backends; nil when there are none.
+	backends *backend.Set
 
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
@@ -77,6 +84,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	specs, err := backendSpecs(cfg.Backends)
+	if err != nil {
+		return nil, err
+	}
 	g.metrics = metrics.New()
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
@@ -91,6 +102,17 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
+	}
+	if len(specs) > 0 {
+		bo := o.Backend
+		bo.Logger = o.Logger
+		g.backends = backend.NewSet(g.server, bo)
+		for _, s := range specs {
+			if err := g.backends.Add(s); err != nil { // validated above: not expected
+				g.backends.Close()
+				return nil, err
+			}
+		}
 	}
 	g.mountHTTP(authn)
 	g.watchGauges()
@@ -150,13 +172,14 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	root.HandleFunc("GET /readyz", g.serveReadyz)
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
 	root.Handle("/", authn(mcpRoutes))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
 }
 
-// Handler serves every HTTP route: /mcp, /sse, /messages, /healthz and
-// /metrics (admins only).
+// Handler serves every HTTP route: /mcp, /sse, /messages, /healthz,
+// /readyz and /metrics (admins only).
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // Server is the MCP engine behind the routes.
@@ -165,22 +188,39 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // Tokens is the service-token index (nil when authentication is off).
 func (g *Gateway) Tokens() *auth.Tokens { return g.tokens }
 
-// Run keeps the gateway's background work going until ctx ends: rate
-// buckets swept, and service tokens revoked by another process (the CLI)
-// picked up.
+// Run keeps the gateway's background work going until ctx ends: the
+// backends connected, rate buckets swept, and service tokens revoked by
+// another process (the CLI) picked up.
 func (g *Gateway) Run(ctx context.Context) {
 	done := make(chan struct{})
 	go func() { g.limiter.Run(ctx, time.Minute); close(done) }()
+	var backendsDone chan struct{}
+	if g.backends != nil {
+		backendsDone = make(chan struct{})
+		go func() {
+			defer close(backendsDone)
+			if err := g.backends.Run(ctx); err != nil {
+				g.log.Debug("backends not started", "err", err) // closed before Run
+			}
+		}()
+	}
 	if g.tokens != nil {
 		g.tokens.RefreshEvery(ctx, 2*time.Second)
 	}
 	<-done
+	if backendsDone != nil {
+		<-backendsDone
+	}
 }
 
 // EndSessions ends every HTTP session and stream, cancelling the requests
-// in flight; an HTTP server's shutdown calls it so that open streams do not
-// hold the shutdown up. It may be called more than once.
+// in flight, and stops the backends (their processes ended); an HTTP
+// server's shutdown calls it so that open streams do not hold the shutdown
+// up. It may be called more than once.
 func (g *Gateway) EndSessions() error {
+	if g.backends != nil {
+		g.backends.Close()
+	}
 	g.streamable.Close()
 	return g.legacy.Close()
 }

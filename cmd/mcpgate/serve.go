@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,8 @@ type serveFlags struct {
 	stdio     bool
 	stateless bool
 	verbose   bool
+	backends  []string // NAME=KIND:TARGET
+	noPrefix  bool
 }
 
 func serveCommand() *cobra.Command {
@@ -41,8 +44,11 @@ func serveCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the authenticated MCP endpoint",
 		Long: "Serve one MCP endpoint (Streamable HTTP at /mcp, legacy SSE at /sse, or stdio) with\n" +
-			"authentication, roles, rate limits and an audit log. Until backends can be configured it\n" +
-			"serves the built-in demonstration catalogue (the conformance fixture's tools).",
+			"authentication, roles, rate limits and an audit log, relaying the configured backends\n" +
+			"(backends: in the file, or --backend). With no backend it serves the built-in\n" +
+			"demonstration catalogue (the conformance fixture's tools).",
+		Example: "  mcpgate serve --no-auth --backend fs=stdio:'npx -y @modelcontextprotocol/server-filesystem /tmp'\n" +
+			"  mcpgate serve --backend remote=http:https://mcp.example/mcp --no-prefix",
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
 	}
 	fl := cmd.Flags()
@@ -53,6 +59,8 @@ func serveCommand() *cobra.Command {
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one session on stdin/stdout as the configured local identity")
 	fl.BoolVar(&f.stateless, "stateless", false, "serve Streamable HTTP without sessions")
 	fl.BoolVar(&f.verbose, "verbose", false, "log at debug level")
+	fl.StringArrayVar(&f.backends, "backend", nil, "relay a backend: NAME=stdio:'CMD ARGS', NAME=http:URL or NAME=sse:URL (repeatable)")
+	fl.BoolVar(&f.noPrefix, "no-prefix", false, "keep the --backend backends' own tool and prompt names (no NAME__ prefix)")
 	return cmd
 }
 
@@ -70,7 +78,34 @@ func loadConfig(f serveFlags) (*config.Config, error) {
 	}
 	cfg.Auth.Disabled = cfg.Auth.Disabled || f.noAuth
 	cfg.HTTP.Stateless = cfg.HTTP.Stateless || f.stateless
+	if err := mergeBackendFlags(cfg, f); err != nil {
+		return nil, err
+	}
 	return cfg, cfg.Validate()
+}
+
+// mergeBackendFlags adds the --backend backends to the file's; one of the
+// same name replaces the file's.
+func mergeBackendFlags(cfg *config.Config, f serveFlags) error {
+	for _, s := range f.backends {
+		b, err := config.ParseBackendFlag(s)
+		if err != nil {
+			return err
+		}
+		if f.noPrefix {
+			b.Prefix = config.NoPrefix
+		}
+		i := slices.IndexFunc(cfg.Backends, func(c config.Backend) bool { return c.Name == b.Name })
+		if i >= 0 {
+			cfg.Backends[i] = b
+		} else {
+			cfg.Backends = append(cfg.Backends, b)
+		}
+	}
+	if f.noPrefix && len(f.backends) == 0 {
+		return errors.New("--no-prefix applies to --backend backends; give at least one (or prefix: \"-\" in the file)")
+	}
+	return nil
 }
 
 func runServe(cmd *cobra.Command, f serveFlags) error {
@@ -89,13 +124,12 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	defer st.Close()
-	gw, err := gateway.New(ctx, cfg, gateway.Options{
-		Store:     st,
-		Logger:    log,
-		Info:      mcp.Implementation{Name: "mcpgate", Version: version},
-		Catalogue: fixture.Register,
-		Complete:  fixture.Complete,
-	})
+	opts := gateway.Options{Store: st, Logger: log, Info: mcp.Implementation{Name: "mcpgate", Version: version}}
+	if len(cfg.Backends) == 0 {
+		// The demonstration: the first run shows tools working end to end.
+		opts.Catalogue, opts.Complete = fixture.Register, fixture.Complete
+	}
+	gw, err := gateway.New(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"audit":           {"jsonrpc", "mcp", "store"},
 	"metrics":         {"audit", "jsonrpc", "mcp", "store"},
 	"config":          {},
-	"gateway":         {"access", "audit", "auth", "config", "mcp", "mcphttp", "metrics", "stdio", "store"},
+	"gateway":         {"access", "audit", "auth", "backend", "config", "mcp", "mcphttp", "metrics", "relay", "stdio", "store"},
 	"wire":            {"jsonrpc"},
 	"proxy":           {"jsonrpc", "mcp", "mcphttp", "stdio", "wire"},
 	"relay":           {"jsonrpc", "mcp"},

@@ -1,0 +1,152 @@
+// backends.go is the `backends:` section: the MCP servers the gateway
+// relays. Secrets (environment values for a command, header values for a
+// remote server) are never written in the YAML in clear: the file names an
+// environment variable of the gateway's own, read when the backend is built.
+
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Backend kinds.
+const (
+	BackendStdio = "stdio"
+	BackendHTTP  = "http"
+	BackendSSE   = "sse"
+)
+
+// Backend configures one backend server.
+type Backend struct {
+	Name string `yaml:"name"`
+	Kind string `yaml:"kind"` // stdio, http or sse
+	// Command is the program and its arguments (stdio).
+	Command []string `yaml:"command"`
+	// EnvFrom sets the command's variable NAME to the value of the
+	// gateway's environment variable EnvFrom[NAME] (stdio).
+	EnvFrom map[string]string `yaml:"env_from"`
+	// URL is the endpoint (http, sse).
+	URL string `yaml:"url"`
+	// HeadersFrom sends header H with the value of the gateway's
+	// environment variable HeadersFrom[H] (http, sse).
+	HeadersFrom map[string]string `yaml:"headers_from"`
+	// Prefix goes before tool and prompt names (default NAME__; "-": none).
+	Prefix  string `yaml:"prefix"`
+	MinRole string `yaml:"min_role"`
+
+	// Env and Headers exist only to be refused with a useful message: a
+	// value in clear in the file would be a secret in clear.
+	Env     map[string]string `yaml:"env"`
+	Headers map[string]string `yaml:"headers"`
+}
+
+// NoPrefix as Backend.Prefix keeps the backend's own names.
+const NoPrefix = "-"
+
+func (c *Config) validateBackends() error {
+	seen := map[string]int{}
+	for i, b := range c.Backends {
+		key := fmt.Sprintf("backends[%d]", i)
+		if err := c.validateBackend(key, b); err != nil {
+			return err
+		}
+		if j, dup := seen[b.Name]; dup {
+			return bad(key+".name", "%q is already the name of backends[%d]", b.Name, j)
+		}
+		seen[b.Name] = i
+	}
+	return nil
+}
+
+func (c *Config) validateBackend(key string, b Backend) error {
+	if b.Name == "" {
+		return bad(key+".name", "required")
+	}
+	if strings.ContainsAny(b.Name, " \t\r\n") {
+		return bad(key+".name", "%q must not contain spaces", b.Name)
+	}
+	if len(b.Env) > 0 {
+		return bad(key+".env", "values in clear are not allowed; name the gateway's environment variables in env_from")
+	}
+	if len(b.Headers) > 0 {
+		return bad(key+".headers", "values in clear are not allowed; name the gateway's environment variables in headers_from")
+	}
+	switch b.Kind {
+	case BackendStdio:
+		if len(b.Command) == 0 || b.Command[0] == "" {
+			return bad(key+".command", "required for kind stdio")
+		}
+		if b.URL != "" {
+			return bad(key+".url", "not used by kind stdio")
+		}
+		if len(b.HeadersFrom) > 0 {
+			return bad(key+".headers_from", "not used by kind stdio")
+		}
+		for name, from := range b.EnvFrom {
+			if name == "" || strings.Contains(name, "=") {
+				return bad(key+".env_from", "%q is not a variable name", name)
+			}
+			if from == "" {
+				return bad(key+".env_from."+name, "names no environment variable")
+			}
+		}
+	case BackendHTTP, BackendSSE:
+		if b.URL == "" {
+			return bad(key+".url", "required for kind %s", b.Kind)
+		}
+		u, err := url.Parse(b.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad(key+".url", "not an http or https URL")
+		}
+		if u.User != nil {
+			return bad(key+".url", "must not carry credentials; use headers_from")
+		}
+		if len(b.Command) > 0 {
+			return bad(key+".command", "not used by kind %s", b.Kind)
+		}
+		if len(b.EnvFrom) > 0 {
+			return bad(key+".env_from", "not used by kind %s", b.Kind)
+		}
+		for h, from := range b.HeadersFrom {
+			if h == "" || strings.ContainsAny(h, " :\t\r\n") {
+				return bad(key+".headers_from", "%q is not a header name", h)
+			}
+			if from == "" {
+				return bad(key+".headers_from."+h, "names no environment variable")
+			}
+		}
+	case "":
+		return bad(key+".kind", "required (stdio, http or sse)")
+	default:
+		return bad(key+".kind", "%q is not stdio, http or sse", b.Kind)
+	}
+	if b.MinRole != "" && !c.KnownRole(b.MinRole) {
+		return bad(key+".min_role", "unknown role %q", b.MinRole)
+	}
+	return nil
+}
+
+// ParseBackendFlag reads the command line's NAME=stdio:CMD ARGS…,
+// NAME=http:URL or NAME=sse:URL. The command is split on spaces.
+func ParseBackendFlag(s string) (Backend, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	if !ok {
+		return Backend{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET", s)
+	}
+	kind, target, ok := strings.Cut(rest, ":")
+	if !ok {
+		return Backend{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET (stdio, http or sse)", s)
+	}
+	b := Backend{Name: name, Kind: kind}
+	switch kind {
+	case BackendStdio:
+		b.Command = strings.Fields(target)
+	case BackendHTTP, BackendSSE:
+		b.URL = target
+	default:
+		return Backend{}, fmt.Errorf("--backend %q: kind %q is not stdio, http or sse", s, kind)
+	}
+	return b, nil
+}

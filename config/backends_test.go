@@ -1,0 +1,117 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The backends section: each backend is checked on its own and against the
+// others, and a refusal names the key, with the backend's index.
+func TestBackendErrorsNameTheKey(t *testing.T) {
+	const ok = "  - {name: ok, kind: http, url: \"http://127.0.0.1:1/mcp\"}\n"
+	tests := []struct {
+		name, yaml, key string
+	}{
+		{"name missing", "backends: [{kind: http, url: \"http://h/mcp\"}]", "backends[0].name"},
+		{"name with a space", "backends: [{name: a b, kind: http, url: \"http://h/mcp\"}]", "backends[0].name"},
+		{"names not unique", "backends:\n" + ok + ok, "backends[1].name"},
+		{"kind missing", "backends: [{name: a, url: \"http://h/mcp\"}]", "backends[0].kind"},
+		{"kind unknown", "backends: [{name: a, kind: grpc, url: \"http://h/mcp\"}]", "backends[0].kind"},
+		{"stdio without command", "backends: [{name: a, kind: stdio}]", "backends[0].command"},
+		{"stdio with a url", "backends: [{name: a, kind: stdio, command: [x], url: \"http://h/mcp\"}]", "backends[0].url"},
+		{"stdio with headers_from", "backends: [{name: a, kind: stdio, command: [x], headers_from: {A: B}}]", "backends[0].headers_from"},
+		{"env_from naming nothing", "backends: [{name: a, kind: stdio, command: [x], env_from: {TOKEN: ''}}]", "backends[0].env_from.TOKEN"},
+		{"env_from bad variable", "backends: [{name: a, kind: stdio, command: [x], env_from: {'A=B': C}}]", "backends[0].env_from"},
+		{"env in clear", "backends: [{name: a, kind: stdio, command: [x], env: {TOKEN: hunter2}}]", "backends[0].env"},
+		{"headers in clear", "backends:\n" + ok + "  - {name: b, kind: http, url: \"http://h/mcp\", headers: {Authorization: hunter2}}", "backends[1].headers"},
+		{"http without url", "backends:\n" + ok + "  - {name: b, kind: http}", "backends[1].url"},
+		{"sse without url", "backends: [{name: a, kind: sse}]", "backends[0].url"},
+		{"url not http", "backends: [{name: a, kind: http, url: \"ftp://h/mcp\"}]", "backends[0].url"},
+		{"url with credentials", "backends: [{name: a, kind: http, url: \"http://u:p@h/mcp\"}]", "backends[0].url"},
+		{"http with a command", "backends: [{name: a, kind: http, url: \"http://h/mcp\", command: [x]}]", "backends[0].command"},
+		{"http with env_from", "backends: [{name: a, kind: http, url: \"http://h/mcp\", env_from: {A: B}}]", "backends[0].env_from"},
+		{"bad header name", "backends: [{name: a, kind: http, url: \"http://h/mcp\", headers_from: {'X: Y': B}}]", "backends[0].headers_from"},
+		{"headers_from naming nothing", "backends: [{name: a, kind: sse, url: \"http://h/sse\", headers_from: {Authorization: ''}}]", "backends[0].headers_from.Authorization"},
+		{"unknown min_role", "backends: [{name: a, kind: http, url: \"http://h/mcp\", min_role: boss}]", "backends[0].min_role"},
+		{"unknown backend key", "backends: [{name: a, kind: http, url: \"http://h/mcp\", urll: x}]", "urll"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tt.key) {
+				t.Fatalf("error %q does not name %q", err, tt.key)
+			}
+			var ke *KeyError
+			if errors.As(err, &ke) && ke.Key != tt.key {
+				t.Fatalf("KeyError.Key = %q, want %q", ke.Key, tt.key)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("error %q repeats a value given in clear", err)
+			}
+		})
+	}
+}
+
+func TestBackendsParse(t *testing.T) {
+	c, err := Parse([]byte(`
+roles: {analyst: viewer}
+backends:
+  - name: files
+    kind: stdio
+    command: [npx, -y, "@modelcontextprotocol/server-filesystem", /tmp]
+    env_from: {GITHUB_TOKEN: MY_GITHUB_TOKEN}
+    prefix: "-"
+    min_role: analyst
+  - name: remote
+    kind: sse
+    url: https://mcp.example/sse
+    headers_from: {Authorization: REMOTE_AUTH}
+    prefix: "r."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Backend{
+		{Name: "files", Kind: "stdio", Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+			EnvFrom: map[string]string{"GITHUB_TOKEN": "MY_GITHUB_TOKEN"}, Prefix: NoPrefix, MinRole: "analyst"},
+		{Name: "remote", Kind: "sse", URL: "https://mcp.example/sse",
+			HeadersFrom: map[string]string{"Authorization": "REMOTE_AUTH"}, Prefix: "r."},
+	}
+	if !reflect.DeepEqual(c.Backends, want) {
+		t.Errorf("backends = %+v\nwant %+v", c.Backends, want)
+	}
+}
+
+func TestBackendFlag(t *testing.T) {
+	tests := []struct {
+		flag string
+		want Backend
+		bad  bool
+	}{
+		{flag: "fx=stdio:mcpgate fixture --stdio", want: Backend{Name: "fx", Kind: "stdio", Command: []string{"mcpgate", "fixture", "--stdio"}}},
+		{flag: "r=http:http://127.0.0.1:3000/mcp", want: Backend{Name: "r", Kind: "http", URL: "http://127.0.0.1:3000/mcp"}},
+		{flag: "s=sse:https://h/sse", want: Backend{Name: "s", Kind: "sse", URL: "https://h/sse"}},
+		{flag: "no-kind", bad: true},
+		{flag: "a=http", bad: true},
+		{flag: "a=proxy:ws://h:1", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flag, func(t *testing.T) {
+			got, err := ParseBackendFlag(tt.flag)
+			if tt.bad {
+				if err == nil {
+					t.Fatalf("accepted as %+v", got)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("= %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+// backends.go relays the configured backends into the gateway's server:
+// each becomes a backend.Spec, with its secrets read from the gateway's
+// environment, and the Set that keeps them connected is reported on
+// /readyz, which any prober may read, so it shows state and never a secret.
+
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcpgate/mcpgate/backend"
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/relay"
+)
+
+// backendSpec turns one configured backend into a Spec; key names it in
+// errors ("backends[1]").
+func backendSpec(key string, b config.Backend) (backend.Spec, error) {
+	s := backend.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
+	if b.Prefix == config.NoPrefix {
+		s.Prefix = relay.NoPrefix
+	}
+	for name, from := range b.EnvFrom {
+		v, ok := os.LookupEnv(from)
+		if !ok {
+			return s, fmt.Errorf("%s.env_from.%s: environment variable %s is not set", key, name, from)
+		}
+		s.Env = append(s.Env, name+"="+v)
+	}
+	for h, from := range b.HeadersFrom {
+		v, ok := os.LookupEnv(from)
+		if !ok {
+			return s, fmt.Errorf("%s.headers_from.%s: environment variable %s is not set", key, h, from)
+		}
+		if s.Header == nil {
+			s.Header = http.Header{}
+		}
+		s.Header.Set(h, v)
+	}
+	if err := s.Validate(); err != nil {
+		return s, fmt.Errorf("%s: %w", key, err)
+	}
+	return s, nil
+}
+
+// backendSpecs builds every configured backend's Spec before anything
+// starts, so that a missing secret refuses New.
+func backendSpecs(bs []config.Backend) ([]backend.Spec, error) {
+	specs := make([]backend.Spec, 0, len(bs))
+	for i, b := range bs {
+		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// readiness is the body of /readyz.
+type readiness struct {
+	Ready    bool            `json:"ready"`
+	Backends []backendStatus `json:"backends"`
+}
+
+type backendStatus struct {
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	Up        bool      `json:"up"`
+	Since     time.Time `json:"since"`
+	Restarts  int       `json:"restarts"`
+	LastError string    `json:"lastError"`
+}
+
+// serveReadyz answers 200 when every backend is up (or there is none) and
+// 503 otherwise. LastError comes scrubbed of header and env values by the
+// backend package.
+func (g *Gateway) serveReadyz(w http.ResponseWriter, _ *http.Request) {
+	r := readiness{Ready: true, Backends: []backendStatus{}}
+	if g.backends != nil {
+		for _, s := range g.backends.States() {
+			r.Ready = r.Ready && s.Up
+			r.Backends = append(r.Backends, backendStatus{Name: s.Name, Kind: s.Kind, Up: s.Up,
+				Since: s.Since.UTC(), Restarts: s.Restarts, LastError: s.LastError})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !r.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(r)
+}
