@@ -29,6 +29,10 @@ type Options struct {
 	// vanished without closing it (an HTTP server gone from the network)
 	// is noticed.
 	PingInterval time.Duration
+	// Claims is the ledger of the front's entries shared by the Set's
+	// backends (default: a new one). Give one when the front needs it
+	// before the Set exists: its Complete routes completion/complete.
+	Claims *relay.Claims
 }
 
 func (o Options) withDefaults() Options {
@@ -167,10 +171,16 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	resync := make(chan struct{}, 1)
+	inflight := relay.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
-		Info:   mcp.Implementation{Name: "mcpgate", Version: "1"},
-		Logger: b.log,
+		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
+		Capabilities: relay.ClientCapabilities,
+		Logger:       b.log,
+		OnRequest:    inflight.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) {
+			if inflight.OnNotification(m) {
+				return
+			}
 			if listChanged[m.Method] {
 				select { // one pending resync covers any number of notices
 				case resync <- struct{}{}:
@@ -185,6 +195,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	}
 	rb := relay.New(b.spec.Name, client, relay.Options{
 		Prefix: b.spec.Prefix, MinRole: b.spec.MinRole, Claims: b.claims, Logger: b.log,
+		Inflight: inflight,
 	})
 	if err := rb.Sync(start, b.front); err != nil {
 		return 0, err

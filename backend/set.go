@@ -43,7 +43,11 @@ type member struct {
 
 // NewSet returns an empty Set relaying into front.
 func NewSet(front *mcp.Server, opts Options) *Set {
-	return &Set{front: front, claims: relay.NewClaims(), opts: opts.withDefaults(),
+	claims := opts.Claims
+	if claims == nil {
+		claims = relay.NewClaims()
+	}
+	return &Set{front: front, claims: claims, opts: opts.withDefaults(),
 		changed: newSignal(), members: map[string]*member{}}
 }
 

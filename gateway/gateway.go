@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/metrics"
+	"github.com/mcpgate/mcpgate/relay"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -89,11 +90,21 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.metrics = metrics.New()
+	// With backends, completion/complete is routed by its ref to the
+	// backend owning the prompt or template, unless the caller serves it.
+	var claims *relay.Claims
+	complete := o.Complete
+	if len(specs) > 0 {
+		claims = relay.NewClaims()
+		if complete == nil {
+			complete = claims.Complete
+		}
+	}
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
 		Logger:   o.Logger,
 		Gate:     metrics.EntryGate(access.NewGate(g.roles, g.limiter)),
-		Complete: o.Complete,
+		Complete: complete,
 	})
 	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{}))
 	if !cfg.Audit.Disabled {
@@ -106,6 +117,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if len(specs) > 0 {
 		bo := o.Backend
 		bo.Logger = o.Logger
+		bo.Claims = claims
 		g.backends = backend.NewSet(g.server, bo)
 		for _, s := range specs {
 			if err := g.backends.Add(s); err != nil { // validated above: not expected

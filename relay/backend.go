@@ -32,16 +32,22 @@ type Options struct {
 	// Default: a ledger of this backend's own.
 	Claims *Claims
 	Logger *slog.Logger // default: discard
+	// Inflight is the registry of calls in flight that the backend's
+	// mcp.Client relays notifications and requests through (hook its
+	// OnNotification and OnRequest into the ClientOptions). Default: one
+	// of the Backend's own, reached by nothing.
+	Inflight *Inflight
 }
 
 // Backend relays one backend MCP server through a front mcp.Server.
 type Backend struct {
-	name    string
-	client  *mcp.Client
-	prefix  string
-	minRole string
-	claims  *Claims
-	log     *slog.Logger
+	name     string
+	client   *mcp.Client
+	prefix   string
+	minRole  string
+	claims   *Claims
+	inflight *Inflight
+	log      *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
 	owned map[kind]map[string]string // key at the front → definition registered
@@ -62,9 +68,12 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Inflight == nil {
+		opts.Inflight = NewInflight()
+	}
 	return &Backend{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRole,
-		claims: opts.Claims, log: opts.Logger.With("backend", name),
+		claims: opts.Claims, inflight: opts.Inflight, log: opts.Logger.With("backend", name),
 		owned: map[kind]map[string]string{},
 	}
 }
@@ -89,6 +98,7 @@ func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.claims.setLive(b)
 
 	added, removed := b.reconcile(kindTool, b.prepare(kindTool, c.tools, "name", true))
 	s.RemoveTools(removed...)
@@ -113,6 +123,7 @@ func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
 func (b *Backend) Unsync(s *mcp.Server) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.claims.clearLive(b)
 	s.RemoveTools(b.release(kindTool)...)
 	s.RemoveResources(b.release(kindResource)...)
 	s.RemoveResourceTemplates(b.release(kindTemplate)...)

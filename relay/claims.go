@@ -23,11 +23,12 @@ const (
 type Claims struct {
 	mu     sync.Mutex
 	owners map[kind]map[string]string // kind → key → backend name
+	live   map[string]*Backend        // backend name → its synced Backend
 }
 
 // NewClaims returns an empty ledger.
 func NewClaims() *Claims {
-	return &Claims{owners: map[kind]map[string]string{}}
+	return &Claims{owners: map[kind]map[string]string{}, live: map[string]*Backend{}}
 }
 
 // claim gives key to backend unless another backend holds it; it returns

@@ -20,7 +20,7 @@ func (b *Backend) callTool(orig string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		return b.forward(ctx, "tools/call", params)
+		return b.forward(ctx, r, "tools/call", params)
 	}
 }
 
@@ -30,13 +30,13 @@ func (b *Backend) getPrompt(orig string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		return b.forward(ctx, "prompts/get", params)
+		return b.forward(ctx, r, "prompts/get", params)
 	}
 }
 
 // readResource forwards resources/read as it came: URIs are not prefixed.
 func (b *Backend) readResource(ctx context.Context, r *mcp.Request, _ string, _ map[string]string) (json.RawMessage, error) {
-	return b.forward(ctx, "resources/read", r.Params)
+	return b.forward(ctx, r, "resources/read", r.Params)
 }
 
 // unprefix puts the backend's own name back into params; arguments and
@@ -56,8 +56,12 @@ func (b *Backend) unprefix(params json.RawMessage, orig string) (json.RawMessage
 
 // forward makes the call. The backend's own error is returned as it is (the
 // engine writes a *jsonrpc.Error verbatim); any other failure means the
-// backend could not be reached.
-func (b *Backend) forward(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// backend could not be reached. While the call is in flight, r is in the
+// backend's Inflight registry, so that what the backend sends about the
+// call reaches r (inflight.go).
+func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+	params, done := b.inflight.begin(ctx, r, params)
+	defer done()
 	res, err := b.client.Call(ctx, method, params)
 	if err == nil {
 		return res, nil

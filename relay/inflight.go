@@ -1,0 +1,155 @@
+// inflight.go relays in the other direction: what a backend sends while a
+// relayed call is in flight — progress, log messages, and its own requests
+// (sampling, elicitation, roots) — goes to the front request that caused
+// it.
+//
+// Routing rules:
+//   - notifications/progress carries the gateway's own token ("gw-<n>",
+//     unique per backend call, spliced into the forwarded params._meta in
+//     place of the caller's), so it reaches exactly the call it belongs to,
+//     with the caller's token restored; progress with an unknown token is
+//     dropped.
+//   - notifications/message and server-to-client requests carry nothing
+//     that names the call (and the client transports do not expose the
+//     related stream), so they go to the most recent call in flight to that
+//     backend; with none in flight a log message is dropped and a request
+//     answered -32603. With one call in flight — the usual case, and the
+//     conformance suite's — this is exact; with several it is a best guess
+//     that never fans a message out to several clients.
+
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// ClientCapabilities are the capabilities a relaying mcp.Client declares
+// at initialize: the gateway relays sampling, elicitation and roots to its
+// clients.
+var ClientCapabilities = json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
+
+// Inflight is the registry of the front requests in flight to one backend.
+// Create it before the backend's mcp.Client and hook OnNotification and
+// OnRequest into its ClientOptions; give the same one to relay.New.
+type Inflight struct {
+	mu    sync.Mutex
+	seq   uint64
+	calls map[uint64]*inflightCall // by seq
+	byTok map[string]*inflightCall // by the gateway's raw token
+}
+
+type inflightCall struct {
+	seq   uint64
+	ctx   context.Context
+	r     *mcp.Request
+	token json.RawMessage // the caller's raw progress token, or nil
+	gwTok string          // the gateway's raw token ("\"gw-1\""), or ""
+}
+
+// NewInflight returns an empty registry.
+func NewInflight() *Inflight {
+	return &Inflight{calls: map[uint64]*inflightCall{}, byTok: map[string]*inflightCall{}}
+}
+
+// begin registers r for the duration of one backend call and returns the
+// params to forward (with the gateway's progress token if r has one) and
+// the function that ends the registration.
+func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage) (json.RawMessage, func()) {
+	if r == nil {
+		return params, func() {}
+	}
+	in.mu.Lock()
+	in.seq++
+	c := &inflightCall{seq: in.seq, ctx: ctx, r: r}
+	if tok := r.ProgressToken(); tok != nil {
+		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
+		if out, err := withProgressToken(params, json.RawMessage(gw)); err == nil {
+			params, c.token, c.gwTok = out, tok, gw
+			in.byTok[gw] = c
+		}
+	}
+	in.calls[c.seq] = c
+	in.mu.Unlock()
+	return params, func() {
+		in.mu.Lock()
+		delete(in.calls, c.seq)
+		if c.gwTok != "" {
+			delete(in.byTok, c.gwTok)
+		}
+		in.mu.Unlock()
+	}
+}
+
+// latest is the most recent call in flight, or nil.
+func (in *Inflight) latest() *inflightCall {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var last *inflightCall
+	for _, c := range in.calls {
+		if last == nil || c.seq > last.seq {
+			last = c
+		}
+	}
+	return last
+}
+
+// OnNotification relays a backend notification that belongs to a call in
+// flight and reports whether it was one it handles (progress and log
+// messages). It sends synchronously, so the caller sees the notifications
+// in the backend's order and before the call's result.
+func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
+	switch m.Method {
+	case "notifications/progress":
+		tok, _ := jsonrpc.Lookup(m.Params, "progressToken")
+		in.mu.Lock()
+		c := in.byTok[string(tok)]
+		in.mu.Unlock()
+		if c == nil {
+			return true
+		}
+		params, err := withMember(m.Params, "progressToken", c.token)
+		if err == nil {
+			_ = c.r.Notify(c.ctx, m.Method, params)
+		}
+		return true
+	case "notifications/message":
+		c := in.latest()
+		if c == nil {
+			return true
+		}
+		var p struct {
+			Level  mcp.LogLevel    `json:"level"`
+			Logger string          `json:"logger"`
+			Data   json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || p.Data == nil {
+			return true
+		}
+		// Log, not Notify: the front session's logging/setLevel applies.
+		_ = c.r.Log(c.ctx, p.Level, p.Logger, p.Data)
+		return true
+	}
+	return false
+}
+
+// OnRequest relays a backend's request (sampling/createMessage,
+// elicitation/create, roots/list, ...) to the client of the most recent
+// call in flight and returns the client's raw answer or raw error.
+func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+	c := in.latest()
+	if c == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "no client request in flight to relay "+m.Method+" to", nil)
+	}
+	// Ends with the front call or the backend connection, whichever first.
+	cctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	return c.r.Call(cctx, m.Method, m.Params)
+}
