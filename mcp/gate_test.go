@@ -8,6 +8,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -281,3 +282,53 @@ func TestGateSeesTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// completion/complete keeps to the lists' visibility: a ref to a prompt or
+// template the caller may not see is answered as unknown, and the
+// completion handler never runs for it.
+func TestCompletionHidesWhatTheListsHide(t *testing.T) {
+	var completed int
+	s := mcp.NewServer(mcp.Options{
+		Gate: hideGate{hidden: map[string]bool{"secret_prompt": true, "test://secret/{id}": true}},
+		Complete: func(context.Context, *mcp.Request) (json.RawMessage, error) {
+			completed++
+			return json.RawMessage(`{"completion":{"values":["x"]}}`), nil
+		},
+	})
+	noop := func(context.Context, *mcp.Request, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"messages":[]}`), nil
+	}
+	read := func(context.Context, *mcp.Request, string, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"contents":[]}`), nil
+	}
+	if err := errors.Join(
+		s.AddPrompts(&mcp.Prompt{Name: "secret_prompt", Get: noop}, &mcp.Prompt{Name: "open_prompt", Get: noop}),
+		s.AddResourceTemplates(&mcp.ResourceTemplate{URITemplate: "test://secret/{id}", Name: "s", Read: read}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	sess := s.NewSession(mcp.SessionOptions{Version: mcp.LatestVersion})
+	defer sess.Close()
+	for _, tc := range []struct {
+		ref     string
+		allowed bool
+	}{
+		{`{"type":"ref/prompt","name":"open_prompt"}`, true},
+		{`{"type":"ref/prompt","name":"secret_prompt"}`, false},
+		{`{"type":"ref/resource","uri":"test://secret/{id}"}`, false},
+		{`{"type":"ref/prompt","name":"not_registered"}`, true}, // left to the handler
+	} {
+		before := completed
+		out := sess.Handle(context.Background(), mustParse(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":`+tc.ref+`,"argument":{"name":"a","value":""}}}`)), nil)
+		m := mustParse(t, out)
+		if tc.allowed != (m.Error == nil) || tc.allowed != (completed == before+1) {
+			t.Errorf("ref %s: answer %s, handler ran %d times", tc.ref, out, completed-before)
+		}
+	}
+}
+
+// hideGate hides the named entries and admits everything else.
+type hideGate struct{ hidden map[string]bool }
+
+func (g hideGate) Visible(_ context.Context, e mcp.Entry) bool { return !g.hidden[e.Name] }
+func (g hideGate) Admit(context.Context, mcp.Entry) error      { return nil }

@@ -103,7 +103,7 @@ func NewServer(opts Options) *Server {
 		"prompts/get":              HandlerFunc(s.servePromptsGet),
 	}
 	if opts.Complete != nil {
-		s.methods["completion/complete"] = opts.Complete
+		s.methods["completion/complete"] = s.gatedComplete(opts.Complete)
 	}
 	s.caps = s.capabilities()
 	return s
