@@ -194,7 +194,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	rb := relay.New(b.spec.Name, client, relay.Options{
-		Prefix: b.spec.Prefix, MinRole: b.spec.MinRole, Claims: b.claims, Logger: b.log,
+		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, Claims: b.claims, Logger: b.log,
 		Inflight: inflight,
 	})
 	if err := rb.Sync(start, b.front); err != nil {

@@ -240,3 +240,22 @@ func TestSpecValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestSpecMinRoleForFirstMatchingRuleWins(t *testing.T) {
+	s := backend.Spec{MinRole: "editor", MinRoles: []backend.RoleRule{
+		{Kind: "tool", Name: "admin_*", Role: "admin"},
+		{Name: "admin_*", Role: "viewer"},
+		{Kind: "resource", Name: "file:///*", Role: "viewer"},
+	}}
+	for _, tt := range []struct{ kind, name, want string }{
+		{"tool", "admin_drop", "admin"},
+		{"prompt", "admin_drop", "viewer"},
+		{"resource", "file:///a", "viewer"},
+		{"resource", "file:///a/b", "editor"},
+		{"tool", "other", "editor"},
+	} {
+		if got := s.MinRoleFor(tt.kind, tt.name); got != tt.want {
+			t.Errorf("MinRoleFor(%s, %s) = %q, want %q", tt.kind, tt.name, got, tt.want)
+		}
+	}
+}

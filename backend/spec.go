@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 )
 
@@ -36,8 +37,38 @@ type Spec struct {
 	// Prefix goes before tool and prompt names at the front (default
 	// Name+"__"; relay.NoPrefix for none).
 	Prefix string
-	// MinRole is the minimum role of every entry the backend relays.
+	// MinRole is the minimum role of the entries the backend relays that
+	// no rule of MinRoles matches.
 	MinRole string
+	// MinRoles sets minimum roles by entry name pattern; the first rule
+	// matching an entry wins.
+	MinRoles []RoleRule
+}
+
+// RoleRule is one rule of Spec.MinRoles.
+type RoleRule struct {
+	// Kind is "tool", "resource" (resources and URI templates) or
+	// "prompt"; "" matches every kind.
+	Kind string
+	// Name is a path.Match pattern over the backend's own tool or prompt
+	// name (before prefixing), or a resource's URI or URI template.
+	Name string
+	Role string
+}
+
+// MinRoleFor is the minimum role of the backend's entry of kind ("tool",
+// "resource" or "prompt") named name at the backend: the first matching
+// rule's role, else MinRole.
+func (s Spec) MinRoleFor(kind, name string) string {
+	for _, r := range s.MinRoles {
+		if r.Kind != "" && r.Kind != kind {
+			continue
+		}
+		if ok, _ := path.Match(r.Name, name); ok {
+			return r.Role
+		}
+	}
+	return s.MinRole
 }
 
 // ErrInvalidSpec is wrapped by every error Validate returns.
@@ -67,6 +98,16 @@ func (s Spec) Validate() error {
 		}
 	default:
 		return bad("kind %q is not one of stdio, http, sse", s.Kind)
+	}
+	for i, r := range s.MinRoles {
+		switch r.Kind {
+		case "", "tool", "resource", "prompt":
+		default:
+			return bad("min role rule %d: kind %q is not tool, resource or prompt", i, r.Kind)
+		}
+		if _, err := path.Match(r.Name, ""); err != nil || r.Name == "" {
+			return bad("min role rule %d: %q is not a valid pattern", i, r.Name)
+		}
 	}
 	return nil
 }

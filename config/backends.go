@@ -8,6 +8,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -35,12 +36,32 @@ type Backend struct {
 	// Prefix goes before tool and prompt names (default NAME__; "-": none).
 	Prefix  string `yaml:"prefix"`
 	MinRole string `yaml:"min_role"`
+	// MinRoles sets the minimum role of the backend's entries by name
+	// pattern: the first rule matching an entry wins, else MinRole.
+	MinRoles []MinRoleRule `yaml:"min_roles"`
 
 	// Env and Headers exist only to be refused with a useful message: a
 	// value in clear in the file would be a secret in clear.
 	Env     map[string]string `yaml:"env"`
 	Headers map[string]string `yaml:"headers"`
 }
+
+// MinRoleRule is one rule of a backend's min_roles.
+type MinRoleRule struct {
+	// Kind is tool, resource or prompt; empty matches every kind.
+	Kind string `yaml:"kind"`
+	// Name is a path.Match pattern over the backend's own tool or prompt
+	// name (before prefixing), or over a resource's URI or URI template.
+	Name string `yaml:"name"`
+	Role string `yaml:"role"`
+}
+
+// Entry kinds a MinRoleRule may name.
+const (
+	EntryTool     = "tool"
+	EntryResource = "resource"
+	EntryPrompt   = "prompt"
+)
 
 // NoPrefix as Backend.Prefix keeps the backend's own names.
 const NoPrefix = "-"
@@ -124,6 +145,26 @@ func (c *Config) validateBackend(key string, b Backend) error {
 	}
 	if b.MinRole != "" && !c.KnownRole(b.MinRole) {
 		return bad(key+".min_role", "unknown role %q", b.MinRole)
+	}
+	for i, r := range b.MinRoles {
+		rk := fmt.Sprintf("%s.min_roles[%d]", key, i)
+		switch r.Kind {
+		case "", EntryTool, EntryResource, EntryPrompt:
+		default:
+			return bad(rk+".kind", "%q is not tool, resource or prompt (or empty for any)", r.Kind)
+		}
+		if r.Name == "" {
+			return bad(rk+".name", "required (a pattern such as \"admin_*\")")
+		}
+		if _, err := path.Match(r.Name, ""); err != nil {
+			return bad(rk+".name", "%q is not a valid pattern: %v", r.Name, err)
+		}
+		if r.Role == "" {
+			return bad(rk+".role", "required")
+		}
+		if !c.KnownRole(r.Role) {
+			return bad(rk+".role", "unknown role %q", r.Role)
+		}
 	}
 	return nil
 }

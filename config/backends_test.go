@@ -115,3 +115,49 @@ func TestBackendFlag(t *testing.T) {
 		})
 	}
 }
+
+// min_roles: each rule is checked, and a refusal names the rule's key.
+func TestBackendMinRolesErrorsNameTheKey(t *testing.T) {
+	const head = "roles: {analyst: viewer}\nbackends: [{name: a, kind: http, url: \"http://h/mcp\", min_roles: ["
+	const good = "{name: 'x_*', role: editor}, "
+	tests := []struct{ name, rules, key string }{
+		{"unknown role", good + good + "{name: 'y*', role: boss}", "backends[0].min_roles[2].role"},
+		{"role missing", "{name: 'y*'}", "backends[0].min_roles[0].role"},
+		{"name missing", good + "{kind: tool, role: admin}", "backends[0].min_roles[1].name"},
+		{"bad glob", "{name: 'a[', role: admin}", "backends[0].min_roles[0].name"},
+		{"bad kind", "{kind: template, name: '*', role: admin}", "backends[0].min_roles[0].kind"},
+		{"unknown rule key", "{name: '*', role: admin, pattern: x}", "pattern"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(head + tt.rules + "]}]"))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tt.key) {
+				t.Fatalf("error %q does not name %q", err, tt.key)
+			}
+			var ke *KeyError
+			if errors.As(err, &ke) && ke.Key != tt.key {
+				t.Fatalf("KeyError.Key = %q, want %q", ke.Key, tt.key)
+			}
+		})
+	}
+}
+
+func TestBackendMinRolesParse(t *testing.T) {
+	c, err := Parse([]byte("roles: {analyst: viewer}\nbackends: [{name: a, kind: http, url: \"http://h/mcp\", min_role: editor, min_roles: [" +
+		"{kind: tool, name: 'admin_*', role: admin}, {name: '*_any', role: analyst}, {kind: resource, name: 'file:///*', role: viewer}, {kind: prompt, name: '*', role: editor}]}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MinRoleRule{
+		{Kind: "tool", Name: "admin_*", Role: "admin"},
+		{Name: "*_any", Role: "analyst"},
+		{Kind: "resource", Name: "file:///*", Role: "viewer"},
+		{Kind: "prompt", Name: "*", Role: "editor"},
+	}
+	if got := c.Backends[0].MinRoles; !reflect.DeepEqual(got, want) {
+		t.Fatalf("min_roles = %+v, want %+v", got, want)
+	}
+}

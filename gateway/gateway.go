@@ -106,10 +106,16 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		Gate:     metrics.EntryGate(access.NewGate(g.roles, g.limiter)),
 		Complete: complete,
 	})
-	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{}))
+	// Audit records and metrics name the backend owning the entry a call
+	// reaches ("" for the gateway's own entries).
+	var owner func(r *mcp.Request) string
+	if claims != nil {
+		owner = func(r *mcp.Request) string { return claims.OwnerOf(r.Method, r.Params) }
+	}
+	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
 	if !cfg.Audit.Disabled {
 		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
-		g.server.Use(audit.Middleware(g.audit, audit.MiddlewareOptions{}))
+		g.server.Use(audit.Middleware(g.audit, audit.MiddlewareOptions{Backend: owner}))
 	}
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)

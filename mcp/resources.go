@@ -207,3 +207,20 @@ func (s *Server) ResourceUpdated(uri string) {
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	s.broadcast("notifications/resources/updated", params, func(ss *Session) bool { return ss.Subscribed(uri) })
 }
+
+// ResourceKey names the catalogue entry a resources/read of uri reaches:
+// the resource's URI, or the pattern of the first URI template matching
+// it. ok is false when no entry serves uri.
+func (s *Server) ResourceKey(uri string) (key string, template, ok bool) {
+	if _, entry, found := s.resources.get(uri); found {
+		return entry.Name, false, true
+	}
+	s.templates.each(func(sl *slot[*ResourceTemplate]) bool {
+		if _, matched := sl.value.compiled.match(uri); matched {
+			key, template, ok = sl.entry.Name, true, true
+			return false
+		}
+		return true
+	})
+	return key, template, ok
+}

@@ -24,8 +24,14 @@ type Options struct {
 	// name+"__"; NoPrefix for none). Resource URIs are never prefixed: a URI
 	// names the resource itself.
 	Prefix string
-	// MinRole is the minimum role of every entry the backend registers.
+	// MinRole is the minimum role of every entry the backend registers,
+	// unless MinRoleFor is set.
 	MinRole string
+	// MinRoleFor, if set, gives the minimum role of each entry from its
+	// kind ("tool", "resource" — resources and URI templates alike — or
+	// "prompt") and its name at the backend (before prefixing; a
+	// resource's URI or a template's pattern).
+	MinRoleFor func(kind, name string) string
 	// Claims is the ledger shared by every backend relaying into the same
 	// front server; without a shared one, collisions between backends go
 	// unnoticed and the later backend's entry replaces the earlier one's.
@@ -44,7 +50,7 @@ type Backend struct {
 	name     string
 	client   *mcp.Client
 	prefix   string
-	minRole  string
+	minRole  func(kind, name string) string
 	claims   *Claims
 	inflight *Inflight
 	log      *slog.Logger
@@ -71,8 +77,12 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	if opts.Inflight == nil {
 		opts.Inflight = NewInflight()
 	}
+	if opts.MinRoleFor == nil {
+		min := opts.MinRole
+		opts.MinRoleFor = func(string, string) string { return min }
+	}
 	return &Backend{
-		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRole,
+		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
 		claims: opts.Claims, inflight: opts.Inflight, log: opts.Logger.With("backend", name),
 		owned: map[kind]map[string]string{},
 	}
@@ -99,6 +109,7 @@ func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.claims.setLive(b)
+	b.claims.setFront(s)
 
 	added, removed := b.reconcile(kindTool, b.prepare(kindTool, c.tools, "name", true))
 	s.RemoveTools(removed...)

@@ -5,7 +5,13 @@
 
 package relay
 
-import "sync"
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
 
 // kind is a key space of the front server: tool names, prompt names,
 // resource URIs and URI templates are independent.
@@ -24,6 +30,7 @@ type Claims struct {
 	mu     sync.Mutex
 	owners map[kind]map[string]string // kind → key → backend name
 	live   map[string]*Backend        // backend name → its synced Backend
+	front  *mcp.Server                // the front server, once a Backend synced
 }
 
 // NewClaims returns an empty ledger.
@@ -55,4 +62,44 @@ func (c *Claims) release(k kind, key, backend string) {
 	if c.owners[k][key] == backend {
 		delete(c.owners[k], key)
 	}
+}
+
+// OwnerOf names the backend owning the entry a gated request reaches —
+// tools/call, prompts/get or resources/read with its params — or "" for
+// an entry of the front's own, an unknown entry or another method. A URI
+// is resolved as the front server resolves it (its resources first, then
+// its URI templates in order), so a URI read through a relayed template
+// names the template's backend.
+func (c *Claims) OwnerOf(method string, params json.RawMessage) string {
+	var k kind
+	var key string
+	switch method {
+	case "tools/call":
+		k = kindTool
+		key, _ = jsonrpc.LookupString(params, "name")
+	case "prompts/get":
+		k = kindPrompt
+		key, _ = jsonrpc.LookupString(params, "name")
+	case "resources/read":
+		uri, _ := jsonrpc.LookupString(params, "uri")
+		c.mu.Lock()
+		front := c.front
+		c.mu.Unlock()
+		if front == nil {
+			return ""
+		}
+		found, template, ok := front.ResourceKey(uri)
+		if !ok {
+			return ""
+		}
+		k, key = kindResource, found
+		if template {
+			k = kindTemplate
+		}
+	default:
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.owners[k][key]
 }

@@ -23,6 +23,13 @@ func (c *Claims) setLive(b *Backend) {
 	c.live[b.name] = b
 }
 
+// setFront records the front server the ledger's keys belong to.
+func (c *Claims) setFront(s *mcp.Server) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.front = s
+}
+
 // clearLive forgets b, unless another Backend of its name took over.
 func (c *Claims) clearLive(b *Backend) {
 	c.mu.Lock()
