@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -150,11 +151,21 @@ func TestClientStreamableReconnectsTheStandaloneStream(t *testing.T) {
 			t.Errorf("progress token %q, want %q", got, tok)
 		}
 	}
-	resumed := false
-	for _, r := range p.requests() {
-		resumed = resumed || (r.method == http.MethodGet && r.lastEventID != "")
+	// The resuming GET may still be on its way when the second progress has
+	// come (a client with no id yet reconnects twice); wait for it, bounded.
+	resumed := func() bool {
+		for _, r := range p.requests() {
+			if r.method == http.MethodGet && r.lastEventID != "" {
+				return true
+			}
+		}
+		return false
 	}
-	if !resumed {
+	deadline := time.Now().Add(5 * time.Second)
+	for !resumed() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded; there is no event to wait on
+	}
+	if !resumed() {
 		t.Error("the standalone stream was not resumed with Last-Event-ID")
 	}
 }
