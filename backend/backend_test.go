@@ -68,14 +68,14 @@ func TestHTTPBackendLeavesTheFrontWhenDownAndReturns(t *testing.T) {
 	if got := f.callText(t, "web__test_simple_text"); got == "" {
 		t.Fatal("empty answer through the front")
 	}
-	f.out.take("")
+	f.out.Take("")
 
 	srv.stop()
 	down := waitState(t, b, "down", isDown)
 	if f.has(t, "web__test_simple_text") {
 		t.Error("a dead backend's tool is still listed")
 	}
-	if n := f.out.take("notifications/tools/list_changed"); n == 0 {
+	if n := f.out.Take("notifications/tools/list_changed"); n == 0 {
 		t.Error("the front session got no tools/list_changed when the backend died")
 	}
 	// The entries left with the session, so a call meanwhile finds no such
@@ -94,7 +94,7 @@ func TestHTTPBackendLeavesTheFrontWhenDownAndReturns(t *testing.T) {
 	if !f.has(t, "web__test_simple_text") {
 		t.Error("the tool did not return with the backend")
 	}
-	if n := f.out.take("notifications/tools/list_changed"); n == 0 {
+	if n := f.out.Take("notifications/tools/list_changed"); n == 0 {
 		t.Error("no tools/list_changed when the backend returned")
 	}
 	f.callText(t, "web__test_simple_text")

@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/stdio"
@@ -85,43 +85,16 @@ func run(t *testing.T, b interface{ Run(context.Context) error }) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// recorder is the front session's standalone stream.
-type recorder struct {
-	mu   sync.Mutex
-	msgs [][]byte
-}
-
-func (r *recorder) Send(_ context.Context, msg []byte) error {
-	r.mu.Lock()
-	r.msgs = append(r.msgs, append([]byte(nil), msg...))
-	r.mu.Unlock()
-	return nil
-}
-
-// take counts the notifications of method sent, and forgets them all.
-func (r *recorder) take(method string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, msg := range r.msgs {
-		if m, err := jsonrpc.Parse(msg); err == nil && m.Method == method {
-			n++
-		}
-	}
-	r.msgs = nil
-	return n
-}
-
 // front is the gateway side: a server and one initialized client session.
 type front struct {
 	*mcp.Server
 	ss  *mcp.Session
-	out *recorder
+	out *mcptest.Recorder
 }
 
 func newFront(t *testing.T) *front {
 	t.Helper()
-	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front", Version: "1"}}), out: &recorder{}}
+	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front", Version: "1"}}), out: &mcptest.Recorder{}}
 	f.ss = f.NewSession(mcp.SessionOptions{ID: "front", Out: f.out})
 	t.Cleanup(f.ss.Close)
 	f.call(t, "initialize", `{"protocolVersion":"`+mcp.LatestVersion+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
@@ -147,7 +120,7 @@ func request(t *testing.T, id jsonrpc.ID, method, params string) *jsonrpc.Messag
 func (f *front) call(t *testing.T, method, params string) *jsonrpc.Message {
 	t.Helper()
 	id := jsonrpc.ID(strconv.FormatInt(lastID.Add(1), 10))
-	answer := f.ss.Handle(context.Background(), request(t, id, method, params), &recorder{})
+	answer := f.ss.Handle(context.Background(), request(t, id, method, params), &mcptest.Recorder{})
 	m, err := jsonrpc.Parse(answer)
 	if err != nil {
 		t.Fatalf("%s: bad answer %s: %v", method, answer, err)

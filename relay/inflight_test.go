@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/relay"
@@ -264,7 +265,7 @@ func TestCompletionIsRoutedByRef(t *testing.T) {
 	claims := relay.NewClaims()
 	_, b := relayedBothWays(t, back, claims)
 	_ = b
-	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front2", Version: "1"}, Complete: claims.Complete}), out: &recorder{}}
+	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front2", Version: "1"}, Complete: claims.Complete}), out: &mcptest.Recorder{}}
 	f.ss = f.NewSession(mcp.SessionOptions{ID: "front2", Out: f.out})
 	t.Cleanup(f.ss.Close)
 	f.result(t, "initialize", `{"protocolVersion":"`+mcp.LatestVersion+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)

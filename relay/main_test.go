@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/relay"
@@ -175,49 +176,21 @@ func initClient(t testing.TB, conn mcp.Conn) *mcp.Client {
 	return c
 }
 
-// recorder is a front session's standalone stream.
-type recorder struct {
-	mu   sync.Mutex
-	msgs [][]byte
-}
-
-func (r *recorder) Send(_ context.Context, msg []byte) error {
-	r.mu.Lock()
-	r.msgs = append(r.msgs, append([]byte(nil), msg...))
-	r.mu.Unlock()
-	return nil
-}
-
-// take returns how many notifications of method were sent, and forgets
-// them all.
-func (r *recorder) take(method string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, msg := range r.msgs {
-		if m, err := jsonrpc.Parse(msg); err == nil && m.Method == method {
-			n++
-		}
-	}
-	r.msgs = nil
-	return n
-}
-
 // front is the gateway side: a server and one initialized client session.
 type front struct {
 	*mcp.Server
 	ss  *mcp.Session
-	out *recorder
+	out *mcptest.Recorder
 }
 
 func newFront(t testing.TB) *front {
 	t.Helper()
-	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front", Version: "1"}}), out: &recorder{}}
+	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front", Version: "1"}}), out: &mcptest.Recorder{}}
 	f.ss = f.NewSession(mcp.SessionOptions{ID: "front", Out: f.out})
 	t.Cleanup(f.ss.Close)
 	f.result(t, "initialize", `{"protocolVersion":"`+mcp.LatestVersion+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	f.ss.Handle(context.Background(), request(t, nil, "notifications/initialized", ""), nil)
-	f.out.take("")
+	f.out.Take("")
 	return f
 }
 
@@ -240,7 +213,7 @@ func request(t testing.TB, id jsonrpc.ID, method, params string) *jsonrpc.Messag
 func (f *front) call(t testing.TB, method, params string) *jsonrpc.Message {
 	t.Helper()
 	id := jsonrpc.ID(strconv.FormatInt(lastID.Add(1), 10))
-	answer := f.ss.Handle(context.Background(), request(t, id, method, params), &recorder{})
+	answer := f.ss.Handle(context.Background(), request(t, id, method, params), &mcptest.Recorder{})
 	if answer == nil {
 		t.Fatalf("%s: no answer", method)
 	}

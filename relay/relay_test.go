@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/relay"
@@ -115,9 +116,9 @@ func TestEveryPageOfTheBackendIsMirrored(t *testing.T) {
 
 func TestResyncFollowsTheBackendAndNotifiesOnlyOnChange(t *testing.T) {
 	f, bs, b, _ := relayed(t, relay.Options{})
-	f.out.take("")
+	f.out.Take("")
 	must(t, b.Sync(ctx, f.Server))
-	if n := f.out.take("notifications/tools/list_changed"); n != 0 {
+	if n := f.out.Take("notifications/tools/list_changed"); n != 0 {
 		t.Errorf("an unchanged re-sync sent %d list_changed", n)
 	}
 	bs.RemoveTools("echo")
@@ -125,7 +126,7 @@ func TestResyncFollowsTheBackendAndNotifiesOnlyOnChange(t *testing.T) {
 	if got := names(f.list(t, "tools/list", "tools"), "name"); slices.Contains(got, "b1__echo") {
 		t.Errorf("removed tool still listed: %v", got)
 	}
-	if n := f.out.take("notifications/tools/list_changed"); n == 0 {
+	if n := f.out.Take("notifications/tools/list_changed"); n == 0 {
 		t.Error("the front's session was not told the tools changed")
 	}
 	if m := f.call(t, "tools/call", `{"name":"b1__echo"}`); m.Kind() != jsonrpc.KindError {
@@ -272,7 +273,7 @@ func (roleGate) Admit(_ context.Context, e mcp.Entry) error {
 }
 
 func TestMinRoleAppliesToEveryEntry(t *testing.T) {
-	f := &front{Server: mcp.NewServer(mcp.Options{Gate: roleGate{}}), out: &recorder{}}
+	f := &front{Server: mcp.NewServer(mcp.Options{Gate: roleGate{}}), out: &mcptest.Recorder{}}
 	f.ss = f.NewSession(mcp.SessionOptions{Version: mcp.LatestVersion})
 	t.Cleanup(f.ss.Close)
 	must(t, relay.New("b1", connect(t, newBackendServer(t, "b1", 0).Server), relay.Options{MinRole: "admin"}).Sync(ctx, f.Server))
