@@ -75,6 +75,9 @@ type Backend struct {
 
 	mu     sync.Mutex
 	status Status
+	// sessions are the per-client upstream sessions of the current
+	// connection, or nil; guarded by mu.
+	sessions *sessionPool
 }
 
 // New returns a backend relaying spec's server into front; claims is the
@@ -193,9 +196,15 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	if _, err := client.Initialize(start); err != nil {
 		return 0, err
 	}
+	var router relay.Router
+	if b.spec.Session == SessionPerClient {
+		pool := b.openSessionPool(ctx)
+		defer b.closeSessionPool(pool) // after Unsync, before client.Close
+		router = pool
+	}
 	rb := relay.New(b.spec.Name, client, relay.Options{
 		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, Claims: b.claims, Logger: b.log,
-		Inflight: inflight,
+		Inflight: inflight, Router: router,
 	})
 	if err := rb.Sync(start, b.front); err != nil {
 		return 0, err

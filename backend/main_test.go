@@ -32,6 +32,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == sessionsChild {
+		serveSessionsChild()
+	}
 	if os.Getenv(childEnv) == "server" {
 		if path := os.Getenv(pidEnv); path != "" {
 			if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {

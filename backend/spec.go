@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 )
 
 // Kinds of backend.
@@ -43,6 +44,16 @@ type Spec struct {
 	// MinRoles sets minimum roles by entry name pattern; the first rule
 	// matching an entry wins.
 	MinRoles []RoleRule
+	// Session is SessionShared (the default, "") or SessionPerClient:
+	// each front session then gets an upstream session of its own
+	// (sessions.go). Stdio, http and sse only.
+	Session string
+	// SessionIdleTimeout ends a per-client upstream session unused for
+	// that long (default DefaultSessionIdleTimeout).
+	SessionIdleTimeout time.Duration
+	// SessionMax caps the per-client upstream sessions open at once
+	// (default DefaultSessionMax).
+	SessionMax int
 }
 
 // RoleRule is one rule of Spec.MinRoles.
@@ -98,6 +109,9 @@ func (s Spec) Validate() error {
 		}
 	default:
 		return bad("kind %q is not one of stdio, http, sse", s.Kind)
+	}
+	if msg := s.sessionProblem(); msg != "" {
+		return bad("%s", msg)
 	}
 	for i, r := range s.MinRoles {
 		switch r.Kind {

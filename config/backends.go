@@ -39,6 +39,16 @@ type Backend struct {
 	// MinRoles sets the minimum role of the backend's entries by name
 	// pattern: the first rule matching an entry wins, else MinRole.
 	MinRoles []MinRoleRule `yaml:"min_roles"`
+	// Session is "shared" (the default: one upstream session for every
+	// client) or "per-client" (each client session gets its own upstream
+	// session: a child process, or an HTTP session). Stdio, http and sse.
+	Session string `yaml:"session"`
+	// SessionIdleTimeout ends a per-client upstream session unused for
+	// that long (default 10m).
+	SessionIdleTimeout Duration `yaml:"session_idle_timeout"`
+	// SessionMax caps the per-client upstream sessions open at once
+	// (default 64).
+	SessionMax int `yaml:"session_max"`
 
 	// Env and Headers exist only to be refused with a useful message: a
 	// value in clear in the file would be a secret in clear.
@@ -142,6 +152,9 @@ func (c *Config) validateBackend(key string, b Backend) error {
 		return bad(key+".kind", "required (stdio, http or sse)")
 	default:
 		return bad(key+".kind", "%q is not stdio, http or sse", b.Kind)
+	}
+	if err := validateBackendSessions(key, b); err != nil {
+		return err
 	}
 	if b.MinRole != "" && !c.KnownRole(b.MinRole) {
 		return bad(key+".min_role", "unknown role %q", b.MinRole)

@@ -113,6 +113,10 @@ func (s *Session) ClientCapabilities() json.RawMessage {
 // Done is closed when the session ends.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
+// Stateless reports whether the session lives for one HTTP request only
+// (SessionOptions.Stateless): nothing keyed to it outlives that request.
+func (s *Session) Stateless() bool { return s.stateless }
+
 // SetOut sets (or, with nil, clears) the standalone stream.
 func (s *Session) SetOut(out Sink) {
 	s.mu.Lock()

@@ -43,6 +43,10 @@ type Options struct {
 	// OnNotification and OnRequest into the ClientOptions). Default: one
 	// of the Backend's own, reached by nothing.
 	Inflight *Inflight
+	// Router, if set, chooses the upstream session of each call
+	// (upstream.go); calls it routes to the zero Upstream, and every call
+	// without a Router, go on the Backend's own client.
+	Router Router
 }
 
 // Backend relays one backend MCP server through a front mcp.Server.
@@ -53,6 +57,7 @@ type Backend struct {
 	minRole  func(kind, name string) string
 	claims   *Claims
 	inflight *Inflight
+	router   Router
 	log      *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
@@ -83,7 +88,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	}
 	return &Backend{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
-		claims: opts.Claims, inflight: opts.Inflight, log: opts.Logger.With("backend", name),
+		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger.With("backend", name),
 		owned: map[kind]map[string]string{},
 	}
 }

@@ -60,9 +60,14 @@ func (b *Backend) unprefix(params json.RawMessage, orig string) (json.RawMessage
 // backend's Inflight registry, so that what the backend sends about the
 // call reaches r (inflight.go).
 func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
-	params, done := b.inflight.begin(ctx, r, params)
+	client, inflight, release, err := b.upstream(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	params, done := inflight.begin(ctx, r, params)
 	defer done()
-	res, err := b.client.Call(ctx, method, params)
+	res, err := client.Call(ctx, method, params)
 	if err == nil {
 		return res, nil
 	}
