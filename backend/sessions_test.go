@@ -9,10 +9,12 @@
 package backend_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -554,5 +556,51 @@ func TestSessionSpecValidation(t *testing.T) {
 				t.Fatalf("error %v, want one naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A per-client upstream session that fails to open is answered -32603
+// with data.backend, and its error reaches the caller without the
+// backend's configured header values.
+func TestPerClientOpenFailureNamesTheBackendAndHidesSecrets(t *testing.T) {
+	const secret = "Bearer per-client-secret-5d2e"
+	up := mcphttp.NewHandler(sessionsServer(func(r *mcp.Request) string { return r.Session.ID() }), mcphttp.Options{})
+	var inits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if m, err := jsonrpc.Parse(body); err == nil && m.Method == "initialize" && inits.Add(1) > 1 {
+			// Only the shared session may begin; the others are refused
+			// by a server that quotes the credential it got.
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(-32001, "refused %s", r.Header.Get("Authorization"))))
+			return
+		}
+		up.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
+
+	f := newHTTPFront(t, backend.Spec{Name: "web", Kind: backend.KindHTTP, URL: ts.URL,
+		Header: http.Header{"Authorization": {secret}}, Session: backend.SessionPerClient}, mcphttp.Options{})
+	a := f.connect(t, "a")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_, err := a.callTool(ctx, "web__who", "", "")
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError {
+		t.Fatalf("call when the upstream session cannot open: %v, want -32603", err)
+	}
+	var data struct{ Backend string }
+	if err := json.Unmarshal(je.Data, &data); err != nil || data.Backend != "web" {
+		t.Errorf("error data %s, want backend web", je.Data)
+	}
+	if strings.Contains(je.Message, "per-client-secret") {
+		t.Errorf("the caller sees the backend's header value: %q", je.Message)
+	}
+	if !strings.Contains(je.Message, "refused") {
+		t.Errorf("error message %q does not say why", je.Message)
+	}
+	if n := f.b.OpenSessions(); n != 0 {
+		t.Errorf("OpenSessions = %d after a failed open", n)
 	}
 }
