@@ -316,6 +316,28 @@ func TestVanishedClientsUpstreamIsReapedWhenIdle(t *testing.T) {
 	}
 }
 
+// An upstream process that dies is forgotten, and the front session's
+// next call opens a new one.
+func TestDeadUpstreamIsReplacedAtTheNextCall(t *testing.T) {
+	f := newHTTPFront(t, perClientSpec("kid", 0, 0), mcphttp.Options{})
+	a := f.connect(t, "a")
+	a1, _ := a.who(t, "kid__who")
+	var pid int
+	if _, err := fmt.Sscanf(a1, "pid=%d", &pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead upstream session is forgotten", func() bool { return f.b.OpenSessions() == 0 })
+	if a2, n := a.who(t, "kid__who"); a2 == a1 || n != 1 {
+		t.Errorf("a's call after its upstream died went to %s (call %d), want a new process", a2, n)
+	}
+	if !f.b.State().Up {
+		t.Error("the backend went down with one client's upstream process")
+	}
+}
+
 // At the cap, a new front session's upstream session takes the place of
 // the least recently used one with no call in flight.
 func TestSessionMaxEvictsTheLeastRecentlyUsedIdleSession(t *testing.T) {

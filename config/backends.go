@@ -42,6 +42,8 @@ type Backend struct {
 	// Session is "shared" (the default: one upstream session for every
 	// client) or "per-client" (each client session gets its own upstream
 	// session: a child process, or an HTTP session). Stdio, http and sse.
+	// Calls from the stateless HTTP mode have no client session and use
+	// the shared one.
 	Session string `yaml:"session"`
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default 10m).
