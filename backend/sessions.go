@@ -156,6 +156,12 @@ func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (relay.Upstream
 	}
 	u := p.byFront[r.Session]
 	if u == nil {
+		select {
+		case <-r.Session.Done(): // its upstream session would end at once
+			p.mu.Unlock()
+			return relay.Upstream{}, nil, mcp.ErrSessionClosed
+		default:
+		}
 		if len(p.byFront) >= p.max && !p.evictLocked() {
 			p.mu.Unlock()
 			return relay.Upstream{}, nil, fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
