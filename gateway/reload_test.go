@@ -61,11 +61,15 @@ func rlConfig(t *testing.T, yamlText string) *config.Config {
 	return cfg
 }
 
-// rlClient is a Streamable HTTP session with the notifications it got.
+// rlClient is a Streamable HTTP session with the notifications it got. It
+// offers sampling: a sampling request is signalled on asked and answered
+// once release is closed, so that a test can hold a call in flight.
 type rlClient struct {
-	c      *mcp.Client
-	conn   *mcphttp.StreamableConn
-	notify chan string // notification methods, in order
+	c       *mcp.Client
+	conn    *mcphttp.StreamableConn
+	notify  chan string // notification methods, in order
+	asked   chan struct{}
+	release chan struct{}
 }
 
 // rlDial opens a session and returns once its standalone stream delivers
@@ -78,9 +82,25 @@ func rlDial(t *testing.T, base string, gw *gateway.Gateway) *rlClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := &rlClient{conn: conn, notify: make(chan string, 1000)}
+	cl := &rlClient{conn: conn, notify: make(chan string, 1000), asked: make(chan struct{}, 1), release: make(chan struct{})}
 	cl.c = mcp.NewClient(conn, mcp.ClientOptions{
-		Info: mcp.Implementation{Name: "reload-test", Version: "0"},
+		Info:         mcp.Implementation{Name: "reload-test", Version: "0"},
+		Capabilities: json.RawMessage(`{"sampling":{}}`),
+		OnRequest: func(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+			if m.Method != "sampling/createMessage" {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", m.Method)
+			}
+			select {
+			case cl.asked <- struct{}{}:
+			default:
+			}
+			select {
+			case <-cl.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"held across the reload"},"model":"rl"}`), nil
+		},
 		OnNotification: func(m *jsonrpc.Message) {
 			select {
 			case cl.notify <- m.Method:
@@ -179,10 +199,11 @@ func (cl *rlClient) callSimple(t *testing.T, prefix string) {
 }
 
 // The issue's test: a client session open on backend a keeps its session
-// id and keeps calling a, whose upstream session is never reopened, while
-// a reload adds b, removes c and restarts d (its prefix changed); the
-// client is told the list changed and sees b's tools and d's under the new
-// prefix, and none of c's.
+// id and keeps calling a, whose upstream session is never reopened and
+// whose call in flight (held open by a sampling request to the client)
+// completes, while a reload adds b, removes c and restarts d (its prefix
+// changed); the client is told the list changed and sees b's tools and
+// d's under the new prefix, and none of c's.
 func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.T) {
 	gwLeakCheck(t)
 	a, b, c, d := rlStartFixture(t), rlStartFixture(t), rlStartFixture(t), rlStartFixture(t)
@@ -197,6 +218,20 @@ func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.
 	cl.callSimple(t, "a__")
 	if a.inits.Load() != 1 || d.inits.Load() != 1 {
 		t.Fatalf("upstream sessions opened: a %d, d %d; want 1 each", a.inits.Load(), d.inits.Load())
+	}
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	inflight := make(chan answer, 1)
+	go func() {
+		res, err := gwCallTool(gwContext(t), cl.c, "a__test_sampling", map[string]any{"prompt": "hold"})
+		inflight <- answer{res, err}
+	}()
+	select {
+	case <-cl.asked:
+	case <-gwContext(t).Done():
+		t.Fatal("a__test_sampling never asked the client to sample")
 	}
 
 	rep, err := gw.Reload(gwContext(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")+rlBackend("b", b, "")+
@@ -221,6 +256,10 @@ func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.
 	cl.callSimple(t, "a__")
 	cl.callSimple(t, "b__")
 	cl.callSimple(t, "dd__")
+	close(cl.release)
+	if got := <-inflight; got.err != nil || !strings.Contains(string(got.res), "held across the reload") {
+		t.Errorf("the call in flight on a across the reload: %s, %v", got.res, got.err)
+	}
 	if id := cl.conn.SessionID(); id != session {
 		t.Errorf("session id %q became %q", session, id)
 	}
