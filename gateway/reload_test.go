@@ -12,6 +12,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -412,4 +413,62 @@ func TestReloadAppliesRateLimitsAndKeepsWhatNeedsARestart(t *testing.T) {
 	cl.callSimple(t, "a__")
 	_, err = gwCallTool(gwContext(t), cl.c, "a__test_simple_text", nil)
 	gwWantRefusal(t, "the second call under burst 1", err, jsonrpc.CodeRateLimited, "rate_limited")
+}
+
+// A secret whose value changed in the environment restarts its backend
+// with the new value; the log says what changed by field name and never
+// shows either value.
+func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) {
+	gwLeakCheck(t)
+	const oldSecret, newSecret = "rl-old-secret-5d2e", "rl-new-secret-c7a0"
+	t.Setenv("RL_ROTATED_TOKEN", oldSecret)
+	got := make(chan string, 100)
+	url, _ := bkFixtureHTTP(t, func(r *http.Request) {
+		select {
+		case got <- r.Header.Get("Authorization"):
+		default:
+		}
+	})
+	logs := &gwSyncBuffer{}
+	yamlText := "backends:\n  - {name: a, kind: http, url: \"" + url + "\", headers_from: {Authorization: RL_ROTATED_TOKEN}}\n"
+	gw, err := gateway.New(context.Background(), rlConfig(t, yamlText), gateway.Options{
+		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Backend: bkFast,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); gw.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; _ = gw.Close(context.Background()) })
+	bound := gwContext(t)
+	waitHeader := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case h := <-got:
+				if h == want {
+					return
+				}
+			case <-bound.Done():
+				t.Fatalf("the backend never got Authorization %q", want)
+			}
+		}
+	}
+	waitHeader(oldSecret)
+
+	t.Setenv("RL_ROTATED_TOKEN", newSecret)
+	rep, err := gw.Reload(gwContext(t), rlConfig(t, yamlText))
+	if err != nil || !slices.Equal(rep.Restarted, []string{"a"}) {
+		t.Fatalf("Reload = %+v, %v; want a restarted", rep, err)
+	}
+	waitHeader(newSecret)
+	out := string(logs.Bytes())
+	if !strings.Contains(out, `"changed":"header"`) {
+		t.Errorf("the restart is not logged with the field that changed:\n%s", out)
+	}
+	if strings.Contains(out, oldSecret) || strings.Contains(out, newSecret) {
+		t.Errorf("the log shows a secret:\n%s", out)
+	}
 }
