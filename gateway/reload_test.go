@@ -287,8 +287,9 @@ func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.
 	}
 }
 
-// A gateway started without backends serves /readyz as before, ready with
-// none, and a reload can add its first one.
+// A gateway started without backends serves /readyz and declares its
+// capabilities as before (ready with none; no completions), and a reload
+// can add its first one.
 func TestReloadAddsTheFirstBackend(t *testing.T) {
 	gwLeakCheck(t)
 	a := rlStartFixture(t)
@@ -297,6 +298,9 @@ func TestReloadAddsTheFirstBackend(t *testing.T) {
 		t.Fatalf("/readyz without backends: %d %s", code, body)
 	}
 	cl := rlDial(t, base, gw)
+	if caps, _ := jsonrpc.Lookup(cl.c.InitializeResult(), "capabilities"); len(caps) == 0 || strings.Contains(string(caps), "completions") {
+		t.Errorf("a gateway without backends declares completions: %s", caps)
+	}
 	if names := cl.tools(t); len(names) != 0 {
 		t.Fatalf("tools before any backend: %v", names)
 	}
