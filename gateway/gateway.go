@@ -48,12 +48,14 @@ type Gateway struct {
 	log     *slog.Logger
 	server  *mcp.Server
 	roles   *access.Roles
-	limiter *access.Limiter
+	gate    *limitGate // roles and the rate limits in force
 	tokens  *auth.Tokens
 	audit   *audit.Log
 	metrics *metrics.Metrics
-	// backends relays the configured backends; nil when there are none.
+	// backends relays the configured backends; always there, empty when
+	// none is configured, so that a reload can add the first one.
 	backends *backend.Set
+	reload   reloadState
 
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
@@ -75,7 +77,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, fmt.Errorf("rate_limits: %w", err)
 	}
-	g.limiter = access.NewLimiter(rules, o.Now)
+	g.gate = newLimitGate(g.roles, rules, o.Now)
 	// Everything that can fail comes before the audit log, whose writer
 	// goroutine would otherwise outlive a refused New.
 	if err := g.checkMetricsListen(); err != nil {
@@ -92,26 +94,22 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	g.metrics = metrics.New()
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
-	var claims *relay.Claims
+	// The completions capability is fixed at start: a gateway started
+	// without backends does not offer it after a reload adds one.
+	claims := relay.NewClaims()
 	complete := o.Complete
-	if len(specs) > 0 {
-		claims = relay.NewClaims()
-		if complete == nil {
-			complete = claims.Complete
-		}
+	if len(specs) > 0 && complete == nil {
+		complete = claims.Complete
 	}
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
 		Logger:   o.Logger,
-		Gate:     metrics.EntryGate(access.NewGate(g.roles, g.limiter)),
+		Gate:     metrics.EntryGate(g.gate),
 		Complete: complete,
 	})
 	// Audit records and metrics name the backend owning the entry a call
 	// reaches ("" for the gateway's own entries).
-	var owner func(r *mcp.Request) string
-	if claims != nil {
-		owner = func(r *mcp.Request) string { return claims.OwnerOf(r.Method, r.Params) }
-	}
+	owner := func(r *mcp.Request) string { return claims.OwnerOf(r.Method, r.Params) }
 	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
 	if !cfg.Audit.Disabled {
 		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
@@ -120,18 +118,17 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}
-	if len(specs) > 0 {
-		bo := o.Backend
-		bo.Logger = o.Logger
-		bo.Claims = claims
-		g.backends = backend.NewSet(g.server, bo)
-		for _, s := range specs {
-			if err := g.backends.Add(s); err != nil { // validated above: not expected
-				g.backends.Close()
-				return nil, err
-			}
+	bo := o.Backend
+	bo.Logger = o.Logger
+	bo.Claims = claims
+	g.backends = backend.NewSet(g.server, bo)
+	for _, s := range specs {
+		if err := g.backends.Add(s); err != nil { // validated above: not expected
+			g.backends.Close()
+			return nil, err
 		}
 	}
+	g.reload.init(cfg, specs)
 	g.mountHTTP(authn)
 	g.watchGauges()
 	return g, nil
@@ -211,7 +208,7 @@ func (g *Gateway) Tokens() *auth.Tokens { return g.tokens }
 // another process (the CLI) picked up.
 func (g *Gateway) Run(ctx context.Context) {
 	done := make(chan struct{})
-	go func() { g.limiter.Run(ctx, time.Minute); close(done) }()
+	go func() { g.gate.sweep(ctx, time.Minute); close(done) }()
 	var backendsDone chan struct{}
 	if g.backends != nil {
 		backendsDone = make(chan struct{})

@@ -33,7 +33,7 @@ func (g *Gateway) checkMetricsListen() error {
 func (g *Gateway) watchGauges() {
 	g.metrics.Sessions("streamable", g.streamable.Sessions)
 	g.metrics.Sessions("legacy", g.legacy.Sessions)
-	g.metrics.RateBuckets(g.limiter.Len)
+	g.metrics.RateBuckets(g.gate.buckets)
 	if g.audit != nil {
 		g.metrics.Audit(g.audit.Stats)
 	}

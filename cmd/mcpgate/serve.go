@@ -36,6 +36,9 @@ type serveFlags struct {
 	verbose   bool
 	backends  []string // NAME=KIND:TARGET
 	noPrefix  bool
+	// configPoll is how often the --config file is checked for a change
+	// (0: only on SIGHUP).
+	configPoll time.Duration
 }
 
 func serveCommand() *cobra.Command {
@@ -61,6 +64,7 @@ func serveCommand() *cobra.Command {
 	fl.BoolVar(&f.verbose, "verbose", false, "log at debug level")
 	fl.StringArrayVar(&f.backends, "backend", nil, "relay a backend: NAME=stdio:'CMD ARGS', NAME=http:URL or NAME=sse:URL (repeatable)")
 	fl.BoolVar(&f.noPrefix, "no-prefix", false, "keep the --backend backends' own tool and prompt names (no NAME__ prefix)")
+	fl.DurationVar(&f.configPoll, "config-poll", time.Second, "how often the --config file is checked for changes to reload (0: only on SIGHUP)")
 	return cmd
 }
 
@@ -143,6 +147,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go gw.Run(runCtx)
+	defer followConfig(runCtx, f, gw, log)() // SIGHUP and edits of --config reload
 
 	if f.stdio {
 		return gw.ServeStdio(ctx, os.Stdin, os.Stdout)
