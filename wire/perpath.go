@@ -157,7 +157,19 @@ func ServePath(w http.ResponseWriter, r *http.Request, call func(ctx context.Con
 	if werr := ws.Write(ctx, websocket.MessageBinary, resp.Append(nil)); werr != nil {
 		return errors.Join(err, werr)
 	}
-	return ws.Close(websocket.StatusNormalClosure, "")
+	return closeAfterAnswer(ws)
+}
+
+// closeAfterAnswer closes the path cleanly once the answer is written. A
+// client that closes first (as CallPath does, on reading the answer) races
+// our close handshake; the answer is delivered either way, so losing that
+// race is not an error.
+func closeAfterAnswer(ws *websocket.Conn) error {
+	err := ws.Close(websocket.StatusNormalClosure, "")
+	if err == nil || errors.Is(err, net.ErrClosed) || websocket.CloseStatus(err) != -1 {
+		return nil
+	}
+	return err
 }
 
 // ServeSubscription serves the notifications path: it accepts the upgrade
