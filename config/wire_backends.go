@@ -122,4 +122,3 @@ func refuseWireKeys(key string, b Backend) error {
 	}
 	return nil
 }
-
