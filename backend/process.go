@@ -82,6 +82,8 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	if err != nil {
 		return nil, err
 	}
+	b.log.Info("backend processes started", "program_pid", program.pid, "proxy_pid", proxy.pid,
+		"program", "http://"+programAddr+"/mcp", "proxy", "ws://"+proxyAddr+"/")
 	pc := &processConn{wireConn: wc, program: program, proxy: proxy, watchDone: make(chan struct{})}
 	go pc.watch()
 	return pc, nil

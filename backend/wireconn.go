@@ -362,7 +362,9 @@ func (c *wireConn) Read(ctx context.Context) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reason != nil {
-		return nil, fmt.Errorf("proxy connection ended: %w", c.reason)
+		// %v, not %w: the reason often wraps io.EOF, which the client
+		// would take for a clean close and report as nothing.
+		return nil, fmt.Errorf("proxy connection ended: %v", c.reason)
 	}
 	return nil, io.EOF
 }
