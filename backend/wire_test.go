@@ -364,4 +364,3 @@ func TestProxyBackendRedialIsRefused(t *testing.T) {
 		t.Errorf("LastError = %q, want the proxy's 409", s.LastError)
 	}
 }
-
