@@ -82,6 +82,13 @@ type wireConn struct {
 	wg     sync.WaitGroup
 	in     *inbox
 
+	// notes is the notification stream. order is held while a message
+	// joins the inbox, so that an answer is delivered only after every
+	// notification that reached us before it (a progress or log message
+	// the program sent before its result must reach the client first).
+	notes *wire.Channel
+	order sync.Mutex
+
 	closeOnce sync.Once
 	mu        sync.Mutex
 	closed    bool  // Close was called
@@ -134,9 +141,10 @@ func dialWire(ctx context.Context, b wireBegin) (_ *wireConn, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
+	c.notes = notes
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(2)
-	go c.readNotifications(notes)
+	go c.readNotifications()
 	go c.watch()
 	return c, nil
 }
@@ -212,22 +220,52 @@ func serverInfo(ctx context.Context, scope *wire.Scope, name string) json.RawMes
 
 // readNotifications delivers each notification of the stream as a message
 // from Read.
-func (c *wireConn) readNotifications(ch *wire.Channel) {
+func (c *wireConn) readNotifications() {
 	defer c.wg.Done()
 	for {
-		p, err := ch.Next(c.ctx)
+		p, err := c.notes.Next(c.ctx)
 		if err != nil {
 			return // the connection ended: watch reports it
 		}
-		resp, err := wire.DecodeResponse(p)
-		switch {
-		case err != nil:
-			c.log.Warn("backend: unreadable notification from the proxy", "err", err)
-			continue
-		case resp.Error != nil:
-			c.log.Warn("backend: the proxy cannot reach its MCP server for notifications", "code", resp.Error.Code)
-			continue
+		c.order.Lock()
+		c.deliverNote(p)
+		c.order.Unlock()
+	}
+}
+
+// deliverAnswer puts an exchange's answer in the inbox after the
+// notifications already received. The wire orders frames on the
+// connection but not a channel's answer against the notification stream:
+// this keeps our side from reordering them further.
+func (c *wireConn) deliverAnswer(msg []byte) {
+	c.order.Lock()
+	defer c.order.Unlock()
+	for {
+		p, err := c.notes.Next(doneContext) // only what has arrived
+		if err != nil {
+			break
 		}
+		c.deliverNote(p)
+	}
+	c.in.push(msg)
+}
+
+// doneContext is already cancelled: a Next with it returns only what is
+// queued.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (c *wireConn) deliverNote(p []byte) {
+	resp, err := wire.DecodeResponse(p)
+	switch {
+	case err != nil:
+		c.log.Warn("backend: unreadable notification from the proxy", "err", err)
+	case resp.Error != nil:
+		c.log.Warn("backend: the proxy cannot reach its MCP server for notifications", "code", resp.Error.Code)
+	default:
 		c.in.push(resp.Result)
 	}
 }
@@ -346,7 +384,7 @@ func (c *wireConn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
 			out = jsonrpc.AppendResult(nil, id, resp.Result)
 		}
 	}
-	c.in.push(out)
+	c.deliverAnswer(out)
 }
 
 // Read returns the next answer or notification; after the connection
