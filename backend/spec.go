@@ -127,6 +127,9 @@ func (s Spec) Validate() error {
 				return bad("env entry %d is not KEY=VALUE", i)
 			}
 		}
+		if len(s.ProxyCommand) > 0 && s.ProxyCommand[0] == "" {
+			return bad("proxy command has no program")
+		}
 	default:
 		return bad("kind %q is not one of stdio, http, sse, proxy, process", s.Kind)
 	}

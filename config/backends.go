@@ -31,7 +31,7 @@ type Backend struct {
 	// Command is the program and its arguments (stdio).
 	Command []string `yaml:"command"`
 	// EnvFrom sets the command's variable NAME to the value of the
-	// gateway's environment variable EnvFrom[NAME] (stdio).
+	// gateway's environment variable EnvFrom[NAME] (stdio, process).
 	EnvFrom map[string]string `yaml:"env_from"`
 	// URL is the endpoint (http, sse).
 	URL string `yaml:"url"`

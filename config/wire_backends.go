@@ -3,6 +3,11 @@
 // to the proxy — named here, their values read from the gateway's
 // environment or from files when the backend is built, never written in
 // the YAML in clear — and, for a process backend, the proxy to start.
+//
+// A proxy backend is one framed connection, and a proxy accepts one in its
+// life: when the connection ends, the gateway's re-dial is refused (HTTP
+// 409) until that proxy is restarted by whoever runs it. A process
+// backend restarts its own proxy with its program, so it always recovers.
 
 package config
 
