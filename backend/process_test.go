@@ -10,6 +10,7 @@ package backend_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -50,15 +51,21 @@ func processPids(t *testing.T, logs *wtLog) (program, proxy int) {
 	return program, proxy
 }
 
+// A process backend in a Set: the program and its proxy serve, killing
+// either brings up a fresh pair, and removing the backend ends both.
 func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
 	bin := buildMcpgate(t)
 	logs := &wtLog{}
 	opts := fast
 	opts.Logger = logs.logger()
 	f := newFront(t)
-	b := backend.New(backend.Spec{Name: "demo", Kind: backend.KindProcess,
-		Command: []string{bin, "fixture"}, ProxyCommand: []string{bin, "proxy"}}, f.Server, nil, opts)
-	run(t, b)
+	set := backend.NewSet(f.Server, opts)
+	if err := set.Add(backend.Spec{Name: "demo", Kind: backend.KindProcess,
+		Command: []string{bin, "fixture"}, ProxyCommand: []string{bin, "proxy"}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, set)
+	b := set.Backend("demo")
 	waitState(t, b, "up", isUp)
 	const simple = "This is a simple text response for testing."
 	if text := f.callText(t, "demo__test_simple_text"); text != simple {
@@ -84,6 +91,17 @@ func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
 		}
 		if p2, x2 := processPids(t, logs); p2 == program || x2 == proxy {
 			t.Errorf("the restart kept a process: program %d→%d, proxy %d→%d", program, p2, proxy, x2)
+		}
+	}
+
+	// Removed from the Set, the backend ends both process groups.
+	program, proxy := processPids(t, logs)
+	if !set.Remove("demo") || f.has(t, "demo__test_simple_text") {
+		t.Fatal("remove: the demo's tools are still in the front")
+	}
+	for name, pid := range map[string]int{"program": program, "proxy": proxy} {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the %s (pid %d) outlived its backend: %v", name, pid, err)
 		}
 	}
 }
