@@ -422,63 +422,6 @@ func (c *wireConn) Close() error {
 	return err
 }
 
-// inbox is the unbounded queue of messages for Read: an exchange's answer
-// never waits for the reader.
-type inbox struct {
-	mu    sync.Mutex
-	queue [][]byte
-	done  bool
-	wake  chan struct{} // closed and replaced at each push and at end
-}
-
-func newInbox() *inbox { return &inbox{wake: make(chan struct{})} }
-
-func (q *inbox) push(msg []byte) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.done {
-		return
-	}
-	q.queue = append(q.queue, msg)
-	close(q.wake)
-	q.wake = make(chan struct{})
-}
-
-func (q *inbox) end() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.done {
-		q.done = true
-		close(q.wake)
-	}
-}
-
-// pop returns the next message, or ok false once the inbox has ended and
-// is empty.
-func (q *inbox) pop(ctx context.Context) (msg []byte, ok bool, err error) {
-	for {
-		q.mu.Lock()
-		if len(q.queue) > 0 {
-			msg = q.queue[0]
-			q.queue[0] = nil
-			q.queue = q.queue[1:]
-			q.mu.Unlock()
-			return msg, true, nil
-		}
-		if q.done {
-			q.mu.Unlock()
-			return nil, false, nil
-		}
-		wake := q.wake
-		q.mu.Unlock()
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		}
-	}
-}
-
 // wireBegin is the begin of this backend's spec, to the proxy at url.
 func (b *Backend) wireBegin(url string) wireBegin {
 	s := b.spec
