@@ -32,6 +32,12 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
 		return mcphttp.DialSSE(dctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log})
+	case KindProxy:
+		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
+		defer cancel()
+		return dialWire(dctx, b.wireBegin(s.URL))
+	case KindProcess:
+		return b.startProcess(ctx)
 	}
 	return nil, fmt.Errorf("backend %s: unknown kind %q", s.Name, s.Kind)
 }

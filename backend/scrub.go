@@ -40,6 +40,9 @@ func (s Spec) secrets() []string {
 		_, v, _ := strings.Cut(kv, "=")
 		add(v)
 	}
+	for _, v := range s.Secrets {
+		add(v)
+	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }

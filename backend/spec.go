@@ -4,6 +4,7 @@
 package backend
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +18,12 @@ const (
 	KindStdio = "stdio" // a command the gateway starts and supervises
 	KindHTTP  = "http"  // a Streamable HTTP endpoint
 	KindSSE   = "sse"   // a legacy HTTP+SSE endpoint
+	// KindProxy is a running `mcpgate proxy`, reached over the framed
+	// wire at URL (ws://HOST:PORT).
+	KindProxy = "proxy"
+	// KindProcess is a program the gateway starts with PORT set, and
+	// `mcpgate proxy` beside it: a local stand-in for a tool container.
+	KindProcess = "process"
 )
 
 // Spec configures one backend.
@@ -54,6 +61,17 @@ type Spec struct {
 	// SessionMax caps the per-client upstream sessions open at once
 	// (default DefaultSessionMax).
 	SessionMax int
+
+	// Arguments is the tools begin's arguments, JSON (proxy, process);
+	// nil sends a begin without arguments.
+	Arguments []byte
+	// Secrets are fed to the proxy after the begin (proxy, process), name
+	// to value. Its values are treated as secrets: never reported.
+	Secrets map[string]string
+	// ProxyCommand is the proxy to start beside the program (process);
+	// default: this executable's `proxy` command. Its --listen and
+	// --upstream flags are added.
+	ProxyCommand []string
 }
 
 // RoleRule is one rule of Spec.MinRoles.
@@ -107,8 +125,27 @@ func (s Spec) Validate() error {
 		if s.URL == "" {
 			return bad("url is required for kind %s", s.Kind)
 		}
+	case KindProxy:
+		if !strings.HasPrefix(s.URL, "ws://") {
+			return bad("url must be a ws:// URL for kind proxy")
+		}
+	case KindProcess:
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			return bad("command is required for kind process")
+		}
+		for i, kv := range s.Env {
+			if !strings.Contains(kv, "=") {
+				return bad("env entry %d is not KEY=VALUE", i)
+			}
+		}
+		if len(s.ProxyCommand) > 0 && s.ProxyCommand[0] == "" {
+			return bad("proxy command has no program")
+		}
 	default:
-		return bad("kind %q is not one of stdio, http, sse", s.Kind)
+		return bad("kind %q is not one of stdio, http, sse, proxy, process", s.Kind)
+	}
+	if s.Arguments != nil && !json.Valid(s.Arguments) {
+		return bad("arguments are not JSON")
 	}
 	if msg := s.sessionProblem(); msg != "" {
 		return bad("%s", msg)

@@ -17,6 +17,11 @@ const (
 	BackendStdio = "stdio"
 	BackendHTTP  = "http"
 	BackendSSE   = "sse"
+	// BackendProxy is a running `mcpgate proxy`, over the framed wire.
+	BackendProxy = "proxy"
+	// BackendProcess is a program started with PORT set and `mcpgate
+	// proxy` beside it.
+	BackendProcess = "process"
 )
 
 // Backend configures one backend server.
@@ -26,7 +31,7 @@ type Backend struct {
 	// Command is the program and its arguments (stdio).
 	Command []string `yaml:"command"`
 	// EnvFrom sets the command's variable NAME to the value of the
-	// gateway's environment variable EnvFrom[NAME] (stdio).
+	// gateway's environment variable EnvFrom[NAME] (stdio, process).
 	EnvFrom map[string]string `yaml:"env_from"`
 	// URL is the endpoint (http, sse).
 	URL string `yaml:"url"`
@@ -56,6 +61,9 @@ type Backend struct {
 	// value in clear in the file would be a secret in clear.
 	Env     map[string]string `yaml:"env"`
 	Headers map[string]string `yaml:"headers"`
+
+	// The wire's backends (proxy, process); see wire_backends.go.
+	WireBackend `yaml:",inline"`
 }
 
 // MinRoleRule is one rule of a backend's min_roles.
@@ -150,10 +158,19 @@ func (c *Config) validateBackend(key string, b Backend) error {
 				return bad(key+".headers_from."+h, "names no environment variable")
 			}
 		}
+	case BackendProxy, BackendProcess:
+		if err := validateWireBackend(key, b); err != nil {
+			return err
+		}
 	case "":
-		return bad(key+".kind", "required (stdio, http or sse)")
+		return bad(key+".kind", "required (stdio, http, sse, proxy or process)")
 	default:
-		return bad(key+".kind", "%q is not stdio, http or sse", b.Kind)
+		return bad(key+".kind", "%q is not stdio, http, sse, proxy or process", b.Kind)
+	}
+	if b.Kind != BackendProxy && b.Kind != BackendProcess {
+		if err := refuseWireKeys(key, b); err != nil {
+			return err
+		}
 	}
 	if err := validateBackendSessions(key, b); err != nil {
 		return err
@@ -185,7 +202,8 @@ func (c *Config) validateBackend(key string, b Backend) error {
 }
 
 // ParseBackendFlag reads the command line's NAME=stdio:CMD ARGS…,
-// NAME=http:URL or NAME=sse:URL. The command is split on spaces.
+// NAME=http:URL, NAME=sse:URL, NAME=proxy:ws://HOST:PORT or
+// NAME=process:CMD ARGS…. The command is split on spaces.
 func ParseBackendFlag(s string) (Backend, error) {
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok {
@@ -193,16 +211,18 @@ func ParseBackendFlag(s string) (Backend, error) {
 	}
 	kind, target, ok := strings.Cut(rest, ":")
 	if !ok {
-		return Backend{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET (stdio, http or sse)", s)
+		return Backend{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET (stdio, http, sse, proxy or process)", s)
 	}
 	b := Backend{Name: name, Kind: kind}
 	switch kind {
 	case BackendStdio:
 		b.Command = strings.Fields(target)
-	case BackendHTTP, BackendSSE:
+	case BackendHTTP, BackendSSE, BackendProxy:
 		b.URL = target
+	case BackendProcess:
+		b.Command = strings.Fields(target)
 	default:
-		return Backend{}, fmt.Errorf("--backend %q: kind %q is not stdio, http or sse", s, kind)
+		return Backend{}, fmt.Errorf("--backend %q: kind %q is not stdio, http, sse, proxy or process", s, kind)
 	}
 	return b, nil
 }

@@ -98,7 +98,9 @@ func TestBackendFlag(t *testing.T) {
 		{flag: "s=sse:https://h/sse", want: Backend{Name: "s", Kind: "sse", URL: "https://h/sse"}},
 		{flag: "no-kind", bad: true},
 		{flag: "a=http", bad: true},
-		{flag: "a=proxy:ws://h:1", bad: true},
+		{flag: "p=proxy:ws://h:1", want: Backend{Name: "p", Kind: "proxy", URL: "ws://h:1"}},
+		{flag: "d=process:mcpgate fixture", want: Backend{Name: "d", Kind: "process", Command: []string{"mcpgate", "fixture"}}},
+		{flag: "a=grpc:h:1", bad: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {

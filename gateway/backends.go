@@ -45,6 +45,9 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 		}
 		s.Header.Set(h, v)
 	}
+	if err := wireSpec(key, b, &s); err != nil {
+		return s, err
+	}
 	if err := s.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %w", key, err)
 	}

@@ -43,6 +43,11 @@ func fixtureCommand() *cobra.Command {
 			if stdio {
 				return serveStdio(ctx, srv, log)
 			}
+			// As a container's program (a process backend's), the
+			// fixture listens where the container contract says.
+			if port := os.Getenv("PORT"); port != "" && !cmd.Flags().Changed("listen") {
+				listen = net.JoinHostPort("127.0.0.1", port)
+			}
 			return serveHTTP(ctx, listen, log, func(mux *http.ServeMux, o mcphttp.Options) func() {
 				o.Stateless = stateless
 				streamable := mcphttp.NewHandler(srv, o)
@@ -55,7 +60,7 @@ func fixtureCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:3000", "address to serve HTTP on")
+	f.StringVar(&listen, "listen", "127.0.0.1:3000", "address to serve HTTP on (default 127.0.0.1:$PORT when PORT is set)")
 	f.BoolVar(&stdio, "stdio", false, "serve one session on stdin/stdout instead of HTTP")
 	f.BoolVar(&stateless, "stateless", false, "serve Streamable HTTP without sessions")
 	f.BoolVar(&asResults, "validation-errors-as-results", false, "answer schema violations with isError results instead of -32602")

@@ -116,6 +116,9 @@ func (r *reloader) settled() bool {
 // reload loads the file with the flags over it and applies it.
 func (r *reloader) reload(ctx context.Context, why string) {
 	cfg, err := loadConfig(r.flags)
+	if err == nil {
+		_, err = addDemo(cfg)
+	}
 	if err != nil {
 		r.log.Error("reload refused; the running configuration stays", "trigger", why, "file", r.flags.config, "err", err)
 		return

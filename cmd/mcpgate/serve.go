@@ -20,7 +20,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/store/sqlite"
@@ -48,8 +47,8 @@ func serveCommand() *cobra.Command {
 		Short: "Serve the authenticated MCP endpoint",
 		Long: "Serve one MCP endpoint (Streamable HTTP at /mcp, legacy SSE at /sse, or stdio) with\n" +
 			"authentication, roles, rate limits and an audit log, relaying the configured backends\n" +
-			"(backends: in the file, or --backend). With no backend it serves the built-in\n" +
-			"demonstration catalogue (the conformance fixture's tools).",
+			"(backends: in the file, or --backend). With no backend it relays a demonstration\n" +
+			"backend, \"demo\": the conformance fixture run as a process backend behind mcpgate proxy.",
 		Example: "  mcpgate serve --no-auth --backend fs=stdio:'npx -y @modelcontextprotocol/server-filesystem /tmp'\n" +
 			"  mcpgate serve --backend remote=http:https://mcp.example/mcp --no-prefix",
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
@@ -62,7 +61,7 @@ func serveCommand() *cobra.Command {
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one session on stdin/stdout as the configured local identity")
 	fl.BoolVar(&f.stateless, "stateless", false, "serve Streamable HTTP without sessions")
 	fl.BoolVar(&f.verbose, "verbose", false, "log at debug level")
-	fl.StringArrayVar(&f.backends, "backend", nil, "relay a backend: NAME=stdio:'CMD ARGS', NAME=http:URL or NAME=sse:URL (repeatable)")
+	fl.StringArrayVar(&f.backends, "backend", nil, "relay a backend: NAME=stdio:'CMD ARGS', NAME=http:URL, NAME=sse:URL, NAME=proxy:ws://HOST:PORT or NAME=process:'CMD ARGS' (repeatable)")
 	fl.BoolVar(&f.noPrefix, "no-prefix", false, "keep the --backend backends' own tool and prompt names (no NAME__ prefix)")
 	fl.DurationVar(&f.configPoll, "config-poll", time.Second, "how often the --config file is checked for changes to reload (0: only on SIGHUP)")
 	return cmd
@@ -129,9 +128,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	defer st.Close()
 	opts := gateway.Options{Store: st, Logger: log, Info: mcp.Implementation{Name: "mcpgate", Version: version}}
-	if len(cfg.Backends) == 0 {
-		// The demonstration: the first run shows tools working end to end.
-		opts.Catalogue, opts.Complete = fixture.Register, fixture.Complete
+	demo, err := addDemo(cfg)
+	if err != nil {
+		return err
 	}
 	gw, err := gateway.New(ctx, cfg, opts)
 	if err != nil {
@@ -170,6 +169,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}()
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
+	if demo {
+		waitDemo(ctx, gw.Handler(), log)
+	}
 	if err := firstRun(ctx, cmd.OutOrStdout(), gw, cfg, url); err != nil {
 		return err
 	}
@@ -183,6 +185,7 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	fmt.Fprintf(out, "mcpgate: serving MCP at %s\n", url)
 	if cfg.Auth.Disabled {
 		fmt.Fprintf(out, "mcpgate: authentication is OFF (local development)\nconnect:  claude mcp add --transport http mcpgate %s\n", url)
+		printInspector(out, url, "")
 		return nil
 	}
 	tokens := gw.Tokens()
@@ -196,6 +199,7 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	}
 	fmt.Fprintf(out, "mcpgate: created an admin service token (%s); it is shown this once:\n\n    %s\n\n", rec.ID, secret)
 	fmt.Fprintf(out, "connect:  claude mcp add --transport http mcpgate %s --header \"Authorization: Bearer %s\"\n", url, secret)
+	printInspector(out, url, secret)
 	fmt.Fprintf(out, "try:      curl -s %s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", url, secret)
 	fmt.Fprintf(out, "            -H 'Accept: application/json, text/event-stream' \\\n")
 	fmt.Fprintf(out, "            -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n")

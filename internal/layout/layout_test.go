@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"wire":             {"jsonrpc"},
 	"proxy":            {"jsonrpc", "mcp", "mcphttp", "stdio", "wire"},
 	"relay":            {"jsonrpc", "mcp"},
-	"backend":          {"jsonrpc", "mcp", "mcphttp", "relay", "stdio"},
+	"backend":          {"jsonrpc", "mcp", "mcphttp", "relay", "stdio", "wire"},
 	"internal/mcptest": {"jsonrpc"},
 	"internal/peers":   {},
 	"internal/layout":  {},

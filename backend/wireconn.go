@@ -1,0 +1,429 @@
+// wireconn.go makes one framed wire connection to an `mcpgate proxy` look
+// like an MCP server connection (an mcp.Conn), so that a proxy backend is
+// driven by the same mcp.Client, relay and restart loop as every other
+// kind.
+//
+// The wire carries four MCP exchanges (tools/list, resources/list,
+// tools/call, resources/read) and a notification stream; everything else
+// the client's JSON-RPC traffic needs is answered here, locally:
+//
+//   - initialize: the proxy already holds its own upstream session, so the
+//     answer is made here — a requested revision we support is echoed, the
+//     capabilities are exactly what the wire carries (tools and resources,
+//     both with listChanged), and serverInfo is the image's DIVERGE.md name
+//     and version when it has them, else the backend's name;
+//   - ping: answered while the connection lives, refused once it ended, so
+//     that Backend's liveness ping notices a dead proxy;
+//   - resources/templates/list: an empty list (the wire has no form for it);
+//   - notifications/initialized and notifications/cancelled: dropped. The
+//     wire has no cancellation ("nobody cancels"): a cancelled call runs to
+//     its end at the program and its answer is dropped by the client;
+//   - any other request: -32601.
+//
+// One connection is one begin: the proxy accepts one framed connection in
+// its life and refuses every later one with HTTP 409. A restart of a proxy
+// backend therefore re-dials a proxy that will refuse it unless the proxy
+// itself was restarted; the backend stays down, with the 409 as its last
+// error, until that happens. (A process backend restarts the proxy with
+// the program, so it always meets a fresh one.)
+
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/wire"
+)
+
+// wireCapabilities is what a proxy backend declares: the entries the wire
+// carries, each of which may change (the notification stream says when).
+const wireCapabilities = `{"tools":{"listChanged":true},"resources":{"listChanged":true}}`
+
+// errNotServed is the message of a bare finish: the proxy received the
+// exchange and does not serve it.
+const errNotServed = "not served by the proxy"
+
+// wireMethods maps the MCP methods the wire carries to their channel
+// request.
+var wireMethods = map[string]func(json.RawMessage) wire.ChannelRequest{
+	"tools/list":     func(p json.RawMessage) wire.ChannelRequest { return wire.McpListTools{Params: p} },
+	"resources/list": func(p json.RawMessage) wire.ChannelRequest { return wire.McpListResources{Params: p} },
+	"tools/call":     func(p json.RawMessage) wire.ChannelRequest { return wire.McpCallTool{Params: p} },
+	"resources/read": func(p json.RawMessage) wire.ChannelRequest { return wire.McpReadResource{Params: p} },
+}
+
+// wireBegin is what a proxy backend sends at the start of its connection.
+type wireBegin struct {
+	Name      string
+	URL       string          // ws://host:port[/]
+	Arguments json.RawMessage // the begin's arguments; nil: none
+	Secrets   map[string]string
+	Logger    *slog.Logger
+}
+
+// wireConn is an mcp.Conn over one begun framed connection.
+type wireConn struct {
+	cl    *wire.Client
+	scope *wire.Scope
+	info  json.RawMessage // serverInfo, an mcp.Implementation
+	log   *slog.Logger
+
+	ctx    context.Context // ends every exchange at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	in     *inbox
+
+	// notes is the notification stream. order is held while a message
+	// joins the inbox, so that an answer is delivered only after every
+	// notification that reached us before it (a progress or log message
+	// the program sent before its result must reach the client first).
+	notes *wire.Channel
+	order sync.Mutex
+
+	closeOnce sync.Once
+	mu        sync.Mutex
+	closed    bool  // Close was called
+	reason    error // set by fail: why the connection ended
+}
+
+// dialWire dials the proxy, begins it, feeds it the secrets, and opens the
+// notification stream. ctx bounds all of that.
+func dialWire(ctx context.Context, b wireBegin) (_ *wireConn, err error) {
+	url := b.URL
+	if !strings.HasSuffix(url, "/") {
+		url += "/"
+	}
+	cl, err := wire.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = cl.Close()
+		}
+	}()
+	scope, err := cl.Open(ctx, wire.BeginTools{Arguments: b.Arguments}.Append(nil))
+	if err != nil {
+		return nil, fmt.Errorf("tools begin: %w", err)
+	}
+	p, err := scope.Next(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tools begin: %w", err)
+	}
+	begin, err := wire.DecodeBeginAnswer(p)
+	if err != nil {
+		return nil, fmt.Errorf("tools begin: %w", err)
+	}
+	if !begin.Begun() {
+		return nil, &RefusedError{What: "tools begin", Value: scrub(string(begin.Error), secretValues(b.Secrets))}
+	}
+	if len(b.Secrets) > 0 {
+		if err := feedSecrets(ctx, scope, b.Secrets); err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) {
+				re.Value = scrub(re.Value, secretValues(b.Secrets))
+			}
+			return nil, err
+		}
+	}
+	c := &wireConn{cl: cl, scope: scope, log: b.Logger, in: newInbox()}
+	c.info = serverInfo(ctx, scope, b.Name)
+	notes, err := scope.OpenChannel(ctx, wire.McpNotifications{}.Append(nil))
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	c.notes = notes
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.wg.Add(2)
+	go c.readNotifications()
+	go c.watch()
+	return c, nil
+}
+
+// RefusedError is a proxy's refusal of a begin or of the secrets: the
+// wire's error value, as the proxy sent it (a backend's reported error is
+// scrubbed of secret values before anyone sees it).
+type RefusedError struct {
+	What  string // "tools begin" or "secrets"
+	Value string // the wire error value, JSON
+}
+
+func (e *RefusedError) Error() string { return e.What + " refused: " + e.Value }
+
+// secretValues are the values to scrub from what the proxy answers.
+func secretValues(m map[string]string) []string {
+	var s Spec
+	s.Secrets = m
+	return s.secrets()
+}
+
+// feedSecrets sends the secrets and waits for Fed. The refusal is the
+// program's and may quote what it refused: the backend scrubs it.
+func feedSecrets(ctx context.Context, scope *wire.Scope, values map[string]string) error {
+	ch, err := scope.OpenChannel(ctx, wire.Secrets{Values: values}.Append(nil))
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	p, err := ch.Next(ctx)
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	ans, err := wire.DecodeSecretsAnswer(p)
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	if !ans.Fed() {
+		return &RefusedError{What: "secrets", Value: string(ans.Error)}
+	}
+	return nil
+}
+
+// serverInfo asks Info for the image's DIVERGE.md and takes its name and
+// version; without them the server is named for the backend.
+func serverInfo(ctx context.Context, scope *wire.Scope, name string) json.RawMessage {
+	info := mcp.Implementation{Name: name, Version: "unknown"}
+	if ch, err := scope.OpenChannel(ctx, wire.Info{}.Append(nil)); err == nil {
+		if p, err := ch.Next(ctx); err == nil {
+			if ans, err := wire.DecodeInfoAnswer(p); err == nil && ans.Document != nil {
+				var doc struct {
+					Name    any `json:"name"`
+					Version any `json:"version"`
+				}
+				if json.Unmarshal(ans.Document, &doc) == nil {
+					if s, ok := doc.Name.(string); ok && s != "" {
+						info.Name = s
+					}
+					if doc.Version != nil {
+						info.Version = fmt.Sprint(doc.Version)
+					}
+				}
+			}
+			for { // drain to the finish, so that the channel is done with
+				if _, err := ch.Next(ctx); err != nil {
+					break
+				}
+			}
+		}
+	}
+	b, _ := json.Marshal(info)
+	return b
+}
+
+// readNotifications delivers each notification of the stream as a message
+// from Read.
+func (c *wireConn) readNotifications() {
+	defer c.wg.Done()
+	for {
+		p, err := c.notes.Next(c.ctx)
+		if err != nil {
+			return // the connection ended: watch reports it
+		}
+		c.order.Lock()
+		c.deliverNote(p)
+		c.order.Unlock()
+	}
+}
+
+// deliverAnswer puts an exchange's answer in the inbox after the
+// notifications already received. The wire orders frames on the
+// connection but not a channel's answer against the notification stream:
+// this keeps our side from reordering them further.
+func (c *wireConn) deliverAnswer(msg []byte) {
+	c.order.Lock()
+	defer c.order.Unlock()
+	for {
+		p, err := c.notes.Next(doneContext) // only what has arrived
+		if err != nil {
+			break
+		}
+		c.deliverNote(p)
+	}
+	c.in.push(msg)
+}
+
+// doneContext is already cancelled: a Next with it returns only what is
+// queued.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (c *wireConn) deliverNote(p []byte) {
+	resp, err := wire.DecodeResponse(p)
+	switch {
+	case err != nil:
+		c.log.Warn("backend: unreadable notification from the proxy", "err", err)
+	case resp.Error != nil:
+		c.log.Warn("backend: the proxy cannot reach its MCP server for notifications", "code", resp.Error.Code)
+	default:
+		c.in.push(resp.Result)
+	}
+}
+
+// watch ends the inbox when the connection ends.
+func (c *wireConn) watch() {
+	defer c.wg.Done()
+	select {
+	case <-c.cl.Done():
+		c.fail(c.cl.Err())
+	case <-c.ctx.Done():
+	}
+}
+
+// fail records why the connection ended (the first reason wins) and lets
+// Read report it once the inbox is drained.
+func (c *wireConn) fail(reason error) {
+	c.mu.Lock()
+	if c.reason == nil && !c.closed {
+		c.reason = reason
+	}
+	c.mu.Unlock()
+	c.in.end()
+}
+
+func (c *wireConn) ended() bool {
+	select {
+	case <-c.cl.Done():
+		return true
+	case <-c.ctx.Done():
+		return true
+	default:
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason != nil || c.closed
+}
+
+// Write takes one JSON-RPC message from the client: a request is answered
+// locally or sent on its own channel; notifications and responses are
+// dropped (the wire carries none of them).
+func (c *wireConn) Write(_ context.Context, msg []byte) error {
+	if c.ended() {
+		return errors.New("the connection to the proxy has ended")
+	}
+	m, err := jsonrpc.Parse(msg)
+	if err != nil {
+		return fmt.Errorf("backend: unreadable message for the proxy: %w", err)
+	}
+	if !m.IsRequest() {
+		return nil // notifications/initialized, notifications/cancelled, responses
+	}
+	switch m.Method {
+	case "initialize":
+		c.in.push(jsonrpc.AppendResult(nil, m.ID, c.initializeResult(m.Params)))
+	case "ping":
+		c.in.push(jsonrpc.AppendResult(nil, m.ID, json.RawMessage("{}")))
+	case "resources/templates/list":
+		c.in.push(jsonrpc.AppendResult(nil, m.ID, json.RawMessage(`{"resourceTemplates":[]}`)))
+	default:
+		req, ok := wireMethods[m.Method]
+		if !ok {
+			c.in.push(jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s is not carried by the wire", m.Method)))
+			return nil
+		}
+		m = m.Clone() // msg is the caller's buffer
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return errors.New("the connection to the proxy has ended")
+		}
+		c.wg.Add(1) // under mu: Close waits only after closed is set
+		c.mu.Unlock()
+		go c.exchange(m.ID, req(m.Params))
+	}
+	return nil
+}
+
+// initializeResult echoes a requested revision we support.
+func (c *wireConn) initializeResult(params json.RawMessage) json.RawMessage {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(params, &p)
+	b := []byte(`{"protocolVersion":`)
+	b = jsonrpc.AppendString(b, mcp.NegotiateVersion(p.ProtocolVersion))
+	b = append(b, `,"capabilities":`+wireCapabilities+`,"serverInfo":`...)
+	b = append(b, c.info...)
+	return append(b, '}')
+}
+
+// exchange runs one MCP exchange on its own channel and turns its answer
+// into the JSON-RPC response to id, the result's bytes untouched.
+func (c *wireConn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
+	defer c.wg.Done()
+	ch, err := c.scope.OpenChannel(c.ctx, req.Append(nil))
+	if err != nil {
+		c.in.push(jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended")))
+		return
+	}
+	p, err := ch.Next(c.ctx)
+	var out []byte
+	switch {
+	case errors.Is(err, wire.ErrBareFinish):
+		out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, errNotServed))
+	case err != nil:
+		out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended"))
+	default:
+		resp, derr := wire.DecodeResponse(p)
+		switch {
+		case derr != nil:
+			out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "unreadable answer from the proxy: %v", derr))
+		case resp.Error != nil:
+			out = jsonrpc.AppendError(nil, id, resp.Error)
+		default:
+			out = jsonrpc.AppendResult(nil, id, resp.Result)
+		}
+	}
+	c.deliverAnswer(out)
+}
+
+// Read returns the next answer or notification; after the connection
+// ends, io.EOF (closed by us) or why it ended.
+func (c *wireConn) Read(ctx context.Context) ([]byte, error) {
+	msg, ok, err := c.in.pop(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return msg, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != nil {
+		// %v, not %w: the reason often wraps io.EOF, which the client
+		// would take for a clean close and report as nothing.
+		return nil, fmt.Errorf("proxy connection ended: %v", c.reason)
+	}
+	return nil, io.EOF
+}
+
+// Close ends the connection and waits for every exchange to return.
+func (c *wireConn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		c.cancel()
+		err = c.cl.Close()
+		c.wg.Wait()
+		c.in.end()
+	})
+	return err
+}
+
+// wireBegin is the begin of this backend's spec, to the proxy at url.
+func (b *Backend) wireBegin(url string) wireBegin {
+	s := b.spec
+	return wireBegin{Name: s.Name, URL: url, Arguments: s.Arguments, Secrets: s.Secrets, Logger: b.log}
+}

@@ -1,0 +1,184 @@
+// wireconn_internal_test.go pins what the wire connection answers itself,
+// as an mcp.Conn seen from the client: initialize (echoed revision, the
+// capabilities the wire carries, serverInfo from DIVERGE.md), ping while
+// the proxy lives and not after, an empty template list, -32601 for the
+// rest, and dropped notifications.
+
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+// wcProxy serves a proxy in front of the fixture, with info as its
+// DIVERGE.md, and returns its URL and a kill that ends every connection.
+func wcProxy(t *testing.T, info string) (string, func()) {
+	t.Helper()
+	h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	fx := httptest.NewServer(mux)
+	t.Cleanup(func() { fx.Close(); h.Close() })
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: fx.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "DIVERGE.md")
+	if err := os.WriteFile(path, []byte(info), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	srv := &http.Server{Handler: proxy.NewServer(proxy.Options{Upstream: up, InfoPath: path}),
+		ConnState: func(c net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			_ = srv.Close()
+			mu.Lock()
+			for _, c := range conns {
+				_ = c.Close()
+			}
+			mu.Unlock()
+			<-done
+		})
+	}
+	t.Cleanup(func() { kill(); _ = up.Close() })
+	return "ws://" + ln.Addr().String(), kill
+}
+
+func wcDial(t *testing.T, url string) (*wireConn, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	t.Cleanup(cancel)
+	c, err := dialWire(ctx, wireBegin{Name: "be", URL: url, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, ctx
+}
+
+// wcAsk writes one request and reads the next message.
+func wcAsk(t *testing.T, ctx context.Context, c *wireConn, id, method, params string) *jsonrpc.Message {
+	t.Helper()
+	var raw json.RawMessage
+	if params != "" {
+		raw = json.RawMessage(params)
+	}
+	if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), method, raw)); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("%s: read: %v", method, err)
+	}
+	m, err := jsonrpc.Parse(b)
+	if err != nil || string(m.ID) != id {
+		t.Fatalf("%s: answer %s (%v)", method, b, err)
+	}
+	return m
+}
+
+func TestWireConnAnswersLocally(t *testing.T) {
+	url, _ := wcProxy(t, "---\nname: demo-image\nversion: 1.2.3\n---\nA demo.\n")
+	c, ctx := wcDial(t, url)
+
+	m := wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	want := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"demo-image","version":"1.2.3"}}`
+	if string(m.Result) != want {
+		t.Errorf("initialize = %s\nwant %s", m.Result, want)
+	}
+	// Notifications are dropped: nothing is answered, the next read is
+	// the next request's answer.
+	for _, n := range []string{"notifications/initialized", "notifications/cancelled"} {
+		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, nil, n, json.RawMessage(`{"requestId":1}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := wcAsk(t, ctx, c, "2", "ping", ""); string(m.Result) != "{}" {
+		t.Errorf("ping = %s %s", m.Result, m.Error)
+	}
+	if m := wcAsk(t, ctx, c, "3", "resources/templates/list", ""); string(m.Result) != `{"resourceTemplates":[]}` {
+		t.Errorf("resources/templates/list = %s %s", m.Result, m.Error)
+	}
+	for i, method := range []string{"prompts/list", "completion/complete", "logging/setLevel"} {
+		m := wcAsk(t, ctx, c, "1"+string(rune('0'+i)), method, "{}")
+		if e, err := m.ErrorObject(); err != nil || e.Code != jsonrpc.CodeMethodNotFound {
+			t.Errorf("%s = %s %s, want -32601", method, m.Result, m.Error)
+		}
+	}
+	if m := wcAsk(t, ctx, c, "4", "tools/call", `{"name":"test_simple_text","arguments":{}}`); !strings.Contains(string(m.Result), "simple text") {
+		t.Errorf("tools/call = %s %s", m.Result, m.Error)
+	}
+}
+
+// Without a DIVERGE.md, the server is named for the backend; an
+// unsupported revision is answered with the latest.
+func TestWireConnServerInfoDefaultsToTheBackendName(t *testing.T) {
+	url, _ := wcProxy(t, "not front matter: just a readme\n")
+	c, ctx := wcDial(t, url)
+	m := wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	var r struct {
+		ProtocolVersion string
+		ServerInfo      struct{ Name string }
+	}
+	if err := json.Unmarshal(m.Result, &r); err != nil || r.ServerInfo.Name != "be" || r.ProtocolVersion == "1999-01-01" {
+		t.Errorf("initialize = %s", m.Result)
+	}
+}
+
+// Once the proxy is gone, ping fails (so Backend's liveness ping notices)
+// and Read reports the end.
+func TestWireConnPingFailsAfterTheProxyDies(t *testing.T) {
+	url, kill := wcProxy(t, "")
+	c, ctx := wcDial(t, url)
+	if m := wcAsk(t, ctx, c, "1", "ping", ""); string(m.Result) != "{}" {
+		t.Fatalf("ping = %s %s", m.Result, m.Error)
+	}
+	kill()
+	_, err := c.Read(ctx)
+	if err == nil || !strings.Contains(err.Error(), "proxy connection ended") || ctx.Err() != nil {
+		t.Fatalf("Read after the proxy died: %v, want the connection's end", err)
+	}
+	if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("2"), "ping", nil)); err == nil {
+		t.Error("ping after the proxy died was accepted")
+	}
+	// Closed by us, Read says io.EOF.
+	url2, _ := wcProxy(t, "")
+	c2, ctx2 := wcDial(t, url2)
+	_ = c2.Close()
+	if _, err := c2.Read(ctx2); !errors.Is(err, io.EOF) {
+		t.Errorf("Read after Close = %v, want io.EOF", err)
+	}
+}

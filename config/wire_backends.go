@@ -1,0 +1,129 @@
+// wire_backends.go is what the wire's backends add to a backend: the
+// tools begin's arguments (any YAML value, sent as JSON), the secrets fed
+// to the proxy — named here, their values read from the gateway's
+// environment or from files when the backend is built, never written in
+// the YAML in clear — and, for a process backend, the proxy to start.
+//
+// A proxy backend is one framed connection, and a proxy accepts one in its
+// life: when the connection ends, the gateway's re-dial is refused (HTTP
+// 409) until that proxy is restarted by whoever runs it. A process
+// backend restarts its own proxy with its program, so it always recovers.
+
+package config
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// WireBackend is the part of a Backend only proxy and process backends
+// use.
+type WireBackend struct {
+	// Arguments are the tools begin's arguments: any YAML value, sent as
+	// JSON (proxy, process).
+	Arguments any `yaml:"arguments"`
+	// SecretsFrom feeds secret NAME the value of the gateway's environment
+	// variable SecretsFrom[NAME] (proxy, process).
+	SecretsFrom map[string]string `yaml:"secrets_from"`
+	// SecretFiles feeds secret NAME the content of the file
+	// SecretFiles[NAME], a trailing newline cut (proxy, process).
+	SecretFiles map[string]string `yaml:"secret_files"`
+	// ProxyCommand is the proxy to start beside the program (process;
+	// default: this mcpgate's `proxy`).
+	ProxyCommand []string `yaml:"proxy_command"`
+
+	// Secrets exists only to be refused with a useful message.
+	Secrets map[string]string `yaml:"secrets"`
+}
+
+// ArgumentsJSON is the begin's arguments as JSON; nil when none are set.
+func (b Backend) ArgumentsJSON() ([]byte, error) {
+	if b.Arguments == nil {
+		return nil, nil
+	}
+	return json.Marshal(b.Arguments)
+}
+
+func validateWireBackend(key string, b Backend) error {
+	if len(b.Secrets) > 0 {
+		return bad(key+".secrets", "values in clear are not allowed; name the gateway's environment variables in secrets_from, or files in secret_files")
+	}
+	switch b.Kind {
+	case BackendProxy:
+		if b.URL == "" {
+			return bad(key+".url", "required for kind proxy (ws://HOST:PORT)")
+		}
+		u, err := url.Parse(b.URL)
+		if err != nil || u.Scheme != "ws" || u.Host == "" {
+			return bad(key+".url", "not a ws:// URL")
+		}
+		if len(b.Command) > 0 {
+			return bad(key+".command", "not used by kind proxy")
+		}
+		if len(b.ProxyCommand) > 0 {
+			return bad(key+".proxy_command", "not used by kind proxy")
+		}
+		if len(b.EnvFrom) > 0 {
+			return bad(key+".env_from", "not used by kind proxy")
+		}
+	case BackendProcess:
+		if len(b.Command) == 0 || b.Command[0] == "" {
+			return bad(key+".command", "required for kind process")
+		}
+		if b.URL != "" {
+			return bad(key+".url", "not used by kind process")
+		}
+		for name, from := range b.EnvFrom {
+			if name == "" || strings.Contains(name, "=") {
+				return bad(key+".env_from", "%q is not a variable name", name)
+			}
+			if from == "" {
+				return bad(key+".env_from."+name, "names no environment variable")
+			}
+		}
+	}
+	if len(b.HeadersFrom) > 0 {
+		return bad(key+".headers_from", "not used by kind %s", b.Kind)
+	}
+	if _, err := b.ArgumentsJSON(); err != nil {
+		return bad(key+".arguments", "cannot be sent as JSON: %v", err)
+	}
+	for name, from := range b.SecretsFrom {
+		if name == "" {
+			return bad(key+".secrets_from", "a secret needs a name")
+		}
+		if from == "" {
+			return bad(key+".secrets_from."+name, "names no environment variable")
+		}
+	}
+	for name, path := range b.SecretFiles {
+		if name == "" {
+			return bad(key+".secret_files", "a secret needs a name")
+		}
+		if path == "" {
+			return bad(key+".secret_files."+name, "names no file")
+		}
+		if _, dup := b.SecretsFrom[name]; dup {
+			return bad(key+".secret_files."+name, "also in secrets_from; give each secret one source")
+		}
+	}
+	return nil
+}
+
+// refuseWireKeys refuses the wire's keys on the other kinds.
+func refuseWireKeys(key string, b Backend) error {
+	switch {
+	case b.Arguments != nil:
+		return bad(key+".arguments", "not used by kind %s", b.Kind)
+	case len(b.SecretsFrom) > 0:
+		return bad(key+".secrets_from", "not used by kind %s", b.Kind)
+	case len(b.SecretFiles) > 0:
+		return bad(key+".secret_files", "not used by kind %s", b.Kind)
+	case len(b.Secrets) > 0:
+		return bad(key+".secrets", "not used by kind %s (and values in clear are never allowed)", b.Kind)
+	case len(b.ProxyCommand) > 0:
+		return bad(key+".proxy_command", "not used by kind %s", b.Kind)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// The wire's backends are checked like the others: every refusal names
+// its key, and a secret's value is never accepted in clear.
+func TestWireBackendErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, yaml, key string
+	}{
+		{"proxy without url", "backends: [{name: a, kind: proxy}]", "backends[0].url"},
+		{"proxy url not ws", "backends: [{name: a, kind: proxy, url: \"http://h:1\"}]", "backends[0].url"},
+		{"proxy with a command", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", command: [x]}]", "backends[0].command"},
+		{"proxy with proxy_command", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", proxy_command: [x]}]", "backends[0].proxy_command"},
+		{"secrets in clear", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", secrets: {TOKEN: hunter2}}]", "backends[0].secrets"},
+		{"secrets_from naming nothing", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", secrets_from: {TOKEN: ''}}]", "backends[0].secrets_from.TOKEN"},
+		{"secret_files naming nothing", "backends: [{name: a, kind: process, command: [x], secret_files: {TOKEN: ''}}]", "backends[0].secret_files.TOKEN"},
+		{"secret in both", "backends: [{name: a, kind: process, command: [x], secrets_from: {T: A}, secret_files: {T: /f}}]", "backends[0].secret_files.T"},
+		{"process without command", "backends: [{name: a, kind: process}]", "backends[0].command"},
+		{"process with a url", "backends: [{name: a, kind: process, command: [x], url: \"ws://h:1\"}]", "backends[0].url"},
+		{"process with headers_from", "backends: [{name: a, kind: process, command: [x], headers_from: {A: B}}]", "backends[0].headers_from"},
+		{"arguments on stdio", "backends: [{name: a, kind: stdio, command: [x], arguments: {a: 1}}]", "backends[0].arguments"},
+		{"secrets_from on http", "backends: [{name: a, kind: http, url: \"http://h/mcp\", secrets_from: {A: B}}]", "backends[0].secrets_from"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != tt.key {
+				t.Fatalf("error %q: want a KeyError at %s", err, tt.key)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error %q quotes a secret", err)
+			}
+		})
+	}
+}
+
+// A proxy backend's arguments are any YAML value, kept for the begin as
+// JSON.
+func TestWireBackendArgumentsBecomeJSON(t *testing.T) {
+	c, err := Parse([]byte("backends:\n  - name: p\n    kind: proxy\n    url: \"ws://127.0.0.1:1\"\n    arguments: {repo: x, depth: 2, tags: [a, b]}\n    secrets_from: {TOKEN: MY_TOKEN}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Backends[0].ArgumentsJSON()
+	if err != nil || string(got) != `{"depth":2,"repo":"x","tags":["a","b"]}` {
+		t.Fatalf("arguments = %s, %v", got, err)
+	}
+	if c.Backends[0].SecretsFrom["TOKEN"] != "MY_TOKEN" {
+		t.Errorf("secrets_from = %v", c.Backends[0].SecretsFrom)
+	}
+}

@@ -1,0 +1,108 @@
+// wire_backends_test.go pins how the gateway builds its proxy backends'
+// secrets: read from its environment and from files when the backend is
+// built, a missing one refusing the configuration with its key named, and
+// no value ever on /readyz — even when the program refusing them quotes
+// them back.
+
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+func TestProxyBackendSecretMissingNamesTheKey(t *testing.T) {
+	gwLeakCheck(t)
+	missing := filepath.Join(t.TempDir(), "absent")
+	for _, c := range []struct{ yaml, key string }{
+		{"secrets_from: {TOKEN: MCPGATE_TEST_UNSET_VARIABLE}", "backends[0].secrets_from.TOKEN"},
+		{"secret_files: {TOKEN: \"" + missing + "\"}", "backends[0].secret_files.TOKEN"},
+	} {
+		cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\n" +
+			"backends:\n  - {name: p, kind: proxy, url: \"ws://127.0.0.1:1\", " + c.yaml + "}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = gateway.New(context.Background(), cfg, gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err == nil || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: New = %v, want an error naming %s", c.yaml, err, c.key)
+		}
+	}
+}
+
+// A program that refuses the secrets and quotes them: /readyz shows the
+// refusal with every value cut out.
+func TestProxyBackendSecretsNeverOnReadyz(t *testing.T) {
+	gwLeakCheck(t)
+	const fromEnv, fromFile = "env-secret-value-1234", "file-secret-value-5678"
+	t.Setenv("MCPGATE_TEST_SECRET", fromEnv)
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(fromFile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The program: registers anything, refuses the secrets quoting them,
+	// and serves the fixture at /mcp.
+	var mu sync.Mutex
+	var got string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/register", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "{}") })
+	mux.HandleFunc("/secrets", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = string(b)
+		mu.Unlock()
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]string{"kind": "refused", "got": string(b)})
+	})
+	h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
+	mux.Handle("/mcp", h)
+	program := httptest.NewServer(mux)
+	defer func() { program.Close(); h.Close() }()
+
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindContract, URL: program.URL,
+		ClientInfo: mcp.Implementation{Name: "p", Version: "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: up, InfoPath: filepath.Join(t.TempDir(), "none")}))
+	defer func() { px.CloseClientConnections(); px.Close(); _ = up.Close() }()
+
+	base, _ := bkGateway(t, "backends:\n  - name: p\n    kind: proxy\n    url: \"ws"+strings.TrimPrefix(px.URL, "http")+"\"\n"+
+		"    arguments: {mode: demo}\n    secrets_from: {TOKEN: MCPGATE_TEST_SECRET}\n    secret_files: {FILE_TOKEN: \""+file+"\"}\n")
+	// Down from the start; polled, bounded, until it says why.
+	deadline := time.Now().Add(20 * time.Second)
+	body, r := bkWaitReady(t, base, http.StatusServiceUnavailable)
+	for r.Backends[0].LastError == "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		body, r = bkWaitReady(t, base, http.StatusServiceUnavailable)
+	}
+	if !strings.Contains(body, "secrets refused") {
+		t.Errorf("/readyz %s: want the refusal", body)
+	}
+	if strings.Contains(body, fromEnv) || strings.Contains(body, fromFile) {
+		t.Errorf("/readyz shows a secret: %s", body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(got, fromEnv) || !strings.Contains(got, fromFile) {
+		t.Errorf("the program got %q, want both values", got)
+	}
+}

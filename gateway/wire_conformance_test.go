@@ -1,0 +1,113 @@
+//go:build unix
+
+// wire_conformance_test.go runs the official conformance suite through the
+// gateway with the fixture as a process backend — the fixture behind the
+// real `mcpgate proxy`, both started by the gateway from the built binary
+// (prefix off, so that the suite finds the names it calls) — and pins
+// exactly which scenarios the wire can carry.
+
+package gateway_test
+
+import (
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// wcBuild builds the mcpgate command into a temporary folder.
+func wcBuild(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcpgate")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpgate/mcpgate/cmd/mcpgate").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// wcWireGaps are the scenarios the wire cannot carry (wire.md §3.5–3.6),
+// each with why and the number of checks it holds when the fixture is
+// served directly (44 in all). Found by running the suite, not guessed.
+var wcWireGaps = map[string]struct {
+	why    string
+	checks int
+}{
+	"prompts-get-simple":            {"the wire has no prompts channel (channels 3-6 are tools/list, resources/list, tools/call, resources/read)", 1},
+	"prompts-get-with-args":         {"the wire has no prompts channel", 1},
+	"prompts-get-embedded-resource": {"the wire has no prompts channel", 1},
+	"prompts-get-with-image":        {"the wire has no prompts channel", 1},
+	"completion-complete":           {"the wire has no completion channel, and the prompt and template it completes are not relayed either", 1},
+	"resources-templates-read":      {"the wire has no resources/templates/list channel: the gateway never learns the template, so it routes no read of a URI made from it", 1},
+	"tools-call-sampling":           {"server-to-client requests have no wire form yet (§3.6: the program's outward MCP calls are later work); the proxy answers sampling/createMessage -32601", 1},
+	"tools-call-elicitation":        {"server-to-client requests have no wire form yet; the proxy answers elicitation/create -32601", 1},
+	"elicitation-sep1034-defaults":  {"server-to-client requests have no wire form yet: elicitation/create", 5},
+	"elicitation-sep1330-enums":     {"server-to-client requests have no wire form yet: elicitation/create", 5},
+}
+
+// wcUnordered are the scenarios whose notifications the wire carries but
+// does not order against the call's answer: the proxy writes the program's
+// notifications (on the McpNotifications channel) and the call's answer
+// (on its own channel) from different goroutines, so a progress or log
+// message sent just before the result may reach the gateway after it, when
+// the call is over and it has no one to go to. They pass or fail by
+// timing, so neither is asserted (a test never fails on a timing); each
+// holds one check.
+var wcUnordered = map[string]bool{"tools-call-with-logging": true, "tools-call-with-progress": true}
+
+// The official conformance suite through the gateway, the fixture a
+// process backend: every scenario the wire can carry passes, and each one
+// it cannot still fails (a gap that closes must leave wcWireGaps).
+func TestConformanceThroughProcessBackend(t *testing.T) {
+	gwLeakCheck(t)
+	bin := wcBuild(t)
+	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: process, command: [\""+bin+"\", fixture], proxy_command: [\""+bin+"\", proxy], prefix: \"-\"}\n")
+	bkWaitReady(t, base, http.StatusOK)
+	results := bkConformance(t, base+"/mcp")
+	var names, passed []string
+	for n := range results {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	pass := 0
+	for _, n := range names {
+		p, f := 0, 0
+		for _, c := range results[n] {
+			switch c.Status {
+			case "SUCCESS":
+				p++
+			case "FAILURE":
+				f++
+			}
+		}
+		pass += p
+		gap, isGap := wcWireGaps[n]
+		switch {
+		case isGap && f == 0:
+			t.Errorf("%s passes now (%d checks): take it out of wcWireGaps", n, p)
+		case isGap:
+			t.Logf("%s: cannot pass through the wire: %s", n, gap.why)
+		case wcUnordered[n]:
+			t.Logf("%s: %d passed, %d failed (not asserted: notifications unordered against the answer)", n, p, f)
+		case f > 0:
+			for _, c := range results[n] {
+				if c.Status == "FAILURE" {
+					t.Errorf("%s: %s failed: %s", n, c.ID, c.ErrorMessage)
+				}
+			}
+		case p == 0 && !bkInfoOnly[n]:
+			t.Errorf("%s: no check passed: %+v", n, results[n])
+		default:
+			passed = append(passed, n)
+		}
+	}
+	t.Logf("through a process backend: %d checks passed; scenarios passing: %v", pass, passed)
+	gapChecks := 0
+	for _, g := range wcWireGaps {
+		gapChecks += g.checks
+	}
+	if want := 44 - gapChecks - len(wcUnordered); pass < want {
+		t.Errorf("%d checks passed, want at least %d (44 less the %d of the wire's gaps and the %d unordered)", pass, want, gapChecks, len(wcUnordered))
+	}
+}
