@@ -259,3 +259,41 @@ func TestSpecMinRoleForFirstMatchingRuleWins(t *testing.T) {
 		}
 	}
 }
+
+// Close waits for every backend to stop, even when another Close (an HTTP
+// server's shutdown hook, say) took them out first: a process that returns
+// from Close must not leave a backend's child behind.
+func TestEveryCloseWaitsForTheBackendsToStop(t *testing.T) {
+	dir := t.TempDir()
+	f := newFront(t)
+	set := backend.NewSet(f.Server, fast)
+	pidFiles := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}
+	for i, name := range []string{"a", "b"} {
+		if err := set.Add(childSpec(name, pidFiles[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, set)
+	var pids []int
+	for i, name := range []string{"a", "b"} {
+		waitState(t, set.Backend(name), "up", isUp)
+		raw, err := os.ReadFile(pidFiles[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	first := make(chan struct{})
+	go func() { defer close(first); set.Close() }()
+	set.Close()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child %d still there when Close returned: %v", pid, err)
+		}
+	}
+	<-first
+}

@@ -32,6 +32,9 @@ type Set struct {
 	ctx     context.Context // nil until Run
 	closed  bool
 	members map[string]*member
+	// stopping counts the members taken out and not yet stopped, so that
+	// Close waits for a Remove or another Close still stopping one.
+	stopping sync.WaitGroup
 }
 
 // member is one running backend and how to stop it.
@@ -95,9 +98,13 @@ func (s *Set) Remove(name string) bool {
 	s.mu.Lock()
 	m, ok := s.members[name]
 	delete(s.members, name)
+	if ok {
+		s.stopping.Add(1)
+	}
 	s.mu.Unlock()
 	if ok {
 		m.stop()
+		s.stopping.Done()
 		s.changed.notify()
 	}
 	return ok
@@ -150,8 +157,9 @@ func (s *Set) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close stops every backend and waits for them; their entries leave the
-// front.
+// Close stops every backend and waits for them, including those a
+// concurrent Close or Remove is still stopping; their entries leave the
+// front. It may be called more than once, from several goroutines.
 func (s *Set) Close() {
 	s.mu.Lock()
 	s.closed = true
@@ -160,8 +168,11 @@ func (s *Set) Close() {
 		ms = append(ms, m)
 	}
 	s.members = map[string]*member{}
+	s.stopping.Add(len(ms))
 	s.mu.Unlock()
 	for _, m := range ms {
 		m.stop()
+		s.stopping.Done()
 	}
+	s.stopping.Wait()
 }
