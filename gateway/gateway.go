@@ -92,10 +92,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	g.metrics = metrics.New()
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
+	// A call to an entry of a backend that is down answers -32603 with
+	// data.backend (to those who may see the entry), not "unknown".
 	var claims *relay.Claims
+	var unknown func(mcp.EntryKind, string) (mcp.Entry, error)
 	complete := o.Complete
 	if len(specs) > 0 {
 		claims = relay.NewClaims()
+		unknown = claims.Unknown
 		if complete == nil {
 			complete = claims.Complete
 		}
@@ -105,6 +109,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		Logger:   o.Logger,
 		Gate:     metrics.EntryGate(access.NewGate(g.roles, g.limiter)),
 		Complete: complete,
+		Unknown:  unknown,
 	})
 	// Audit records and metrics name the backend owning the entry a call
 	// reaches ("" for the gateway's own entries).

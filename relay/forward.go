@@ -67,7 +67,7 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 		return res, nil
 	}
 	var je *jsonrpc.Error
-	if errors.As(err, &je) {
+	if errors.As(err, &je) && !transportFailure(je) {
 		return nil, je
 	}
 	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
