@@ -31,7 +31,7 @@ import (
 const (
 	pfRoleStdio    = "partial"       // args: name, down-flag file
 	pfRoleHTTP     = "partial-http"  // args: name, listen address
-	fdRoleStdio    = "fidelity"      // no args
+	fdRoleStdio    = "fidelity"      // args: the scheme of its resource
 	pfDownExitCode = 3               // a stdio child refusing to start
 	pfListening    = "listening on " // the HTTP child's first line on stdout
 )
@@ -50,7 +50,7 @@ func pfChildMain() {
 	case pfRoleHTTP:
 		err = pfServeHTTP(os.Args[1], os.Args[2])
 	case fdRoleStdio:
-		err = stdio.Serve(context.Background(), fdServer(), os.Stdin, os.Stdout, stdio.Options{})
+		err = stdio.Serve(context.Background(), fdServer(os.Args[1]), os.Stdin, os.Stdout, stdio.Options{})
 	default:
 		return
 	}
@@ -152,10 +152,10 @@ var fdErrors = map[string]string{
 	"error42": `{"code": 42, "message": "the answer", "data": {"nested": {"n": -0.0, "e": 1E+400, "s": "\u00e9"}}}`,
 }
 
-// fdServer is the fidelity backend. Its tool "params" answers with the
-// raw params it received, as the text of its result, so that a test can
-// see what the gateway forwarded.
-func fdServer() *mcp.Server {
+// fdServer is the fidelity backend; its resource is scheme://doc. Its
+// tool "params" answers with the raw params it received, as the text of
+// its result, so that a test can see what the gateway forwarded.
+func fdServer(scheme string) *mcp.Server {
 	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "fidelity", Version: "1"}})
 	tools := []*mcp.Tool{
 		{Name: "result", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
@@ -173,7 +173,7 @@ func fdServer() *mcp.Server {
 	if err := s.AddTools(tools...); err != nil {
 		panic(err)
 	}
-	if err := s.AddResources(&mcp.Resource{URI: "fid://doc", Name: "doc",
+	if err := s.AddResources(&mcp.Resource{URI: scheme + "://doc", Name: "doc",
 		Read: func(context.Context, *mcp.Request, string, map[string]string) (json.RawMessage, error) {
 			return json.RawMessage(fdResource), nil
 		}}); err != nil {

@@ -350,7 +350,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 }
 
 // pfGateway is bkGateway with backend options of the test's choosing.
-func pfGateway(t *testing.T, yamlText string, bo backend.Options) string {
+func pfGateway(t *testing.T, yamlText string, bo backend.Options) (string, *gateway.Gateway) {
 	t.Helper()
 	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\n" + yamlText))
 	if err != nil {
@@ -373,7 +373,7 @@ func pfGateway(t *testing.T, yamlText string, bo backend.Options) string {
 		<-done
 		_ = gw.Close(context.Background())
 	})
-	return srv.URL
+	return srv.URL, gw
 }
 
 // When an HTTP backend dies mid-call and nothing else notices it (no
@@ -384,7 +384,7 @@ func pfGateway(t *testing.T, yamlText string, bo backend.Options) string {
 func TestACallInFlightToADeadHTTPBackendNamesTheBackend(t *testing.T) {
 	gwLeakCheck(t)
 	beta := pfStartHTTPChild(t, "beta", "127.0.0.1:0")
-	base := pfGateway(t, "backends: [{name: beta, kind: http, url: \"http://"+beta.addr+"/mcp\"}]\n",
+	base, _ := pfGateway(t, "backends: [{name: beta, kind: http, url: \"http://"+beta.addr+"/mcp\"}]\n",
 		backend.Options{PingInterval: -1, Backoff: bkFast.Backoff})
 	bkWaitReady(t, base, http.StatusOK)
 	c := pfConnect(t, base, "")
