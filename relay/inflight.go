@@ -87,9 +87,6 @@ func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMe
 		}
 		log := in.log
 		in.mu.Unlock()
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
 		c.finish(log) // the caller's notifications go before the result
 	}
 }

@@ -92,9 +92,10 @@ func (c *inflightCall) logToCaller(level mcp.LogLevel, logger string, data json.
 	c.out.push(func() { _ = c.r.Log(c.ctx, level, logger, data) })
 }
 
-// finish ends c's outbox; see outbox.close.
+// finish ends c's outbox (see outbox.close) and logs the drops, if any,
+// on log (nil: nowhere).
 func (c *inflightCall) finish(log *slog.Logger) {
-	if n := c.out.close(c.ctx.Done()); n > 0 {
+	if n := c.out.close(c.ctx.Done()); n > 0 && log != nil {
 		log.Warn("relay: notifications to a slow caller dropped", "dropped", n, "queue", OutboxSize)
 	}
 }
