@@ -139,6 +139,7 @@ func (b *Backend) setDown(err error) {
 // Run connects the backend and keeps it connected until ctx ends; its
 // entries are then gone from the front. It returns nil when ctx ends.
 func (b *Backend) Run(ctx context.Context) error {
+	defer b.claims.Forget(b.spec.Name) // gone: its names are unknown now
 	var delay time.Duration
 	for {
 		uptime, err := b.connectOnce(ctx)
@@ -209,7 +210,16 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	if err := rb.Sync(start, b.front); err != nil {
 		return 0, err
 	}
-	defer rb.Unsync(b.front) // before client.Close: no entry outlives the session
+	// Before client.Close: no entry outlives the session. A connection
+	// that ended on its own leaves tombstones, so that calls to its
+	// entries answer that the backend is unavailable until it is back.
+	defer func() {
+		if ctx.Err() != nil {
+			rb.Unsync(b.front)
+		} else {
+			rb.Down(b.front)
+		}
+	}()
 	b.setUp()
 	up := time.Now()
 	err = b.serve(ctx, client, rb, resync)

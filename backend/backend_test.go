@@ -78,9 +78,9 @@ func TestHTTPBackendLeavesTheFrontWhenDownAndReturns(t *testing.T) {
 	if n := f.out.Take("notifications/tools/list_changed"); n == 0 {
 		t.Error("the front session got no tools/list_changed when the backend died")
 	}
-	// The entries left with the session, so a call meanwhile finds no such
-	// tool (-32602); -32603 with data.backend is for a call already
-	// routed when the backend died (relay's unavailable answer).
+	// The entries left with the session. This front does not consult the
+	// ledger's tombstones (mcp.Options.Unknown), so a call meanwhile finds
+	// no such tool (-32602); the gateway's does (tombstone_test.go).
 	m := f.call(t, "tools/call", `{"name":"web__test_simple_text","arguments":{}}`)
 	if e, err := m.ErrorObject(); m.Kind() != jsonrpc.KindError || err != nil || e.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("call to a dead backend: %s %s, want -32602", m.Result, m.Error)

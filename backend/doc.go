@@ -5,8 +5,9 @@
 // Streamable HTTP or legacy SSE endpoint), initialize, relay its catalogue
 // into the front (relay.Backend.Sync), and wait for the connection to end.
 // When it ends, the backend's entries leave the front (so clients get
-// list_changed), the state says Down and why, and after a backoff the loop
-// starts again. A backend that never comes up costs the gateway nothing
+// list_changed) while calls naming them answer -32603 with data.backend
+// (relay tombstones), the state says Down and why, and after a backoff the
+// loop starts again. A backend that never comes up costs the gateway nothing
 // but its log lines: nothing it does can take the front or another backend
 // down.
 //

@@ -40,6 +40,7 @@ import (
 const bkChildEnv = "MCPGATE_GATEWAY_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	pfChildMain() // children_test.go: the backends of the partial-failure and fidelity tests
 	if os.Getenv(bkChildEnv) == "fixture" {
 		if err := stdio.Serve(context.Background(), fixture.New(fixture.Options{}), os.Stdin, os.Stdout, stdio.Options{}); err != nil {
 			os.Exit(1)

@@ -95,8 +95,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
 	// The completions capability is fixed at start: a gateway started
-	// without backends does not offer it after a reload adds one.
+	// without backends does not offer it after a reload adds one. A call
+	// to an entry of a backend that is down answers -32603 with
+	// data.backend (to those who may see the entry), not "unknown".
 	claims := relay.NewClaims()
+	unknown := claims.Unknown
 	complete := o.Complete
 	if len(specs) > 0 && complete == nil {
 		complete = claims.Complete
@@ -106,6 +109,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		Logger:   o.Logger,
 		Gate:     metrics.EntryGate(g.gate),
 		Complete: complete,
+		Unknown:  unknown,
 	})
 	// Audit records and metrics name the backend owning the entry a call
 	// reaches ("" for the gateway's own entries).

@@ -75,7 +75,8 @@ func (s *Server) servePromptsGet(ctx context.Context, r *Request) (json.RawMessa
 	}
 	p, entry, found := s.prompts.get(name)
 	if !found {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: "+name, map[string]string{"name": name})
+		return nil, s.unknownEntry(ctx, KindPrompt, name,
+			jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: "+name, map[string]string{"name": name}))
 	}
 	if err := s.gate.Admit(ctx, entry); err != nil {
 		return nil, err

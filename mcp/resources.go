@@ -126,7 +126,7 @@ func (s *Server) serveResourcesRead(ctx context.Context, r *Request) (json.RawMe
 	}
 	read, vars, entry, ok := s.findResource(uri)
 	if !ok {
-		return nil, resourceNotFound(uri)
+		return nil, s.unknownEntry(ctx, KindResource, uri, resourceNotFound(uri))
 	}
 	if err := s.gate.Admit(ctx, entry); err != nil {
 		return nil, err
@@ -155,6 +155,19 @@ func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, E
 		return true
 	})
 	return read, vars, entry, read != nil
+}
+
+// unknownEntry is the answer to a call naming no entry: notFound, unless
+// Options.Unknown still knows the entry and the caller may see it.
+func (s *Server) unknownEntry(ctx context.Context, kind EntryKind, name string, notFound error) error {
+	if s.opts.Unknown == nil {
+		return notFound
+	}
+	e, err := s.opts.Unknown(kind, name)
+	if err == nil || !s.gate.Visible(ctx, e) {
+		return notFound
+	}
+	return err
 }
 
 func resourceNotFound(uri string) error {

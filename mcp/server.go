@@ -42,6 +42,13 @@ type Options struct {
 	// OnNotification receives client notifications the engine does not
 	// handle itself (roots/list_changed, progress, …).
 	OnNotification func(ctx context.Context, s *Session, m *jsonrpc.Message)
+	// Unknown, if set, is asked about a tools/call, prompts/get or
+	// resources/read naming no entry (name is the tool or prompt name, or
+	// the URI). If it still knows the entry — a gateway remembers those of
+	// a backend that is down — it returns it and the error to answer
+	// instead of the usual unknown-entry one; a caller the gate would not
+	// show the entry gets the usual answer, so nothing hidden is revealed.
+	Unknown func(kind EntryKind, name string) (Entry, error)
 }
 
 // Server answers MCP sessions.

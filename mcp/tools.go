@@ -107,7 +107,8 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 	}
 	t, entry, found := s.tools.get(name)
 	if !found {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+name, map[string]string{"name": name})
+		return nil, s.unknownEntry(ctx, KindTool, name,
+			jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+name, map[string]string{"name": name}))
 	}
 	if err := s.gate.Admit(ctx, entry); err != nil {
 		return nil, err

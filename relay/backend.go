@@ -82,6 +82,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	if opts.Inflight == nil {
 		opts.Inflight = NewInflight()
 	}
+	opts.Inflight.setLogger(opts.Logger.With("backend", name))
 	if opts.MinRoleFor == nil {
 		min := opts.MinRole
 		opts.MinRoleFor = func(string, string) string { return min }
@@ -131,12 +132,19 @@ func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
 	added, removed = b.reconcile(kindPrompt, b.prepare(kindPrompt, c.prompts, "name", true))
 	s.RemovePrompts(removed...)
 	b.addPrompts(s, added)
+	b.claims.Forget(b.name) // up again: its live entries answer now
 	return nil
 }
 
 // Unsync removes every entry the backend registered in s (the backend is
-// down or gone). A later Sync brings them back.
+// gone), and its tombstones (tombstones.go). A later Sync brings them back.
 func (b *Backend) Unsync(s *mcp.Server) {
+	b.claims.Forget(b.name)
+	b.remove(s)
+}
+
+// remove takes the backend's entries out of s and the ledger.
+func (b *Backend) remove(s *mcp.Server) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.claims.clearLive(b)

@@ -31,6 +31,7 @@ type Claims struct {
 	owners map[kind]map[string]string // kind → key → backend name
 	live   map[string]*Backend        // backend name → its synced Backend
 	front  *mcp.Server                // the front server, once a Backend synced
+	graves *graveyard                 // entries of backends that are down; nil until one is
 }
 
 // NewClaims returns an empty ledger.
@@ -69,8 +70,16 @@ func (c *Claims) release(k kind, key, backend string) {
 // an entry of the front's own, an unknown entry or another method. A URI
 // is resolved as the front server resolves it (its resources first, then
 // its URI templates in order), so a URI read through a relayed template
-// names the template's backend.
+// names the template's backend. An entry of a backend that is down names
+// that backend.
 func (c *Claims) OwnerOf(method string, params json.RawMessage) string {
+	if owner := c.liveOwner(method, params); owner != "" {
+		return owner
+	}
+	return c.buriedOwner(method, params)
+}
+
+func (c *Claims) liveOwner(method string, params json.RawMessage) string {
 	var k kind
 	var key string
 	switch method {

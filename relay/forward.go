@@ -72,7 +72,7 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 		return res, nil
 	}
 	var je *jsonrpc.Error
-	if errors.As(err, &je) {
+	if errors.As(err, &je) && !transportFailure(je) {
 		return nil, je
 	}
 	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
@@ -83,6 +83,6 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 // with data.backend, so that a client can tell which backend is down (a
 // plain error would become an isError tool result or a generic -32603).
 func (b *Backend) unavailable(err error) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" unavailable: "+err.Error(),
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" is unavailable: "+err.Error(),
 		map[string]string{"backend": b.name})
 }

@@ -22,6 +22,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strconv"
 	"sync"
 
@@ -42,6 +43,7 @@ type Inflight struct {
 	seq   uint64
 	calls map[uint64]*inflightCall // by seq
 	byTok map[string]*inflightCall // by the gateway's raw token
+	log   *slog.Logger             // the Backend's; set by relay.New
 }
 
 type inflightCall struct {
@@ -50,6 +52,7 @@ type inflightCall struct {
 	r     *mcp.Request
 	token json.RawMessage // the caller's raw progress token, or nil
 	gwTok string          // the gateway's raw token ("\"gw-1\""), or ""
+	out   outbox          // notifications on their way to the caller
 }
 
 // NewInflight returns an empty registry.
@@ -82,7 +85,9 @@ func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMe
 		if c.gwTok != "" {
 			delete(in.byTok, c.gwTok)
 		}
+		log := in.log
 		in.mu.Unlock()
+		c.finish(log) // the caller's notifications go before the result
 	}
 }
 
@@ -101,8 +106,10 @@ func (in *Inflight) latest() *inflightCall {
 
 // OnNotification relays a backend notification that belongs to a call in
 // flight and reports whether it was one it handles (progress and log
-// messages). It sends synchronously, so the caller sees the notifications
-// in the backend's order and before the call's result.
+// messages). It only queues (outbox.go): it runs on the backend
+// connection's read loop, which no caller may hold up. The caller still
+// sees the notifications in the backend's order and before the call's
+// result.
 func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 	switch m.Method {
 	case "notifications/progress":
@@ -115,7 +122,7 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 		}
 		params, err := withMember(m.Params, "progressToken", c.token)
 		if err == nil {
-			_ = c.r.Notify(c.ctx, m.Method, params)
+			c.notifyCaller(m.Method, params)
 		}
 		return true
 	case "notifications/message":
@@ -132,7 +139,7 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 			return true
 		}
 		// Log, not Notify: the front session's logging/setLevel applies.
-		_ = c.r.Log(c.ctx, p.Level, p.Logger, p.Data)
+		c.logToCaller(p.Level, p.Logger, p.Data)
 		return true
 	}
 	return false

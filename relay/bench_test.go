@@ -1,0 +1,28 @@
+// bench_test.go measures the relay's own cost per call, in memory.
+
+package relay_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/relay"
+)
+
+// BenchmarkRelayedToolsCall measures one tools/call through a front
+// server relaying to a backend over an in-memory connection: the relay's
+// own cost (forward, in-flight registry), without sockets.
+func BenchmarkRelayedToolsCall(b *testing.B) {
+	f, _, _, _ := relayed(b, relay.Options{})
+	req := request(b, jsonrpc.ID("1"), "tools/call", `{"name":"b1__whoami","arguments":{}}`)
+	sink := &mcptest.Recorder{}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ans := f.ss.Handle(ctx, req, sink); ans == nil {
+			b.Fatal("no answer")
+		}
+	}
+}
