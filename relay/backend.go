@@ -43,6 +43,9 @@ type Options struct {
 	// OnNotification and OnRequest into the ClientOptions). Default: one
 	// of the Backend's own, reached by nothing.
 	Inflight *Inflight
+	// Observe, if set, is told of each call forwarded to the backend
+	// (observe.go).
+	Observe Observer
 }
 
 // Backend relays one backend MCP server through a front mcp.Server.
@@ -53,6 +56,7 @@ type Backend struct {
 	minRole  func(kind, name string) string
 	claims   *Claims
 	inflight *Inflight
+	observe  Observer
 	log      *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
@@ -84,7 +88,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	return &Backend{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
 		claims: opts.Claims, inflight: opts.Inflight, log: opts.Logger.With("backend", name),
-		owned: map[kind]map[string]string{},
+		owned: map[kind]map[string]string{}, observe: opts.Observe,
 	}
 }
 

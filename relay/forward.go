@@ -62,7 +62,7 @@ func (b *Backend) unprefix(params json.RawMessage, orig string) (json.RawMessage
 func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	params, done := b.inflight.begin(ctx, r, params)
 	defer done()
-	res, err := b.client.Call(ctx, method, params)
+	res, err := b.call(ctx, method, params)
 	if err == nil {
 		return res, nil
 	}
