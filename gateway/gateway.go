@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/access"
@@ -58,6 +59,8 @@ type Gateway struct {
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
 	handler    http.Handler
+	// stdioSessions counts the sessions ServeStdio is serving.
+	stdioSessions atomic.Int64
 }
 
 // New builds the gateway. Authentication is on unless the configuration
