@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgate/mcpgate/metrics"
 	"github.com/mcpgate/mcpgate/relay"
 	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/telemetry"
 )
 
 // Options are what the gateway needs besides its configuration.
@@ -53,6 +54,7 @@ type Gateway struct {
 	tokens  *auth.Tokens
 	audit   *audit.Log
 	metrics *metrics.Metrics
+	tracer  *telemetry.Tracer
 	// backends relays the configured backends; nil when there are none.
 	backends *backend.Set
 
@@ -92,7 +94,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	traceOpts, err := g.tracingOptions(o.Info)
+	if err != nil {
+		return nil, err
+	}
 	g.metrics = metrics.New()
+	if err := g.startTracing(ctx, traceOpts); err != nil {
+		return nil, err
+	}
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
 	var claims *relay.Claims
@@ -106,7 +115,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
 		Logger:   o.Logger,
-		Gate:     metrics.EntryGate(access.NewGate(g.roles, g.limiter)),
+		Gate:     g.traceGate(metrics.EntryGate(access.NewGate(g.roles, g.limiter))),
 		Complete: complete,
 	})
 	// Audit records and metrics name the backend owning the entry a call
@@ -115,6 +124,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if claims != nil {
 		owner = func(r *mcp.Request) string { return claims.OwnerOf(r.Method, r.Params) }
 	}
+	g.useTracing(owner)
 	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
 	if !cfg.Audit.Disabled {
 		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
@@ -127,6 +137,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		bo := o.Backend
 		bo.Logger = o.Logger
 		bo.Claims = claims
+		bo.Observe = g.upstreamObserver()
 		g.backends = backend.NewSet(g.server, bo)
 		for _, s := range specs {
 			if err := g.backends.Add(s); err != nil { // validated above: not expected
@@ -195,7 +206,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 	})
 	root.HandleFunc("GET /readyz", g.serveReadyz)
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
-	root.Handle("/", authn(mcpRoutes))
+	root.Handle("/", authn(g.traceHTTP(mcpRoutes)))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
 }
 
@@ -246,13 +257,14 @@ func (g *Gateway) EndSessions() error {
 	return g.legacy.Close()
 }
 
-// Close ends every session and then writes out the audit records still
-// queued: nothing is lost on a clean shutdown.
+// Close ends every session and then writes out the audit records and the
+// trace spans still queued: nothing is lost on a clean shutdown.
 func (g *Gateway) Close(ctx context.Context) error {
 	errLegacy := g.EndSessions()
 	var errAudit error
 	if g.audit != nil {
 		errAudit = g.audit.Close(ctx)
 	}
-	return errors.Join(errLegacy, errAudit)
+	errTrace := g.tracer.Shutdown(ctx)
+	return errors.Join(errLegacy, errAudit, errTrace)
 }
