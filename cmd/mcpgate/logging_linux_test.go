@@ -35,7 +35,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	}
 	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Fatalf("open pts: %v", err)
+		t.Skipf("no /dev/pts device for the pseudo-terminal: %v", err)
 	}
 	t.Cleanup(func() { _ = slave.Close() })
 	return master, slave
