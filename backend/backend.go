@@ -33,6 +33,9 @@ type Options struct {
 	// backends (default: a new one). Give one when the front needs it
 	// before the Set exists: its Complete routes completion/complete.
 	Claims *relay.Claims
+	// Observe, if set, is told of each call relayed to a backend (see
+	// relay.Observer): the gateway traces them.
+	Observe relay.Observer
 }
 
 func (o Options) withDefaults() Options {
@@ -205,7 +208,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	}
 	rb := relay.New(b.spec.Name, client, relay.Options{
 		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, Claims: b.claims, Logger: b.log,
-		Inflight: inflight, Router: router,
+		Inflight: inflight, Router: router, Observe: b.opts.Observe,
 	})
 	if err := rb.Sync(start, b.front); err != nil {
 		return 0, err

@@ -31,6 +31,7 @@ type Config struct {
 	Audit      Audit      `yaml:"audit"`
 	Metrics    Metrics    `yaml:"metrics"`
 	Backends   []Backend  `yaml:"backends"`
+	Tracing    Tracing    `yaml:"tracing"`
 }
 
 // HTTP configures the MCP endpoint's transports.

@@ -89,6 +89,9 @@ func (c *Config) Validate() error {
 	if c.HTTP.MaxBodyBytes < 0 {
 		return bad("http.max_body_bytes", "must not be negative")
 	}
+	if err := c.Tracing.validate(); err != nil {
+		return err
+	}
 	return c.validateBackends()
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/access"
@@ -23,6 +24,7 @@ import (
 	"github.com/mcpgate/mcpgate/metrics"
 	"github.com/mcpgate/mcpgate/relay"
 	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/telemetry"
 )
 
 // Options are what the gateway needs besides its configuration.
@@ -52,6 +54,7 @@ type Gateway struct {
 	tokens  *auth.Tokens
 	audit   *audit.Log
 	metrics *metrics.Metrics
+	tracer  *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
 	backends *backend.Set
@@ -60,6 +63,8 @@ type Gateway struct {
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
 	handler    http.Handler
+	// stdioSessions counts the sessions ServeStdio is serving.
+	stdioSessions atomic.Int64
 }
 
 // New builds the gateway. Authentication is on unless the configuration
@@ -91,7 +96,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	traceOpts, err := g.tracingOptions(o.Info)
+	if err != nil {
+		return nil, err
+	}
 	g.metrics = metrics.New()
+	if err := g.startTracing(ctx, traceOpts); err != nil {
+		return nil, err
+	}
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
 	// The completions capability is fixed at start: a gateway started
@@ -107,13 +119,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	g.server = mcp.NewServer(mcp.Options{
 		Info:     o.Info,
 		Logger:   o.Logger,
-		Gate:     metrics.EntryGate(g.gate),
+		Gate:     g.traceGate(metrics.EntryGate(g.gate)),
 		Complete: complete,
 		Unknown:  unknown,
 	})
 	// Audit records and metrics name the backend owning the entry a call
 	// reaches ("" for the gateway's own entries).
 	owner := func(r *mcp.Request) string { return claims.OwnerOf(r.Method, r.Params) }
+	g.useTracing(owner)
 	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
 	if !cfg.Audit.Disabled {
 		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
@@ -125,6 +138,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	bo := o.Backend
 	bo.Logger = o.Logger
 	bo.Claims = claims
+	bo.Observe = g.upstreamObserver()
 	g.backends = backend.NewSet(g.server, bo)
 	for _, s := range specs {
 		if err := g.backends.Add(s); err != nil { // validated above: not expected
@@ -193,7 +207,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 	})
 	root.HandleFunc("GET /readyz", g.serveReadyz)
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
-	root.Handle("/", authn(mcpRoutes))
+	root.Handle("/", authn(g.traceHTTP(mcpRoutes)))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
 }
 
@@ -244,13 +258,14 @@ func (g *Gateway) EndSessions() error {
 	return g.legacy.Close()
 }
 
-// Close ends every session and then writes out the audit records still
-// queued: nothing is lost on a clean shutdown.
+// Close ends every session and then writes out the audit records and the
+// trace spans still queued: nothing is lost on a clean shutdown.
 func (g *Gateway) Close(ctx context.Context) error {
 	errLegacy := g.EndSessions()
 	var errAudit error
 	if g.audit != nil {
 		errAudit = g.audit.Close(ctx)
 	}
-	return errors.Join(errLegacy, errAudit)
+	errTrace := g.tracer.Shutdown(ctx)
+	return errors.Join(errLegacy, errAudit, errTrace)
 }

@@ -1,6 +1,7 @@
 // metrics.go wires the gateway's Prometheus metrics: the call middleware
 // and the engine's gate that names entries, gauges over the sessions, the
-// rate buckets and the audit queue, and the /metrics routes — to admins on
+// rate buckets, the audit queue and the backends' states, and the /metrics
+// routes — to admins on
 // the main address, and to anyone on an optional loopback-only one.
 
 package gateway
@@ -13,6 +14,7 @@ import (
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/metrics"
 )
 
 // checkMetricsListen refuses a metrics address that is not loopback: that
@@ -33,10 +35,27 @@ func (g *Gateway) checkMetricsListen() error {
 func (g *Gateway) watchGauges() {
 	g.metrics.Sessions("streamable", g.streamable.Sessions)
 	g.metrics.Sessions("legacy", g.legacy.Sessions)
+	g.metrics.Sessions("stdio", func() int { return int(g.stdioSessions.Load()) })
+	g.metrics.Backends(g.backendStates)
 	g.metrics.RateBuckets(g.gate.buckets)
 	if g.audit != nil {
 		g.metrics.Audit(g.audit.Stats)
 	}
+}
+
+// backendStates is every backend's state as the metrics show it, read
+// from the Set at each scrape: backends added or removed while the
+// gateway runs are followed exactly.
+func (g *Gateway) backendStates() []metrics.BackendState {
+	if g.backends == nil {
+		return nil
+	}
+	states := g.backends.States()
+	out := make([]metrics.BackendState, len(states))
+	for i, s := range states {
+		out[i] = metrics.BackendState{Name: s.Name, Up: s.Up, Restarts: s.Restarts, Since: s.Since}
+	}
+	return out
 }
 
 // adminOnly serves h to an authenticated admin (or a custom role mapped

@@ -13,5 +13,7 @@ import (
 
 // ServeStdio serves one session on in and out until in ends or ctx does.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	g.stdioSessions.Add(1)
+	defer g.stdioSessions.Add(-1)
 	return stdio.Serve(ctx, g.server, in, out, stdio.Options{Logger: g.log, Identity: g.localIdentity()})
 }

@@ -3,7 +3,8 @@
 // one test binary — never share a counter), an mcp.Middleware records
 // every method call and every gated call's outcome, and gauge functions
 // read the queues and limits that already count themselves (sessions, rate
-// buckets, the audit log) only when scraped.
+// buckets, the audit log, the backends' states, the span exporter) only
+// when scraped.
 //
 // Labels are bounded by construction: a method or entry name is recorded
 // only when the engine knows it, an error code only among the first

@@ -47,6 +47,9 @@ type Options struct {
 	// (upstream.go); calls it routes to the zero Upstream, and every call
 	// without a Router, go on the Backend's own client.
 	Router Router
+	// Observe, if set, is told of each call forwarded to the backend
+	// (observe.go).
+	Observe Observer
 }
 
 // Backend relays one backend MCP server through a front mcp.Server.
@@ -58,6 +61,7 @@ type Backend struct {
 	claims   *Claims
 	inflight *Inflight
 	router   Router
+	observe  Observer
 	log      *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
@@ -90,7 +94,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	return &Backend{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger.With("backend", name),
-		owned: map[kind]map[string]string{},
+		owned: map[kind]map[string]string{}, observe: opts.Observe,
 	}
 }
 

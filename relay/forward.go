@@ -67,7 +67,7 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 	defer release()
 	params, done := inflight.begin(ctx, r, params)
 	defer done()
-	res, err := client.Call(ctx, method, params)
+	res, err := b.call(ctx, client, method, params)
 	if err == nil {
 		return res, nil
 	}

@@ -36,7 +36,7 @@ func fixtureCommand() *cobra.Command {
 			if verbose {
 				level = slog.LevelDebug
 			}
-			log := newLogger(level)
+			log := newLogger(cmd, level)
 			srv := fixture.New(fixture.Options{Logger: log, ValidationErrorsAsResults: asResults})
 			ctx := cmd.Context()
 			go fixture.Watch(ctx, srv, 3*time.Second)

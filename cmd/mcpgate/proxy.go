@@ -36,7 +36,7 @@ func proxyCommand() *cobra.Command {
 			if verbose {
 				level = slog.LevelDebug
 			}
-			log := newLogger(level)
+			log := newLogger(cmd, level)
 			cfg, err := upstreamConfig(upstream, command, transport)
 			if err != nil {
 				return err

@@ -21,15 +21,16 @@ func rootCommand() *cobra.Command {
 		Version:       version,
 	}
 	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), auditCommand())
+	addLogFormatFlag(root)
 	return root
 }
 
-// newLogger logs to stderr (stdout may be an MCP stream): text on a
-// terminal, JSON otherwise.
-func newLogger(level slog.Level) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+// newLogger logs to stderr (stdout may be an MCP stream) in the format
+// --log-format asks: text on a terminal, JSON otherwise, by default.
+func newLogger(cmd *cobra.Command, level slog.Level) *slog.Logger {
+	format, err := logFormat(cmd)
+	if err != nil { // refused before the command ran
+		format = logAuto
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	return slog.New(logHandler(format, os.Stderr, level))
 }

@@ -120,7 +120,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	log := newLogger(level)
+	log := newLogger(cmd, level)
 	ctx := cmd.Context()
 	st, err := sqlite.Open(ctx, cfg.Store)
 	if err != nil {
