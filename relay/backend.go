@@ -206,8 +206,14 @@ func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []st
 			continue
 		}
 		if owner, ok := b.claims.claim(k, e.key, b.name); !ok {
-			b.log.Warn("relay: collision, entry skipped", "kind", string(k), "name", e.key, "owner", owner)
-			continue
+			renamed, ok := b.renamed(k, e)
+			if !ok {
+				b.log.Warn("relay: collision, entry skipped", "kind", string(k), "name", e.key, "owner", owner)
+				continue
+			}
+			b.log.Warn("relay: collision, entry renamed with the backend's name", "kind", string(k),
+				"name", e.key, "owner", owner, "as", renamed.key)
+			e = renamed
 		}
 		now[e.key] = string(e.def)
 		if old, had := before[e.key]; !had || old != string(e.def) {
@@ -222,6 +228,28 @@ func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []st
 	}
 	b.owned[k] = now
 	return added, removed
+}
+
+// renamed resolves a collision of a tool or prompt name by the backend's
+// own name as prefix (NAME__name), claimed for b; URIs cannot be renamed,
+// and a name already so prefixed is not prefixed twice.
+func (b *Backend) renamed(k kind, e entry) (entry, bool) {
+	if k != kindTool && k != kindPrompt {
+		return e, false
+	}
+	key := b.name + "__" + e.orig
+	if key == e.key {
+		return e, false
+	}
+	if _, ok := b.claims.claim(k, key, b.name); !ok {
+		return e, false
+	}
+	def, err := withStringMember(e.def, "name", key)
+	if err != nil {
+		b.claims.release(k, key, b.name)
+		return e, false
+	}
+	return entry{key: key, orig: e.orig, def: def}, true
 }
 
 // drop forgets an entry the front refused.

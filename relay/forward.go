@@ -43,7 +43,11 @@ func (b *Backend) readResource(ctx context.Context, r *mcp.Request, _ string, _ 
 // _meta are not touched.
 func (b *Backend) unprefix(params json.RawMessage, orig string) (json.RawMessage, error) {
 	if b.prefix == "" {
-		return params, nil
+		// Without a prefix the front name is the backend's own, unless a
+		// collision renamed the entry (reconcile).
+		if name, _ := jsonrpc.LookupString(params, "name"); name == orig {
+			return params, nil
+		}
 	}
 	out, err := withStringMember(params, "name", orig)
 	if err != nil {

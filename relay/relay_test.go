@@ -288,3 +288,52 @@ func TestMinRoleAppliesToEveryEntry(t *testing.T) {
 		t.Errorf("call below MinRole answered %s %s", m.Result, m.Error)
 	}
 }
+
+// Two backends without prefixes listing the same tool name: the first
+// keeps it, the second's is renamed NAME__tool (logged, never fatal), and
+// each answers as itself, the renamed one called by its own name.
+func TestNameCollisionIsResolvedByTheBackendsPrefix(t *testing.T) {
+	var logs logBuffer
+	claims := relay.NewClaims()
+	f := newFront(t)
+	opts := relay.Options{Claims: claims, Logger: logs.logger(), Prefix: relay.NoPrefix}
+	b1 := relay.New("b1", connect(t, newBackendServer(t, "b1", 0).Server), opts)
+	b2srv := newBackendServer(t, "b2", 0)
+	b2 := relay.New("b2", connect(t, b2srv.Server), opts)
+	must(t, b1.Sync(ctx, f.Server))
+	must(t, b2.Sync(ctx, f.Server))
+
+	if got := toolText(t, f.result(t, "tools/call", `{"name":"whoami"}`)); got != "b1" {
+		t.Errorf("whoami answered %q, want the first backend's", got)
+	}
+	if got := toolText(t, f.result(t, "tools/call", `{"name":"b2__whoami"}`)); got != "b2" {
+		t.Errorf("b2__whoami answered %q", got)
+	}
+	f.result(t, "tools/call", `{"name":"b2__echo","arguments":{"x":1}}`)
+	select {
+	case args := <-b2srv.args:
+		if string(args) != `{"x":1}` {
+			t.Errorf("the renamed tool's arguments reached the backend as %s", args)
+		}
+	default:
+		t.Error("the renamed echo did not reach b2")
+	}
+	var names []string
+	for _, def := range f.list(t, "tools/list", "tools") {
+		name, _ := jsonrpc.LookupString(def, "name")
+		names = append(names, name)
+	}
+	for _, want := range []string{"whoami", "b2__whoami", "echo", "b2__echo"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+	if out := logs.String(); !strings.Contains(out, "renamed") || !strings.Contains(out, "as=b2__whoami") {
+		t.Errorf("the renaming is not logged: %s", out)
+	}
+	// A resync keeps the same names.
+	must(t, b2.Sync(ctx, f.Server))
+	if got := toolText(t, f.result(t, "tools/call", `{"name":"b2__whoami"}`)); got != "b2" {
+		t.Errorf("after a resync b2__whoami answered %q", got)
+	}
+}
