@@ -153,10 +153,38 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 	if c == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "no client request in flight to relay "+m.Method+" to", nil)
 	}
+	if capability, ok := requestCapability[m.Method]; ok && !clientOffers(c.r, capability) {
+		// Answered as the client itself should answer what it never
+		// declared: it is not asked.
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
+			"the client did not declare the "+capability+" capability", nil)
+	}
 	// Ends with the front call or the backend connection, whichever first.
 	cctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 	return c.r.Call(cctx, m.Method, m.Params)
+}
+
+// requestCapability is the client capability each server-to-client request
+// needs.
+var requestCapability = map[string]string{
+	"sampling/createMessage": "sampling",
+	"elicitation/create":     "elicitation",
+	"roots/list":             "roots",
+}
+
+// clientOffers reports whether the front client of r declared capability
+// at initialize. A stateless session never saw the client's initialize:
+// the client is asked, and answers for itself.
+func clientOffers(r *mcp.Request, capability string) bool {
+	if r.Session == nil {
+		return false
+	}
+	if r.Session.Stateless() {
+		return true
+	}
+	v, err := jsonrpc.Lookup(r.Session.ClientCapabilities(), capability)
+	return err == nil && len(v) > 0 && string(v) != "null"
 }

@@ -6,6 +6,7 @@
 package relay_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -83,6 +84,13 @@ func newBackRig(t *testing.T) (*mcp.Server, *backRig) {
 // and notifications hooked into an Inflight, as the backend package does.
 func relayedBothWays(t *testing.T, back *mcp.Server, claims *relay.Claims) (*front, *relay.Backend) {
 	t.Helper()
+	return relayedBothWaysTo(t, back, claims, `{"sampling":{},"elicitation":{},"roots":{}}`)
+}
+
+// relayedBothWaysTo is relayedBothWays with a front client that declared
+// capabilities.
+func relayedBothWaysTo(t *testing.T, back *mcp.Server, claims *relay.Claims, capabilities string) (*front, *relay.Backend) {
+	t.Helper()
 	inf := relay.NewInflight()
 	conn := &memConn{in: make(chan []byte, 1024), done: make(chan struct{})}
 	conn.ss = back.NewSession(mcp.SessionOptions{ID: "mem", Out: conn})
@@ -95,7 +103,7 @@ func relayedBothWays(t *testing.T, back *mcp.Server, claims *relay.Claims) (*fro
 	if _, err := c.Initialize(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := newFront(t)
+	f := newFrontCaps(t, capabilities)
 	b := relay.New("b1", c, relay.Options{Inflight: inf, Claims: claims})
 	must(t, b.Sync(context.Background(), f.Server))
 	return f, b
@@ -276,5 +284,23 @@ func TestCompletionIsRoutedByRef(t *testing.T) {
 	}
 	if m := f.call(t, "completion/complete", `{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"a","value":""}}`); m.Error == nil {
 		t.Errorf("unknown prompt: %s", m.Result)
+	}
+}
+
+// A client that did not declare sampling is not sent the backend's
+// sampling request: the backend hears -32601, as from such a client.
+func TestSamplingIsNotSentToAClientWithoutTheCapability(t *testing.T) {
+	back, _ := newBackRig(t)
+	f, _ := relayedBothWaysTo(t, back, nil, `{"roots":{}}`)
+	caller := &callerSink{f: f, answer: `{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}`}
+	m := frontCall(t, context.Background(), f, caller, `{"name":"b1__sample","arguments":{"who":"caller"}}`)
+	if m == nil {
+		t.Fatal("no answer")
+	}
+	if !bytes.Contains(m.Error, []byte(`"code":-32601`)) || !bytes.Contains(m.Error, []byte("sampling")) {
+		t.Errorf("answer %s %s, want the backend's -32601 about sampling relayed", m.Result, m.Error)
+	}
+	for _, m := range caller.all() {
+		t.Errorf("the client without sampling was sent %s", m.Method)
 	}
 }

@@ -185,10 +185,16 @@ type front struct {
 
 func newFront(t testing.TB) *front {
 	t.Helper()
+	return newFrontCaps(t, "{}")
+}
+
+// newFrontCaps is newFront with a client that declared capabilities.
+func newFrontCaps(t testing.TB, capabilities string) *front {
+	t.Helper()
 	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front", Version: "1"}}), out: &mcptest.Recorder{}}
 	f.ss = f.NewSession(mcp.SessionOptions{ID: "front", Out: f.out})
 	t.Cleanup(f.ss.Close)
-	f.result(t, "initialize", `{"protocolVersion":"`+mcp.LatestVersion+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	f.result(t, "initialize", `{"protocolVersion":"`+mcp.LatestVersion+`","capabilities":`+capabilities+`,"clientInfo":{"name":"t","version":"1"}}`)
 	f.ss.Handle(context.Background(), request(t, nil, "notifications/initialized", ""), nil)
 	f.out.Take("")
 	return f
