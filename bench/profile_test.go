@@ -13,8 +13,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,7 +33,16 @@ func BenchmarkRelayHTTPBackend(b *testing.B) {
 	defer cancel()
 	backendHandler := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
 	defer backendHandler.Close()
-	backend := httptest.NewServer(backendHandler)
+	// Connections the relay opened to the backend: a relay that keeps
+	// them alive opens one per concurrent call, not one per call.
+	var dials atomic.Int64
+	backend := httptest.NewUnstartedServer(backendHandler)
+	backend.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	backend.Start()
 	defer backend.Close()
 
 	dir := b.TempDir()
@@ -71,6 +83,7 @@ func BenchmarkRelayHTTPBackend(b *testing.B) {
 	}
 
 	b.ReportAllocs()
+	dialsBefore := dials.Load()
 	b.SetParallelism(8) // 8 × GOMAXPROCS callers: 16 on the 2-core machine, as in the harness
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -87,4 +100,5 @@ func BenchmarkRelayHTTPBackend(b *testing.B) {
 			}
 		}
 	})
+	b.ReportMetric(float64(dials.Load()-dialsBefore)/float64(b.N), "backend-dials/op")
 }
