@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
@@ -101,4 +103,39 @@ func BenchmarkRelayHTTPBackend(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(dials.Load()-dialsBefore)/float64(b.N), "backend-dials/op")
+}
+
+// BenchmarkWireFramed64 holds the fixture, mcpgate proxy in front of it
+// and 64 callers on channels of one framed connection in one process,
+// for pprof of the wire path.
+func BenchmarkWireFramed64(b *testing.B) {
+	ctx := context.Background()
+	backendHandler := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
+	defer backendHandler.Close()
+	backend := httptest.NewServer(backendHandler)
+	defer backend.Close()
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: backend.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer up.Close()
+	front := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: up, InfoPath: filepath.Join(b.TempDir(), "none")}))
+	defer front.Close()
+	f, err := dialFramed(ctx, "ws"+strings.TrimPrefix(front.URL, "http"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.close()
+	c := framedCaller{f}
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 callers on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := c.call(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -154,6 +154,14 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 			return nil, cleanup, err
 		}
 		xs = append(xs, closed, open)
+		if t == null || t == direct || t == gwHTTP {
+			// One caller: the latency a relay adds when nothing queues.
+			alone := &experiment{t: t, conc: 1}
+			if err := alone.prepare(ctx, closed.callers); err != nil {
+				return nil, cleanup, err
+			}
+			xs = append(xs, alone)
+		}
 	}
 	for _, t := range []*target{perPath, framedT} {
 		for _, c := range []int{1, 64} {
