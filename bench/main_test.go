@@ -67,7 +67,8 @@ func TestShortRunMeasuresEveryPathAndReportsEveryFigure(t *testing.T) {
 			t.Errorf("%s %s: %d calls, %d errors (%s)", r.Path, r.Load, r.Stats.Calls, r.Stats.Errors, r.FirstError)
 		}
 	}
-	want := []string{"null-relay", "direct", "mcpgate-http", "mcpgate-stdio", "wire-per-path", "wire-framed", "go-sdk-http", "go-sdk-stdio"}
+	want := []string{"null-relay", "direct", "mcpgate-http", "mcpgate-stdio", "wire-per-path", "wire-framed",
+		"wire-per-path-stdio", "wire-framed-stdio", "go-sdk-http", "go-sdk-stdio"}
 	if withPeers {
 		want = append(want, "supergateway-stdio")
 	}

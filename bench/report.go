@@ -90,6 +90,8 @@ func (r *results) ratios() {
 	div("wire-framed / wire-per-path calls/s (c=64)", "wire-framed", c64, "wire-per-path", c64, 5)
 	div("wire-framed / wire-per-path calls/s (c=1)", "wire-framed", c1, "wire-per-path", c1, 0)
 	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target)", true
+	div("wire-framed-stdio / wire-per-path-stdio calls/s (c=64)", "wire-framed-stdio", c64, "wire-per-path-stdio", c64, 0)
+	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target; a stdio upstream)", true
 	if g := r.find("mcpgate-http", c16); g != nil && g.BytesPerCall > 0 {
 		v := g.BytesPerCall / 1024
 		r.Ratios = append(r.Ratios, ratio{Name: "bytes allocated per relayed call, mcpgate-http", Value: v, Unit: "KiB", Target: "≤ 16", Met: v <= 16})

@@ -121,11 +121,17 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	if err != nil {
 		return nil, cleanup, err
 	}
-	perPath, framedT, f, err := e.startProxy(ctx, backend)
+	perPath, framedT, f, err := e.startProxy(ctx, "", "http upstream: the fixture", "--upstream", backend)
 	if err != nil {
 		return nil, cleanup, err
 	}
 	closers = append(closers, f.close)
+	perPathStdio, framedStdio, fStdio, err := e.startProxy(ctx, "-stdio", "stdio upstream: mcpgate fixture --stdio",
+		"--upstream-command", e.mcpgate+" fixture --stdio")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	closers = append(closers, fStdio.close)
 	sdkHTTP, err := e.startSDKRelay(ctx, "go-sdk-http", "go-sdk v1.8.0 relay, http backend (the fixture)", "-upstream", backend)
 	if err != nil {
 		return nil, cleanup, err
@@ -163,8 +169,9 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 			xs = append(xs, alone)
 		}
 	}
-	for _, t := range []*target{perPath, framedT} {
-		for _, c := range []int{1, 64} {
+	wire := map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, perPathStdio: {64}, framedStdio: {64}}
+	for _, t := range []*target{perPath, framedT, perPathStdio, framedStdio} {
+		for _, c := range wire[t] {
 			x := &experiment{t: t, conc: c}
 			if err := x.prepare(ctx, nil); err != nil {
 				return nil, cleanup, err

@@ -130,23 +130,25 @@ func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, 
 	return t, e.start(ctx, t, name, nil, e.mcpgate, "serve", "--config", cfg)
 }
 
-// startProxy starts mcpgate proxy in front of the fixture and returns
-// its two forms as targets.
-func (e *env) startProxy(ctx context.Context, backend string) (perPath, framedT *target, f *framed, err error) {
+// startProxy starts mcpgate proxy in front of the fixture — upstream is
+// "--upstream URL" or "--upstream-command CMD" — and returns its two
+// forms as targets, their names ending in suffix.
+func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...string) (perPath, framedT *target, f *framed, err error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	base := "ws://" + addr
-	perPath = &target{name: "wire-per-path", note: "mcpgate proxy, one WebSocket per call (/tool/call-tool)",
+	perPath = &target{name: "wire-per-path" + suffix, note: "mcpgate proxy (" + what + "), one WebSocket per call (/tool/call-tool)",
 		open: func(context.Context) (caller, error) { return perPathCaller{base: base}, nil }}
-	if err := e.start(ctx, perPath, "proxy", nil, e.mcpgate, "proxy", "--listen", addr, "--upstream", backend, "--info", filepath.Join(e.dir, "no-DIVERGE.md")); err != nil {
+	argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md")}, upstream...)
+	if err := e.start(ctx, perPath, "proxy"+suffix, nil, argv...); err != nil {
 		return nil, nil, nil, err
 	}
 	if f, err = dialFramed(ctx, base); err != nil {
 		return nil, nil, nil, fmt.Errorf("the framed connection: %w", err)
 	}
-	framedT = &target{name: "wire-framed", note: "mcpgate proxy, channels on one framed connection",
+	framedT = &target{name: "wire-framed" + suffix, note: "mcpgate proxy (" + what + "), channels on one framed connection",
 		open: func(context.Context) (caller, error) { return framedCaller{f}, nil }, proc: perPath.proc}
 	return perPath, framedT, f, nil
 }
