@@ -177,7 +177,7 @@ func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.R
 		return nil
 	case ct == "application/json":
 		defer cancel()
-		return c.readJSON(ctx, out, resp.Body)
+		return c.readJSON(ctx, out, resp.Body, resp.ContentLength)
 	case ct == "text/event-stream":
 		if !detach() { // the caller gave up while the headers came
 			drain(resp.Body)
@@ -243,9 +243,9 @@ func (c *StreamableConn) pushServerErrors(ids []jsonrpc.ID, body []byte) map[str
 
 // readJSON delivers a JSON answer: one message or a batch array, pushed
 // as it came.
-func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.ReadCloser) error {
+func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.ReadCloser, length int64) error {
 	defer body.Close()
-	data, err := io.ReadAll(io.LimitReader(body, int64(c.opts.MaxMessageBytes)+1))
+	data, err := readAllSized(io.LimitReader(body, int64(c.opts.MaxMessageBytes)+1), min(length, int64(c.opts.MaxMessageBytes)+1))
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()

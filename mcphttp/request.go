@@ -81,12 +81,37 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	if r.ContentLength > max {
 		return nil, errBodyTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, errBodyTooLarge
 	}
 	return body, err
+}
+
+// readAllSized is io.ReadAll with its first buffer sized by the announced
+// length (one byte over, so that EOF needs no growth) instead of 512 bytes
+// and doubling, which for the small messages of a relay allocated more
+// than the message. The length sizes the buffer only: what is read, and
+// any error, are io.ReadAll's. An implausible length is not trusted.
+func readAllSized(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > 1<<20 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, length+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // writeJSONError answers an HTTP-level refusal with a JSON-RPC error body,

@@ -8,6 +8,7 @@
 #   @modelcontextprotocol/sdk               the TypeScript SDK (for small JS clients/servers)
 #   @modelcontextprotocol/server-everything a reference MCP server
 #   @modelcontextprotocol/inspector-cli     the MCP Inspector's command-line client (v1)
+#   supergateway                            a stdio-to-HTTP MCP gateway (a peer of the benchmarks)
 #
 # Usage:
 #   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
@@ -31,6 +32,9 @@
 #                      ../package.json relative to the working directory); its own build/
 #                      folder is one. It re-spawns `node` from PATH, hence the PATH prefix.
 #   MCP_SDK_DIR        the TS SDK package folder
+#   SUPERGATEWAY       supergateway/dist/index.js
+#                        ("$NODE22" "$SUPERGATEWAY" --stdio 'CMD ARGS' --outputTransport streamableHttp
+#                          --stateful --port N)
 #   NODE_PATH          <PEERS_DIR>/node_modules, so that require("@modelcontextprotocol/sdk/...")
 #                      works from a CommonJS script anywhere. ESM `import` ignores NODE_PATH:
 #                      an .mjs script must live under PEERS_DIR (or import by absolute path).
@@ -60,6 +64,7 @@ CONFORMANCE="$PEERS_DIR/node_modules/@modelcontextprotocol/conformance/dist/inde
 SERVER_EVERYTHING="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 INSPECTOR_CLI="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector-cli/build/cli.js"
 MCP_SDK_DIR="$PEERS_DIR/node_modules/@modelcontextprotocol/sdk"
+SUPERGATEWAY="$PEERS_DIR/node_modules/supergateway/dist/index.js"
 NODE_PATH_DIR="$PEERS_DIR/node_modules"
 
 log() { printf 'peers.sh: %s\n' "$*" >&2; }
@@ -71,7 +76,7 @@ want_stamp() {
 
 installed_ok() {
     [[ -f "$STAMP" && -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" \
-        && -f "$INSPECTOR_CLI" && -f "$MCP_SDK_DIR/package.json" ]] || return 1
+        && -f "$INSPECTOR_CLI" && -f "$MCP_SDK_DIR/package.json" && -f "$SUPERGATEWAY" ]] || return 1
     [[ "$(cat "$STAMP")" == "$(want_stamp)" ]]
 }
 
@@ -101,14 +106,14 @@ do_install() {
         npm ci --no-audit --no-fund --loglevel=error --engine-strict=false >&2
     ) || { log "npm ci failed"; exit 1; }
 
-    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" && -f "$INSPECTOR_CLI" ]] \
+    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" && -f "$INSPECTOR_CLI" && -f "$SUPERGATEWAY" ]] \
         || { log "install incomplete: expected files are missing"; exit 1; }
     want_stamp >"$STAMP"
     log "done"
 }
 
 vars() {
-    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR NODE_PATH
+    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR SUPERGATEWAY NODE_PATH
 }
 
 value_of() {

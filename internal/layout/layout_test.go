@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"internal/peers":    {},
 	"internal/layout":   {},
 	"cmd/mcpgate":       {"*"},
+	"bench":             {"*"},
 }
 
 // No package imports one above it in the layering.

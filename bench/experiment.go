@@ -1,0 +1,125 @@
+// experiment.go is one measured row: a target under a load (closed loop
+// at a concurrency, or open loop at a rate), its callers opened once, and
+// what its windows added up to — the calls, and the allocations the
+// relay process counted while they ran.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+type experiment struct {
+	t       *target
+	open    bool    // open loop at rate; else closed loop
+	conc    int     // callers (closed loop) or the pool of callers (open loop)
+	rate    float64 // open loop: calls a second
+	callers []caller
+
+	total      sample
+	mem        memCounters // allocations in the relay over the windows
+	memOK      bool
+	scrapeCost memCounters // what one read of the counters costs the process
+}
+
+func (x *experiment) id() string {
+	if x.open {
+		return fmt.Sprintf("%s open@%.0f/s", x.t.name, x.rate)
+	}
+	return fmt.Sprintf("%s c=%d", x.t.name, x.conc)
+}
+
+// prepare opens the callers (sessions initialized once) and measures what
+// reading the counters costs, to subtract it from each window.
+func (x *experiment) prepare(ctx context.Context, shared []caller) error {
+	if shared != nil {
+		x.callers = shared[:x.conc]
+	} else {
+		for range x.conc {
+			c, err := x.t.open(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: opening a caller: %w", x.id(), err)
+			}
+			x.callers = append(x.callers, c)
+		}
+	}
+	if x.t.counters != nil {
+		a, err := x.t.counters.read(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: counters: %w", x.id(), err)
+		}
+		b, err := x.t.counters.read(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: counters: %w", x.id(), err)
+		}
+		x.scrapeCost, x.memOK = b.minus(a), true
+	}
+	return nil
+}
+
+// window runs the load for d and adds the result.
+func (x *experiment) window(ctx context.Context, d time.Duration) error {
+	var before memCounters
+	if x.memOK {
+		var err error
+		if before, err = x.t.counters.read(ctx); err != nil {
+			return err
+		}
+	}
+	var s sample
+	if x.open {
+		s = openLoop(ctx, x.callers, x.rate, d)
+	} else {
+		s = closedLoop(ctx, x.callers, d)
+	}
+	if x.memOK {
+		after, err := x.t.counters.read(ctx)
+		if err != nil {
+			return err
+		}
+		d := after.minus(before).minus(x.scrapeCost)
+		x.mem.mallocs += d.mallocs
+		x.mem.bytes += d.bytes
+	}
+	x.total.add(s)
+	if s.calls == 0 && s.firstErr != nil {
+		return fmt.Errorf("%s: no call answered: %w", x.id(), s.firstErr)
+	}
+	return nil
+}
+
+func (x *experiment) closeCallers(ctx context.Context) {
+	for _, c := range x.callers {
+		c.close(ctx)
+	}
+}
+
+// row is the experiment's line of the report.
+type row struct {
+	Path          string  `json:"path"`
+	Load          string  `json:"load"`
+	Note          string  `json:"note"`
+	Stats         stats   `json:"stats"`
+	AllocsPerCall float64 `json:"allocs_per_call,omitempty"`
+	BytesPerCall  float64 `json:"bytes_per_call,omitempty"`
+	FirstError    string  `json:"first_error,omitempty"`
+}
+
+func (x *experiment) row() row {
+	r := row{Path: x.t.name, Note: x.t.note, Stats: summarise(x.total)}
+	if x.open {
+		r.Load = fmt.Sprintf("open %.0f/s", x.rate)
+	} else {
+		r.Load = fmt.Sprintf("closed c=%d", x.conc)
+	}
+	if x.memOK && x.total.calls > 0 {
+		r.AllocsPerCall = float64(x.mem.mallocs) / float64(x.total.calls)
+		r.BytesPerCall = float64(x.mem.bytes) / float64(x.total.calls)
+	}
+	if x.total.firstErr != nil {
+		r.FirstError = x.total.firstErr.Error()
+	}
+	return r
+}

@@ -1,0 +1,212 @@
+// report.go is the harness's output: the rows, the ratios the issue's
+// targets are stated in (each computed from rows of the same run), the
+// idle-session and start-up figures, as JSON and as a Markdown table.
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type results struct {
+	Machine   machine         `json:"machine"`
+	Command   string          `json:"command"`
+	Short     bool            `json:"short"`
+	Rounds    int             `json:"rounds"`
+	WindowSec float64         `json:"window_sec"`
+	Started   time.Time       `json:"started"`
+	Rows      []row           `json:"rows"`
+	Ratios    []ratio         `json:"ratios"`
+	Sessions  []sessionMemory `json:"idle_sessions"`
+	Startup   startupResult   `json:"time_to_first_answer"`
+}
+
+type startupResult struct {
+	MedianMs float64   `json:"median_ms"`
+	EachMs   []float64 `json:"each_ms"`
+}
+
+// ratio is one figure a target is stated in, and the target.
+type ratio struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Target string  `json:"target"`
+	Met    bool    `json:"met"`
+	Absent bool    `json:"absent,omitempty"` // a row it needs did not run
+}
+
+func (r *results) find(path, load string) *row {
+	for i := range r.Rows {
+		if r.Rows[i].Path == path && r.Rows[i].Load == load {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+// ratios computes the issue's figures from this run's rows.
+func (r *results) ratios() {
+	c16, c1, c64 := "closed c=16", "closed c=1", "closed c=64"
+	div := func(name, a, la, b, lb string, target float64) {
+		x, y := r.find(a, la), r.find(b, lb)
+		if x == nil || y == nil || y.Stats.CallsPerSec == 0 {
+			r.Ratios = append(r.Ratios, ratio{Name: name, Unit: "×", Target: fmt.Sprintf("≥ %g", target), Absent: true})
+			return
+		}
+		v := x.Stats.CallsPerSec / y.Stats.CallsPerSec
+		r.Ratios = append(r.Ratios, ratio{Name: name, Value: v, Unit: "×", Target: fmt.Sprintf("≥ %g", target), Met: v >= target})
+	}
+	div("mcpgate-http / null-relay calls/s (c=16)", "mcpgate-http", c16, "null-relay", c16, 0.7)
+	if g, d := r.find("mcpgate-http", c16), r.find("direct", c16); g != nil && d != nil {
+		v := g.Stats.P50us - d.Stats.P50us
+		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − direct p50 (c=16)", Value: v, Unit: "µs", Target: "≤ 100", Met: v <= 100})
+	}
+	added := func(relay, load, name, target string, limit float64) {
+		g, d := r.find(relay, load), r.find("direct", load)
+		if g == nil || d == nil {
+			return
+		}
+		v := g.Stats.P50us - d.Stats.P50us
+		r.Ratios = append(r.Ratios, ratio{Name: relay + " p50 − direct p50 (" + name + ")", Value: v, Unit: "µs", Target: target, Met: v <= limit})
+	}
+	// The null relay's own figures are the floor any relay can reach here.
+	added("null-relay", c16, "c=16", "(reference: the ceiling's)", 1e18)
+	added("mcpgate-http", "open "+openLoad(r), "open loop "+openLoad(r), "≤ 100", 100)
+	added("null-relay", "open "+openLoad(r), "open loop "+openLoad(r), "(reference: the ceiling's)", 1e18)
+	added("mcpgate-http", c1, "c=1", "≤ 100", 100)
+	added("null-relay", c1, "c=1", "(reference: the ceiling's)", 1e18)
+	div("mcpgate-http / go-sdk-http calls/s (c=16)", "mcpgate-http", c16, "go-sdk-http", c16, 3)
+	div("mcpgate-stdio / go-sdk-stdio calls/s (c=16)", "mcpgate-stdio", c16, "go-sdk-stdio", c16, 3)
+	div("mcpgate-stdio / supergateway-stdio calls/s (c=16)", "mcpgate-stdio", c16, "supergateway-stdio", c16, 3)
+	div("wire-framed / wire-per-path calls/s (c=64)", "wire-framed", c64, "wire-per-path", c64, 5)
+	div("wire-framed / wire-per-path calls/s (c=1)", "wire-framed", c1, "wire-per-path", c1, 0)
+	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target)", true
+	div("wire-framed-stdio / wire-per-path-stdio calls/s (c=64)", "wire-framed-stdio", c64, "wire-per-path-stdio", c64, 0)
+	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target; a stdio upstream)", true
+	if g := r.find("mcpgate-http", c16); g != nil && g.BytesPerCall > 0 {
+		v := g.BytesPerCall / 1024
+		r.Ratios = append(r.Ratios, ratio{Name: "bytes allocated per relayed call, mcpgate-http", Value: v, Unit: "KiB", Target: "≤ 16", Met: v <= 16})
+	}
+	if g := r.find("mcpgate-stdio", c16); g != nil && g.BytesPerCall > 0 {
+		v := g.BytesPerCall / 1024
+		r.Ratios = append(r.Ratios, ratio{Name: "bytes allocated per relayed call, mcpgate-stdio", Value: v, Unit: "KiB", Target: "≤ 16", Met: v <= 16})
+	}
+	for _, s := range r.Sessions {
+		v := s.BytesPerSession / 1024
+		r.Ratios = append(r.Ratios, ratio{Name: fmt.Sprintf("resident memory per idle session (%d sessions)", s.Sessions),
+			Value: v, Unit: "KiB", Target: "≤ 16", Met: v <= 16})
+	}
+	if n := len(r.Sessions); n > 0 {
+		s := r.Sessions[n-1]
+		v := 0.0
+		if s.Held {
+			v = float64(s.Sessions)
+		}
+		r.Ratios = append(r.Ratios, ratio{Name: "concurrent idle sessions held", Value: v, Unit: "sessions", Target: "10,000", Met: s.Held && s.Sessions >= 10000})
+	}
+}
+
+func openLoad(r *results) string {
+	for _, x := range r.Rows {
+		if l, ok := strings.CutPrefix(x.Load, "open "); ok {
+			return l
+		}
+	}
+	return ""
+}
+
+func (r *results) write(dir string, stdout io.Writer) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := r.markdown()
+	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, "\n"+md)
+	fmt.Fprintf(stdout, "\nwritten: %s, %s\n", filepath.Join(dir, "results.json"), filepath.Join(dir, "results.md"))
+	return nil
+}
+
+func (r *results) markdown() string {
+	var b strings.Builder
+	if r.Short {
+		b.WriteString("**Short mode: these numbers only show that the harness works.**\n\n")
+	}
+	fmt.Fprintf(&b, "Machine: %s, %d cores, %s. %d rounds of %.2gs windows, interleaved.\n\n", r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Rounds, r.WindowSec)
+	b.WriteString("| path | load | calls/s | p50 µs | p99 µs | p99.9 µs | allocs/call | KiB/call | errors |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.Rows {
+		allocs, kib := "–", "–"
+		if x.AllocsPerCall > 0 {
+			allocs, kib = fmt.Sprintf("%.0f", x.AllocsPerCall), fmt.Sprintf("%.1f", x.BytesPerCall/1024)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %d |\n", x.Path, x.Load, x.Stats.CallsPerSec,
+			x.Stats.P50us, x.Stats.P99us, x.Stats.P999us, allocs, kib, x.Stats.Errors)
+	}
+	b.WriteString("\n| figure (same run) | value | target | met |\n|---|---:|---|---|\n")
+	for _, x := range r.Ratios {
+		val, met := fmt.Sprintf("%.2f %s", x.Value, x.Unit), map[bool]string{true: "yes", false: "**no**"}[x.Met]
+		switch {
+		case x.Absent:
+			val, met = "not run", "–"
+		case strings.HasPrefix(x.Target, "("):
+			met = "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", x.Name, val, x.Target, met)
+	}
+	if len(r.Sessions) > 0 {
+		b.WriteString("\n| idle sessions | RSS before | RSS after | per session | earliest still answer | max_sessions |\n|---:|---:|---:|---:|---|---:|\n")
+		for _, s := range r.Sessions {
+			fmt.Fprintf(&b, "| %d | %.1f MiB | %.1f MiB | %.1f KiB | %v | %d |\n", s.Sessions, float64(s.RSSBeforeBytes)/(1<<20),
+				float64(s.RSSAfterBytes)/(1<<20), s.BytesPerSession/1024, s.Held, s.MaxSessions)
+		}
+	}
+	fmt.Fprintf(&b, "\nTime to first answer after `mcpgate serve` starts (process start → first successful tools/call): median %.1f ms (each: %v ms).\n",
+		r.Startup.MedianMs, r.Startup.EachMs)
+	return b.String()
+}
+
+type machine struct {
+	CPU   string `json:"cpu"`
+	Cores int    `json:"cores"`
+	Go    string `json:"go"`
+	OS    string `json:"os"`
+}
+
+// describeMachine reads the CPU model and core count from /proc/cpuinfo.
+func describeMachine() machine {
+	m := machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	if out, err := exec.Command("go", "version").Output(); err == nil {
+		m.Go = strings.TrimPrefix(strings.TrimSpace(string(out)), "go version ")
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		cores := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			switch strings.TrimSpace(k) {
+			case "model name":
+				m.CPU = strings.TrimSpace(v)
+			case "processor":
+				cores++
+			}
+		}
+		if cores > 0 {
+			m.Cores = cores
+		}
+	}
+	return m
+}

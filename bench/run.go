@@ -1,0 +1,262 @@
+// run.go is one run of the harness: build, start every process, open
+// every experiment's callers, run the interleaved rounds, measure idle
+// sessions and start-up, stop everything, write the results.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sessionCap is the max_sessions given to the gateway whose idle sessions
+// are measured: above the default 10,000, so that none is evicted.
+const sessionCap = 20000
+
+func run(ctx context.Context, o options, stdout io.Writer) (err error) {
+	if o.short {
+		o.shorten()
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		o.out = filepath.Join(root, ".cache", "bench")
+	}
+	logs := filepath.Join(o.out, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "mcpgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	e := &env{dir: tmp, ps: &procs{logs: logs}, hc: newHTTPClient(128)}
+	defer e.hc.CloseIdleConnections()
+	defer e.ps.stopAll()
+	if e.self, err = os.Executable(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "building mcpgate ...")
+	if e.mcpgate, err = buildMcpgate(ctx, root); err != nil {
+		return err
+	}
+	if o.peers {
+		if e.node22, e.superGW, err = findSupergateway(ctx, root); err != nil {
+			return err
+		}
+	}
+
+	res := &results{Machine: describeMachine(), Command: strings.TrimSpace("scripts/bench.sh " + strings.Join(os.Args[1:], " ")), Short: o.short,
+		Rounds: o.rounds, WindowSec: o.window.Seconds(), Started: time.Now().UTC()}
+	fmt.Fprintln(stdout, "starting the processes under test ...")
+	xs, cleanup, err := e.experiments(ctx, o)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "warming up ...")
+	for _, x := range xs {
+		x.window(ctx, o.warmup) //nolint:errcheck // a warm-up's result is dropped
+		x.total, x.mem = sample{}, memCounters{}
+	}
+	for r := range o.rounds {
+		fmt.Fprintf(stdout, "round %d/%d\n", r+1, o.rounds)
+		for i := range xs {
+			x := xs[(i+r)%len(xs)] // rotate, so that no path always runs first
+			if err := x.window(ctx, o.window); err != nil {
+				return err
+			}
+		}
+	}
+	for _, x := range xs {
+		res.Rows = append(res.Rows, x.row())
+	}
+
+	fmt.Fprintln(stdout, "idle sessions ...")
+	if res.Sessions, err = e.idleSessions(ctx, o); err != nil {
+		return fmt.Errorf("idle sessions: %w", err)
+	}
+	fmt.Fprintln(stdout, "time to first answer ...")
+	if res.Startup, err = e.startup(ctx, o); err != nil {
+		return fmt.Errorf("start-up: %w", err)
+	}
+	res.ratios()
+	return res.write(o.out, stdout)
+}
+
+// experiments starts every process and opens every experiment's callers.
+func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cleanup func(), err error) {
+	var closers []func()
+	cleanup = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	direct, backend, err := e.startFixture(ctx)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	e.backend = backend
+	null, err := e.startNullRelay(ctx, backend)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	gwHTTP, err := e.startGateway(ctx, "mcpgate-http", "mcpgate serve, http backend (the fixture), no prefix, service token, audit on", httpBackendYAML(backend), 0)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	gwStdio, err := e.startGateway(ctx, "mcpgate-stdio", "mcpgate serve, stdio backend (mcpgate fixture --stdio), no prefix, service token, audit on", e.stdioBackendYAML(), 0)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	perPath, framedT, f, err := e.startProxy(ctx, "", "http upstream: the fixture", "--upstream", backend)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	closers = append(closers, f.close)
+	perPathStdio, framedStdio, fStdio, err := e.startProxy(ctx, "-stdio", "stdio upstream: mcpgate fixture --stdio",
+		"--upstream-command", e.mcpgate+" fixture --stdio")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	closers = append(closers, fStdio.close)
+	sdkHTTP, err := e.startSDKRelay(ctx, "go-sdk-http", "go-sdk v1.8.0 relay, http backend (the fixture)", "-upstream", backend)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	sdkStdio, err := e.startSDKRelay(ctx, "go-sdk-stdio", "go-sdk v1.8.0 relay, stdio backend (mcpgate fixture --stdio)", "-upstream-command", e.mcpgate+" fixture --stdio")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	targets := []*target{null, direct, gwHTTP, gwStdio, sdkHTTP, sdkStdio}
+	if e.node22 != "" {
+		sg, err := e.startSupergateway(ctx)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		targets = append(targets, sg)
+	}
+	const conc = 16
+	for _, t := range targets {
+		closed := &experiment{t: t, conc: conc}
+		if err := closed.prepare(ctx, nil); err != nil {
+			return nil, cleanup, err
+		}
+		closers = append(closers, func() { closed.closeCallers(context.Background()) })
+		open := &experiment{t: t, open: true, conc: conc, rate: o.rate}
+		if err := open.prepare(ctx, closed.callers); err != nil {
+			return nil, cleanup, err
+		}
+		xs = append(xs, closed, open)
+		if t == null || t == direct || t == gwHTTP {
+			// One caller: the latency a relay adds when nothing queues.
+			alone := &experiment{t: t, conc: 1}
+			if err := alone.prepare(ctx, closed.callers); err != nil {
+				return nil, cleanup, err
+			}
+			xs = append(xs, alone)
+		}
+	}
+	wire := map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, perPathStdio: {64}, framedStdio: {64}}
+	for _, t := range []*target{perPath, framedT, perPathStdio, framedStdio} {
+		for _, c := range wire[t] {
+			x := &experiment{t: t, conc: c}
+			if err := x.prepare(ctx, nil); err != nil {
+				return nil, cleanup, err
+			}
+			xs = append(xs, x)
+		}
+	}
+	return xs, cleanup, nil
+}
+
+// idleSessions measures idle-session memory on a gateway of its own.
+func (e *env) idleSessions(ctx context.Context, o options) ([]sessionMemory, error) {
+	var counts []int
+	for _, s := range strings.Split(o.sessions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-sessions: %q is not a count", s)
+		}
+		counts = append(counts, n)
+	}
+	t, err := e.startGateway(ctx, "mcpgate-sessions", "", httpBackendYAML(e.backend), sessionCap)
+	if err != nil {
+		return nil, err
+	}
+	defer t.proc.stop()
+	return measureSessions(ctx, t, counts, sessionCap)
+}
+
+func (e *env) startup(ctx context.Context, o options) (startupResult, error) {
+	ds, err := e.startupTimes(ctx, e.backend, o.startups)
+	if err != nil {
+		return startupResult{}, err
+	}
+	r := startupResult{MedianMs: ms(median(ds))}
+	for _, d := range ds {
+		r.EachMs = append(r.EachMs, ms(d))
+	}
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// moduleRoot is the folder of go.mod.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside the mcpgate module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// buildMcpgate builds the binary under test into .cache/bin.
+func buildMcpgate(ctx context.Context, root string) (string, error) {
+	bin := filepath.Join(root, ".cache", "bin", "mcpgate")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/mcpgate")
+	cmd.Dir, cmd.Stderr = root, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/mcpgate: %w", err)
+	}
+	return bin, nil
+}
+
+// findSupergateway asks scripts/peers.sh (which installs what is missing).
+func findSupergateway(ctx context.Context, root string) (node, sg string, err error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "peers.sh"), "install")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", "", fmt.Errorf("scripts/peers.sh: %w", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		switch k {
+		case "NODE22":
+			node = v
+		case "SUPERGATEWAY":
+			sg = v
+		}
+	}
+	if node == "" || sg == "" {
+		return "", "", errors.New("scripts/peers.sh did not name NODE22 and SUPERGATEWAY")
+	}
+	return node, sg, nil
+}

@@ -1,0 +1,180 @@
+// targets.go starts the processes under test and names each path through
+// them: the fixture alone, the null relay, mcpgate serve (http and stdio
+// backends), mcpgate proxy (both forms of the wire), the go-sdk relay and
+// supergateway. Every one is a separate process on a free loopback port.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// target is one path under test.
+type target struct {
+	name     string
+	note     string
+	open     func(context.Context) (caller, error)
+	counters *scraper // the relay process's allocation counters; nil: none
+	proc     *proc    // the relay process (or the fixture, for direct)
+}
+
+// env is what every target needs: the binaries and a place for files.
+type env struct {
+	mcpgate string // the mcpgate binary
+	self    string // this program, for its relay roles
+	dir     string // temporary folder: configurations, stores, logs
+	node22  string // empty: supergateway is not installed
+	superGW string
+	backend string // the fixture's Streamable HTTP URL
+	ps      *procs
+	hc      *http.Client
+}
+
+const readyTimeout = 30 * time.Second
+
+// start runs a server process and waits until one tools/call answers.
+func (e *env) start(ctx context.Context, t *target, name string, environ []string, argv ...string) error {
+	p, err := e.ps.start(name, environ, argv...)
+	if err != nil {
+		return err
+	}
+	t.proc = p
+	c, err := firstAnswer(ctx, t.open, readyTimeout, 20*time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("%s: %w (log: %s)", name, err, filepath.Join(e.ps.logs, name+".log"))
+	}
+	c.close(ctx)
+	return nil
+}
+
+// startFixture serves the fixture over Streamable HTTP: the backend of
+// the direct path and of every relay with an HTTP backend.
+func (e *env) startFixture(ctx context.Context) (*target, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	url := "http://" + addr + "/mcp"
+	t := &target{name: "direct", note: "mcpgate fixture over Streamable HTTP, no relay", open: sessionFactory(e.hc, url, "")}
+	return t, url, e.start(ctx, t, "fixture", nil, e.mcpgate, "fixture", "--listen", addr)
+}
+
+// startNullRelay is the ceiling in front of the fixture.
+func (e *env) startNullRelay(ctx context.Context, backend string) (*target, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	t := &target{name: "null-relay", note: "byte-copying HTTP forwarder, no MCP parsing (ceiling)",
+		open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"}}
+	return t, e.start(ctx, t, "null-relay", []string{childRole + "=null-relay"}, e.self, "-listen", addr, "-upstream", backend)
+}
+
+// gatewayConfig writes a serve configuration: one backend, no prefix,
+// authentication on, metrics on a separate loopback port, and the
+// session cap given.
+func (e *env) gatewayConfig(name, backendYAML string, maxSessions int) (cfgPath, listen, metrics string, err error) {
+	if listen, err = freeAddr(); err != nil {
+		return
+	}
+	if metrics, err = freeAddr(); err != nil {
+		return
+	}
+	dir := filepath.Join(e.dir, name)
+	if err = os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	cfg := fmt.Sprintf("listen: %q\nstore: %q\nmetrics:\n  listen: %q\nhttp:\n  max_sessions: %d\nbackends:\n%s",
+		listen, filepath.Join(dir, "mcpgate.db"), metrics, maxSessions, backendYAML)
+	cfgPath = filepath.Join(dir, "mcpgate.yaml")
+	err = os.WriteFile(cfgPath, []byte(cfg), 0o600)
+	return
+}
+
+func httpBackendYAML(url string) string {
+	return fmt.Sprintf("  - name: fixture\n    kind: http\n    url: %q\n    prefix: \"-\"\n", url)
+}
+
+func (e *env) stdioBackendYAML() string {
+	return fmt.Sprintf("  - name: fixture\n    kind: stdio\n    command: [%q, \"fixture\", \"--stdio\"]\n    prefix: \"-\"\n", e.mcpgate)
+}
+
+// token creates an admin service token in the configuration's store.
+func (e *env) token(ctx context.Context, cfgPath string) (string, error) {
+	out, err := exec.CommandContext(ctx, e.mcpgate, "token", "create", "--config", cfgPath, "--name", "bench", "--role", "admin").Output()
+	if err != nil {
+		return "", fmt.Errorf("mcpgate token create: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// startGateway starts mcpgate serve with backendYAML and a token.
+func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, maxSessions int) (*target, error) {
+	cfg, listen, metrics, err := e.gatewayConfig(name, backendYAML, maxSessions)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := e.token(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+listen+"/mcp", tok),
+		counters: &scraper{url: "http://" + metrics + "/metrics"}}
+	return t, e.start(ctx, t, name, nil, e.mcpgate, "serve", "--config", cfg)
+}
+
+// startProxy starts mcpgate proxy in front of the fixture — upstream is
+// "--upstream URL" or "--upstream-command CMD" — and returns its two
+// forms as targets, their names ending in suffix.
+func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...string) (perPath, framedT *target, f *framed, err error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	base := "ws://" + addr
+	perPath = &target{name: "wire-per-path" + suffix, note: "mcpgate proxy (" + what + "), one WebSocket per call (/tool/call-tool)",
+		open: func(context.Context) (caller, error) { return perPathCaller{base: base}, nil }}
+	argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md")}, upstream...)
+	if err := e.start(ctx, perPath, "proxy"+suffix, nil, argv...); err != nil {
+		return nil, nil, nil, err
+	}
+	if f, err = dialFramed(ctx, base); err != nil {
+		return nil, nil, nil, fmt.Errorf("the framed connection: %w", err)
+	}
+	framedT = &target{name: "wire-framed" + suffix, note: "mcpgate proxy (" + what + "), channels on one framed connection",
+		open: func(context.Context) (caller, error) { return framedCaller{f}, nil }, proc: perPath.proc}
+	return perPath, framedT, f, nil
+}
+
+// startSDKRelay starts the go-sdk relay in front of a backend: a stdio
+// command (upstreamFlag "-upstream-command") or a URL ("-upstream").
+func (e *env) startSDKRelay(ctx context.Context, name, note, upstreamFlag, upstream string) (*target, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""),
+		counters: &scraper{url: "http://" + addr + "/metrics"}}
+	return t, e.start(ctx, t, name, []string{childRole + "=sdk-relay"}, e.self, "-listen", addr, upstreamFlag, upstream)
+}
+
+// startSupergateway starts supergateway --stateful in front of the stdio
+// fixture. It starts one fixture process per session.
+func (e *env) startSupergateway(ctx context.Context) (*target, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	t := &target{name: "supergateway-stdio", note: "supergateway 4.0.0 --stateful, stdio fixture (one child per session)",
+		open: sessionFactory(e.hc, "http://"+addr+"/mcp", "")}
+	return t, e.start(ctx, t, "supergateway", nil, e.node22, e.superGW, "--stdio", e.mcpgate+" fixture --stdio",
+		"--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
+}
