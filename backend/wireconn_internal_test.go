@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -180,5 +181,74 @@ func TestWireConnPingFailsAfterTheProxyDies(t *testing.T) {
 	_ = c2.Close()
 	if _, err := c2.Read(ctx2); !errors.Is(err, io.EOF) {
 		t.Errorf("Read after Close = %v, want io.EOF", err)
+	}
+}
+
+// Through the wire, a call's notifications come out of Read before its
+// answer: 200 calls, alternately reporting progress and logging (three
+// notifications each, all sent before the result).
+func TestWireConnDeliversACallsNotificationsBeforeItsAnswer(t *testing.T) {
+	url, _ := wcProxy(t, "")
+	c, ctx := wcDial(t, url)
+	// The proxy's stream hears only what comes after its opening, which
+	// nothing announces: calls that log until one message came through.
+	for warm := 0; warm == 0; {
+		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("0"), "tools/call", json.RawMessage(`{"name":"test_tool_with_logging","arguments":{}}`))); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			b, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("warm-up: %v", err)
+			}
+			if m, err := jsonrpc.Parse(b); err == nil && m.Kind() != jsonrpc.KindNotification {
+				break
+			}
+			warm++
+		}
+	}
+	logs := 0
+	for i := range 200 {
+		tool, token := "test_tool_with_progress", fmt.Sprintf("tok-%d", i)
+		if i%2 == 1 {
+			tool = "test_tool_with_logging"
+		}
+		id := fmt.Sprint(i + 1)
+		params := `{"name":"` + tool + `","arguments":{},"_meta":{"progressToken":"` + token + `"}}`
+		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), "tools/call", json.RawMessage(params))); err != nil {
+			t.Fatal(err)
+		}
+		progress := 0
+		for {
+			b, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("call %d: read: %v", i, err)
+			}
+			m, err := jsonrpc.Parse(b)
+			if err != nil {
+				t.Fatalf("call %d: %s: %v", i, b, err)
+			}
+			if m.Kind() != jsonrpc.KindNotification {
+				if string(m.ID) != id || m.Result == nil {
+					t.Fatalf("call %d: answer %s", i, b)
+				}
+				break
+			}
+			tok, _ := jsonrpc.LookupString(m.Params, "progressToken")
+			switch {
+			case m.Method == "notifications/message":
+				logs++
+			case m.Method == "notifications/progress" && tok == token:
+				progress++
+			case m.Method == "notifications/progress":
+				t.Fatalf("call %d: progress of an earlier call after its answer: %s", i, b)
+			}
+		}
+		if tool == "test_tool_with_progress" && progress != 3 {
+			t.Fatalf("call %d: %d of its 3 progress notifications before its answer", i, progress)
+		}
+		if want := 3 * ((i + 1) / 2); logs != want {
+			t.Fatalf("call %d: %d log messages before its answer, want %d", i, logs, want)
+		}
 	}
 }
