@@ -5,7 +5,9 @@
 // stream nobody reads, and a stream must not be ended for being slow —
 // the spec keeps a notification stream open for as long as the connection
 // lives. A slow reader thus loses the oldest notifications and keeps the
-// newest; Dropped counts what was lost.
+// newest; Dropped counts what was lost. The server's own streams are
+// ordered ones (order.go): they report what they have written, so that an
+// exchange's answer is written after the notifications sent before it.
 
 package proxy
 
