@@ -88,6 +88,17 @@ type wireConn struct {
 	// the program sent before its result must reach the client first).
 	notes *wire.Channel
 	order sync.Mutex
+	// answers wait, under order, for readNotifications to deliver them
+	// after the notifications before them; once it has returned
+	// (readerGone), an answer is delivered by its exchange.
+	answers    [][]byte
+	readerGone bool
+	// kick wakes readNotifications for the answers: it cancels the
+	// context of its wait, or makes its next wait return at once.
+	kickMu     sync.Mutex
+	kicked     bool
+	kickCtx    context.Context
+	kickCancel context.CancelFunc
 
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -219,35 +230,91 @@ func serverInfo(ctx context.Context, scope *wire.Scope, name string) json.RawMes
 }
 
 // readNotifications delivers each notification of the stream as a message
-// from Read.
+// from Read, and the answers handed to it after the notifications that
+// arrived before them. It pops a notification only to deliver it at once:
+// were an exchange to deliver its own answer, a notification popped just
+// before the answer's drain and not yet delivered would follow the answer.
 func (c *wireConn) readNotifications() {
 	defer c.wg.Done()
 	for {
-		p, err := c.notes.Next(c.ctx)
-		if err != nil {
+		p, err := c.notes.Next(c.waitContext())
+		// A kick's cancellation is context.Canceled itself; a stream's end
+		// wraps its cause.
+		stop := err != nil && (err != context.Canceled || c.ctx.Err() != nil)
+		c.order.Lock()
+		if err == nil {
+			c.deliverNote(p)
+		}
+		if len(c.answers) > 0 || stop {
+			c.drainNotesLocked()
+			for _, a := range c.answers {
+				c.in.push(a)
+			}
+			c.answers = nil
+		}
+		c.readerGone = stop
+		c.order.Unlock()
+		if stop {
 			return // the connection ended: watch reports it
 		}
-		c.order.Lock()
-		c.deliverNote(p)
-		c.order.Unlock()
+	}
+}
+
+// waitContext is the context of readNotifications' next wait: already
+// done after a kick, so that the answers handed over are not left waiting
+// for the next notification.
+func (c *wireConn) waitContext() context.Context {
+	c.kickMu.Lock()
+	defer c.kickMu.Unlock()
+	if c.kicked {
+		c.kicked = false
+		if c.kickCtx != nil && c.kickCtx.Err() != nil {
+			c.kickCtx, c.kickCancel = nil, nil
+		}
+		return doneContext
+	}
+	if c.kickCtx == nil {
+		c.kickCtx, c.kickCancel = context.WithCancel(c.ctx)
+	}
+	return c.kickCtx
+}
+
+func (c *wireConn) kick() {
+	c.kickMu.Lock()
+	defer c.kickMu.Unlock()
+	c.kicked = true
+	if c.kickCancel != nil {
+		c.kickCancel()
 	}
 }
 
 // deliverAnswer puts an exchange's answer in the inbox after the
-// notifications already received. The wire orders frames on the
-// connection but not a channel's answer against the notification stream:
-// this keeps our side from reordering them further.
+// notifications received before it. The proxy writes a call's answer after
+// the notifications its server sent before it (proxy/order.go); the wire
+// keeps the frames' order, and this keeps our side from reordering them.
 func (c *wireConn) deliverAnswer(msg []byte) {
 	c.order.Lock()
-	defer c.order.Unlock()
+	if c.readerGone {
+		c.drainNotesLocked()
+		c.in.push(msg)
+		c.order.Unlock()
+		return
+	}
+	c.answers = append(c.answers, msg)
+	c.order.Unlock()
+	c.kick()
+}
+
+// drainNotesLocked delivers the notifications that have arrived, without
+// waiting for more.
+func (c *wireConn) drainNotesLocked() {
 	for {
 		p, err := c.notes.Next(doneContext) // only what has arrived
 		if err != nil {
-			break
+			return
 		}
 		c.deliverNote(p)
 	}
-	c.in.push(msg)
 }
 
 // doneContext is already cancelled: a Next with it returns only what is

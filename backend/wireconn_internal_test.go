@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/proxy"
 )
@@ -180,5 +182,147 @@ func TestWireConnPingFailsAfterTheProxyDies(t *testing.T) {
 	_ = c2.Close()
 	if _, err := c2.Read(ctx2); !errors.Is(err, io.EOF) {
 		t.Errorf("Read after Close = %v, want io.EOF", err)
+	}
+}
+
+// Through the wire, a call's notifications come out of Read before its
+// answer: 200 calls, alternately reporting progress and logging (three
+// notifications each, all sent before the result).
+func TestWireConnDeliversACallsNotificationsBeforeItsAnswer(t *testing.T) {
+	url, _ := wcProxy(t, "")
+	c, ctx := wcDial(t, url)
+	wcWarmUp(t, ctx, c)
+	logs := 0
+	for i := range 200 {
+		tool, token := "test_tool_with_progress", fmt.Sprintf("tok-%d", i)
+		if i%2 == 1 {
+			tool = "test_tool_with_logging"
+		}
+		id := fmt.Sprint(i + 1)
+		params := `{"name":"` + tool + `","arguments":{},"_meta":{"progressToken":"` + token + `"}}`
+		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), "tools/call", json.RawMessage(params))); err != nil {
+			t.Fatal(err)
+		}
+		progress := 0
+		for {
+			b, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("call %d: read: %v", i, err)
+			}
+			m, err := jsonrpc.Parse(b)
+			if err != nil {
+				t.Fatalf("call %d: %s: %v", i, b, err)
+			}
+			if m.Kind() != jsonrpc.KindNotification {
+				if string(m.ID) != id || m.Result == nil {
+					t.Fatalf("call %d: answer %s", i, b)
+				}
+				break
+			}
+			tok, _ := jsonrpc.LookupString(m.Params, "progressToken")
+			switch {
+			case m.Method == "notifications/message":
+				logs++
+			case m.Method == "notifications/progress" && tok == token:
+				progress++
+			case m.Method == "notifications/progress":
+				t.Fatalf("call %d: progress of an earlier call after its answer: %s", i, b)
+			}
+		}
+		if tool == "test_tool_with_progress" && progress != 3 {
+			t.Fatalf("call %d: %d of its 3 progress notifications before its answer", i, progress)
+		}
+		if want := 3 * ((i + 1) / 2); logs != want {
+			t.Fatalf("call %d: %d log messages before its answer, want %d", i, logs, want)
+		}
+	}
+}
+
+// Nothing holds a notification back until an answer comes: a log message
+// a tool sends while it runs comes out of Read while the call is still
+// running, call after call (the tool returns only once the test has read
+// its message).
+func TestWireConnDeliversANotificationWhileItsCallRuns(t *testing.T) {
+	release := make(chan struct{})
+	s := fixture.New(fixture.Options{})
+	if err := s.AddTools(&mcp.Tool{Name: "held", Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		if err := r.Log(ctx, mcp.LevelInfo, "", "running"); err != nil {
+			return nil, err
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("released")}})
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(s, mcphttp.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	up := httptest.NewServer(mux)
+	defer func() { up.Close(); h.Close() }()
+	u, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: up.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: u, InfoPath: filepath.Join(t.TempDir(), "none")}))
+	defer px.Close()
+	c, ctx := wcDial(t, "ws"+strings.TrimPrefix(px.URL, "http"))
+	defer c.Close()
+	wcWarmUp(t, ctx, c)
+	for i := range 10 {
+		id := fmt.Sprint(i + 1)
+		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), "tools/call", json.RawMessage(`{"name":"held","arguments":{}}`))); err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Read(ctx) // the tool is still waiting: this is its log
+		if err != nil {
+			t.Fatalf("call %d: no log message while the call runs: %v", i, err)
+		}
+		if m, err := jsonrpc.Parse(b); err != nil || m.Method != "notifications/message" {
+			t.Fatalf("call %d: %s, want its log message", i, b)
+		}
+		release <- struct{}{}
+		if m := wcReadAnswer(t, ctx, c, id); !strings.Contains(string(m.Result), "released") {
+			t.Fatalf("call %d: answer %s", i, m.Result)
+		}
+	}
+}
+
+func wcReadAnswer(t *testing.T, ctx context.Context, c *wireConn, id string) *jsonrpc.Message {
+	t.Helper()
+	b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	m, err := jsonrpc.Parse(b)
+	if err != nil || string(m.ID) != id {
+		t.Fatalf("answer to %s: %s (%v)", id, b, err)
+	}
+	return m
+}
+
+// wcWarmUp makes sure the proxy's notification stream is open: it hears
+// only what comes after its opening, which nothing announces, so calls
+// that log are made until one message came through.
+func wcWarmUp(t *testing.T, ctx context.Context, c *wireConn) {
+	t.Helper()
+	for warm := 0; warm == 0; {
+		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("0"), "tools/call", json.RawMessage(`{"name":"test_tool_with_logging","arguments":{}}`))); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			b, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("warm-up: %v", err)
+			}
+			if m, err := jsonrpc.Parse(b); err == nil && m.Kind() != jsonrpc.KindNotification {
+				break
+			}
+			warm++
+		}
 	}
 }

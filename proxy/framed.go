@@ -160,7 +160,7 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 	case wire.McpReadResource:
 		h.relay(ctx, r, "resources/read", req.Params)
 	case wire.McpNotifications:
-		_ = h.s.streamNotifications(ctx, func(resp wire.Response) error { return r.Respond(resp.Append(nil)) })
+		_ = h.s.streamNotifications(ctx, formFramed, func(resp wire.Response) error { return r.Respond(resp.Append(nil)) })
 	case wire.Secrets:
 		_ = r.Respond(h.s.feed(ctx, req).Append(nil))
 	case wire.Postgres, wire.Daemon:
@@ -169,7 +169,7 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 }
 
 func (h framedHandler) relay(ctx context.Context, r *wire.Responder, method string, params json.RawMessage) {
-	_ = r.Respond(h.s.exchange(ctx, method, params).Append(nil))
+	_ = r.Respond(h.s.exchange(ctx, formFramed, method, params).Append(nil))
 }
 
 // info answers Info from the image's DIVERGE.md; the program is never

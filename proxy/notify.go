@@ -5,7 +5,9 @@
 // stream nobody reads, and a stream must not be ended for being slow —
 // the spec keeps a notification stream open for as long as the connection
 // lives. A slow reader thus loses the oldest notifications and keeps the
-// newest; Dropped counts what was lost.
+// newest; Dropped counts what was lost. The server's own streams are
+// ordered ones (order.go): they report what they have written, so that an
+// exchange's answer is written after the notifications sent before it.
 
 package proxy
 
@@ -14,6 +16,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -26,9 +29,14 @@ type hub struct {
 	log     *slog.Logger
 	dropped atomic.Uint64
 
-	mu     sync.Mutex
-	subs   map[*subscriber]struct{}
-	closed bool
+	grace time.Duration // see order.go
+
+	mu       sync.Mutex
+	subs     map[*subscriber]struct{}
+	closed   bool
+	seq      uint64                   // of the last notification published
+	streams  map[*noteStream]struct{} // ordered streams (order.go)
+	progress chan struct{}            // closed at a stream's progress; made only when an answer waits
 }
 
 type subscriber struct {
@@ -40,7 +48,7 @@ func newHub(size int, log *slog.Logger) *hub {
 	if size <= 0 {
 		size = DefaultNotificationBuffer
 	}
-	return &hub{size: size, log: log, subs: map[*subscriber]struct{}{}}
+	return &hub{size: size, log: log, grace: defaultOrderGrace, subs: map[*subscriber]struct{}{}, streams: map[*noteStream]struct{}{}}
 }
 
 // subscribe opens a stream. Cancelling it closes the channel; so does
@@ -70,8 +78,12 @@ func (h *hub) publish(m *jsonrpc.Message) {
 	msg := json.RawMessage(m.Append(nil))
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.seq++
 	for sub := range h.subs {
 		h.deliver(sub, msg, m.Method)
+	}
+	for st := range h.streams {
+		st.pushLocked(note{seq: h.seq, msg: msg}, m.Method)
 	}
 }
 
@@ -106,4 +118,9 @@ func (h *hub) close() {
 		delete(h.subs, sub)
 		close(sub.ch)
 	}
+	for st := range h.streams {
+		delete(h.streams, st)
+		st.endLocked()
+	}
+	h.progressLocked()
 }

@@ -102,8 +102,10 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 
 // exchange relays one MCP request, once, and turns the outcome into the
 // wire's answer: the upstream's result or error as it sent them, or -32603
-// with the reason when there was no answer.
-func (s *Server) exchange(ctx context.Context, method string, params []byte) wire.Response {
+// with the reason when there was no answer. It returns only once the
+// streams of form have written every notification the server sent before
+// its answer (order.go), so that the answer is written after them.
+func (s *Server) exchange(ctx context.Context, form streamForm, method string, params []byte) wire.Response {
 	if !s.gate.IsOpen() {
 		s.log.Debug("proxy: exchange waits for the secrets", "method", method)
 	}
@@ -111,6 +113,7 @@ func (s *Server) exchange(ctx context.Context, method string, params []byte) wir
 		return wire.ErrorResponse(-32603, "waiting for secrets: "+err.Error())
 	}
 	result, rpcErr, err := s.up.Exchange(ctx, method, params)
+	s.up.hub.await(ctx, form, s.up.hub.mark())
 	switch {
 	case err != nil:
 		return wire.ErrorResponse(-32603, err.Error())
@@ -127,7 +130,7 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, method string
 		if err := check(params); err != nil {
 			return wire.ErrorResponse(-32602, err.Error())
 		}
-		return s.exchange(ctx, method, params)
+		return s.exchange(ctx, formPath, method, params)
 	})
 	if err != nil {
 		s.log.Debug("proxy: per-path exchange", "path", r.URL.Path, "err", err)
@@ -138,7 +141,7 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, method string
 // as the client keeps the path open.
 func (s *Server) serveNotificationsPath(w http.ResponseWriter, r *http.Request) {
 	err := wire.ServeSubscription(w, r, func(ctx context.Context, send func(wire.Response) error) {
-		_ = s.streamNotifications(ctx, send)
+		_ = s.streamNotifications(ctx, formPath, send)
 	})
 	if err != nil {
 		s.log.Debug("proxy: notifications path", "err", err)
@@ -147,12 +150,12 @@ func (s *Server) serveNotificationsPath(w http.ResponseWriter, r *http.Request) 
 
 // streamNotifications sends every notification from now on; if the
 // upstream cannot be reached it sends one error and returns.
-func (s *Server) streamNotifications(ctx context.Context, send func(wire.Response) error) error {
+func (s *Server) streamNotifications(ctx context.Context, form streamForm, send func(wire.Response) error) error {
 	if err := s.gate.Wait(ctx); err != nil {
 		return err
 	}
-	sub, cancel := s.up.Subscribe()
-	defer cancel()
+	sub := s.up.hub.openStream(form)
+	defer sub.close()
 	s.log.Debug("proxy: notification stream open")
 	defer s.log.Debug("proxy: notification stream closed")
 	if err := s.up.Connect(ctx); err != nil {
@@ -162,16 +165,12 @@ func (s *Server) streamNotifications(ctx context.Context, send func(wire.Respons
 		return send(wire.ErrorResponse(-32603, err.Error()))
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case msg, ok := <-sub:
-			if !ok {
-				return nil
-			}
-			if err := send(wire.Response{Result: msg}); err != nil {
-				return err
-			}
+		msg, ok, err := sub.next(ctx) // reports the last one written
+		if !ok {
+			return err
+		}
+		if err := send(wire.Response{Result: msg}); err != nil {
+			return err
 		}
 	}
 }

@@ -1,0 +1,66 @@
+// wireconn_bench_test.go measures a tools/call through a proxy connection
+// as the backend's mcp.Client sees it (Write, then Read until the answer),
+// the fixture behind a real proxy: "progress" sends three notifications
+// before its result, which come out of Read first.
+
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/proxy"
+)
+
+func BenchmarkWireConnToolsCall(b *testing.B) {
+	for _, bc := range []struct{ name, params string }{
+		{"simple", `{"name":"test_simple_text","arguments":{}}`},
+		{"progress", `{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":1}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", h)
+			up := httptest.NewServer(mux)
+			defer func() { up.Close(); h.Close() }()
+			u, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: up.URL + "/mcp"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer u.Close()
+			px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: u, InfoPath: filepath.Join(b.TempDir(), "none")}))
+			defer px.Close()
+			ctx := context.Background()
+			c, err := dialWire(ctx, wireBegin{Name: "be", URL: "ws" + strings.TrimPrefix(px.URL, "http"), Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			req := jsonrpc.AppendRequest(nil, jsonrpc.ID("1"), "tools/call", json.RawMessage(bc.params))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Write(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					msg, err := c.Read(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if m, err := jsonrpc.Parse(msg); err == nil && m.Kind() != jsonrpc.KindNotification {
+						break
+					}
+				}
+			}
+		})
+	}
+}
