@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -35,6 +36,9 @@ type Set struct {
 	// stopping counts the members taken out and not yet stopped, so that
 	// Close waits for a Remove or another Close still stopping one.
 	stopping sync.WaitGroup
+	// closeIdle closes the idle connections of the HTTP client the Set
+	// made (nil when it was given one).
+	closeIdle func()
 }
 
 // member is one running backend and how to stop it.
@@ -50,8 +54,13 @@ func NewSet(front *mcp.Server, opts Options) *Set {
 	if claims == nil {
 		claims = relay.NewClaims()
 	}
-	return &Set{front: front, claims: claims, opts: opts.withDefaults(),
+	s := &Set{front: front, claims: claims, opts: opts.withDefaults(),
 		changed: newSignal(), members: map[string]*member{}}
+	if s.opts.HTTPClient == nil {
+		s.opts.HTTPClient = mcphttp.NewHTTPClient()
+		s.closeIdle = s.opts.HTTPClient.CloseIdleConnections
+	}
+	return s
 }
 
 // Changed is closed at the next change of state of any backend.
@@ -175,4 +184,7 @@ func (s *Set) Close() {
 		s.stopping.Done()
 	}
 	s.stopping.Wait()
+	if s.closeIdle != nil {
+		s.closeIdle()
+	}
 }
