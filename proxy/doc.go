@@ -14,6 +14,10 @@
 //   - ParseInfo and ReadInfo read the image's DIVERGE.md.
 //   - Gate holds exchanges until the first secrets feed when the image
 //     declares secrets.
+//   - The server keeps the MCP server's order on the wire: an answer is
+//     written after every notification the server sent before it has
+//     been written on each open notification stream (order.go), so a
+//     call's progress and log messages reach the gateway during the call.
 //
 // Secret values never appear in anything this package logs or returns as
 // an error: only names are ever quoted.
