@@ -144,10 +144,11 @@ func unreachable(t *testing.T, what string, resp wire.Response) {
 	t.Helper()
 	e := errorAnswer(t, resp)
 	// The reason is whatever the dial met: usually "connection refused", but
-	// a kept-alive connection the stopped server closed is as good a reason.
+	// a kept-alive connection the stopped server closed (EOF) is as good a
+	// reason.
 	_, reason, _ := strings.Cut(resp.Error.Message, "unreachable")
 	if resp.Error.Code != jsonrpc.CodeInternalError || !strings.Contains(resp.Error.Message, "unreachable") ||
-		!(strings.Contains(reason, "connection refused") || strings.Contains(reason, "closed")) {
+		!(strings.Contains(reason, "connection refused") || strings.Contains(reason, "closed") || strings.Contains(reason, "EOF")) {
 		t.Errorf("%s: %s; want -32603 saying the upstream is unreachable, and why", what, e)
 	}
 }

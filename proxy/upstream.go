@@ -44,8 +44,9 @@ type UpstreamConfig struct {
 	// the proxy's own).
 	Env    []string
 	Logger *slog.Logger
-	// HTTPClient reaches HTTP upstreams and the contract program (default
-	// http.DefaultClient).
+	// HTTPClient reaches HTTP upstreams and the contract program (default:
+	// one of the Upstream's own, keeping enough idle connections for many
+	// exchanges at once, closed with it).
 	HTTPClient *http.Client
 	// NotificationBuffer is each subscriber's buffer (default 64).
 	NotificationBuffer int
@@ -83,6 +84,9 @@ type Upstream struct {
 	current  *session
 	sessions map[*session]struct{} // not yet closed
 	closed   bool
+	// closeIdle closes the idle connections of the HTTP client the
+	// Upstream made (nil when it was given one).
+	closeIdle func()
 }
 
 // NewUpstream validates cfg and returns an Upstream. Nothing is dialled
@@ -94,6 +98,14 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 		return nil, err
 	}
 	u := &Upstream{cfg: cfg, log: cfg.Logger, dialing: make(chan struct{}, 1), sessions: map[*session]struct{}{}}
+	if u.cfg.HTTPClient == nil {
+		// http.DefaultClient keeps 2 idle connections per server: the
+		// framed form's concurrent exchanges then dialled a new TCP
+		// connection to the upstream for most calls.
+		u.cfg.HTTPClient = mcphttp.NewHTTPClient()
+		u.closeIdle = u.cfg.HTTPClient.CloseIdleConnections
+	}
+	cfg = u.cfg
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.hub = newHub(cfg.NotificationBuffer, cfg.Logger)
 	httpOpts := mcphttp.ClientOptions{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger}
@@ -120,9 +132,6 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 func (c UpstreamConfig) withDefaults() (UpstreamConfig, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = http.DefaultClient
 	}
 	if c.ClientInfo.Name == "" {
 		c.ClientInfo = mcp.Implementation{Name: "mcpgate-proxy", Version: "1"}
@@ -254,6 +263,9 @@ func (u *Upstream) Close() error {
 	}
 	u.hub.close()
 	u.wg.Wait()
+	if u.closeIdle != nil {
+		u.closeIdle()
+	}
 	return nil
 }
 
