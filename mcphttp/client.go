@@ -6,7 +6,6 @@
 package mcphttp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -124,21 +123,6 @@ func addHeaders(req *http.Request, static http.Header) {
 func drain(body io.ReadCloser) {
 	_, _ = io.CopyN(io.Discard, body, 4<<10)
 	_ = body.Close()
-}
-
-// exchangeContext is the context of one HTTP exchange. It keeps the
-// caller's values, ends when the connection closes, and ends with the
-// caller's ctx only until detach: a response stream handed to a reader
-// goroutine outlives the Write that started it.
-func exchangeContext(caller, conn context.Context) (ctx context.Context, detach func() bool, cancel context.CancelFunc) {
-	ctx, cancelCtx := context.WithCancel(context.WithoutCancel(caller))
-	stopConn := context.AfterFunc(conn, cancelCtx)
-	stopCaller := context.AfterFunc(caller, cancelCtx)
-	return ctx, stopCaller, func() {
-		stopConn()
-		stopCaller()
-		cancelCtx()
-	}
 }
 
 // mediaType is the bare media type of a Content-Type header.

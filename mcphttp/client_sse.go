@@ -166,9 +166,9 @@ func (c *SSEConn) Write(ctx context.Context, msg []byte) error {
 	if c.ctx.Err() != nil {
 		return ErrConnClosed
 	}
-	xctx, _, cancel := exchangeContext(ctx, c.ctx)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(xctx, http.MethodPost, c.endpoint, bytes.NewReader(msg))
+	x := newExchange(ctx, c.ctx)
+	defer x.cancel()
+	req, _ := http.NewRequestWithContext(x, http.MethodPost, c.endpoint, bytes.NewReader(msg))
 	addHeaders(req, c.opts.Header)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.opts.HTTPClient.Do(req)
