@@ -63,12 +63,6 @@ func (x *exchange) cancel() {
 	x.cancelCtx()
 }
 
-// requestBody is a POST's body: one allocation instead of bytes.Reader
-// plus io.NopCloser.
-type requestBody struct{ bytes.Reader }
-
-func (*requestBody) Close() error { return nil }
-
 // newPOSTRequest is http.NewRequestWithContext for a POST of msg to an
 // already parsed URL, without parsing it again: the URL is shared, as the
 // client only reads it. The request's headers are the static ones
@@ -91,14 +85,14 @@ func newPOSTRequest(ctx context.Context, u *url.URL, msg []byte, static http.Hea
 		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
 		return req.WithContext(ctx)
 	}
-	body := &requestBody{}
-	body.Reset(msg)
-	req.Body = body
+	// io.NopCloser of a *bytes.Reader, as http.NewRequest makes it: the
+	// transport knows that body is in memory and writes headers and body
+	// in one write; a body type of our own cost a second write syscall
+	// per request (the headers flushed first).
+	req.Body = io.NopCloser(bytes.NewReader(msg))
 	req.ContentLength = int64(len(msg))
 	req.GetBody = func() (io.ReadCloser, error) {
-		b := &requestBody{}
-		b.Reset(msg)
-		return b, nil
+		return io.NopCloser(bytes.NewReader(msg)), nil
 	}
 	return req.WithContext(ctx)
 }
