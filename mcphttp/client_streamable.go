@@ -272,13 +272,13 @@ func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.Rea
 		c.fail(out.requests, 0, "response larger than MaxMessageBytes")
 		return nil
 	}
-	answered := answeredIDs(data)
-	if answered == nil {
+	rest, ok := unansweredBy(data, out.requests)
+	if !ok {
 		c.fail(out.requests, 0, "response is not JSON-RPC")
 		return nil
 	}
 	c.inbox.push(data)
-	c.fail(unanswered(out.requests, answered), 0, "response did not answer the request")
+	c.fail(rest, 0, "response did not answer the request")
 	return nil
 }
 
