@@ -127,6 +127,11 @@ func drain(body io.ReadCloser) {
 
 // mediaType is the bare media type of a Content-Type header.
 func mediaType(ct string) string {
+	// The two a server answers a POST with, bare, are returned as they
+	// are: mime.ParseMediaType builds a map of parameters on every call.
+	if ct == "application/json" || ct == "text/event-stream" {
+		return ct
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return ""
