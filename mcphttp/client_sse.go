@@ -37,6 +37,8 @@ type SSEConn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+
+	defaultClient bool // opts.HTTPClient is the package's default client
 }
 
 // DialSSE opens the event stream at url and waits, within ctx, for the
@@ -46,8 +48,12 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 	if err != nil {
 		return nil, err
 	}
+	defaultClient := o.HTTPClient == nil
 	o = o.withDefaults()
-	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox()}
+	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
+	if defaultClient {
+		useDefaultClient()
+	}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, c.cancel) // until the endpoint is known
 
@@ -63,6 +69,9 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 			_ = body.Close()
 		}
 		c.cancel()
+		if defaultClient {
+			releaseDefaultClient()
+		}
 		return nil, err
 	}
 	c.wg.Add(1)
@@ -194,6 +203,9 @@ func (c *SSEConn) Close() error {
 		c.inbox.shut()
 		c.cancel()
 		c.wg.Wait()
+		if c.defaultClient {
+			releaseDefaultClient()
+		}
 	})
 	return nil
 }

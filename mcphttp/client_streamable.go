@@ -52,6 +52,7 @@ type StreamableConn struct {
 	sessionHdr, versionHdr []string
 	listening              bool // the standalone GET stream was started
 	closed                 bool
+	defaultClient          bool // http is the package's default client
 }
 
 // DialStreamable returns a connection to the MCP endpoint at url. No
@@ -65,9 +66,13 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	if err != nil {
 		return nil, err
 	}
+	defaultClient := o.HTTPClient == nil
 	o = o.withDefaults()
-	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox()}
+	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if defaultClient {
+		useDefaultClient()
+	}
 	return c, nil
 }
 
@@ -304,6 +309,9 @@ func (c *StreamableConn) Close() error {
 	c.cancel()
 	err := c.deleteSession(sessionID)
 	c.wg.Wait()
+	if c.defaultClient {
+		releaseDefaultClient()
+	}
 	return err
 }
 
