@@ -83,10 +83,26 @@ func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 			slog.String("scheme", at.scheme), slog.String("subject", id.Subject),
 			slog.String("role", id.Role), slog.String("token_id", id.TokenID))
 		r = r.WithContext(mcp.WithIdentity(r.Context(), id))
-		r.Header = r.Header.Clone()
-		r.Header.Del("Authorization")
+		r.Header = withoutAuthorization(r.Header)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// withoutAuthorization is h without its Authorization header: a new map
+// sharing the other headers' values, so that the server's own request is
+// left as it came (a handler must not modify it) without the cost of a
+// deep Header.Clone on every request.
+func withoutAuthorization(h http.Header) http.Header {
+	if _, ok := h["Authorization"]; !ok {
+		return h
+	}
+	out := make(http.Header, len(h)-1)
+	for k, vs := range h {
+		if k != "Authorization" {
+			out[k] = vs
+		}
+	}
+	return out
 }
 
 // attempt is what may be logged about a credential: never the credential.

@@ -36,16 +36,21 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	return c.Compile(loc)
 }
 
+// emptyObject is {} decoded, shared by every call without arguments (most
+// calls of a tool that takes none): no decoder is made for it. The
+// validator only reads it.
+var emptyObject any = map[string]any{}
+
 // validate returns the violations of args (nil meaning {}) against sch.
 func validate(sch *jsonschema.Schema, args json.RawMessage) []Violation {
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
+	var v any = emptyObject
+	if len(args) != 0 && string(bytes.TrimSpace(args)) != "{}" {
+		var err error
+		if v, err = jsonschema.UnmarshalJSON(bytes.NewReader(args)); err != nil {
+			return []Violation{{Reason: "arguments are not valid JSON"}}
+		}
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return []Violation{{Reason: "arguments are not valid JSON"}}
-	}
-	err = sch.Validate(v)
+	err := sch.Validate(v)
 	if err == nil {
 		return nil
 	}

@@ -187,7 +187,10 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	key := m.ID.Key()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req := &inflight{cancel: cancel}
+	// The request and its in-flight record in one allocation: this runs
+	// for every call a client makes.
+	h := &handling{inflight: inflight{cancel: cancel}}
+	req := &h.inflight
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -196,7 +199,8 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	s.inflight[key] = req
 	s.mu.Unlock()
 
-	r := &Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related}
+	h.Request = Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related}
+	r := &h.Request
 	result, err := s.server.serve(ctx, r)
 	s.mu.Lock()
 	if s.inflight[key] == req {
@@ -346,6 +350,12 @@ func (s *Session) deliver(m *jsonrpc.Message) {
 type inflight struct {
 	cancel   context.CancelFunc
 	byClient bool // cancelled by notifications/cancelled; guarded by Session.mu
+}
+
+// handling is a request being served with its in-flight record.
+type handling struct {
+	inflight
+	Request Request
 }
 
 // sendOut writes to the standalone stream, if there is one.

@@ -6,7 +6,6 @@
 package mcphttp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -131,23 +130,13 @@ func drain(body io.ReadCloser) {
 	_ = body.Close()
 }
 
-// exchangeContext is the context of one HTTP exchange. It keeps the
-// caller's values, ends when the connection closes, and ends with the
-// caller's ctx only until detach: a response stream handed to a reader
-// goroutine outlives the Write that started it.
-func exchangeContext(caller, conn context.Context) (ctx context.Context, detach func() bool, cancel context.CancelFunc) {
-	ctx, cancelCtx := context.WithCancel(context.WithoutCancel(caller))
-	stopConn := context.AfterFunc(conn, cancelCtx)
-	stopCaller := context.AfterFunc(caller, cancelCtx)
-	return ctx, stopCaller, func() {
-		stopConn()
-		stopCaller()
-		cancelCtx()
-	}
-}
-
 // mediaType is the bare media type of a Content-Type header.
 func mediaType(ct string) string {
+	// The two a server answers a POST with, bare, are returned as they
+	// are: mime.ParseMediaType builds a map of parameters on every call.
+	if ct == "application/json" || ct == "text/event-stream" {
+		return ct
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return ""

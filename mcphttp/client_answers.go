@@ -5,6 +5,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -73,6 +74,27 @@ func answeredIDs(data []byte) map[string]bool {
 		}
 	}
 	return ids
+}
+
+// unansweredBy returns the ids that data (a message or a batch) does not
+// answer; ok is false when data is not JSON-RPC. The common case, one
+// answer to one request, builds no set.
+func unansweredBy(data []byte, ids []jsonrpc.ID) (rest []jsonrpc.ID, ok bool) {
+	if len(ids) == 1 && !jsonrpc.IsBatch(data) {
+		m, err := jsonrpc.Parse(data)
+		if err != nil {
+			return nil, false
+		}
+		if (m.Kind() == jsonrpc.KindResult || m.Kind() == jsonrpc.KindError) && m.ID != nil && bytes.Equal(m.ID, ids[0]) {
+			return nil, true
+		}
+		return ids, true
+	}
+	answered := answeredIDs(data)
+	if answered == nil {
+		return nil, false
+	}
+	return unanswered(ids, answered), true
 }
 
 func unanswered(ids []jsonrpc.ID, answered map[string]bool) []jsonrpc.ID {

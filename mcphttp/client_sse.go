@@ -37,6 +37,8 @@ type SSEConn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+
+	defaultClient bool // opts.HTTPClient is the package's default client
 }
 
 // DialSSE opens the event stream at url and waits, within ctx, for the
@@ -46,8 +48,12 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 	if err != nil {
 		return nil, err
 	}
+	defaultClient := o.HTTPClient == nil
 	o = o.withDefaults()
-	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox()}
+	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
+	if defaultClient {
+		useDefaultClient()
+	}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, c.cancel) // until the endpoint is known
 
@@ -63,6 +69,9 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 			_ = body.Close()
 		}
 		c.cancel()
+		if defaultClient {
+			releaseDefaultClient()
+		}
 		return nil, err
 	}
 	c.wg.Add(1)
@@ -166,9 +175,9 @@ func (c *SSEConn) Write(ctx context.Context, msg []byte) error {
 	if c.ctx.Err() != nil {
 		return ErrConnClosed
 	}
-	xctx, _, cancel := exchangeContext(ctx, c.ctx)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(xctx, http.MethodPost, c.endpoint, bytes.NewReader(msg))
+	x := newExchange(ctx, c.ctx)
+	defer x.cancel()
+	req, _ := http.NewRequestWithContext(x, http.MethodPost, c.endpoint, bytes.NewReader(msg))
 	addHeaders(req, c.opts.Header)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.opts.HTTPClient.Do(req)
@@ -194,6 +203,9 @@ func (c *SSEConn) Close() error {
 		c.inbox.shut()
 		c.cancel()
 		c.wg.Wait()
+		if c.defaultClient {
+			releaseDefaultClient()
+		}
 	})
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ var (
 // mcp.Conn and mcp.VersionedConn.
 type StreamableConn struct {
 	url  string
+	u    *url.URL // url, parsed once
 	opts ClientOptions
 	http *http.Client
 	log  *slog.Logger
@@ -46,8 +48,11 @@ type StreamableConn struct {
 	mu        sync.Mutex
 	sessionID string
 	version   string
-	listening bool // the standalone GET stream was started
-	closed    bool
+	// The two as header values, shared by every request that carries them.
+	sessionHdr, versionHdr []string
+	listening              bool // the standalone GET stream was started
+	closed                 bool
+	defaultClient          bool // http is the package's default client
 }
 
 // DialStreamable returns a connection to the MCP endpoint at url. No
@@ -57,12 +62,17 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := parseHTTPURL(url); err != nil {
+	u, err := parseHTTPURL(url)
+	if err != nil {
 		return nil, err
 	}
+	defaultClient := o.HTTPClient == nil
 	o = o.withDefaults()
-	c := &StreamableConn{url: url, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox()}
+	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if defaultClient {
+		useDefaultClient()
+	}
 	return c, nil
 }
 
@@ -78,6 +88,7 @@ func (c *StreamableConn) SessionID() string {
 func (c *StreamableConn) SetProtocolVersion(v string) {
 	c.mu.Lock()
 	c.version = v
+	c.versionHdr = []string{v}
 	c.mu.Unlock()
 }
 
@@ -97,10 +108,10 @@ func (c *StreamableConn) Write(ctx context.Context, msg []byte) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	xctx, detach, cancel := exchangeContext(ctx, c.ctx)
-	resp, err := c.http.Do(c.newPOST(xctx, msg))
+	x := newExchange(ctx, c.ctx)
+	resp, err := c.http.Do(c.newPOST(x, msg))
 	if err != nil {
-		cancel()
+		x.cancel()
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -109,7 +120,7 @@ func (c *StreamableConn) Write(ctx context.Context, msg []byte) error {
 		}
 		return fmt.Errorf("mcphttp: POST: %w", err)
 	}
-	return c.receive(ctx, out, resp, detach, cancel)
+	return c.receive(ctx, out, resp, x)
 }
 
 // usable reports why the connection can no longer be written to.
@@ -126,11 +137,20 @@ func (c *StreamableConn) usable() error {
 	return nil
 }
 
+// newPOST builds a POST of msg; it is every relayed call's upstream
+// request, so it parses nothing and sets constant header values.
 func (c *StreamableConn) newPOST(ctx context.Context, msg []byte) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
-	c.setHeaders(req)
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
+	req := newPOSTRequest(ctx, c.u, msg, c.opts.Header)
+	c.mu.Lock()
+	if c.sessionHdr != nil {
+		req.Header[HeaderSessionID] = c.sessionHdr
+	}
+	if c.versionHdr != nil {
+		req.Header[HeaderProtocolVersion] = c.versionHdr
+	}
+	c.mu.Unlock()
+	req.Header["Accept"] = acceptPOST
+	req.Header["Content-Type"] = contentTypeJSON
 	return req
 }
 
@@ -157,7 +177,7 @@ func (c *StreamableConn) setHeaders(req *http.Request) {
 }
 
 // receive handles the answer to a POST.
-func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.Response, detach func() bool, cancel context.CancelFunc) error {
+func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.Response, x *exchange) error {
 	ok := resp.StatusCode/100 == 2
 	if ok && out.initialize {
 		c.adoptSession(resp.Header.Get(HeaderSessionID))
@@ -168,27 +188,27 @@ func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.R
 	ct := mediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case !ok:
-		defer cancel()
+		defer x.cancel()
 		return c.refused(out, resp)
 	case resp.StatusCode == http.StatusAccepted || len(out.requests) == 0:
 		// Nothing to wait for: a requestless POST's body carries nothing.
 		drain(resp.Body)
-		cancel()
+		x.cancel()
 		return nil
 	case ct == "application/json":
-		defer cancel()
+		defer x.cancel()
 		return c.readJSON(ctx, out, resp.Body, resp.ContentLength)
 	case ct == "text/event-stream":
-		if !detach() { // the caller gave up while the headers came
+		if !x.detach() { // the caller gave up while the headers came
 			drain(resp.Body)
-			cancel()
+			x.cancel()
 			return ctx.Err()
 		}
-		c.readResponseStream(out, resp.Body, cancel)
+		c.readResponseStream(out, resp.Body, x.cancel)
 		return nil
 	default:
 		drain(resp.Body)
-		cancel()
+		x.cancel()
 		c.fail(out.requests, resp.StatusCode, "unexpected Content-Type "+resp.Header.Get("Content-Type"))
 		return nil
 	}
@@ -201,6 +221,7 @@ func (c *StreamableConn) adoptSession(id string) {
 	}
 	c.mu.Lock()
 	c.sessionID = id
+	c.sessionHdr = []string{id}
 	c.mu.Unlock()
 }
 
@@ -256,13 +277,13 @@ func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.Rea
 		c.fail(out.requests, 0, "response larger than MaxMessageBytes")
 		return nil
 	}
-	answered := answeredIDs(data)
-	if answered == nil {
+	rest, ok := unansweredBy(data, out.requests)
+	if !ok {
 		c.fail(out.requests, 0, "response is not JSON-RPC")
 		return nil
 	}
 	c.inbox.push(data)
-	c.fail(unanswered(out.requests, answered), 0, "response did not answer the request")
+	c.fail(rest, 0, "response did not answer the request")
 	return nil
 }
 
@@ -288,6 +309,9 @@ func (c *StreamableConn) Close() error {
 	c.cancel()
 	err := c.deleteSession(sessionID)
 	c.wg.Wait()
+	if c.defaultClient {
+		releaseDefaultClient()
+	}
 	return err
 }
 

@@ -21,7 +21,7 @@ func acceptsBoth(accept string) bool {
 }
 
 func acceptsType(accept, want string) bool {
-	for _, part := range strings.Split(accept, ",") {
+	for part := range strings.SplitSeq(accept, ",") {
 		mt := strings.TrimSpace(part)
 		if i := strings.IndexByte(mt, ';'); i >= 0 {
 			mt = strings.TrimSpace(mt[:i])
@@ -40,11 +40,13 @@ func acceptsType(accept, want string) bool {
 func prefersStream(accept string) bool {
 	bestJSON, bestSSE := -1.0, -1.0
 	posJSON, posSSE := -1, -1
-	for i, part := range strings.Split(accept, ",") {
-		fields := strings.Split(part, ";")
-		mt := strings.ToLower(strings.TrimSpace(fields[0]))
+	i := -1
+	for part := range strings.SplitSeq(accept, ",") {
+		i++
+		mtRaw, params, _ := strings.Cut(part, ";")
+		mt := strings.ToLower(strings.TrimSpace(mtRaw))
 		q := 1.0
-		for _, f := range fields[1:] {
+		for f := range strings.SplitSeq(params, ";") {
 			k, v, ok := strings.Cut(strings.TrimSpace(f), "=")
 			if ok && strings.EqualFold(k, "q") {
 				if n, err := strconv.ParseFloat(v, 64); err == nil {

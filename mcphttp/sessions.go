@@ -19,7 +19,8 @@ import (
 
 type httpSession struct {
 	id       string
-	owner    string // Identity.Key of the creator
+	idHeader []string // id as a header value, shared by every response
+	owner    string   // Identity.Key of the creator
 	sess     *mcp.Session
 	lastUsed atomic.Int64 // unix nanoseconds
 	busy     atomic.Int32 // POSTs being served and open streams
@@ -49,11 +50,6 @@ func (hs *httpSession) Send(_ context.Context, msg []byte) error {
 		return nil
 	}
 	return hs.standalone.replay(id, msg)
-}
-
-// nextPostPrefix names the event ids of a new POST's stream.
-func (hs *httpSession) nextPostPrefix() string {
-	return "p" + strconv.FormatUint(hs.postSeq.Add(1), 10)
 }
 
 type sessionTable struct {

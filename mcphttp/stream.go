@@ -23,18 +23,47 @@ var errStreamClosed = errors.New("mcphttp: stream closed")
 type eventWriter struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	started bool
 	closed  bool
 	prefix  string // event ids are prefix + "-" + sequence
+	post    uint64 // when prefix is "": the POST's number, the prefix being "p" + post
 	seq     uint64
 	buf     []byte
 	onEvent func(id string, msg []byte) // records events for replay; may be nil
-	header  func(h http.Header)         // last headers to set before the first write
+	// sessionID is the Mcp-Session-Id header's value, if any, set last
+	// before the first write (a shared slice: one allocation per session,
+	// not per response).
+	sessionID []string
 }
 
 func newEventWriter(w http.ResponseWriter, prefix string) *eventWriter {
-	return &eventWriter{w: w, rc: http.NewResponseController(w), prefix: prefix}
+	return &eventWriter{w: w, rc: *http.NewResponseController(w), prefix: prefix}
+}
+
+// Header values shared by every response.
+var (
+	contentTypeEventStream = []string{"text/event-stream"}
+	cacheControlNoCache    = []string{"no-cache, no-transform"}
+	accelBufferingNo       = []string{"no"}
+)
+
+// nextID is the id of the next event; the caller holds mu. A POST's
+// prefix is made only once its stream starts: most answers are plain
+// JSON and carry no event id.
+func (e *eventWriter) nextID() string {
+	if e.prefix == "" {
+		e.prefix = "p" + strconv.FormatUint(e.post, 10)
+	}
+	e.seq++
+	return e.prefix + "-" + strconv.FormatUint(e.seq, 10)
+}
+
+// setSessionID sets the session id header, if any, on h.
+func (e *eventWriter) setSessionID(h http.Header) {
+	if e.sessionID != nil {
+		h[HeaderSessionID] = e.sessionID
+	}
 }
 
 // start sends the event-stream headers; the caller holds mu.
@@ -44,12 +73,10 @@ func (e *eventWriter) start() {
 	}
 	e.started = true
 	h := e.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no")
-	if e.header != nil {
-		e.header(h)
-	}
+	h["Content-Type"] = contentTypeEventStream
+	h["Cache-Control"] = cacheControlNoCache
+	h["X-Accel-Buffering"] = accelBufferingNo
+	e.setSessionID(h)
 	_ = e.rc.SetWriteDeadline(noDeadline)
 	e.w.WriteHeader(http.StatusOK)
 	_ = e.rc.Flush()
@@ -63,8 +90,7 @@ func (e *eventWriter) Send(_ context.Context, msg []byte) error {
 		return errStreamClosed
 	}
 	e.start()
-	e.seq++
-	id := e.prefix + "-" + strconv.FormatUint(e.seq, 10)
+	id := e.nextID()
 	if e.onEvent != nil {
 		e.onEvent(id, msg)
 	}
@@ -138,14 +164,11 @@ func (e *eventWriter) finish(answer []byte) {
 		return
 	}
 	if e.started {
-		e.seq++
-		_ = e.writeLocked(sse.Event{ID: e.prefix + "-" + strconv.FormatUint(e.seq, 10), Data: answer})
+		_ = e.writeLocked(sse.Event{ID: e.nextID(), Data: answer})
 	} else {
 		h := e.w.Header()
-		h.Set("Content-Type", "application/json")
-		if e.header != nil {
-			e.header(h)
-		}
+		h["Content-Type"] = contentTypeJSON
+		e.setSessionID(h)
 		e.w.WriteHeader(http.StatusOK)
 		_, _ = e.w.Write(answer)
 	}

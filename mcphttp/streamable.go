@@ -168,13 +168,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // related message must go out first, then an event stream ending with the
 // answer.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession, serve func(context.Context, mcp.Sink) []byte) {
-	prefix := "s"
+	var ew *eventWriter
 	if hs != nil {
-		prefix = hs.nextPostPrefix()
-	}
-	ew := newEventWriter(w, prefix)
-	if hs != nil {
-		ew.header = func(hd http.Header) { hd.Set(HeaderSessionID, hs.id) }
+		ew = newEventWriter(w, "")
+		ew.post = hs.postSeq.Add(1)
+		ew.sessionID = hs.idHeader
+	} else {
+		ew = newEventWriter(w, "s")
 	}
 	if prefersStream(r.Header.Get("Accept")) {
 		ew.mu.Lock()
@@ -213,6 +213,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		return
 	}
 	hs := &httpSession{id: newSessionID(), owner: identityKey(r), events: newEventLog(h.opts.ReplayEvents)}
+	hs.idHeader = []string{hs.id}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: hs.id, Out: hs, Identity: identityOf(r)})
 	hs.touch()
 	hs.busy.Add(1)
@@ -302,7 +303,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := newEventWriter(w, "0")
-	ew.header = func(hd http.Header) { hd.Set(HeaderSessionID, hs.id) }
+	ew.sessionID = hs.idHeader
 	hs.mu.Lock()
 	if hs.standalone != nil {
 		hs.mu.Unlock()

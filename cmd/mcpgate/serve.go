@@ -64,6 +64,7 @@ func serveCommand() *cobra.Command {
 	fl.StringArrayVar(&f.backends, "backend", nil, "relay a backend: NAME=stdio:'CMD ARGS', NAME=http:URL, NAME=sse:URL, NAME=proxy:ws://HOST:PORT or NAME=process:'CMD ARGS' (repeatable)")
 	fl.BoolVar(&f.noPrefix, "no-prefix", false, "keep the --backend backends' own tool and prompt names (no NAME__ prefix)")
 	fl.DurationVar(&f.configPoll, "config-poll", time.Second, "how often the --config file is checked for changes to reload (0: only on SIGHUP)")
+	addPprofFlag(cmd) // hidden: --pprof ADDR, loopback only
 	return cmd
 }
 

@@ -6,30 +6,44 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/mcpgate/mcpgate/store"
 )
 
-// AppendAudit writes records in one transaction, through one prepared
-// statement: a batch costs one commit (one fsync of the WAL at most), not
-// one per record.
+// AppendAudit writes records in one transaction, through multi-row
+// INSERTs: a batch costs one commit (one fsync of the WAL at most), not
+// one per record, and one statement per auditRowsPerInsert records.
 func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {
 	if len(records) == 0 {
 		return nil
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit
-			(time, subject, token_id, role, kind, name, backend, outcome, code, duration_us)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range records {
-			if _, err := stmt.ExecContext(ctx, encodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
-				r.Name, r.Backend, r.Outcome, r.Code, encodeDuration(r.Duration)); err != nil {
+		var full *sql.Stmt // the statement of auditRowsPerInsert rows, prepared once per batch
+		args := make([]any, 0, auditColumns*min(len(records), auditRowsPerInsert))
+		for rest := records; len(rest) > 0; {
+			n := min(len(rest), auditRowsPerInsert)
+			args = args[:0]
+			for _, r := range rest[:n] {
+				args = append(args, encodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
+					r.Name, r.Backend, r.Outcome, r.Code, encodeDuration(r.Duration))
+			}
+			var err error
+			if n == auditRowsPerInsert {
+				if full == nil {
+					if full, err = tx.PrepareContext(ctx, auditInsert(n)); err != nil {
+						return err
+					}
+					defer full.Close()
+				}
+				_, err = full.ExecContext(ctx, args...)
+			} else {
+				_, err = tx.ExecContext(ctx, auditInsert(n), args...)
+			}
+			if err != nil {
 				return err
 			}
+			rest = rest[n:]
 		}
 		return nil
 	})
@@ -37,6 +51,31 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
 	}
 	return nil
+}
+
+// One INSERT carries up to auditRowsPerInsert records: one statement per
+// record cost a bind, a context watch and a step per record, 7.5% of the
+// relay's CPU in the benchmark's profile. 64 rows of 10 columns stay well
+// below the oldest SQLite limit on parameters (999).
+const (
+	auditColumns       = 10
+	auditRowsPerInsert = 64
+)
+
+// auditInsert is the INSERT of n records; rows are inserted, and so get
+// their ids, in the order listed.
+func auditInsert(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO audit
+		(time, subject, token_id, role, kind, name, backend, outcome, code, duration_us)
+		VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	}
+	return b.String()
 }
 
 // TailAudit returns the latest n records by time (ties in the order they

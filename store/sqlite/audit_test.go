@@ -143,3 +143,35 @@ func TestTailAuditLatestOldestFirst(t *testing.T) {
 		})
 	}
 }
+
+// A batch larger than one INSERT's rows is written whole and in order,
+// across full statements and the remainder.
+func TestAppendAuditBatchAcrossInsertsKeepsOrder(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, dbPath(t))
+	at := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	want := make([]store.AuditRecord, 2*64+3) // two full INSERTs of 64 rows and a remainder
+	for i := range want {
+		// One instant for all: their order is the order written.
+		want[i] = store.AuditRecord{Time: at, Subject: "s", Kind: "tool", Name: fmt.Sprint("t", i), Outcome: store.OutcomeOK, Code: int64(i)}
+	}
+	if err := s.AppendAudit(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.TailAudit(ctx, len(want)+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %d records, want %d in order; first differing: %v", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+func firstDiff(got, want []store.AuditRecord) string {
+	for i := range min(len(got), len(want)) {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			return fmt.Sprintf("#%d got %+v want %+v", i, got[i], want[i])
+		}
+	}
+	return "lengths"
+}
