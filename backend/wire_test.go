@@ -170,6 +170,16 @@ func wtDirect(t *testing.T, url, method, params string) json.RawMessage {
 	return res
 }
 
+// wtUpProxyBackend runs a proxy backend named p on f, dialling the proxy
+// at url, and waits until it is up.
+func wtUpProxyBackend(t *testing.T, f *front, url string) *backend.Backend {
+	t.Helper()
+	b := backend.New(backend.Spec{Name: "p", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
+	run(t, b)
+	waitState(t, b, "up", isUp)
+	return b
+}
+
 // The proxy kind relays the lists and calls the wire carries: the entries
 // reach the front, a call's result is the bytes the MCP server sent, and
 // an error keeps its custom code and its data.
@@ -177,9 +187,7 @@ func TestProxyBackendRelaysByteForByte(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
 	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
-	b := backend.New(backend.Spec{Name: "p", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
-	run(t, b)
-	waitState(t, b, "up", isUp)
+	wtUpProxyBackend(t, f, url)
 
 	if !f.has(t, "p__test_simple_text") || !f.has(t, "p__fidelity") {
 		t.Fatalf("front tools = %v", f.tools(t))
@@ -210,9 +218,7 @@ func TestProxyBackendResyncsOnListChanged(t *testing.T) {
 	base := wtServeMCP(t, srv, nil)
 	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
-	b := backend.New(backend.Spec{Name: "p", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
-	run(t, b)
-	waitState(t, b, "up", isUp)
+	wtUpProxyBackend(t, f, url)
 	if f.has(t, "p__late") {
 		t.Fatal("p__late before it was added")
 	}
@@ -337,9 +343,7 @@ func TestProxyBackendGoesDownWhenTheProxyDies(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
 	url, kill := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
-	b := backend.New(backend.Spec{Name: "p", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
-	run(t, b)
-	waitState(t, b, "up", isUp)
+	b := wtUpProxyBackend(t, f, url)
 	kill()
 	s := waitState(t, b, "down", isDown)
 	if f.has(t, "p__test_simple_text") {
@@ -354,9 +358,7 @@ func TestProxyBackendRedialIsRefused(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
 	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
-	first := backend.New(backend.Spec{Name: "p", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
-	run(t, first)
-	waitState(t, first, "up", isUp)
+	wtUpProxyBackend(t, f, url)
 	second := backend.New(backend.Spec{Name: "q", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
 	run(t, second)
 	s := waitState(t, second, "down", isDown)

@@ -9,16 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/mcphttp"
-	"github.com/mcpgate/mcpgate/proxy"
 )
 
 func BenchmarkWireConnToolsCall(b *testing.B) {
@@ -27,20 +21,9 @@ func BenchmarkWireConnToolsCall(b *testing.B) {
 		{"progress", `{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":1}}`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
-			mux := http.NewServeMux()
-			mux.Handle("/mcp", h)
-			up := httptest.NewServer(mux)
-			defer func() { up.Close(); h.Close() }()
-			u, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: up.URL + "/mcp"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer u.Close()
-			px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: u, InfoPath: filepath.Join(b.TempDir(), "none")}))
-			defer px.Close()
+			url := wcProxyFor(b, fixture.New(fixture.Options{}))
 			ctx := context.Background()
-			c, err := dialWire(ctx, wireBegin{Name: "be", URL: "ws" + strings.TrimPrefix(px.URL, "http"), Logger: slog.New(slog.DiscardHandler)})
+			c, err := dialWire(ctx, wireBegin{Name: "be", URL: url, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
 			}

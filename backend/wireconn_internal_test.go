@@ -34,15 +34,7 @@ import (
 // DIVERGE.md, and returns its URL and a kill that ends every connection.
 func wcProxy(t *testing.T, info string) (string, func()) {
 	t.Helper()
-	h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	fx := httptest.NewServer(mux)
-	t.Cleanup(func() { fx.Close(); h.Close() })
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: fx.URL + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := wcUpstream(t, fixture.New(fixture.Options{}))
 	path := filepath.Join(t.TempDir(), "DIVERGE.md")
 	if err := os.WriteFile(path, []byte(info), 0o600); err != nil {
 		t.Fatal(err)
@@ -75,8 +67,37 @@ func wcProxy(t *testing.T, info string) (string, func()) {
 			<-done
 		})
 	}
-	t.Cleanup(func() { kill(); _ = up.Close() })
+	t.Cleanup(kill)
 	return "ws://" + ln.Addr().String(), kill
+}
+
+// wcUpstream serves s over Streamable HTTP on a test server and returns
+// the proxy's upstream client for it; both are closed when tb ends, the
+// upstream first.
+func wcUpstream(tb testing.TB, s *mcp.Server) *proxy.Upstream {
+	tb.Helper()
+	h := mcphttp.NewHandler(s, mcphttp.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	fx := httptest.NewServer(mux)
+	tb.Cleanup(func() { fx.Close(); h.Close() })
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: fx.URL + "/mcp"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = up.Close() })
+	return up
+}
+
+// wcProxyFor serves a real proxy in front of s (over Streamable HTTP),
+// without a DIVERGE.md, and returns its ws:// URL; everything is closed
+// when tb ends.
+func wcProxyFor(tb testing.TB, s *mcp.Server) string {
+	tb.Helper()
+	up := wcUpstream(tb, s)
+	px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: up, InfoPath: filepath.Join(tb.TempDir(), "none")}))
+	tb.Cleanup(px.Close)
+	return "ws" + strings.TrimPrefix(px.URL, "http")
 }
 
 func wcDial(t *testing.T, url string) (*wireConn, context.Context) {
@@ -258,19 +279,7 @@ func TestWireConnDeliversANotificationWhileItsCallRuns(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	h := mcphttp.NewHandler(s, mcphttp.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	up := httptest.NewServer(mux)
-	defer func() { up.Close(); h.Close() }()
-	u, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: up.URL + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: u, InfoPath: filepath.Join(t.TempDir(), "none")}))
-	defer px.Close()
-	c, ctx := wcDial(t, "ws"+strings.TrimPrefix(px.URL, "http"))
+	c, ctx := wcDial(t, wcProxyFor(t, s))
 	defer c.Close()
 	wcWarmUp(t, ctx, c)
 	for i := range 10 {
