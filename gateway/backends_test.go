@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -84,30 +83,46 @@ func bkFixtureHTTP(t *testing.T, seen func(*http.Request)) (url string, stop fun
 // authentication on loopback, and serves it on a test server.
 func bkGateway(t *testing.T, yamlText string) (base string, gw *gateway.Gateway) {
 	t.Helper()
+	return bkGatewayWith(t, yamlText, bkFast)
+}
+
+// bkGatewayWith is bkGateway with backend options of the test's choosing.
+func bkGatewayWith(t *testing.T, yamlText string, bo backend.Options) (base string, gw *gateway.Gateway) {
+	t.Helper()
 	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\n" + yamlText))
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	gw, err = gateway.New(context.Background(), cfg, gateway.Options{
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Info:    mcp.Implementation{Name: "gateway-test", Version: "0"},
-		Backend: bkFast,
+		Backend: bo,
 	})
 	if err != nil {
 		t.Fatalf("gateway.New: %v", err)
 	}
+	return bkServe(t, gw), gw
+}
+
+// bkRun runs gw (its backends connected) until the test ends.
+func bkRun(t *testing.T, gw *gateway.Gateway) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); gw.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// bkServe runs gw and serves it on a test server, and returns its base
+// URL. When the test ends the server closes (its client connections
+// first), then gw stops running and is closed.
+func bkServe(t *testing.T, gw *gateway.Gateway) string {
+	t.Cleanup(func() { _ = gw.Close(context.Background()) })
+	bkRun(t, gw)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
-		cancel()
-		<-done
-		_ = gw.Close(context.Background())
 	})
-	return srv.URL, gw
+	return srv.URL
 }
 
 // bkReadiness is /readyz's body.

@@ -181,7 +181,7 @@ func TestRelayedAnswersLeaveTheGatewayAsTheBackendWroteThem(t *testing.T) {
 	bh := mcphttp.NewHandler(fdServer("fidh"), mcphttp.Options{})
 	bs := httptest.NewServer(bh)
 	t.Cleanup(func() { bs.CloseClientConnections(); bs.Close(); bh.Close() })
-	base, gw := pfGateway(t, fmt.Sprintf(`backends:
+	base, gw := bkGatewayWith(t, fmt.Sprintf(`backends:
   - name: fs
     kind: stdio
     command: [%q, fids]

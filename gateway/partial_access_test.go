@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,23 +49,13 @@ backends:
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = st.Close() }) // after the gateway's close
 	gw, err := gateway.New(ctx, cfg, gateway.Options{Store: st, Backend: bkFast,
 		Info: mcp.Implementation{Name: "gateway-test", Version: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); gw.Run(runCtx) }()
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		<-done
-		_ = gw.Close(context.Background())
-		_ = st.Close()
-	})
+	base := bkServe(t, gw)
 	tokens := map[string]string{}
 	for _, role := range []string{"viewer", "admin"} {
 		secret, _, err := gw.Tokens().Create(ctx, "pf "+role, role, time.Time{})
@@ -75,7 +64,7 @@ backends:
 		}
 		tokens[role] = gwBearer(secret)
 	}
-	return srv.URL, tokens
+	return base, tokens
 }
 
 func TestADownBackendsHiddenEntryAnswersAsAnUnknownOne(t *testing.T) {

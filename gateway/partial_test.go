@@ -11,12 +11,10 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +27,6 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/backend"
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -349,33 +345,6 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 	}
 }
 
-// pfGateway is bkGateway with backend options of the test's choosing.
-func pfGateway(t *testing.T, yamlText string, bo backend.Options) (string, *gateway.Gateway) {
-	t.Helper()
-	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\n" + yamlText))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	gw, err := gateway.New(context.Background(), cfg, gateway.Options{
-		Info: mcp.Implementation{Name: "gateway-test", Version: "0"}, Backend: bo,
-	})
-	if err != nil {
-		t.Fatalf("gateway.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); gw.Run(ctx) }()
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		<-done
-		_ = gw.Close(context.Background())
-	})
-	return srv.URL, gw
-}
-
 // When an HTTP backend dies mid-call and nothing else notices it (no
 // pings), the client transport gives up on the broken response stream and
 // answers the call itself with a -32603 of its own. The gateway does not
@@ -384,7 +353,7 @@ func pfGateway(t *testing.T, yamlText string, bo backend.Options) (string, *gate
 func TestACallInFlightToADeadHTTPBackendNamesTheBackend(t *testing.T) {
 	gwLeakCheck(t)
 	beta := pfStartHTTPChild(t, "beta", "127.0.0.1:0")
-	base, _ := pfGateway(t, "backends: [{name: beta, kind: http, url: \"http://"+beta.addr+"/mcp\"}]\n",
+	base, _ := bkGatewayWith(t, "backends: [{name: beta, kind: http, url: \"http://"+beta.addr+"/mcp\"}]\n",
 		backend.Options{PingInterval: -1, Backoff: bkFast.Backoff})
 	bkWaitReady(t, base, http.StatusOK)
 	c := pfConnect(t, base, "")

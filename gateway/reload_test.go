@@ -442,10 +442,8 @@ func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); gw.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; _ = gw.Close(context.Background()) })
+	t.Cleanup(func() { _ = gw.Close(context.Background()) })
+	bkRun(t, gw)
 	bound := gwContext(t)
 	waitHeader := func(want string) {
 		t.Helper()

@@ -47,7 +47,7 @@ func TestAClientThatStopsReadingDoesNotStallTheBackend(t *testing.T) {
 	bh := mcphttp.NewHandler(back, mcphttp.Options{})
 	bs := httptest.NewServer(bh)
 	t.Cleanup(func() { bs.CloseClientConnections(); bs.Close(); bh.Close() })
-	base, _ := pfGateway(t, "backends: [{name: f, kind: http, url: \""+bs.URL+"\"}]\n",
+	base, _ := bkGatewayWith(t, "backends: [{name: f, kind: http, url: \""+bs.URL+"\"}]\n",
 		backend.Options{Backoff: bkFast.Backoff, PingInterval: -1})
 	bkWaitReady(t, base, http.StatusOK)
 

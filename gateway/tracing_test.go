@@ -11,7 +11,6 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -79,7 +78,7 @@ tracing:
   service_name: gateway-under-test
   headers_from: {Authorization: TR_OTLP_TOKEN}
 `, url, rcv.URL()))
-	trRun(t, e)
+	bkRun(t, e.gw)
 	admin, _ := e.token("root", "admin")
 	viewer, _ := e.token("alice", "viewer")
 	ctx := gwContext(t)
@@ -212,14 +211,6 @@ func TestTracingFollowsTheStandardEnvironment(t *testing.T) {
 	if s := trFind(t, rcv.Spans(), "initialize", true); s.Service != "from-env" {
 		t.Errorf("service.name %q, want OTEL_SERVICE_NAME's", s.Service)
 	}
-}
-
-// trRun keeps the gateway's backends connected until the test ends.
-func trRun(t *testing.T, e *gwEnv) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); e.gw.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // trWaitTool lists tools until name is there (the backend is up).
