@@ -11,25 +11,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/backend"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 )
-
-// buildMcpgate builds the mcpgate command into a temporary folder.
-func buildMcpgate(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcpgate")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpgate/mcpgate/cmd/mcpgate").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // processPids returns the pids of the last pair the backend started.
 func processPids(t *testing.T, logs *wtLog) (program, proxy int) {
@@ -54,7 +42,7 @@ func processPids(t *testing.T, logs *wtLog) (program, proxy int) {
 // A process backend in a Set: the program and its proxy serve, killing
 // either brings up a fresh pair, and removing the backend ends both.
 func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
-	bin := buildMcpgate(t)
+	bin := mcptest.BuildMcpgate(t)
 	logs := &wtLog{}
 	opts := fast
 	opts.Logger = logs.logger()

@@ -10,23 +10,12 @@ package gateway_test
 
 import (
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
-)
 
-// wcBuild builds the mcpgate command into a temporary folder.
-func wcBuild(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcpgate")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpgate/mcpgate/cmd/mcpgate").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+	"github.com/mcpgate/mcpgate/internal/mcptest"
+)
 
 // wcWireGaps are the scenarios the wire cannot carry (wire.md §3.5–3.6),
 // each with why and the number of checks it holds when the fixture is
@@ -52,7 +41,7 @@ var wcWireGaps = map[string]struct {
 // it cannot still fails (a gap that closes must leave wcWireGaps).
 func TestConformanceThroughProcessBackend(t *testing.T) {
 	gwLeakCheck(t)
-	bin := wcBuild(t)
+	bin := mcptest.BuildMcpgate(t)
 	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: process, command: [\""+bin+"\", fixture], proxy_command: [\""+bin+"\", proxy], prefix: \"-\"}\n")
 	bkWaitReady(t, base, http.StatusOK)
 	results := bkConformance(t, base+"/mcp")

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -24,7 +25,7 @@ import (
 func TestProcessBackendCallGetsItsNotificationsDuringTheCall(t *testing.T) {
 	gwLeakCheck(t)
 	ctx := gwContext(t)
-	bin := wcBuild(t)
+	bin := mcptest.BuildMcpgate(t)
 	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: process, command: [\""+bin+"\", fixture], proxy_command: [\""+bin+"\", proxy], prefix: \"-\"}\n")
 	bkWaitReady(t, base, http.StatusOK)
 

@@ -14,18 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
-// buildBinary builds mcpgate once per test run.
+// buildBinary builds the mcpgate command into a temporary folder.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcpgate")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return mcptest.BuildMcpgate(t)
 }
 
 // startFixture runs `mcpgate fixture` on a free loopback port and returns

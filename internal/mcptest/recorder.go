@@ -1,5 +1,6 @@
 // Package mcptest holds what tests of several packages need to watch an
-// MCP session from outside: a Sink that records what the server sends.
+// MCP session from outside: a Sink that records what the server sends,
+// and the mcpgate command built for tests that run it.
 package mcptest
 
 import (
