@@ -125,13 +125,8 @@ func (c *Config) validateBackend(key string, b Backend) error {
 		if len(b.HeadersFrom) > 0 {
 			return bad(key+".headers_from", "not used by kind stdio")
 		}
-		for name, from := range b.EnvFrom {
-			if name == "" || strings.Contains(name, "=") {
-				return bad(key+".env_from", "%q is not a variable name", name)
-			}
-			if from == "" {
-				return bad(key+".env_from."+name, "names no environment variable")
-			}
+		if err := validateEnvFrom(key, b.EnvFrom); err != nil {
+			return err
 		}
 	case BackendHTTP, BackendSSE:
 		if b.URL == "" {
@@ -225,4 +220,18 @@ func ParseBackendFlag(s string) (Backend, error) {
 		return Backend{}, fmt.Errorf("--backend %q: kind %q is not stdio, http, sse, proxy or process", s, kind)
 	}
 	return b, nil
+}
+
+// validateEnvFrom checks a command backend's env_from: each entry names a
+// variable to set and the gateway's variable to take its value from.
+func validateEnvFrom(key string, envFrom map[string]string) error {
+	for name, from := range envFrom {
+		if name == "" || strings.Contains(name, "=") {
+			return bad(key+".env_from", "%q is not a variable name", name)
+		}
+		if from == "" {
+			return bad(key+".env_from."+name, "names no environment variable")
+		}
+	}
+	return nil
 }

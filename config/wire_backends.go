@@ -14,7 +14,6 @@ package config
 import (
 	"encoding/json"
 	"net/url"
-	"strings"
 )
 
 // WireBackend is the part of a Backend only proxy and process backends
@@ -74,13 +73,8 @@ func validateWireBackend(key string, b Backend) error {
 		if b.URL != "" {
 			return bad(key+".url", "not used by kind process")
 		}
-		for name, from := range b.EnvFrom {
-			if name == "" || strings.Contains(name, "=") {
-				return bad(key+".env_from", "%q is not a variable name", name)
-			}
-			if from == "" {
-				return bad(key+".env_from."+name, "names no environment variable")
-			}
+		if err := validateEnvFrom(key, b.EnvFrom); err != nil {
+			return err
 		}
 	}
 	if len(b.HeadersFrom) > 0 {

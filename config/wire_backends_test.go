@@ -22,6 +22,8 @@ func TestWireBackendErrorsNameTheKey(t *testing.T) {
 		{"secret in both", "backends: [{name: a, kind: process, command: [x], secrets_from: {T: A}, secret_files: {T: /f}}]", "backends[0].secret_files.T"},
 		{"process without command", "backends: [{name: a, kind: process}]", "backends[0].command"},
 		{"process with a url", "backends: [{name: a, kind: process, command: [x], url: \"ws://h:1\"}]", "backends[0].url"},
+		{"process env_from naming nothing", "backends: [{name: a, kind: process, command: [x], env_from: {TOKEN: ''}}]", "backends[0].env_from.TOKEN"},
+		{"process env_from bad variable", "backends: [{name: a, kind: process, command: [x], env_from: {'A=B': C}}]", "backends[0].env_from"},
 		{"process with headers_from", "backends: [{name: a, kind: process, command: [x], headers_from: {A: B}}]", "backends[0].headers_from"},
 		{"arguments on stdio", "backends: [{name: a, kind: stdio, command: [x], arguments: {a: 1}}]", "backends[0].arguments"},
 		{"secrets_from on http", "backends: [{name: a, kind: http, url: \"http://h/mcp\", secrets_from: {A: B}}]", "backends[0].secrets_from"},
