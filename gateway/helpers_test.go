@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -148,30 +149,11 @@ func gwCatalogue(p *gwProbe) func(*mcp.Server) {
 	}
 }
 
-// gwSyncBuffer is a bytes.Buffer safe for the concurrent writes of a
-// logger and an HTTP client.
-type gwSyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *gwSyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *gwSyncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
-
 // gwRecorder is an http.RoundTripper that copies every response body the
 // client reads into seen, so that a test can search all of them.
 type gwRecorder struct {
 	next http.RoundTripper
-	seen *gwSyncBuffer
+	seen *mcptest.SyncBuffer
 }
 
 func (r gwRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -201,8 +183,8 @@ type gwEnv struct {
 	dbPath string
 	srv    *httptest.Server
 	base   string // http://127.0.0.1:port
-	logs   *gwSyncBuffer
-	seen   *gwSyncBuffer // every response the env's HTTP client read
+	logs   *mcptest.SyncBuffer
+	seen   *mcptest.SyncBuffer // every response the env's HTTP client read
 	client *http.Client
 	probe  *gwProbe
 
@@ -216,7 +198,7 @@ func gwStart(t *testing.T, yamlText string) *gwEnv {
 	t.Helper()
 	gwLeakCheck(t)
 	ctx := gwContext(t)
-	e := &gwEnv{t: t, logs: &gwSyncBuffer{}, seen: &gwSyncBuffer{}, probe: &gwProbe{runs: map[string]int{}}}
+	e := &gwEnv{t: t, logs: &mcptest.SyncBuffer{}, seen: &mcptest.SyncBuffer{}, probe: &gwProbe{runs: map[string]int{}}}
 	var err error
 	if e.cfg, err = config.Parse([]byte(yamlText)); err != nil {
 		t.Fatalf("config: %v", err)

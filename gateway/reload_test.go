@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -433,7 +434,7 @@ func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) 
 		default:
 		}
 	})
-	logs := &gwSyncBuffer{}
+	logs := &mcptest.SyncBuffer{}
 	yamlText := "backends:\n  - {name: a, kind: http, url: \"" + url + "\", headers_from: {Authorization: RL_ROTATED_TOKEN}}\n"
 	gw, err := gateway.New(context.Background(), rlConfig(t, yamlText), gateway.Options{
 		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/otlptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -207,24 +207,6 @@ func TestUpstreamSpanClassifiesTheEnd(t *testing.T) {
 	}
 }
 
-// syncBuffer collects log output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // A collector that refuses is reported once, not once a batch, with the
 // header's value cut out even when the collector echoes it; the spans
 // lost are counted, and recovery is reported too.
@@ -232,7 +214,7 @@ func TestExportFailureLoggedOnceWithoutTheHeaderValue(t *testing.T) {
 	const token = "otlp-secret-2a9c41"
 	rcv := otlptest.Start(t)
 	rcv.Fail(http.StatusUnauthorized, "refused credential "+token)
-	logs := &syncBuffer{}
+	logs := &mcptest.SyncBuffer{}
 	tr := newTracer(t, rcv, telemetry.Options{Headers: map[string]string{"Authorization": "Bearer " + token},
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

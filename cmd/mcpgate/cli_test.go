@@ -17,9 +17,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 )
 
 var (
@@ -47,29 +48,11 @@ func cliEnv(t *testing.T) []string {
 	return append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
 }
 
-// cliSyncBuffer collects a child's stderr while it runs.
-type cliSyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *cliSyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *cliSyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // cliProc is a running mcpgate whose stdout is read line by line.
 type cliProc struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, closed at its end
-	stderr *cliSyncBuffer
+	stderr *mcptest.SyncBuffer
 	done   chan struct{} // closed once the process has exited
 	err    error         // how it exited, once done is closed
 }
@@ -77,7 +60,7 @@ type cliProc struct {
 // cliStart starts the binary; the test's cleanup stops it.
 func cliStart(t *testing.T, bin string, args ...string) *cliProc {
 	t.Helper()
-	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &cliSyncBuffer{}, done: make(chan struct{})}
+	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &mcptest.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = cliEnv(t)
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()

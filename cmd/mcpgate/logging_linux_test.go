@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,12 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 )
 
 // openPTY opens a pseudo-terminal pair without cgo: /dev/ptmx, unlocked,
@@ -52,24 +52,6 @@ func TestLogFormatAutoIsTextOnATerminal(t *testing.T) {
 	}
 }
 
-// ptyOutput collects what the terminal shows.
-type ptyOutput struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *ptyOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *ptyOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 // The built binary, its stderr a terminal, logs text by default.
 func TestLogFormatOfTheBinaryOnATerminal(t *testing.T) {
 	master, slave := openPTY(t)
@@ -83,7 +65,7 @@ func TestLogFormatOfTheBinaryOnATerminal(t *testing.T) {
 	// The child holds the terminal now; once it exits, reading the master
 	// ends (EIO) only if no one else holds it open.
 	_ = slave.Close()
-	out := &ptyOutput{}
+	out := &mcptest.SyncBuffer{} // what the terminal shows
 	copied := make(chan struct{})
 	go func() { defer close(copied); _, _ = io.Copy(out, master) }()
 	exited := make(chan error, 1)
