@@ -54,6 +54,20 @@ func gwContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// gwWaitFor polls cond until it holds, failing the test after a bound
+// (30s): a condition a test cannot be told about is waited for this way,
+// never with a sleep.
+func gwWaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // gwProbe counts handler runs by entry name, so that a test can tell that a
 // refused call never reached its handler.
 type gwProbe struct {

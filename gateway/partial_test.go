@@ -149,18 +149,6 @@ func (c *pfClient) waitToolsChanged(t *testing.T, why string) {
 	}
 }
 
-// pfEventually polls cond, bounded.
-func pfEventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // pfText returns the text of a tools/call result.
 func pfResultText(t *testing.T, res json.RawMessage) string {
 	t.Helper()
@@ -280,7 +268,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 
 	// Its entries leave the lists, and the client is told.
 	c.waitToolsChanged(t, "the backend died")
-	pfEventually(t, victim+"'s tools gone from tools/list", func() bool {
+	gwWaitFor(t, victim+"'s tools gone from tools/list", func() bool {
 		return !slices.ContainsFunc(c.tools(t), func(n string) bool { return strings.HasPrefix(n, victim+"__") })
 	})
 	res, err := pfCall(t, c, "resources/list", "")
@@ -329,7 +317,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 	}
 	bkWaitReady(t, base, http.StatusOK)
 	c.waitToolsChanged(t, "the backend came back")
-	pfEventually(t, victim+"'s tools back in tools/list", func() bool {
+	gwWaitFor(t, victim+"'s tools back in tools/list", func() bool {
 		return slices.Contains(c.tools(t), victim+"__hello")
 	})
 	res, err = pfCall(t, c, "tools/call", `{"name":"`+victim+`__hello","arguments":{}}`)

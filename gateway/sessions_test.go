@@ -18,20 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
-
-// psWaitFor waits, within a deadline, for cond.
-func psWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // psChildren is the number of live processes whose parent is this one.
 func psChildren(t *testing.T) int {
@@ -68,7 +55,7 @@ func TestConformanceThroughPerClientStdioBackend(t *testing.T) {
 		"    session: per-client\n    session_idle_timeout: 500ms\n")
 	bkWaitReady(t, base, http.StatusOK)
 	bkRequireConformance(t, base)
-	psWaitFor(t, "only the shared child left", func() bool { return psChildren(t) == before+1 })
+	gwWaitFor(t, "only the shared child left", func() bool { return psChildren(t) == before+1 })
 }
 
 // The same through a per-client http backend: every per-client upstream
@@ -94,7 +81,7 @@ func TestConformanceThroughPerClientHTTPBackend(t *testing.T) {
 		"session: per-client, session_idle_timeout: 500ms}\n")
 	bkWaitReady(t, base, http.StatusOK)
 	bkRequireConformance(t, base)
-	psWaitFor(t, "every upstream session but the shared one deleted", func() bool {
+	gwWaitFor(t, "every upstream session but the shared one deleted", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) > 2 && len(deleted) == len(seen)-1
