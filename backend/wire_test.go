@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -70,61 +69,20 @@ func wtServeMCP(t *testing.T, s *mcp.Server, mux *http.ServeMux) string {
 	return ts.URL
 }
 
-// wtProxy serves a proxy in front of up and returns its ws:// URL and a
-// kill that ends it as a crash would: listener and every connection,
-// the hijacked WebSocket included, closed at once.
+// wtProxy serves a proxy in front of the upstream cfg names and returns
+// its ws:// URL and a kill that ends it as a crash would
+// (backend.ServeKillableProxy).
 func wtProxy(t *testing.T, cfg proxy.UpstreamConfig, infoPath string) (string, func()) {
 	t.Helper()
 	up, err := proxy.NewUpstream(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = up.Close() }) // after the kill
 	if infoPath == "" {
 		infoPath = filepath.Join(t.TempDir(), "no-DIVERGE.md")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl := &wtListener{Listener: ln}
-	srv := &http.Server{Handler: proxy.NewServer(proxy.Options{Upstream: up, InfoPath: infoPath})}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(tl) }()
-	var once sync.Once
-	kill := func() {
-		once.Do(func() {
-			_ = srv.Close()
-			tl.closeAll()
-			<-done
-		})
-	}
-	t.Cleanup(func() { kill(); _ = up.Close() })
-	return "ws://" + ln.Addr().String(), kill
-}
-
-// wtListener remembers every connection it accepted.
-type wtListener struct {
-	net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func (l *wtListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.mu.Lock()
-		l.conns = append(l.conns, c)
-		l.mu.Unlock()
-	}
-	return c, err
-}
-
-func (l *wtListener) closeAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, c := range l.conns {
-		_ = c.Close()
-	}
+	return backend.ServeKillableProxy(t, up, infoPath)
 }
 
 // wtLog collects a backend's log lines.

@@ -39,13 +39,23 @@ func wcProxy(t *testing.T, info string) (string, func()) {
 	if err := os.WriteFile(path, []byte(info), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return serveKillableProxy(t, up, path)
+}
+
+// serveKillableProxy serves a proxy in front of up, with the DIVERGE.md at
+// infoPath, on a loopback socket, and returns its ws:// URL and a kill
+// that ends it as a crash would: listener and every connection, the
+// hijacked WebSocket included, closed at once. Killed when tb ends if not
+// before.
+func serveKillableProxy(tb testing.TB, up *proxy.Upstream, infoPath string) (string, func()) {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var mu sync.Mutex
 	var conns []net.Conn
-	srv := &http.Server{Handler: proxy.NewServer(proxy.Options{Upstream: up, InfoPath: path}),
+	srv := &http.Server{Handler: proxy.NewServer(proxy.Options{Upstream: up, InfoPath: infoPath}),
 		ConnState: func(c net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				mu.Lock()
@@ -67,7 +77,7 @@ func wcProxy(t *testing.T, info string) (string, func()) {
 			<-done
 		})
 	}
-	t.Cleanup(kill)
+	tb.Cleanup(kill)
 	return "ws://" + ln.Addr().String(), kill
 }
 
