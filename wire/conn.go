@@ -74,7 +74,9 @@ type conn struct {
 	err       error   // set once the connection has ended; wraps ErrConnectionClosed
 	scopeNums numbers // client role
 
-	handlers sync.WaitGroup
+	handlers sync.WaitGroup // the goroutines running handlers (workers.go)
+	jobs     chan job       // to an idle worker
+	idle     atomic.Int32   // workers waiting for a job
 }
 
 func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *conn {
@@ -98,6 +100,7 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 		role:   r,
 		log:    o.Logger.With("role", name),
 		wturn:  make(chan struct{}, 1),
+		jobs:   make(chan job),
 		scopes: make(map[uint32]*Scope),
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
