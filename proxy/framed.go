@@ -169,7 +169,7 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 }
 
 func (h framedHandler) relay(ctx context.Context, r *wire.Responder, method string, params json.RawMessage) {
-	_ = r.Answer(h.s.exchange(ctx, formFramed, method, params).Append(nil))
+	_ = r.Respond(h.s.exchange(ctx, formFramed, method, params).Append(nil))
 }
 
 // info answers Info from the image's DIVERGE.md; the program is never

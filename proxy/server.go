@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/coder/websocket"
+
 	"github.com/mcpgate/mcpgate/wire"
 )
 
@@ -84,7 +86,7 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the framed connection has already been taken", http.StatusConflict)
 		return
 	}
-	a, err := wire.Accept(w, r, nil)
+	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		// Nothing was accepted (a probe's plain GET, a handshake the library
 		// refused): the one connection is still the gateway's to make.
@@ -92,9 +94,9 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("proxy: framed upgrade failed", "err", err)
 		return
 	}
-	a.Conn().SetReadLimit(-1)
+	ws.SetReadLimit(-1)
 	s.log.Info("proxy: framed connection open", "remote", r.RemoteAddr)
-	err = wire.ServeAccepted(r.Context(), a, framedHandler{s}, &wire.Options{Logger: s.log, ReadLimit: -1})
+	err = wire.Serve(r.Context(), ws, framedHandler{s}, &wire.Options{Logger: s.log, ReadLimit: -1})
 	s.log.Info("proxy: framed connection ended", "err", err)
 }
 

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/coder/websocket"
 )
@@ -63,20 +62,12 @@ type conn struct {
 	wbuf  []byte        // guarded by wturn
 	rbuf  bytes.Buffer  // the reader goroutine's
 
-	// out gathers frames into one write (gather.go); nil: every frame is
-	// written at once. patient counts the senders waiting for the turn
-	// that cannot give up waiting.
-	out     *gatherConn
-	patient atomic.Int32
-
 	mu        sync.Mutex
 	scopes    map[uint32]*Scope
 	err       error   // set once the connection has ended; wraps ErrConnectionClosed
 	scopeNums numbers // client role
 
-	handlers sync.WaitGroup // the goroutines running handlers (workers.go)
-	jobs     chan job       // to an idle worker
-	idle     atomic.Int32   // workers waiting for a job
+	handlers sync.WaitGroup
 }
 
 func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *conn {
@@ -100,7 +91,6 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 		role:   r,
 		log:    o.Logger.With("role", name),
 		wturn:  make(chan struct{}, 1),
-		jobs:   make(chan job),
 		scopes: make(map[uint32]*Scope),
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
@@ -111,36 +101,15 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 // held just before the write, so that a frame for an exchange that ended
 // meanwhile is never written: a number freed by a finish may already be
 // the other side's again. ctx bounds only the wait for the turn.
-//
-// With a gatherConn, a frame that patient senders wait behind is held and
-// written with theirs by the last of them (gather.go). A sender whose ctx
-// can end is not counted: it may leave the line, and nobody would write
-// what was held for it.
 func (c *conn) send(ctx context.Context, f Frame, check func() error) error {
-	return c.sendFrames(ctx, check, f)
-}
-
-// sendFrames writes frames one after the other in one turn, check run once
-// before the first: with a gatherConn they go out in one write.
-func (c *conn) sendFrames(ctx context.Context, check func() error, frames ...Frame) error {
-	patient := c.out != nil && ctx.Done() == nil
-	if patient {
-		c.patient.Add(1)
-	}
 	select {
 	case c.wturn <- struct{}{}:
-		if patient {
-			c.patient.Add(-1)
-		}
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.ctx.Done():
-		if patient {
-			c.patient.Add(-1)
-		}
 		return c.closedErr()
 	}
-	defer c.releaseTurn()
+	defer func() { <-c.wturn }()
 	c.mu.Lock()
 	err := c.err
 	if err == nil && c.ctx.Err() != nil {
@@ -153,37 +122,20 @@ func (c *conn) sendFrames(ctx context.Context, check func() error, frames ...Fra
 	if err != nil {
 		return err
 	}
-	if c.out != nil {
-		c.out.hold()
+	c.wbuf = AppendFrame(c.wbuf[:0], f)
+	// The write is not bound by ctx: the library closes the connection when
+	// a write's context ends, and one caller's impatience must not end
+	// everyone's exchanges. Only the connection's end stops it.
+	err = c.ws.Write(context.Background(), websocket.MessageBinary, c.wbuf)
+	if cap(c.wbuf) > keepBuffer {
+		c.wbuf = nil
 	}
-	for _, f := range frames {
-		c.wbuf = AppendFrame(c.wbuf[:0], f)
-		// The write is not bound by ctx: the library closes the connection
-		// when a write's context ends, and one caller's impatience must not
-		// end everyone's exchanges. Only the connection's end stops it.
-		err = c.ws.Write(context.Background(), websocket.MessageBinary, c.wbuf)
-		if cap(c.wbuf) > keepBuffer {
-			c.wbuf = nil
-		}
-		if err != nil {
-			c.end(err)
-			_ = c.ws.CloseNow()
-			return c.closedErr()
-		}
+	if err != nil {
+		c.end(err)
+		_ = c.ws.CloseNow()
+		return c.closedErr()
 	}
 	return nil
-}
-
-// releaseTurn ends a turn. With a gatherConn it writes what was gathered
-// unless a patient sender waits for the turn: the last one in line does.
-func (c *conn) releaseTurn() {
-	if c.out != nil && c.patient.Load() == 0 {
-		if err := c.out.flush(); err != nil {
-			c.end(err)
-			_ = c.ws.CloseNow()
-		}
-	}
-	<-c.wturn
 }
 
 func (c *conn) closedErr() error {
@@ -208,9 +160,6 @@ func (c *conn) removeScopeLocked(s *Scope, reason error) {
 // connection ended. Streams report an error wrapping ErrConnectionClosed
 // and cause; handlers see their contexts end.
 func (c *conn) end(cause error) {
-	if c.out != nil {
-		c.out.stop() // what was gathered goes out; nothing waits for a batch now
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {

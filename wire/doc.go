@@ -18,9 +18,6 @@
 // open scope either side opens channels the same way. [Client] and [Serve]
 // are the two roles of that multiplexer: a [Scope] or [Channel] is read as
 // a stream with Next, and a [Handler] answers through a [Responder].
-// [Accept] and [ServeAccepted] are Serve over a connection that gathers
-// the frames of exchanges queued for its write turn into one write to the
-// socket; [Responder.Answer] is a response and its finish in one turn.
 //
 // The multiplexer knows nothing of payloads. The payload codecs —
 // [ScopeRequest], [BeginAnswer], [ChannelRequest], [Response],

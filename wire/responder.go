@@ -71,45 +71,17 @@ func (r *Responder) Finish() error {
 		t = TypeChannelResponseFinish
 	}
 	f := Frame{Type: t, Scope: r.scope.id, Channel: r.channel}
-	return r.c.send(context.Background(), f, r.endLocked)
-}
-
-// Answer sends one response and the finish, the shape of every answer
-// that is one payload (an MCP exchange's, Info's, Secrets'): the same two
-// frames as Respond then Finish, written in one turn of the connection —
-// on a connection from Accept, in one write to the socket.
-func (r *Responder) Answer(payload []byte) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finished {
-		return ErrFinished
-	}
-	r.finished = true
-	if r.cancel != nil {
-		defer r.cancel()
-	}
-	t, fin := TypeResponse, TypeResponseFinish
-	if r.isChannel {
-		t, fin = TypeChannelResponse, TypeChannelResponseFinish
-	}
-	return r.c.sendFrames(context.Background(), r.endLocked,
-		Frame{Type: t, Scope: r.scope.id, Channel: r.channel, Payload: payload},
-		Frame{Type: fin, Scope: r.scope.id, Channel: r.channel})
-}
-
-// endLocked checks that the exchange is still live and removes it, just
-// before its finish is written: its number is then free for the other
-// side. c.mu is held.
-func (r *Responder) endLocked() error {
-	if err := r.liveLocked(); err != nil {
-		return err
-	}
-	if r.isChannel {
-		delete(r.scope.peer, r.channel)
-	} else {
-		r.c.removeScopeLocked(r.scope, ErrScopeFinished)
-	}
-	return nil
+	return r.c.send(context.Background(), f, func() error {
+		if err := r.liveLocked(); err != nil {
+			return err
+		}
+		if r.isChannel {
+			delete(r.scope.peer, r.channel)
+		} else {
+			r.c.removeScopeLocked(r.scope, ErrScopeFinished)
+		}
+		return nil
+	})
 }
 
 // OpenChannel opens a channel from this side in the exchange's scope (see

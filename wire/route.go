@@ -125,3 +125,14 @@ func (c *conn) channelAnswerLocked(f Frame) string {
 	ch.answers.finish()
 	return ""
 }
+
+// serveLocked runs a handler in a goroutine of its own, so that a slow
+// exchange never delays another.
+func (c *conn) serveLocked(r *Responder, payload []byte, h func(context.Context, *Responder, []byte)) {
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		defer r.done()
+		h(r.ctx, r, payload)
+	}()
+}

@@ -48,19 +48,11 @@ func (f HandlerFunc) ServeChannel(ctx context.Context, r *Responder, p []byte) {
 // a normal close, ctx's error after its cancellation, else why the
 // connection ended. opts may be nil.
 func Serve(ctx context.Context, ws *websocket.Conn, h Handler, opts *Options) error {
-	return serve(ctx, ws, nil, h, opts)
-}
-
-func serve(ctx context.Context, ws *websocket.Conn, out *gatherConn, h Handler, opts *Options) error {
 	c := newConn(ctx, ws, roleServer, opts)
-	c.out = out
 	c.serveScope, c.serveChannel = h.ServeScope, h.ServeChannel
 	stopped := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(stopped)
-		if out != nil {
-			out.stop() // the close frame must not wait for a batch
-		}
 		_ = ws.Close(websocket.StatusGoingAway, "server stopping")
 	})
 	err := c.readLoop()
