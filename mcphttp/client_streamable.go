@@ -38,7 +38,10 @@ type StreamableConn struct {
 	u    *url.URL // url, parsed once
 	opts ClientOptions
 	http *http.Client
-	log  *slog.Logger
+	// direct is http's transport when POSTs may skip http.Client (nil
+	// when they may not; client_transport.go).
+	direct http.RoundTripper
+	log    *slog.Logger
 
 	inbox  *inbox
 	ctx    context.Context // the connection's life; Close cancels it
@@ -69,6 +72,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	defaultClient := o.HTTPClient == nil
 	o = o.withDefaults()
 	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
+	c.direct = directTransport(c.http, u)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if defaultClient {
 		useDefaultClient()
@@ -119,7 +123,13 @@ func (c *StreamableConn) post(ctx context.Context, msg []byte) (*http.Response, 
 		return nil, nil, err
 	}
 	x := newExchange(ctx, c.ctx)
-	resp, err := c.http.Do(c.newPOST(x, msg))
+	var resp *http.Response
+	var err error
+	if c.direct != nil {
+		resp, err = postDirect(c.direct, c.http, c.newPOST(x, msg), func() *http.Request { return c.newPOST(x, msg) })
+	} else {
+		resp, err = c.http.Do(c.newPOST(x, msg))
+	}
 	if err != nil {
 		x.cancel()
 		switch {
