@@ -27,12 +27,12 @@ type MiddlewareOptions struct {
 	Backend func(r *mcp.Request) string
 }
 
-// gated maps each gated method to the kind recorded and the params member
-// holding the entry's name.
-var gated = map[string]struct{ kind, member string }{
-	"tools/call":     {string(mcp.KindTool), "name"},
-	"resources/read": {string(mcp.KindResource), "uri"},
-	"prompts/get":    {string(mcp.KindPrompt), "name"},
+// gated maps each gated method to the kind recorded; the entry's name is
+// the request's EntryName (params.name, or params.uri for resources/read).
+var gated = map[string]struct{ kind string }{
+	"tools/call":     {string(mcp.KindTool)},
+	"resources/read": {string(mcp.KindResource)},
+	"prompts/get":    {string(mcp.KindPrompt)},
 }
 
 // Middleware records every tools/call, resources/read and prompts/get
@@ -47,7 +47,7 @@ func Middleware(l *Log, opts MiddlewareOptions) mcp.Middleware {
 			}
 			start := time.Now()
 			id, _ := mcp.IdentityFrom(ctx)
-			name, _ := jsonrpc.LookupString(r.Params, g.member)
+			name, _ := r.EntryName()
 			rec := store.AuditRecord{
 				Time: start.UTC(), Subject: id.Subject, TokenID: id.TokenID, Role: id.Role,
 				Kind: g.kind, Name: truncate(name, maxNameBytes),

@@ -125,7 +125,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	})
 	// Audit records and metrics name the backend owning the entry a call
 	// reaches ("" for the gateway's own entries).
-	owner := func(r *mcp.Request) string { return claims.OwnerOf(r.Method, r.Params) }
+	owner := claims.OwnerOfRequest
 	g.useTracing(owner)
 	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
 	if !cfg.Audit.Disabled {

@@ -54,6 +54,7 @@ type ClientOptions struct {
 // Client is one session with an MCP server.
 type Client struct {
 	conn Conn
+	rt   RoundTripConn // conn, when it can return answers at once
 	opts ClientOptions
 	log  *slog.Logger
 
@@ -83,6 +84,7 @@ func NewClient(conn Conn, opts ClientOptions) *Client {
 		opts.Capabilities = emptyResult
 	}
 	c := &Client{conn: conn, opts: opts, log: opts.Logger, calls: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+	c.rt, _ = conn.(RoundTripConn)
 	c.wg.Add(1)
 	go c.readLoop()
 	return c
@@ -160,8 +162,12 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 		delete(c.calls, string(id))
 		c.mu.Unlock()
 	}()
-	if err := c.conn.Write(ctx, jsonrpc.AppendRequest(nil, id, method, params)); err != nil {
+	answer, err := c.send(ctx, method, id, jsonrpc.AppendRequest(nil, id, method, params))
+	if err != nil {
 		return nil, err
+	}
+	if answer != nil {
+		return answer, nil
 	}
 	select {
 	case m := <-ch:

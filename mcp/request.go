@@ -25,7 +25,8 @@ type Request struct {
 	Method  string
 	Params  json.RawMessage
 
-	sink Sink // where messages related to this request go
+	sink  Sink        // where messages related to this request go
+	entry entryLookup // EntryName's lookup, made once
 }
 
 // Notify sends a notification related to this request (it travels on the

@@ -101,7 +101,7 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 	if len(r.Params) == 0 || r.Params[0] != '{' {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs an object with name", nil)
 	}
-	name, ok := jsonrpc.LookupString(r.Params, "name")
+	name, ok := r.EntryName()
 	if !ok || name == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: name is required and must be a string", nil)
 	}

@@ -38,7 +38,10 @@ type StreamableConn struct {
 	u    *url.URL // url, parsed once
 	opts ClientOptions
 	http *http.Client
-	log  *slog.Logger
+	// direct is http's transport when POSTs may skip http.Client (nil
+	// when they may not; client_transport.go).
+	direct http.RoundTripper
+	log    *slog.Logger
 
 	inbox  *inbox
 	ctx    context.Context // the connection's life; Close cancels it
@@ -69,6 +72,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	defaultClient := o.HTTPClient == nil
 	o = o.withDefaults()
 	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
+	c.direct = directTransport(c.http, u)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if defaultClient {
 		useDefaultClient()
@@ -105,22 +109,38 @@ func (c *StreamableConn) Write(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := c.usable(); err != nil {
+	resp, x, err := c.post(ctx, msg)
+	if err != nil {
 		return err
 	}
+	return c.receive(ctx, out, resp, x)
+}
+
+// post sends msg and returns the server's answer with the exchange that
+// holds it, for receive (or RoundTrip) to read and end.
+func (c *StreamableConn) post(ctx context.Context, msg []byte) (*http.Response, *exchange, error) {
+	if err := c.usable(); err != nil {
+		return nil, nil, err
+	}
 	x := newExchange(ctx, c.ctx)
-	resp, err := c.http.Do(c.newPOST(x, msg))
+	var resp *http.Response
+	var err error
+	if c.direct != nil {
+		resp, err = postDirect(c.direct, c.http, c.newPOST(x, msg), func() *http.Request { return c.newPOST(x, msg) })
+	} else {
+		resp, err = c.http.Do(c.newPOST(x, msg))
+	}
 	if err != nil {
 		x.cancel()
 		switch {
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return nil, nil, ctx.Err()
 		case c.ctx.Err() != nil:
-			return ErrConnClosed
+			return nil, nil, ErrConnClosed
 		}
-		return fmt.Errorf("mcphttp: POST: %w", err)
+		return nil, nil, fmt.Errorf("mcphttp: POST: %w", err)
 	}
-	return c.receive(ctx, out, resp, x)
+	return resp, x, nil
 }
 
 // usable reports why the connection can no longer be written to.
@@ -265,26 +285,45 @@ func (c *StreamableConn) pushServerErrors(ids []jsonrpc.ID, body []byte) map[str
 // readJSON delivers a JSON answer: one message or a batch array, pushed
 // as it came.
 func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.ReadCloser, length int64) error {
+	data, err := c.readBody(ctx, body, length)
+	if err != nil || len(data) > c.opts.MaxMessageBytes {
+		return c.bodyFailed(ctx, out, data, err)
+	}
+	c.deliverJSON(out, data)
+	return nil
+}
+
+// readBody reads and closes a JSON answer's body, up to one byte more
+// than MaxMessageBytes.
+func (c *StreamableConn) readBody(ctx context.Context, body io.ReadCloser, length int64) ([]byte, error) {
 	defer body.Close()
-	data, err := readAllSized(io.LimitReader(body, int64(c.opts.MaxMessageBytes)+1), min(length, int64(c.opts.MaxMessageBytes)+1))
+	return readAllSized(io.LimitReader(body, int64(c.opts.MaxMessageBytes)+1), min(length, int64(c.opts.MaxMessageBytes)+1))
+}
+
+// bodyFailed answers the requests of a body that could not be read (err)
+// or was too large; it returns the caller's ctx error if that ended it.
+func (c *StreamableConn) bodyFailed(ctx context.Context, out outgoing, data []byte, err error) error {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()
 	case err != nil:
 		c.fail(out.requests, 0, "reading the response: "+err.Error())
-		return nil
 	case len(data) > c.opts.MaxMessageBytes:
 		c.fail(out.requests, 0, "response larger than MaxMessageBytes")
-		return nil
 	}
+	return nil
+}
+
+// deliverJSON queues a JSON answer as it came, and a failure for each
+// request it does not answer.
+func (c *StreamableConn) deliverJSON(out outgoing, data []byte) {
 	rest, ok := unansweredBy(data, out.requests)
 	if !ok {
 		c.fail(out.requests, 0, "response is not JSON-RPC")
-		return nil
+		return
 	}
 	c.inbox.push(data)
 	c.fail(rest, 0, "response did not answer the request")
-	return nil
 }
 
 // fail answers requests locally with an error.

@@ -73,24 +73,46 @@ func (c *Claims) release(k kind, key, backend string) {
 // names the template's backend. An entry of a backend that is down names
 // that backend.
 func (c *Claims) OwnerOf(method string, params json.RawMessage) string {
-	if owner := c.liveOwner(method, params); owner != "" {
+	if owner := c.liveOwner(method, params, ""); owner != "" {
 		return owner
 	}
 	return c.buriedOwner(method, params)
 }
 
-func (c *Claims) liveOwner(method string, params json.RawMessage) string {
+// OwnerOfRequest is OwnerOf for a request being served: the entry's name
+// is r.EntryName, looked up once for every middleware that asks.
+func (c *Claims) OwnerOfRequest(r *mcp.Request) string {
+	switch r.Method {
+	case "tools/call", "prompts/get", "resources/read":
+	default:
+		return ""
+	}
+	name, _ := r.EntryName()
+	if owner := c.liveOwner(r.Method, nil, name); owner != "" {
+		return owner
+	}
+	return c.buriedOwner(r.Method, r.Params)
+}
+
+// liveOwner names the live backend owning the entry; the entry's name (or
+// URI) is name when params is nil, else looked up in params.
+func (c *Claims) liveOwner(method string, params json.RawMessage, name string) string {
+	if params != nil {
+		member := "name"
+		if method == "resources/read" {
+			member = "uri"
+		}
+		name, _ = jsonrpc.LookupString(params, member)
+	}
 	var k kind
 	var key string
 	switch method {
 	case "tools/call":
-		k = kindTool
-		key, _ = jsonrpc.LookupString(params, "name")
+		k, key = kindTool, name
 	case "prompts/get":
-		k = kindPrompt
-		key, _ = jsonrpc.LookupString(params, "name")
+		k, key = kindPrompt, name
 	case "resources/read":
-		uri, _ := jsonrpc.LookupString(params, "uri")
+		uri := name
 		c.mu.Lock()
 		front := c.front
 		c.mu.Unlock()

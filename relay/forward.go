@@ -16,7 +16,7 @@ import (
 
 func (b *Backend) callTool(orig string) mcp.ToolHandler {
 	return func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
-		params, err := b.unprefix(r.Params, orig)
+		params, err := b.unprefix(r, orig)
 		if err != nil {
 			return nil, err
 		}
@@ -26,7 +26,7 @@ func (b *Backend) callTool(orig string) mcp.ToolHandler {
 
 func (b *Backend) getPrompt(orig string) mcp.PromptHandler {
 	return func(ctx context.Context, r *mcp.Request, _ map[string]string) (json.RawMessage, error) {
-		params, err := b.unprefix(r.Params, orig)
+		params, err := b.unprefix(r, orig)
 		if err != nil {
 			return nil, err
 		}
@@ -41,15 +41,15 @@ func (b *Backend) readResource(ctx context.Context, r *mcp.Request, _ string, _ 
 
 // unprefix puts the backend's own name back into params; arguments and
 // _meta are not touched.
-func (b *Backend) unprefix(params json.RawMessage, orig string) (json.RawMessage, error) {
+func (b *Backend) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) {
 	if b.prefix == "" {
 		// Without a prefix the front name is the backend's own, unless a
 		// collision renamed the entry (reconcile).
-		if name, _ := jsonrpc.LookupString(params, "name"); name == orig {
-			return params, nil
+		if name, _ := r.EntryName(); name == orig {
+			return r.Params, nil
 		}
 	}
-	out, err := withStringMember(params, "name", orig)
+	out, err := withStringMember(r.Params, "name", orig)
 	if err != nil {
 		// The engine found the entry by this name, so this cannot happen
 		// short of a bug; answer as the engine answers a bad name.
