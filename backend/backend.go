@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -30,10 +29,6 @@ type Options struct {
 	// vanished without closing it (an HTTP server gone from the network)
 	// is noticed.
 	PingInterval time.Duration
-	// HTTPClient sends the requests of http and sse backends (default:
-	// mcphttp's). A Set makes its own when none is given and closes its
-	// idle connections on Close, so that no connection outlives it.
-	HTTPClient *http.Client
 	// Claims is the ledger of the front's entries shared by the Set's
 	// backends (default: a new one). Give one when the front needs it
 	// before the Set exists: its Complete routes completion/complete.

@@ -27,11 +27,11 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 			Name: s.Name, Env: env, Logger: b.log,
 		})
 	case KindHTTP:
-		return mcphttp.DialStreamable(ctx, s.URL, mcphttp.ClientOptions{HTTPClient: b.opts.HTTPClient, Header: s.Header, Logger: b.log})
+		return mcphttp.DialStreamable(ctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log})
 	case KindSSE:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
-		return mcphttp.DialSSE(dctx, s.URL, mcphttp.ClientOptions{HTTPClient: b.opts.HTTPClient, Header: s.Header, Logger: b.log})
+		return mcphttp.DialSSE(dctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log})
 	case KindProxy:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()

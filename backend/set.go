@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -36,9 +35,6 @@ type Set struct {
 	// stopping counts the members taken out and not yet stopped, so that
 	// Close waits for a Remove or another Close still stopping one.
 	stopping sync.WaitGroup
-	// closeIdle closes the idle connections of the HTTP client the Set
-	// made (nil when it was given one).
-	closeIdle func()
 }
 
 // member is one running backend and how to stop it.
@@ -54,13 +50,8 @@ func NewSet(front *mcp.Server, opts Options) *Set {
 	if claims == nil {
 		claims = relay.NewClaims()
 	}
-	s := &Set{front: front, claims: claims, opts: opts.withDefaults(),
+	return &Set{front: front, claims: claims, opts: opts.withDefaults(),
 		changed: newSignal(), members: map[string]*member{}}
-	if s.opts.HTTPClient == nil {
-		s.opts.HTTPClient = mcphttp.NewHTTPClient()
-		s.closeIdle = s.opts.HTTPClient.CloseIdleConnections
-	}
-	return s
 }
 
 // Changed is closed at the next change of state of any backend.
@@ -184,7 +175,4 @@ func (s *Set) Close() {
 		s.stopping.Done()
 	}
 	s.stopping.Wait()
-	if s.closeIdle != nil {
-		s.closeIdle()
-	}
 }

@@ -49,16 +49,11 @@ func (o ClientOptions) withDefaults() ClientOptions {
 // keeps per server: 2 there, so that a relay calling one backend from 16
 // sessions at once dialled a new TCP connection for most calls and closed
 // it after (the benchmark's relay ran at half the null relay's rate).
-var defaultHTTPClient = NewHTTPClient()
-
-// NewHTTPClient returns a client for MCP connections: http.DefaultClient's
-// settings on a transport of its own that keeps up to 256 idle connections
-// per server. Its owner closes its idle connections when done with it.
-func NewHTTPClient() *http.Client {
+var defaultHTTPClient = &http.Client{Transport: func() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 256
-	return &http.Client{Transport: t}
-}
+	return t
+}()}
 
 // Errors the client Conns report.
 var (

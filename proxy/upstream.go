@@ -45,8 +45,9 @@ type UpstreamConfig struct {
 	Env    []string
 	Logger *slog.Logger
 	// HTTPClient reaches HTTP upstreams and the contract program (default:
-	// one of the Upstream's own, keeping enough idle connections for many
-	// exchanges at once, closed with it).
+	// mcphttp's client, which keeps enough idle connections for many
+	// exchanges at once, for the MCP server; http.DefaultClient for the
+	// contract).
 	HTTPClient *http.Client
 	// NotificationBuffer is each subscriber's buffer (default 64).
 	NotificationBuffer int
@@ -84,9 +85,6 @@ type Upstream struct {
 	current  *session
 	sessions map[*session]struct{} // not yet closed
 	closed   bool
-	// closeIdle closes the idle connections of the HTTP client the
-	// Upstream made (nil when it was given one).
-	closeIdle func()
 }
 
 // NewUpstream validates cfg and returns an Upstream. Nothing is dialled
@@ -98,14 +96,6 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 		return nil, err
 	}
 	u := &Upstream{cfg: cfg, log: cfg.Logger, dialing: make(chan struct{}, 1), sessions: map[*session]struct{}{}}
-	if u.cfg.HTTPClient == nil {
-		// http.DefaultClient keeps 2 idle connections per server: the
-		// framed form's concurrent exchanges then dialled a new TCP
-		// connection to the upstream for most calls.
-		u.cfg.HTTPClient = mcphttp.NewHTTPClient()
-		u.closeIdle = u.cfg.HTTPClient.CloseIdleConnections
-	}
-	cfg = u.cfg
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.hub = newHub(cfg.NotificationBuffer, cfg.Logger)
 	httpOpts := mcphttp.ClientOptions{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger}
@@ -263,9 +253,6 @@ func (u *Upstream) Close() error {
 	}
 	u.hub.close()
 	u.wg.Wait()
-	if u.closeIdle != nil {
-		u.closeIdle()
-	}
 	return nil
 }
 
