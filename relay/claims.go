@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -73,10 +72,7 @@ func (c *Claims) release(k kind, key, backend string) {
 // names the template's backend. An entry of a backend that is down names
 // that backend.
 func (c *Claims) OwnerOf(method string, params json.RawMessage) string {
-	if owner := c.liveOwner(method, params, ""); owner != "" {
-		return owner
-	}
-	return c.buriedOwner(method, params)
+	return c.OwnerOfRequest(&mcp.Request{Method: method, Params: params})
 }
 
 // OwnerOfRequest is OwnerOf for a request being served: the entry's name
@@ -88,22 +84,15 @@ func (c *Claims) OwnerOfRequest(r *mcp.Request) string {
 		return ""
 	}
 	name, _ := r.EntryName()
-	if owner := c.liveOwner(r.Method, nil, name); owner != "" {
+	if owner := c.liveOwner(r.Method, name); owner != "" {
 		return owner
 	}
-	return c.buriedOwner(r.Method, r.Params)
+	return c.buriedOwner(r.Method, name)
 }
 
-// liveOwner names the live backend owning the entry; the entry's name (or
-// URI) is name when params is nil, else looked up in params.
-func (c *Claims) liveOwner(method string, params json.RawMessage, name string) string {
-	if params != nil {
-		member := "name"
-		if method == "resources/read" {
-			member = "uri"
-		}
-		name, _ = jsonrpc.LookupString(params, member)
-	}
+// liveOwner names the live backend owning the entry that method names by
+// name (a tool's or prompt's name, or a resource's URI).
+func (c *Claims) liveOwner(method, name string) string {
 	var k kind
 	var key string
 	switch method {

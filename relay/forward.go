@@ -42,12 +42,10 @@ func (b *Backend) readResource(ctx context.Context, r *mcp.Request, _ string, _ 
 // unprefix puts the backend's own name back into params; arguments and
 // _meta are not touched.
 func (b *Backend) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) {
-	if b.prefix == "" {
-		// Without a prefix the front name is the backend's own, unless a
-		// collision renamed the entry (reconcile).
-		if name, _ := r.EntryName(); name == orig {
-			return r.Params, nil
-		}
+	// The front name is the backend's own unless a prefix or a collision
+	// (reconcile) renamed the entry.
+	if name, _ := r.EntryName(); name == orig {
+		return r.Params, nil
 	}
 	out, err := withStringMember(r.Params, "name", orig)
 	if err != nil {

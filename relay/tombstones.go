@@ -143,21 +143,17 @@ func Unavailable(backend string) *jsonrpc.Error {
 		map[string]string{"backend": backend})
 }
 
-// buriedOwner names the down backend whose entry a call of method reaches,
-// or "". c.mu is not held.
-func (c *Claims) buriedOwner(method string, params json.RawMessage) string {
+// buriedOwner names the down backend whose entry a call of method reaches
+// by key (a name or URI), or "". c.mu is not held.
+func (c *Claims) buriedOwner(method, key string) string {
 	var k mcp.EntryKind
-	var key string
 	switch method {
 	case "tools/call":
 		k = mcp.KindTool
-		key, _ = jsonrpc.LookupString(params, "name")
 	case "prompts/get":
 		k = mcp.KindPrompt
-		key, _ = jsonrpc.LookupString(params, "name")
 	case "resources/read":
 		k = mcp.KindResource
-		key, _ = jsonrpc.LookupString(params, "uri")
 	default:
 		return ""
 	}
