@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -81,6 +82,29 @@ type backendStatus struct {
 	Since     time.Time `json:"since"`
 	Restarts  int       `json:"restarts"`
 	LastError string    `json:"lastError"`
+}
+
+// WaitReady waits until every backend is up, or ctx ends; it reports
+// whether they are (what /readyz answers 200 to).
+func (g *Gateway) WaitReady(ctx context.Context) bool {
+	if g.backends == nil {
+		return true
+	}
+	for {
+		changed := g.backends.Changed()
+		up := true
+		for _, s := range g.backends.States() {
+			up = up && s.Up
+		}
+		if up {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-changed:
+		}
+	}
 }
 
 // serveReadyz answers 200 when every backend is up (or there is none) and

@@ -347,3 +347,21 @@ func TestBackendSecretMissingFromTheEnvironmentRefusesNew(t *testing.T) {
 		t.Errorf("New = %v, want an error naming backends[0].headers_from.Authorization", err)
 	}
 }
+
+// WaitReady returns true once every backend is up, and false when its
+// context ends while one is still down.
+func TestWaitReadyFollowsTheBackends(t *testing.T) {
+	gwLeakCheck(t)
+	t.Setenv("BK_CHILD_ROLE", "fixture")
+	_, gw := bkGateway(t, "backends:\n  - name: fixture\n    kind: stdio\n    command: [\""+os.Args[0]+"\"]\n"+
+		"    env_from: {"+bkChildEnv+": BK_CHILD_ROLE}\n")
+	if !gw.WaitReady(gwContext(t)) {
+		t.Fatal("WaitReady: false, with the fixture starting")
+	}
+	_, down := bkGateway(t, "backends:\n  - name: never\n    kind: stdio\n    command: [\""+filepath.Join(t.TempDir(), "absent")+"\"]\n")
+	ctx, cancel := context.WithTimeout(gwContext(t), 200*time.Millisecond)
+	defer cancel()
+	if down.WaitReady(ctx) {
+		t.Fatal("WaitReady: true, with a backend that cannot start")
+	}
+}

@@ -171,7 +171,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	if demo {
-		waitDemo(ctx, gw.Handler(), log)
+		waitDemo(ctx, gw, log)
 	}
 	if err := firstRun(ctx, cmd.OutOrStdout(), gw, cfg, url); err != nil {
 		return err

@@ -13,12 +13,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"time"
 
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/gateway"
 )
 
 // demoName is the demonstration backend's name.
@@ -53,28 +52,13 @@ func demoBackend() (config.Backend, error) {
 		Prefix: config.NoPrefix}, nil
 }
 
-// waitDemo waits, bounded, until the gateway says it is ready (the demo
-// backend up), so that the commands printed next work at once. It asks
-// the gateway's own /readyz, which needs no credential.
-func waitDemo(ctx context.Context, h http.Handler, log *slog.Logger) {
-	deadline := time.Now().Add(demoWait)
-	for {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1/readyz", nil)
-		h.ServeHTTP(rec, req)
-		if rec.Code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			log.Warn("the demo backend is not up yet; its tools appear when it is", "readyz", rec.Body.String())
-			return
-		}
-		t := time.NewTimer(50 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
+// waitDemo waits, bounded, until the gateway is ready (the demo backend
+// up), so that the commands printed next work at once.
+func waitDemo(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, demoWait)
+	defer cancel()
+	if !gw.WaitReady(ctx) {
+		log.Warn("the demo backend is not up yet; its tools appear when it is (see /readyz)")
 	}
 }
 
