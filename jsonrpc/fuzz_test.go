@@ -81,3 +81,34 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMembers checks that Members sees the keys encoding/json decodes.
+// (FoldKey is checked against encoding/json in mcp/paramkeys_test.go.)
+func FuzzMembers(f *testing.F) {
+	f.Add([]byte(`{"name":"a","NAME":"b","\u212a":1,"k":2}`))
+	f.Add([]byte("{\"\xff\":1,\"\u017f\":2}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var ref map[string]json.RawMessage
+		if json.Unmarshal(data, &ref) != nil || ref == nil {
+			return
+		}
+		seen := map[string]bool{}
+		if err := Members(data, func(k string, v json.RawMessage) bool {
+			if !json.Valid(v) {
+				t.Fatalf("member %q has invalid JSON %q", k, v)
+			}
+			seen[k] = true
+			return true
+		}); err != nil {
+			t.Fatalf("Members(%q): %v", data, err)
+		}
+		if len(seen) != len(ref) {
+			t.Fatalf("Members saw %v, encoding/json %v", seen, ref)
+		}
+		for k := range ref {
+			if !seen[k] {
+				t.Fatalf("Members missed %q", k)
+			}
+		}
+	})
+}

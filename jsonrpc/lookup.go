@@ -17,45 +17,21 @@ var ErrNotObject = errors.New("not a JSON object")
 // valid JSON (as every parsed envelope member is); Lookup checks only what
 // it walks.
 func Lookup(obj []byte, key string) (json.RawMessage, error) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil, ErrNotObject
-	}
-	i = skipSpace(obj, i+1)
 	var found json.RawMessage
-	for i < len(obj) && obj[i] != '}' {
-		if obj[i] != '"' {
-			return nil, errSyntax
-		}
-		keyEnd, escaped, err := skipString(obj, i)
-		if err != nil {
-			return nil, err
-		}
+	err := walkMembers(obj, func(rawKey []byte, escaped bool, v json.RawMessage) (bool, error) {
 		match := false
 		if escaped {
 			var s string
-			match = json.Unmarshal(obj[i:keyEnd], &s) == nil && s == key
+			match = json.Unmarshal(rawKey, &s) == nil && s == key
 		} else {
-			match = string(obj[i+1:keyEnd-1]) == key
-		}
-		i = skipSpace(obj, keyEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return nil, errSyntax
-		}
-		i = skipSpace(obj, i+1)
-		end, err := skipValue(obj, i, 1)
-		if err != nil {
-			return nil, err
+			match = string(rawKey[1:len(rawKey)-1]) == key
 		}
 		if match {
-			found = obj[i:end] // last one wins, as in encoding/json
+			found = v // last one wins, as in encoding/json
 		}
-		i = skipSpace(obj, end)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-	return found, nil
+		return true, nil
+	})
+	return found, err
 }
 
 // LookupString returns member key of obj decoded as a string; ok is false

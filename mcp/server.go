@@ -144,6 +144,9 @@ func (s *Server) handler() Handler {
 		methods := s.methods
 		s.chain = Chain(HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
 			h, ok := methods[r.Method]
+			if err := checkParamKeys(r); err != nil {
+				return nil, err
+			}
 			if !ok {
 				return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+r.Method,
 					map[string]string{"method": r.Method})

@@ -1,0 +1,111 @@
+// members.go walks the members of a raw object in order, keys decoded as
+// encoding/json decodes them, values left as slices of the input. Lookup
+// reads one member with it; the engine's key check (mcp/paramkeys.go)
+// reads them all, because a peer that decodes keys differently from us
+// must not be handed an object whose meaning depends on the decoder.
+
+package jsonrpc
+
+import (
+	"encoding/json"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Members calls fn for each member of the JSON object obj, in order, with
+// the member's key decoded (escapes resolved, invalid UTF-8 as U+FFFD, as
+// encoding/json does) and its raw value, which aliases obj. It stops at
+// the first false from fn. obj must be valid JSON (as every parsed
+// envelope member is); Members checks only what it walks and returns
+// ErrNotObject for anything but an object.
+func Members(obj []byte, fn func(key string, value json.RawMessage) bool) error {
+	return walkMembers(obj, func(rawKey []byte, escaped bool, value json.RawMessage) (bool, error) {
+		var key string
+		if !escaped {
+			key = string(rawKey[1 : len(rawKey)-1])
+		} else if json.Unmarshal(rawKey, &key) != nil {
+			return false, errSyntax
+		}
+		return fn(key, value), nil
+	})
+}
+
+// walkMembers calls fn with each member's key as it stands in obj (quotes
+// included), whether its decoded value may differ from those bytes, and
+// the raw value. Lookup compares unescaped keys without decoding them.
+func walkMembers(obj []byte, fn func(rawKey []byte, escaped bool, value json.RawMessage) (bool, error)) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return ErrNotObject
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] != '}' {
+		if obj[i] != '"' {
+			return errSyntax
+		}
+		keyStart := i
+		keyEnd, escaped, err := skipString(obj, i)
+		if err != nil {
+			return err
+		}
+		i = skipSpace(obj, keyEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return errSyntax
+		}
+		i = skipSpace(obj, i+1)
+		end, err := skipValue(obj, i, 1)
+		if err != nil {
+			return err
+		}
+		if more, err := fn(obj[keyStart:keyEnd], escaped, obj[i:end]); !more || err != nil {
+			return err
+		}
+		i = skipSpace(obj, end)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return nil
+}
+
+// FoldKey returns the form of key under which encoding/json matches an
+// object's member to a struct field: two keys with the same FoldKey are
+// the same field to it. ASCII letters are upper-cased; any other rune
+// becomes the smallest rune of its Unicode simple case-folding orbit, so
+// that the Kelvin sign (U+212A) folds with "k" and the long s (U+017F)
+// with "s".
+func FoldKey(key string) string {
+	simple := true
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c >= utf8.RuneSelf || ('a' <= c && c <= 'z') {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return key
+	}
+	out := make([]byte, 0, len(key))
+	for _, r := range key {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			out = append(out, byte(r))
+			continue
+		}
+		out = utf8.AppendRune(out, foldRune(r))
+	}
+	return string(out)
+}
+
+// foldRune returns the smallest rune of r's simple case-folding orbit.
+func foldRune(r rune) rune {
+	for {
+		next := unicode.SimpleFold(r)
+		if next <= r {
+			return next
+		}
+		r = next
+	}
+}

@@ -1,0 +1,104 @@
+// paramkeys.go refuses the params of a gated request whose meaning depends
+// on how the reader matches keys. The gate, the audit and the relay read
+// params.name (uri, ref) by exact key and forward the rest untouched; a
+// backend whose decoder matches keys without case (Go's encoding/json, and
+// many MCP servers written in Go) read {"name":"public","NAME":"secret"} as
+// the admin-only tool "secret" while the gate admitted, and the audit
+// recorded, "public". Whatever the backend's decoder, what the gate decided
+// must be what the backend receives, so such params are refused before the
+// gate: two keys of one object that fold together (exact duplicates
+// included: readers disagree on which one wins), or a key that folds to a
+// key the gateway reads without being it.
+
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// readKeys are, for each gated method, the members of params the engine,
+// the gate, the audit or the relay read by name; nested lists the members
+// holding objects that are read by name too (ref's type, name and uri; the
+// progress token in _meta).
+var readKeys = map[string][]string{
+	"tools/call":            {"name", "arguments", "_meta"},
+	"prompts/get":           {"name", "arguments", "_meta"},
+	"resources/read":        {"uri", "_meta"},
+	"resources/subscribe":   {"uri", "_meta"},
+	"resources/unsubscribe": {"uri", "_meta"},
+	"completion/complete":   {"ref", "argument", "context", "_meta"},
+}
+
+// nestedKeys are the keys read inside the members holding objects: ref's
+// type, name and uri; the progress token in _meta.
+var nestedKeys = map[string][]string{
+	"ref":   {"type", "name", "uri"},
+	"_meta": {"progressToken"},
+}
+
+// maxReportedKey bounds the key quoted back: it is the caller's.
+const maxReportedKey = 128
+
+// checkParamKeys returns the -32602 refusal for r's params, or nil when
+// they mean the same to every reader. Methods that are not gated, and
+// params that are not an object (answered by the method itself), pass.
+func checkParamKeys(r *Request) error {
+	read, ok := readKeys[r.Method]
+	if !ok || len(r.Params) == 0 || r.Params[0] != '{' {
+		return nil
+	}
+	return checkObjectKeys(r.Params, "params", read, true)
+}
+
+// checkObjectKeys checks one object's members: no two fold together, and
+// none folds to one of read without being it. With nested, the members
+// named in nestedKeys that hold objects are checked the same way.
+func checkObjectKeys(obj json.RawMessage, where string, read []string, nested bool) error {
+	folded := make(map[string]string, 8)
+	var refusal error
+	err := jsonrpc.Members(obj, func(key string, value json.RawMessage) bool {
+		f := jsonrpc.FoldKey(key)
+		if prev, dup := folded[f]; dup {
+			refusal = ambiguousKey(where, key, prev)
+			return false
+		}
+		folded[f] = key
+		for _, want := range read {
+			if key != want && f == jsonrpc.FoldKey(want) {
+				refusal = ambiguousKey(where, key, want)
+				return false
+			}
+		}
+		if inner, ok := nestedKeys[key]; nested && ok && len(value) > 0 && value[0] == '{' {
+			if refusal = checkObjectKeys(value, where+"."+key, inner, false); refusal != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil // not valid JSON here cannot happen (the envelope parsed); left to the method
+	}
+	return refusal
+}
+
+// ambiguousKey is the refusal naming key, and the key it is taken for.
+func ambiguousKey(where, key, other string) error {
+	key, other = clip(key), clip(other)
+	msg := fmt.Sprintf("invalid params: %s has the key %q, which a case-insensitive reader takes for %q", where, key, other)
+	if key == other {
+		msg = fmt.Sprintf("invalid params: %s has the key %q more than once", where, key)
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg,
+		map[string]string{"kind": "ambiguous_key", "at": where, "key": key, "conflictsWith": other})
+}
+
+func clip(s string) string {
+	if len(s) <= maxReportedKey {
+		return s
+	}
+	return string([]rune(s[:maxReportedKey])) // a cut rune becomes U+FFFD when quoted
+}

@@ -1,0 +1,121 @@
+// paramkeys_test.go pins the rule of paramkeys.go: gated params whose keys
+// a case-insensitive decoder would read differently are refused with
+// -32602 naming the key, before the gate and before any handler.
+
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+func TestGatedParamsWhoseKeysFoldTogetherAreRefusedBeforeTheGate(t *testing.T) {
+	tests := []struct {
+		name, method, params string
+		key, conflictsWith   string
+	}{
+		{"a second name in upper case", "tools/call", `{"name":"deploy","NAME":"secret","arguments":{}}`, "NAME", "name"},
+		{"the upper-case name first", "tools/call", `{"NAME":"secret","name":"deploy"}`, "NAME", "name"},
+		{"a lone key that folds to name", "tools/call", `{"Name":"deploy","arguments":{}}`, "Name", "name"},
+		{"an exact duplicate name", "tools/call", `{"name":"deploy","name":"secret"}`, "name", "name"},
+		{"a duplicate spelled with an escape", "tools/call", `{"name":"deploy","\u006eame":"secret"}`, "name", "name"},
+		{"arguments spelled with a long s", "tools/call", `{"name":"deploy","arguments":{"env":"a"},"argument\u017f":{"env":"b"}}`, "argument\u017f", "arguments"},
+		{"a progress token spelled with the Kelvin sign", "tools/call", `{"name":"deploy","_meta":{"progressToken":1,"progressTo\u212aen":2}}`, "progressTo\u212aen", "progressToken"},
+		{"two keys that decode to the same replacement rune", "tools/call", "{\"name\":\"deploy\",\"\xff\":1,\"\xfe\":2}", "\ufffd", "\ufffd"},
+		{"a second uri", "resources/read", `{"uri":"x://public","URI":"x://secret"}`, "URI", "uri"},
+		{"a second uri on subscribe", "resources/subscribe", `{"uri":"x://public","Uri":"x://secret"}`, "Uri", "uri"},
+		{"a second uri on unsubscribe", "resources/unsubscribe", `{"uri":"x://public","uRI":"x://secret"}`, "uRI", "uri"},
+		{"a second prompt name", "prompts/get", `{"name":"review","nAme":"other","arguments":{"diff":"x"}}`, "nAme", "name"},
+		{"a second ref", "completion/complete", `{"ref":{"type":"ref/prompt","name":"review"},"REF":{"type":"ref/prompt","name":"x"},"argument":{"name":"diff","value":""}}`, "REF", "ref"},
+		{"a second name inside ref", "completion/complete", `{"ref":{"type":"ref/prompt","name":"review","NAME":"x"},"argument":{"name":"diff","value":""}}`, "NAME", "name"},
+		{"a second _meta", "prompts/get", `{"name":"review","_meta":{},"_META":{}}`, "_META", "_meta"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gate := &spyGate{}
+			var ran []string
+			srv := gatedServer(t, gate, "", &ran)
+			ss, _ := readySession(t, srv)
+			e := rpcError(t, call(t, ss, tt.method, tt.params), jsonrpc.CodeInvalidParams)
+			data := decode[map[string]string](t, e.Data)
+			if data["kind"] != "ambiguous_key" || data["key"] != tt.key || data["conflictsWith"] != tt.conflictsWith {
+				t.Fatalf("refusal %s: data %v, want key %q against %q", e.Message, data, tt.key, tt.conflictsWith)
+			}
+			if got := gate.calls(); len(got) != 0 {
+				t.Fatalf("the gate was asked about %+v", got)
+			}
+			if len(ran) != 0 {
+				t.Fatalf("handlers ran: %v", ran)
+			}
+		})
+	}
+}
+
+func TestGatedParamsWithDistinctKeysPass(t *testing.T) {
+	tests := []struct{ name, method, params string }{
+		{"a tool's own arguments may differ only in case", "tools/call", `{"name":"deploy","arguments":{"env":"a","ENV":"b"}}`},
+		{"an unrelated extra key", "tools/call", `{"name":"deploy","arguments":{"env":"a"},"task":{}}`},
+		{"_meta with keys of its own", "tools/call", `{"name":"deploy","arguments":{"env":"a"},"_meta":{"progressToken":1,"x/y":2}}`},
+		{"a uri", "resources/read", `{"uri":"x://secret"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gate := &spyGate{}
+			var ran []string
+			ss, _ := readySession(t, gatedServer(t, gate, "", &ran))
+			result(t, call(t, ss, tt.method, tt.params))
+			if len(ran) != 1 {
+				t.Fatalf("handlers ran: %v", ran)
+			}
+		})
+	}
+}
+
+func TestUngatedMethodsKeepTheirParamsAsTheyCame(t *testing.T) {
+	srv := newServer(t, mcp.Options{})
+	srv.Handle("x/echo", mcp.HandlerFunc(func(_ context.Context, r *mcp.Request) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	}))
+	ss, _ := readySession(t, srv)
+	result(t, call(t, ss, "x/echo", `{"name":"a","NAME":"b"}`))
+}
+
+func TestFoldKeyMatchesEncodingJSON(t *testing.T) {
+	// encoding/json is the reader the rule is written against: two keys
+	// fold together exactly when it would fill one field from both.
+	keys := []string{"name", "NAME", "Name", "nAmE", "uri", "URI", "k", "K", "\u212a", "s", "S", "\u017f",
+		"\u00e9", "\u00c9", "\u03c3", "\u03a3", "\u03c2", "arguments", "argument\u017f", "ß", "ẞ", "ǅ", "Ǆ", "ǆ"}
+	for _, a := range keys {
+		for _, b := range keys {
+			got := structFieldFilled(t, a, []byte(`{`+quote(b)+`:1}`))
+			if same := jsonrpc.FoldKey(a) == jsonrpc.FoldKey(b); same != got {
+				t.Errorf("FoldKey(%q)==FoldKey(%q) is %v; encoding/json fills field %q from key %q: %v", a, b, same, a, b, got)
+			}
+		}
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// structFieldFilled reports whether encoding/json fills a struct field
+// tagged field from the one member of doc.
+func structFieldFilled(t *testing.T, field string, doc []byte) bool {
+	t.Helper()
+	typ := reflect.StructOf([]reflect.StructField{{
+		Name: "F", Type: reflect.TypeFor[*int](), Tag: reflect.StructTag(`json:` + strconv.Quote(field)),
+	}})
+	v := reflect.New(typ)
+	if err := json.Unmarshal(doc, v.Interface()); err != nil {
+		t.Fatal(err)
+	}
+	return !v.Elem().Field(0).IsNil()
+}
