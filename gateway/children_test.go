@@ -51,6 +51,8 @@ func pfChildMain() {
 		err = pfServeHTTP(os.Args[1], os.Args[2])
 	case fdRoleStdio:
 		err = stdio.Serve(context.Background(), fdServer(os.Args[1]), os.Stdin, os.Stdout, stdio.Options{})
+	case ejRoleStdio:
+		err = (&ejServer{journal: os.Args[1]}).serveStdio(os.Stdin, os.Stdout)
 	default:
 		return
 	}
