@@ -43,9 +43,13 @@ func (g *Gate) Visible(ctx context.Context, e mcp.Entry) bool {
 // Admit refuses a call the caller's role does not reach with -32001, and
 // then one its rate budget does not cover with -32000. The role check
 // comes first and spends nothing.
+//
+// Opening a session (mcp.KindSession) is only rate limited: what a caller
+// may see and use is decided entry by entry, and a caller whose role
+// reaches nothing still gets a session that lists nothing, as before.
 func (g *Gate) Admit(ctx context.Context, e mcp.Entry) error {
 	id, ok := mcp.IdentityFrom(ctx)
-	if !ok || !g.roles.Allows(id.Role, e.MinRole) {
+	if e.Kind != mcp.KindSession && (!ok || !g.roles.Allows(id.Role, e.MinRole)) {
 		return g.forbidden(id, e)
 	}
 	if g.limiter == nil {

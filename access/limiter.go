@@ -10,6 +10,10 @@
 //     expensive call still has its cheap ones, and the reverse.
 //   - PerEntry splits any of these further by entry (identity × rule ×
 //     entry).
+//   - Opening a session or a stream (mcp.KindSession) is counted under the
+//     same rule as a call, in a bucket of its own: a flood of initialize
+//     is throttled at the caller's call rate, and a session opened spends
+//     none of the calls.
 //
 // Memory: a bucket that has refilled to its burst is indistinguishable from
 // a fresh one, so Sweep drops it. After Sweep(now) the limiter holds only
@@ -100,8 +104,11 @@ func (l *Limiter) allow(id mcp.Identity, base string, e mcp.Entry) (bool, time.D
 		return true, 0
 	}
 	key := bucketKey{identity: id.Key(), rule: r.id}
-	if r.PerEntry {
+	switch {
+	case r.PerEntry:
 		key.entry = string(e.Kind) + "\x00" + e.Name
+	case e.Kind == mcp.KindSession:
+		key.entry = string(mcp.KindSession)
 	}
 
 	l.mu.RLock()

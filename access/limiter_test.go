@@ -381,3 +381,19 @@ func TestNewLimiterPanicsOnRulesThatFailValidate(t *testing.T) {
 	}()
 	access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1}}, nil)
 }
+
+func TestOpeningSessionsIsLimitedLikeCallsInABucketOfItsOwn(t *testing.T) {
+	c := newClock()
+	l := access.NewLimiter(access.LimitRules{Roles: map[string]access.Limit{"viewer": {Rate: 1, Burst: 3}}}, c.Now)
+	session := mcp.Entry{Kind: mcp.KindSession, Name: "initialize"}
+	stream := mcp.Entry{Kind: mcp.KindSession, Name: "sse"}
+	if got := admitted(l, alice, session, 2) + admitted(l, alice, stream, 10); got != 3 {
+		t.Errorf("%d sessions and streams admitted at once, want the role's burst of 3", got)
+	}
+	if got := admitted(l, alice, search, 10); got != 3 {
+		t.Errorf("%d calls admitted after the sessions, want all 3 of the call budget", got)
+	}
+	if got := admitted(l, bob, session, 10); got != 3 {
+		t.Errorf("another identity: %d sessions admitted, want 3", got)
+	}
+}

@@ -91,8 +91,8 @@ func (e *env) gatewayConfig(name, backendYAML string, maxSessions int) (cfgPath,
 	if err = os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
-	cfg := fmt.Sprintf("listen: %q\nstore: %q\nmetrics:\n  listen: %q\nhttp:\n  max_sessions: %d\nbackends:\n%s",
-		listen, filepath.Join(dir, "mcpgate.db"), metrics, maxSessions, backendYAML)
+	cfg := fmt.Sprintf("listen: %q\nstore: %q\nmetrics:\n  listen: %q\nhttp:\n  max_sessions: %d\n  max_sessions_per_identity: %d\nbackends:\n%s",
+		listen, filepath.Join(dir, "mcpgate.db"), metrics, maxSessions, maxSessions, backendYAML)
 	cfgPath = filepath.Join(dir, "mcpgate.yaml")
 	err = os.WriteFile(cfgPath, []byte(cfg), 0o600)
 	return

@@ -42,6 +42,9 @@ type HTTP struct {
 	AllowedOrigins []string `yaml:"allowed_origins"`
 	SessionIdle    Duration `yaml:"session_idle_timeout"`
 	MaxSessions    int      `yaml:"max_sessions"`
+	// MaxSessionsPerIdentity caps one identity's sessions on each
+	// transport (default 64).
+	MaxSessionsPerIdentity int `yaml:"max_sessions_per_identity"`
 }
 
 // Auth configures authentication.

@@ -186,12 +186,13 @@ func (g *Gateway) localIdentity() mcp.Identity {
 func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 	h := g.cfg.HTTP
 	opts := mcphttp.Options{
-		Stateless:    h.Stateless,
-		MaxBodyBytes: h.MaxBodyBytes,
-		IdleTimeout:  h.SessionIdle.Duration,
-		MaxSessions:  h.MaxSessions,
-		Logger:       g.log,
-		MessagesPath: "/messages",
+		Stateless:              h.Stateless,
+		MaxBodyBytes:           h.MaxBodyBytes,
+		IdleTimeout:            h.SessionIdle.Duration,
+		MaxSessions:            h.MaxSessions,
+		MaxSessionsPerIdentity: h.MaxSessionsPerIdentity,
+		Logger:                 g.log,
+		MessagesPath:           "/messages",
 	}
 	g.streamable = mcphttp.NewHandler(g.server, opts)
 	g.legacy = mcphttp.NewSSEHandler(g.server, opts)

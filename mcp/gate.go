@@ -13,6 +13,10 @@ const (
 	KindTool     EntryKind = "tool"
 	KindResource EntryKind = "resource"
 	KindPrompt   EntryKind = "prompt"
+	// KindSession is not a registry's: it is what the gate is asked about
+	// when a caller opens a session or a stream (AdmitSession), so that
+	// opening them is rate limited like a call.
+	KindSession EntryKind = "session"
 )
 
 // Entry is what the gate decides on: which entry, and the minimum role its
@@ -41,3 +45,12 @@ type openGate struct{}
 
 func (openGate) Visible(context.Context, Entry) bool { return true }
 func (openGate) Admit(context.Context, Entry) error  { return nil }
+
+// AdmitSession asks the gate whether the caller in ctx may open a session
+// (what names how: "initialize", or "sse" for a legacy SSE stream, which
+// is a session of its own before any initialize). A flood of
+// sessions is otherwise free: initialize is no gated call, and each session
+// held costs the server memory and a place under its caps.
+func (s *Server) AdmitSession(ctx context.Context, what string) error {
+	return s.gate.Admit(ctx, Entry{Kind: KindSession, Name: what})
+}

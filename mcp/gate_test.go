@@ -43,6 +43,9 @@ func (g *spyGate) sawCaller(ctx context.Context) {
 }
 
 func (g *spyGate) Admit(ctx context.Context, e mcp.Entry) error {
+	if e.Kind == mcp.KindSession {
+		return nil // sessions: TestInitializeAsksTheGateForASession
+	}
 	g.sawCaller(ctx)
 	g.mu.Lock()
 	g.admitted = append(g.admitted, e)
@@ -332,3 +335,28 @@ type hideGate struct{ hidden map[string]bool }
 
 func (g hideGate) Visible(_ context.Context, e mcp.Entry) bool { return !g.hidden[e.Name] }
 func (g hideGate) Admit(context.Context, mcp.Entry) error      { return nil }
+
+// sessionGate refuses every session and admits everything else.
+type sessionGate struct{ asked []mcp.Entry }
+
+func (g *sessionGate) Visible(context.Context, mcp.Entry) bool { return true }
+func (g *sessionGate) Admit(_ context.Context, e mcp.Entry) error {
+	g.asked = append(g.asked, e)
+	if e.Kind == mcp.KindSession {
+		return jsonrpc.NewError(jsonrpc.CodeRateLimited, "rate limited: retry in 1 s", map[string]any{"kind": "rate_limited", "retryAfterSeconds": 1})
+	}
+	return nil
+}
+
+func TestInitializeAsksTheGateForASession(t *testing.T) {
+	gate := &sessionGate{}
+	srv := newServer(t, mcp.Options{Gate: gate})
+	ss := newSession(t, srv, mcp.SessionOptions{ID: "s"})
+	rpcError(t, call(t, ss, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`), jsonrpc.CodeRateLimited)
+	if ss.Initialized() {
+		t.Fatal("a refused initialize initialized the session")
+	}
+	if want := (mcp.Entry{Kind: mcp.KindSession, Name: "initialize"}); len(gate.asked) != 1 || gate.asked[0] != want {
+		t.Fatalf("gate asked %+v, want %+v", gate.asked, want)
+	}
+}

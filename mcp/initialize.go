@@ -16,7 +16,10 @@ type initializeParams struct {
 	ClientInfo      json.RawMessage `json:"clientInfo"`
 }
 
-func (s *Server) serveInitialize(_ context.Context, r *Request) (json.RawMessage, error) {
+func (s *Server) serveInitialize(ctx context.Context, r *Request) (json.RawMessage, error) {
+	if err := s.AdmitSession(ctx, "initialize"); err != nil {
+		return nil, err
+	}
 	var p initializeParams
 	if err := decodeParams(r.Params, &p); err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ type SSEHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*legacySession
+	owned    map[string]int // sessions by owner
 	closed   bool
 	streams  sync.WaitGroup // GET handlers
 	requests sync.WaitGroup // requests being served
@@ -50,7 +51,7 @@ type legacySession struct {
 
 // NewSSEHandler returns a legacy transport for s.
 func NewSSEHandler(s *mcp.Server, opts Options) *SSEHandler {
-	return &SSEHandler{server: s, opts: opts.withDefaults(), sessions: map[string]*legacySession{}}
+	return &SSEHandler{server: s, opts: opts.withDefaults(), sessions: map[string]*legacySession{}, owned: map[string]int{}}
 }
 
 // ServeHTTP routes GET to the stream and POST to the messages endpoint.
@@ -94,12 +95,22 @@ func (h *SSEHandler) Sessions() int {
 var (
 	errHandlerClosed   = errors.New("mcphttp: handler closed")
 	errTooManySessions = errors.New("mcphttp: too many sessions")
+	// errIdentitySessions: the caller holds MaxSessionsPerIdentity already.
+	errIdentitySessions = errors.New("mcphttp: too many sessions for this identity")
 )
 
 // serveStream is the GET: it lives as long as the session does.
 func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
+	if err := h.server.AdmitSession(r.Context(), "sse"); err != nil {
+		refuseStream(w, err)
+		return
+	}
 	identity, _ := mcp.IdentityFrom(r.Context())
 	ls, err := h.open(w, identity)
+	if errors.Is(err, errIdentitySessions) {
+		writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, nil, sessionLimit(h.opts.MaxSessionsPerIdentity)))
+		return
+	}
 	if err != nil {
 		http.Error(w, "Service Unavailable: "+err.Error(), http.StatusServiceUnavailable)
 		return
@@ -128,7 +139,10 @@ func (h *SSEHandler) open(w http.ResponseWriter, identity mcp.Identity) (*legacy
 		return nil, errHandlerClosed
 	case len(h.sessions) >= h.opts.MaxSessions:
 		return nil, errTooManySessions
+	case h.owned[identity.Key()] >= h.opts.MaxSessionsPerIdentity:
+		return nil, errIdentitySessions
 	}
+	h.owned[identity.Key()]++
 	stream := newLegacyStream(w)
 	ls := &legacySession{stream: stream, owner: identity.Key()}
 	ls.Session = h.server.NewSession(mcp.SessionOptions{ID: rand.Text(), Out: stream, Identity: identity})
@@ -163,7 +177,12 @@ func (h *SSEHandler) end(ls *legacySession) {
 	ls.stream.close()
 	ls.Close()
 	h.mu.Lock()
-	delete(h.sessions, ls.ID())
+	if h.sessions[ls.ID()] == ls {
+		delete(h.sessions, ls.ID())
+		if h.owned[ls.owner]--; h.owned[ls.owner] <= 0 {
+			delete(h.owned, ls.owner)
+		}
+	}
 	h.mu.Unlock()
 	h.opts.Logger.Debug("legacy sse session closed", "session", ls.ID())
 	if h.sessionEnded != nil {

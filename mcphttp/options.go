@@ -21,6 +21,12 @@ type Options struct {
 	// MaxSessions caps live sessions (default 10,000); beyond it, idle
 	// sessions are reaped early or new ones refused with 503.
 	MaxSessions int
+	// MaxSessionsPerIdentity caps the live sessions one identity holds on
+	// each transport (default 64); past it, initialize (or a legacy SSE
+	// stream) is refused with 429, so that one caller cannot fill the
+	// table. At MaxSessions, eviction takes the asking identity's own
+	// least recently used idle session before anyone else's.
+	MaxSessionsPerIdentity int
 	// KeepAlive is the interval of SSE comment lines that keep idle streams
 	// open through proxies (default 15 seconds).
 	KeepAlive time.Duration
@@ -42,6 +48,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 10000
+	}
+	if o.MaxSessionsPerIdentity <= 0 {
+		o.MaxSessionsPerIdentity = 64
 	}
 	if o.KeepAlive <= 0 {
 		o.KeepAlive = 15 * time.Second

@@ -5,6 +5,7 @@ package mcphttp
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -136,4 +137,29 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// sessionLimit is the refusal of a session past the per-identity cap.
+func sessionLimit(limit int) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeRateLimited,
+		fmt.Sprintf("too many sessions: this identity already holds %d (the limit); end one with DELETE, or wait for idle ones to expire", limit),
+		map[string]any{"kind": "session_limit", "limit": limit})
+}
+
+// refuseStream answers a stream the gate did not admit: 429 with
+// Retry-After for a rate limit, 403 otherwise, the gate's error as the
+// body.
+func refuseStream(w http.ResponseWriter, err error) {
+	je, ok := err.(*jsonrpc.Error)
+	if !ok {
+		je = jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")
+	}
+	status := http.StatusForbidden
+	if je.Code == jsonrpc.CodeRateLimited {
+		status = http.StatusTooManyRequests
+		if secs, err := jsonrpc.Lookup(je.Data, "retryAfterSeconds"); err == nil && len(secs) > 0 {
+			w.Header().Set("Retry-After", string(secs))
+		}
+	}
+	writeJSON(w, status, jsonrpc.AppendError(nil, nil, je))
 }

@@ -55,6 +55,9 @@ func (hs *httpSession) Send(_ context.Context, msg []byte) error {
 type sessionTable struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	// owned counts, by owner, the sessions in the table plus those
+	// reserved by an initialize being served.
+	owned map[string]int
 }
 
 func newSessionID() string {
@@ -69,6 +72,32 @@ func (t *sessionTable) get(id string) *httpSession {
 	return t.sessions[id]
 }
 
+// reserve holds a place for a session of owner, unless owner already has
+// limit; add or unreserve settles it.
+func (t *sessionTable) reserve(owner string, limit int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.owned[owner] >= limit {
+		return false
+	}
+	t.owned[owner]++
+	return true
+}
+
+// unreserve gives back a place reserve held for a session never added.
+func (t *sessionTable) unreserve(owner string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.release(owner)
+}
+
+func (t *sessionTable) release(owner string) {
+	if t.owned[owner]--; t.owned[owner] <= 0 {
+		delete(t.owned, owner)
+	}
+}
+
+// add puts in the session whose place its owner reserved.
 func (t *sessionTable) add(hs *httpSession) {
 	t.mu.Lock()
 	t.sessions[hs.id] = hs
@@ -80,7 +109,10 @@ func (t *sessionTable) remove(id string) *httpSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	hs := t.sessions[id]
-	delete(t.sessions, id)
+	if hs != nil {
+		delete(t.sessions, id)
+		t.release(hs.owner)
+	}
 	return hs
 }
 
@@ -104,15 +136,26 @@ func (t *sessionTable) idle(cutoff time.Time) []*httpSession {
 }
 
 // leastRecentlyUsed returns the session unused for longest among those
-// not busy, or nil if every session is busy.
-func (t *sessionTable) leastRecentlyUsed() *httpSession {
+// of owner that are not busy, else among everyone's, or nil if every
+// session is busy: the identity that asks for room pays for it first, so
+// that one caller opening sessions in a loop pushes out only its own.
+func (t *sessionTable) leastRecentlyUsed(owner string) *httpSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var lru *httpSession
+	var lru, own *httpSession
 	for _, hs := range t.sessions {
-		if hs.busy.Load() == 0 && (lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load()) {
+		if hs.busy.Load() != 0 {
+			continue
+		}
+		if lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load() {
 			lru = hs
 		}
+		if hs.owner == owner && (own == nil || hs.lastUsed.Load() < own.lastUsed.Load()) {
+			own = hs
+		}
+	}
+	if own != nil {
+		return own
 	}
 	return lru
 }

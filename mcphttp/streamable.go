@@ -43,7 +43,7 @@ func NewHandler(s *mcp.Server, opts Options) *Handler {
 	h := &Handler{
 		server: s,
 		opts:   opts.withDefaults(),
-		table:  sessionTable{sessions: map[string]*httpSession{}},
+		table:  sessionTable{sessions: map[string]*httpSession{}, owned: map[string]int{}},
 		stop:   make(chan struct{}),
 	}
 	if !h.opts.Stateless {
@@ -208,11 +208,17 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 			return
 		}
 	}
-	if !h.makeRoom() {
+	owner := identityKey(r)
+	if !h.table.reserve(owner, h.opts.MaxSessionsPerIdentity) {
+		writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
+		return
+	}
+	if !h.makeRoom(owner) {
+		h.table.unreserve(owner)
 		writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
 		return
 	}
-	hs := &httpSession{id: newSessionID(), owner: identityKey(r), events: newEventLog(h.opts.ReplayEvents)}
+	hs := &httpSession{id: newSessionID(), owner: owner, events: newEventLog(h.opts.ReplayEvents)}
 	hs.idHeader = []string{hs.id}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: hs.id, Out: hs, Identity: identityOf(r)})
 	hs.touch()
@@ -220,6 +226,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	defer hs.busy.Add(-1)
 	out := hs.sess.Handle(r.Context(), m, nil)
 	if !hs.sess.Initialized() { // refused: no session comes of it
+		h.table.unreserve(owner)
 		hs.sess.Close()
 		writeJSON(w, http.StatusOK, out)
 		return
@@ -371,13 +378,14 @@ func (h *Handler) end(hs *httpSession) {
 	h.opts.Logger.Debug("mcp session ended", "session", hs.id)
 }
 
-// makeRoom reports whether a new session fits, ending the least recently
-// used session that is not busy when the table is full. Only as many go as
-// the new one needs: ending every session not busy at this instant let one
-// initialize over the cap drop every other client between two calls.
-func (h *Handler) makeRoom() bool {
+// makeRoom reports whether a new session of owner fits, ending the least
+// recently used session that is not busy when the table is full — owner's
+// own first. Only as many go as the new one needs: ending every session
+// not busy at this instant let one initialize over the cap drop every
+// other client between two calls.
+func (h *Handler) makeRoom(owner string) bool {
 	for h.table.len() >= h.opts.MaxSessions {
-		hs := h.table.leastRecentlyUsed()
+		hs := h.table.leastRecentlyUsed(owner)
 		if hs == nil {
 			return false
 		}

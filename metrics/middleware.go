@@ -110,7 +110,9 @@ func EntryGate(g mcp.Gate) mcp.Gate { return entryGate{g} }
 type entryGate struct{ mcp.Gate }
 
 func (g entryGate) Admit(ctx context.Context, e mcp.Entry) error {
-	if seen, ok := ctx.Value(reachedKey{}).(*reachedEntry); ok {
+	// Opening a session is asked of the gate too (mcp.AdmitSession), but
+	// is no catalogue entry.
+	if seen, ok := ctx.Value(reachedKey{}).(*reachedEntry); ok && e.Kind != mcp.KindSession {
 		seen.reach(e.Name)
 	}
 	return g.Gate.Admit(ctx, e)
