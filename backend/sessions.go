@@ -164,7 +164,8 @@ func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (relay.Upstream
 		}
 		if len(p.byFront) >= p.max && !p.evictLocked() {
 			p.mu.Unlock()
-			return relay.Upstream{}, nil, fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
+			err := fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
+			return relay.Upstream{}, nil, &relay.RouteError{Shown: err.Error(), Err: err}
 		}
 		u = &upstreamSession{front: r.Session, ready: make(chan struct{}), stop: make(chan struct{}), lastUsed: time.Now()}
 		p.byFront[r.Session] = u

@@ -161,7 +161,8 @@ func pfResultText(t *testing.T, res json.RawMessage) string {
 	return r.Content[0].Text
 }
 
-// pfWantUnavailable fails unless err is -32603 naming backend in data.
+// pfWantUnavailable fails unless err is -32603 "backend X is unavailable"
+// naming backend in data, and nothing else.
 func pfWantUnavailable(t *testing.T, what string, err error, backend string) {
 	t.Helper()
 	var je *jsonrpc.Error
@@ -171,6 +172,11 @@ func pfWantUnavailable(t *testing.T, what string, err error, backend string) {
 	got, _ := jsonrpc.LookupString(je.Data, "backend")
 	if je.Code != jsonrpc.CodeInternalError || got != backend {
 		t.Fatalf("%s: got %d %q data %s, want -32603 with data.backend %q", what, je.Code, je.Message, je.Data, backend)
+	}
+	// Why (a dial error, an internal address, a process's exit) is the
+	// log's: the caller is told which backend, and nothing more.
+	if want := "backend " + backend + " is unavailable"; je.Message != want || len(je.Data) != len(`{"backend":""}`)+len(backend) {
+		t.Fatalf("%s: got %q data %s, want %q and data naming only the backend", what, je.Message, je.Data, want)
 	}
 }
 

@@ -78,13 +78,16 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 		return nil, je
 	}
 	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
-	return nil, b.unavailable(err)
+	return nil, b.unavailable()
 }
 
 // unavailable is the answer to a call the backend could not take: -32603
 // with data.backend, so that a client can tell which backend is down (a
 // plain error would become an isError tool result or a generic -32603).
-func (b *Backend) unavailable(err error) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" is unavailable: "+err.Error(),
+// Why it could not is logged, never answered: the reason names internal
+// addresses and paths ("dial tcp 127.0.0.1:3901: connect: connection
+// refused") that are nobody's business but the operator's.
+func (b *Backend) unavailable() *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" is unavailable",
 		map[string]string{"backend": b.name})
 }

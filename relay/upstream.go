@@ -10,6 +10,7 @@ package relay
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -28,10 +29,22 @@ type Upstream struct {
 type Router interface {
 	// Route returns the upstream session for r, or the zero Upstream for
 	// the Backend's own client, and a release to call once the call has
-	// ended. An error is answered -32603 with data.backend, its message
-	// shown to the caller.
+	// ended. An error is answered -32603 with data.backend; only a
+	// *RouteError's Shown text reaches the caller (the rest, a child's
+	// start failure or a dial error naming an internal address, stays in
+	// the log).
 	Route(ctx context.Context, r *mcp.Request) (u Upstream, release func(), err error)
 }
+
+// RouteError is a Route failure whose Shown text is for the caller (the
+// session cap reached, say).
+type RouteError struct {
+	Shown string
+	Err   error
+}
+
+func (e *RouteError) Error() string { return e.Err.Error() }
+func (e *RouteError) Unwrap() error { return e.Err }
 
 // upstream is the client and registry a call from r goes through.
 func (b *Backend) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *Inflight, func(), error) {
@@ -41,8 +54,12 @@ func (b *Backend) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *I
 	u, release, err := b.router.Route(ctx, r)
 	if err != nil {
 		b.log.Warn("relay: no upstream session", "method", r.Method, "err", err)
-		return nil, nil, nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" unavailable: "+err.Error(),
-			map[string]string{"backend": b.name})
+		var shown *RouteError
+		if errors.As(err, &shown) {
+			return nil, nil, nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" unavailable: "+shown.Shown,
+				map[string]string{"backend": b.name})
+		}
+		return nil, nil, nil, b.unavailable()
 	}
 	if release == nil {
 		release = func() {}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 
@@ -39,7 +38,8 @@ func (p *pickRouter) set(up relay.Upstream, err error) {
 
 // A Router sends each call on the upstream session it picks (the zero
 // Upstream: the Backend's own client) and is told when the call is over;
-// a Router's refusal is answered -32603 naming the backend.
+// a Router's refusal is answered -32603 naming the backend, with the
+// reason only when the router marked it as the caller's to see.
 func TestRouterChoosesTheUpstreamOfEachCall(t *testing.T) {
 	shared, own := newBackendServer(t, "shared", 0), newBackendServer(t, "own", 0)
 	router := &pickRouter{up: relay.Upstream{Client: connect(t, own.Server), Inflight: relay.NewInflight()}}
@@ -61,11 +61,18 @@ func TestRouterChoosesTheUpstreamOfEachCall(t *testing.T) {
 		t.Errorf("call routed to the zero Upstream reached %q, want shared", got)
 	}
 
-	router.set(relay.Upstream{}, errors.New("no room upstream"))
+	router.set(relay.Upstream{}, &relay.RouteError{Shown: "no room upstream", Err: errors.New("no room upstream (3 open)")})
 	m := f.call(t, "tools/call", `{"name":"b1__whoami"}`)
 	e, err := m.ErrorObject()
-	if err != nil || e.Code != jsonrpc.CodeInternalError || !strings.Contains(e.Message, "no room upstream") {
-		t.Fatalf("refused route: %s, want -32603 saying why", m.Error)
+	if err != nil || e.Code != jsonrpc.CodeInternalError || e.Message != "backend b1 unavailable: no room upstream" {
+		t.Fatalf("refused route: %s, want -32603 saying what the router chose to show", m.Error)
+	}
+	// Any other failure is the operator's to read: the caller learns only
+	// which backend.
+	router.set(relay.Upstream{}, errors.New("dial tcp 127.0.0.1:3901: connect: connection refused"))
+	m = f.call(t, "tools/call", `{"name":"b1__whoami"}`)
+	if e, err = m.ErrorObject(); err != nil || e.Message != "backend b1 is unavailable" {
+		t.Fatalf("refused route: %s, want -32603 with no detail", m.Error)
 	}
 	var data struct{ Backend string }
 	if err := json.Unmarshal(e.Data, &data); err != nil || data.Backend != "b1" {
