@@ -1,8 +1,11 @@
-// audit.go is `mcpgate audit tail`: the latest audit records, oldest first.
+// audit.go is `mcpgate audit tail`: the latest audit records, oldest first,
+// as a table for people (every value escaped: printable.go) or as JSON
+// lines for machines.
 
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -14,6 +17,7 @@ func auditCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Read the audit log"}
 	var sf storeFlags
 	var n int
+	var asJSON bool
 	tail := &cobra.Command{
 		Use:   "tail [-n N]",
 		Short: "Show the latest audit records",
@@ -28,17 +32,31 @@ func auditCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetEscapeHTML(false)
+				for _, r := range records {
+					if err := enc.Encode(auditJSON{Time: r.Time, Subject: r.Subject, TokenID: r.TokenID, Role: r.Role,
+						Kind: r.Kind, Name: r.Name, Backend: r.Backend, Outcome: r.Outcome, Code: r.Code,
+						DurationMs: float64(r.Duration) / float64(time.Millisecond)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TIME\tSUBJECT\tTOKEN\tROLE\tKIND\tNAME\tBACKEND\tOUTCOME\tCODE\tDURATION")
 			for _, r := range records {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Time.Format(time.RFC3339Nano), r.Subject, r.TokenID,
-					r.Role, r.Kind, r.Name, dash(r.Backend), r.Outcome, r.Code, r.Duration)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Time.Format(time.RFC3339Nano), printable(r.Subject),
+					printable(r.TokenID), printable(r.Role), printable(r.Kind), printable(r.Name), dash(printable(r.Backend)),
+					printable(r.Outcome), r.Code, r.Duration)
 			}
 			return w.Flush()
 		},
 	}
 	sf.register(tail)
 	tail.Flags().IntVarP(&n, "lines", "n", 20, "how many records")
+	tail.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a line, for machines")
 	cmd.AddCommand(tail)
 	return cmd
 }
@@ -48,4 +66,18 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// auditJSON is one line of `audit tail --json`.
+type auditJSON struct {
+	Time       time.Time `json:"time"`
+	Subject    string    `json:"subject"`
+	TokenID    string    `json:"tokenId"`
+	Role       string    `json:"role"`
+	Kind       string    `json:"kind"`
+	Name       string    `json:"name"`
+	Backend    string    `json:"backend,omitempty"`
+	Outcome    string    `json:"outcome"`
+	Code       int64     `json:"code"`
+	DurationMs float64   `json:"durationMs"`
 }

@@ -82,7 +82,7 @@ func tokenCreateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%s, role %s%s); the token is printed once:\n", rec.ID, rec.Name, rec.Role, expiry(rec.ExpiresAt))
+			fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%s, role %s%s); the token is printed once:\n", rec.ID, printable(rec.Name), printable(rec.Role), expiry(rec.ExpiresAt))
 			fmt.Fprintln(cmd.OutOrStdout(), secret)
 			return nil
 		},
@@ -127,7 +127,7 @@ func tokenListCommand() *cobra.Command {
 				if !t.ExpiresAt.IsZero() {
 					exp = t.ExpiresAt.Format(time.RFC3339)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, t.CreatedAt.Format(time.RFC3339), exp, status)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(t.ID), printable(t.Name), printable(t.Role), t.CreatedAt.Format(time.RFC3339), exp, status)
 			}
 			return w.Flush()
 		},
@@ -149,9 +149,9 @@ func tokenRevokeCommand() *cobra.Command {
 			}
 			defer st.Close()
 			if err := st.RevokeToken(cmd.Context(), args[0], time.Now().UTC()); err != nil {
-				return fmt.Errorf("revoke %s: %w", args[0], err)
+				return fmt.Errorf("revoke %s: %w", printable(args[0]), err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", printable(args[0]))
 			return nil
 		},
 	}
