@@ -195,7 +195,6 @@ func TestUngatedMethodsNeverCallAdmit(t *testing.T) {
 		{"resources/templates/list", ""},
 		{"prompts/list", ""},
 		{"logging/setLevel", `{"level":"info"}`},
-		{"resources/subscribe", `{"uri":"x://secret"}`},
 		{"resources/unsubscribe", `{"uri":"x://secret"}`},
 	} {
 		result(t, call(t, ss, rq[0], rq[1]))
@@ -358,5 +357,32 @@ func TestInitializeAsksTheGateForASession(t *testing.T) {
 	}
 	if want := (mcp.Entry{Kind: mcp.KindSession, Name: "initialize"}); len(gate.asked) != 1 || gate.asked[0] != want {
 		t.Fatalf("gate asked %+v, want %+v", gate.asked, want)
+	}
+}
+
+// resources/subscribe answers exactly as resources/read would: an unknown
+// URI is not found, one the caller's role does not reach is forbidden, and
+// only a readable one is subscribed to.
+func TestSubscribeAnswersAsReadWould(t *testing.T) {
+	for _, uri := range []string{"x://secret", "x://rows/7", "x://nope"} {
+		gate := &spyGate{refuse: map[string]bool{"admin": true}}
+		var ran []string
+		ss, _ := readySession(t, gatedServer(t, gate, "admin", &ran))
+		params := `{"uri":"` + uri + `"}`
+		read := call(t, ss, "resources/read", params)
+		sub := call(t, ss, "resources/subscribe", params)
+		if string(read.Error) != string(sub.Error) || read.Error == nil {
+			t.Errorf("%s: subscribe answered %s, read %s", uri, sub.Error, read.Error)
+		}
+	}
+	gate := &spyGate{}
+	var ran []string
+	ss, _ := readySession(t, gatedServer(t, gate, "editor", &ran))
+	result(t, call(t, ss, "resources/subscribe", `{"uri":"x://secret"}`))
+	if got := gate.calls(); len(got) != 1 || got[0].Name != "x://secret" {
+		t.Errorf("subscribe asked the gate about %+v", got)
+	}
+	if len(ran) != 0 {
+		t.Errorf("subscribe read the resource: %v", ran)
 	}
 }

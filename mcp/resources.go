@@ -185,9 +185,20 @@ func uriParam(params json.RawMessage) (string, error) {
 	return uri, nil
 }
 
-func serveSubscribe(_ context.Context, r *Request) (json.RawMessage, error) {
+// serveSubscribe answers as resources/read would for a URI the caller may
+// not read or that no one serves (not found, forbidden, rate limited):
+// before, it answered {} to anyone, which told a caller that a hidden URI
+// existed and let it wait for updates it would never be allowed to read.
+func (s *Server) serveSubscribe(ctx context.Context, r *Request) (json.RawMessage, error) {
 	uri, err := uriParam(r.Params)
 	if err != nil {
+		return nil, err
+	}
+	_, _, entry, ok := s.findResource(uri)
+	if !ok {
+		return nil, s.unknownEntry(ctx, KindResource, uri, resourceNotFound(uri))
+	}
+	if err := s.gate.Admit(ctx, entry); err != nil {
 		return nil, err
 	}
 	r.Session.mu.Lock()

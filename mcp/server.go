@@ -104,7 +104,7 @@ func NewServer(opts Options) *Server {
 		"resources/list":           HandlerFunc(s.serveResourcesList),
 		"resources/templates/list": HandlerFunc(s.serveTemplatesList),
 		"resources/read":           HandlerFunc(s.serveResourcesRead),
-		"resources/subscribe":      HandlerFunc(serveSubscribe),
+		"resources/subscribe":      HandlerFunc(s.serveSubscribe),
 		"resources/unsubscribe":    HandlerFunc(serveUnsubscribe),
 		"prompts/list":             HandlerFunc(s.servePromptsList),
 		"prompts/get":              HandlerFunc(s.servePromptsGet),
