@@ -36,8 +36,10 @@ type Config struct {
 
 // HTTP configures the MCP endpoint's transports.
 type HTTP struct {
-	Stateless      bool     `yaml:"stateless"`
-	MaxBodyBytes   int64    `yaml:"max_body_bytes"`
+	Stateless    bool  `yaml:"stateless"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// BodyTimeout bounds the time to read a request body (default 30s).
+	BodyTimeout    Duration `yaml:"body_timeout"`
 	AllowedHosts   []string `yaml:"allowed_hosts"`
 	AllowedOrigins []string `yaml:"allowed_origins"`
 	SessionIdle    Duration `yaml:"session_idle_timeout"`

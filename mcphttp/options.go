@@ -15,6 +15,10 @@ type Options struct {
 	Stateless bool
 	// MaxBodyBytes bounds a POST body (default 4 MiB); over it, 413.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time to read a POST body (default 30
+	// seconds); a body still arriving then is answered 408 and its
+	// connection closed.
+	BodyTimeout time.Duration
 	// IdleTimeout ends a session nobody has used for this long (default
 	// 30 minutes). Clients that vanish without DELETE are reaped this way.
 	IdleTimeout time.Duration
@@ -42,6 +46,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 4 << 20
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Minute

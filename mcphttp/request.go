@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -77,19 +79,51 @@ func isJSONContentType(ct string) bool {
 }
 
 // errBodyTooLarge is returned by readBody for a body over the limit.
-var errBodyTooLarge = errors.New("request body too large")
+var (
+	errBodyTooLarge = errors.New("request body too large")
+	errBodyTimeout  = errors.New("request body too slow")
+)
 
 // readBody reads the whole body, refusing (not truncating) one over max.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+//
+// The whole body must arrive within timeout: a client dripping one byte a
+// second would otherwise hold a connection and a goroutine for as long as
+// it liked (the server bounds only the headers). errBodyTimeout says it
+// did not.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
 	if r.ContentLength > max {
 		return nil, errBodyTooLarge
 	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+		// Cleared once read: the handler may stream its answer for longer,
+		// and net/http's background read watches the connection meanwhile.
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
 	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
 		return nil, errBodyTooLarge
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, errBodyTimeout
 	}
 	return body, err
+}
+
+// writeBodyError answers a body readBody refused: 413 too large, 408 too
+// slow, 400 otherwise.
+func writeBodyError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "Payload Too Large")
+	case errors.Is(err, errBodyTimeout):
+		w.Header().Set("Connection", "close")
+		writeJSONError(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, "Request Timeout: the body did not arrive in time")
+	default:
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Bad Request: could not read body")
+	}
 }
 
 // readAllSized is io.ReadAll with its first buffer sized by the announced

@@ -7,7 +7,6 @@ package mcphttp
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -121,13 +120,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	body, err := readBody(w, r, h.opts.MaxBodyBytes)
-	if errors.Is(err, errBodyTooLarge) {
-		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "Payload Too Large")
-		return
-	}
+	body, err := readBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Bad Request: could not read body")
+		writeBodyError(w, err)
 		return
 	}
 	if jsonrpc.IsBatch(body) {
