@@ -116,6 +116,13 @@ func NewJWTVerifier(ctx context.Context, cfg JWTConfig) (*JWTVerifier, error) {
 // is returned as the token states it; whether it is a known role is the
 // caller's question (see RoleCheck).
 func (v *JWTVerifier) Verify(ctx context.Context, token string, now time.Time) (mcp.Identity, error) {
+	id, _, err := v.verify(ctx, token, now)
+	return id, err
+}
+
+// verify is Verify, also returning the token's exp (a stream held open
+// with it ends then).
+func (v *JWTVerifier) verify(ctx context.Context, token string, now time.Time) (mcp.Identity, time.Time, error) {
 	opts := append(v.opts[:len(v.opts):len(v.opts)], jwt.WithTimeFunc(func() time.Time { return now }))
 	claims := jwt.MapClaims{}
 	_, err := jwt.NewParser(opts...).ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
@@ -132,21 +139,25 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, now time.Time) (
 		return v.static, nil
 	})
 	if err != nil {
-		return mcp.Identity{}, fmt.Errorf("auth: jwt: %w", err)
+		return mcp.Identity{}, time.Time{}, fmt.Errorf("auth: jwt: %w", err)
 	}
 	sub, _ := claims[v.subjectClaim].(string)
 	if sub == "" {
-		return mcp.Identity{}, ErrMissingSubject
+		return mcp.Identity{}, time.Time{}, ErrMissingSubject
 	}
 	role, _ := claims[v.roleClaim].(string)
 	if role == "" {
-		return mcp.Identity{}, ErrMissingRole
+		return mcp.Identity{}, time.Time{}, ErrMissingRole
 	}
 	id, _ := claims["jti"].(string)
 	if id == "" {
 		id = jwtFingerprint(token)
 	}
-	return mcp.Identity{Subject: sub, Role: role, TokenID: id}, nil
+	var exp time.Time
+	if e, err := claims.GetExpirationTime(); err == nil && e != nil {
+		exp = e.Time
+	}
+	return mcp.Identity{Subject: sub, Role: role, TokenID: id}, exp, nil
 }
 
 // jwtFingerprint names a token without a jti, for logs, audit records and

@@ -82,10 +82,44 @@ func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 		a.log.LogAttrs(r.Context(), slog.LevelDebug, "authenticated",
 			slog.String("scheme", at.scheme), slog.String("subject", id.Subject),
 			slog.String("role", id.Role), slog.String("token_id", id.TokenID))
-		r = r.WithContext(mcp.WithIdentity(r.Context(), id))
+		ctx := mcp.WithIdentity(r.Context(), id)
+		if r.Method == http.MethodGet {
+			var stop func()
+			ctx, stop = a.untilRevoked(ctx, at)
+			defer stop()
+		}
+		r = r.WithContext(ctx)
 		r.Header = withoutAuthorization(r.Header)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// untilRevoked returns ctx ended when the credential is revoked or
+// expires. A GET is how a client holds a stream open (the Streamable HTTP
+// standalone stream, a legacy SSE session): every POST is authenticated
+// afresh, but a stream would otherwise go on carrying messages to a
+// credential refused a second after its revocation, or long past its exp.
+// The stream's handler ends with its request's context.
+func (a *Authenticator) untilRevoked(ctx context.Context, at attempt) (context.Context, func()) {
+	var cancel context.CancelFunc
+	if at.expires.IsZero() {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithDeadline(ctx, at.expires)
+	}
+	if at.scheme != "token" || a.tokens == nil {
+		return ctx, cancel
+	}
+	revoked := a.tokens.Revoked(at.tokenID)
+	go func() {
+		select {
+		case <-revoked:
+			a.log.Info("stream closed: its token was revoked", "token_id", at.tokenID)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // withoutAuthorization is h without its Authorization header: a new map
@@ -107,9 +141,10 @@ func withoutAuthorization(h http.Header) http.Header {
 
 // attempt is what may be logged about a credential: never the credential.
 type attempt struct {
-	scheme  string // "token" or "jwt"; "" when none was presented
-	tokenID string // a service token's id, once it was found
-	role    string // the role, once the credential was verified
+	scheme  string    // "token" or "jwt"; "" when none was presented
+	tokenID string    // a service token's id, once it was found
+	role    string    // the role, once the credential was verified
+	expires time.Time // when the verified credential stops being valid (zero: never)
 }
 
 func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now time.Time) (mcp.Identity, attempt, error) {
@@ -132,12 +167,13 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 			return id, at, err
 		}
 		id = mcp.Identity{Subject: rec.Name, Role: rec.Role, TokenID: rec.ID}
+		at.expires = rec.ExpiresAt
 	} else {
 		at.scheme = "jwt"
 		if a.jwt == nil {
 			return id, at, errNoJWT
 		}
-		if id, err = a.jwt.Verify(ctx, cred, now); err != nil {
+		if id, at.expires, err = a.jwt.verify(ctx, cred, now); err != nil {
 			return mcp.Identity{}, at, err
 		}
 		at.tokenID = id.TokenID

@@ -40,6 +40,9 @@ type Tokens struct {
 	mu     sync.RWMutex
 	byHash map[string]store.Token // key: string(Hash)
 	byID   map[string]string      // id → key in byHash
+	// revoked holds, for tokens whose holders keep a stream open, the
+	// channel closed when the token is revoked (Revoked).
+	revoked map[string]chan struct{}
 }
 
 // NewTokens returns an empty index over src; call Load before serving.
@@ -48,7 +51,8 @@ func NewTokens(src TokenSource, logger *slog.Logger) *Tokens {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Tokens{src: src, log: logger, byHash: map[string]store.Token{}, byID: map[string]string{}}
+	return &Tokens{src: src, log: logger, byHash: map[string]store.Token{}, byID: map[string]string{},
+		revoked: map[string]chan struct{}{}}
 }
 
 // Load reads every token from the source into the index.
@@ -132,8 +136,40 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 			rec.RevokedAt = at
 			t.byHash[key] = rec
 		}
+		t.signalRevoked(id)
 	}
 	return nil
+}
+
+// Revoked returns a channel closed once token id is revoked, in this
+// process or (seen at the next Refresh) in another: what holds a stream
+// open for the token's holder ends it then. The channel of a token
+// already revoked is closed.
+func (t *Tokens) Revoked(id string) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch, ok := t.revoked[id]
+	if !ok {
+		ch = make(chan struct{})
+		t.revoked[id] = ch
+		if key, known := t.byID[id]; known && !t.byHash[key].RevokedAt.IsZero() {
+			close(ch)
+		}
+	}
+	return ch
+}
+
+// signalRevoked closes id's channel, if someone watches it (Revoked looks
+// at the record for a token nobody watched yet). The caller holds t.mu
+// for writing.
+func (t *Tokens) signalRevoked(id string) {
+	if ch, ok := t.revoked[id]; ok {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
 }
 
 // List returns every indexed token, revoked and expired ones included,
@@ -189,6 +225,7 @@ func (t *Tokens) merge(rec store.Token) {
 		}
 	} else if ok && !rec.RevokedAt.IsZero() {
 		t.log.Info("token revoked elsewhere", "token_id", rec.ID)
+		t.signalRevoked(rec.ID)
 	}
 	rec = clone(rec)
 	t.byHash[key] = rec
