@@ -58,6 +58,9 @@ type Spec struct {
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
+	// CallTimeout bounds a call's wait for an answer or progress (0:
+	// none); see relay.Options.CallTimeout.
+	CallTimeout time.Duration
 	// SessionMax caps the per-client upstream sessions open at once
 	// (default DefaultSessionMax).
 	SessionMax int

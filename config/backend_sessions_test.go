@@ -79,3 +79,34 @@ func TestBackendSessionKeysParse(t *testing.T) {
 		t.Errorf("parsed %q %v %d", b.Session, b.SessionIdleTimeout.Duration, b.SessionMax)
 	}
 }
+
+// call_timeout: 5m when unset, 0s for none, and a bad value refused naming
+// the key.
+func TestBackendCallTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		set  string
+		want time.Duration
+		key  string
+	}{
+		{"", DefaultCallTimeout, ""},
+		{", call_timeout: 30s", 30 * time.Second, ""},
+		{", call_timeout: 0s", 0, ""},
+		{", call_timeout: soon", 0, "backends[0].call_timeout"},
+		{", call_timeout: -1s", 0, "backends[0].call_timeout"},
+	} {
+		c, err := Parse([]byte(`backends: [{name: a, kind: stdio, command: [x]` + tt.set + `}]`))
+		if tt.key != "" {
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != tt.key {
+				t.Errorf("%q: error %v, want one naming %s", tt.set, err, tt.key)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tt.set, err)
+		}
+		if got := c.Backends[0].CallTimeoutOrDefault(); got != tt.want {
+			t.Errorf("%q: call timeout %v, want %v", tt.set, got, tt.want)
+		}
+	}
+}

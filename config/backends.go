@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 )
 
 // Backend kinds.
@@ -56,6 +57,11 @@ type Backend struct {
 	// SessionMax caps the per-client upstream sessions open at once
 	// (default 64).
 	SessionMax int `yaml:"session_max"`
+	// CallTimeout bounds how long a call waits for the backend without
+	// an answer or a progress notification (default 5m; "0s" turns it
+	// off). When it passes, the caller is answered -32603 with data.kind
+	// "timeout" and the backend is sent notifications/cancelled.
+	CallTimeout *Duration `yaml:"call_timeout"`
 
 	// Env and Headers exist only to be refused with a useful message: a
 	// value in clear in the file would be a secret in clear.
@@ -107,6 +113,11 @@ func (c *Config) validateBackend(key string, b Backend) error {
 	}
 	if strings.ContainsAny(b.Name, " \t\r\n") {
 		return bad(key+".name", "%q must not contain spaces", b.Name)
+	}
+	if d := b.CallTimeout; d != nil && d.invalid != "" {
+		return bad(key+".call_timeout", "%q is not a duration (write 30s, 5m, 1h; 0s for none)", d.invalid)
+	} else if d != nil && d.Duration < 0 {
+		return bad(key+".call_timeout", "must not be negative (0s turns the timeout off)")
 	}
 	if len(b.Env) > 0 {
 		return bad(key+".env", "values in clear are not allowed; name the gateway's environment variables in env_from")
@@ -234,4 +245,16 @@ func validateEnvFrom(key string, envFrom map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// DefaultCallTimeout is a backend's call_timeout when none is set.
+const DefaultCallTimeout = 5 * time.Minute
+
+// CallTimeoutOrDefault is b's call_timeout, DefaultCallTimeout when unset
+// (0: none).
+func (b Backend) CallTimeoutOrDefault() time.Duration {
+	if b.CallTimeout == nil {
+		return DefaultCallTimeout
+	}
+	return b.CallTimeout.Duration
 }

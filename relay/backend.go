@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -50,6 +51,9 @@ type Options struct {
 	// Observe, if set, is told of each call forwarded to the backend
 	// (observe.go).
 	Observe Observer
+	// CallTimeout, if positive, bounds how long a call waits for the
+	// backend without an answer or a progress notification (timeout.go).
+	CallTimeout time.Duration
 }
 
 // Backend relays one backend MCP server through a front mcp.Server.
@@ -62,6 +66,7 @@ type Backend struct {
 	inflight *Inflight
 	router   Router
 	observe  Observer
+	timeout  time.Duration
 	log      *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
@@ -94,7 +99,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	return &Backend{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger.With("backend", name),
-		owned: map[kind]map[string]string{}, observe: opts.Observe,
+		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
 	}
 }
 

@@ -67,11 +67,17 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 		return nil, err
 	}
 	defer release()
-	params, done := inflight.begin(ctx, r, params)
+	ctx, kick, stop := withWatchdog(ctx, b.timeout)
+	defer stop()
+	params, done := inflight.begin(ctx, r, params, kick)
 	defer done()
 	res, err := b.call(ctx, client, method, params)
 	if err == nil {
 		return res, nil
+	}
+	if timedOut(ctx) {
+		b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)
+		return nil, b.timeoutError(b.timeout)
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && !transportFailure(je) {

@@ -53,6 +53,9 @@ type inflightCall struct {
 	token json.RawMessage // the caller's raw progress token, or nil
 	gwTok string          // the gateway's raw token ("\"gw-1\""), or ""
 	out   outbox          // notifications on their way to the caller
+	// progressed is told of each progress notification for the call (the
+	// call's watchdog: timeout.go).
+	progressed func()
 }
 
 // NewInflight returns an empty registry.
@@ -62,14 +65,15 @@ func NewInflight() *Inflight {
 
 // begin registers r for the duration of one backend call and returns the
 // params to forward (with the gateway's progress token if r has one) and
-// the function that ends the registration.
-func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage) (json.RawMessage, func()) {
+// the function that ends the registration; progressed is called on each
+// progress notification for the call.
+func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, progressed func()) (json.RawMessage, func()) {
 	if r == nil {
 		return params, func() {}
 	}
 	in.mu.Lock()
 	in.seq++
-	c := &inflightCall{seq: in.seq, ctx: ctx, r: r}
+	c := &inflightCall{seq: in.seq, ctx: ctx, r: r, progressed: progressed}
 	if tok := r.ProgressToken(); tok != nil {
 		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
 		if out, err := withProgressToken(params, json.RawMessage(gw)); err == nil {
@@ -119,6 +123,9 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 		in.mu.Unlock()
 		if c == nil {
 			return true
+		}
+		if c.progressed != nil {
+			c.progressed()
 		}
 		params, err := withMember(m.Params, "progressToken", c.token)
 		if err == nil {
