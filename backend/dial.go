@@ -24,14 +24,14 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 			env = append(os.Environ(), s.Env...)
 		}
 		return stdio.Command(ctx, s.Command[0], s.Command[1:], stdio.CommandOptions{
-			Name: s.Name, Env: env, Logger: b.log,
+			Name: s.Name, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
 		})
 	case KindHTTP:
-		return mcphttp.DialStreamable(ctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log})
+		return mcphttp.DialStreamable(ctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes})
 	case KindSSE:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
-		return mcphttp.DialSSE(dctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log})
+		return mcphttp.DialSSE(dctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes})
 	case KindProxy:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()

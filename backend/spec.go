@@ -58,6 +58,11 @@ type Spec struct {
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
+	// MaxMessageBytes bounds one message from the backend (0: the
+	// transport's default: 4 MiB for stdio, 16 MiB for HTTP and SSE, 64
+	// MiB for the wire). An answer over it fails its call at once
+	// (-32603, data.kind "too_large"); on the wire it ends the connection.
+	MaxMessageBytes int
 	// CallTimeout bounds a call's wait for an answer or progress (0:
 	// none); see relay.Options.CallTimeout.
 	CallTimeout time.Duration

@@ -68,6 +68,9 @@ type wireBegin struct {
 	Arguments json.RawMessage // the begin's arguments; nil: none
 	Secrets   map[string]string
 	Logger    *slog.Logger
+	// ReadLimit bounds one wire message (0: wire.DefaultReadLimit). A
+	// bigger one ends the connection (the wire cannot drop one frame).
+	ReadLimit int64
 }
 
 // wireConn is an mcp.Conn over one begun framed connection.
@@ -113,7 +116,7 @@ func dialWire(ctx context.Context, b wireBegin) (_ *wireConn, err error) {
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
 	}
-	cl, err := wire.Dial(ctx, url, nil)
+	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Options: wire.Options{ReadLimit: b.ReadLimit}})
 	if err != nil {
 		return nil, err
 	}
@@ -492,5 +495,6 @@ func (c *wireConn) Close() error {
 // wireBegin is the begin of this backend's spec, to the proxy at url.
 func (b *Backend) wireBegin(url string) wireBegin {
 	s := b.spec
-	return wireBegin{Name: s.Name, URL: url, Arguments: s.Arguments, Secrets: s.Secrets, Logger: b.log}
+	return wireBegin{Name: s.Name, URL: url, Arguments: s.Arguments, Secrets: s.Secrets, Logger: b.log,
+		ReadLimit: int64(s.MaxMessageBytes)}
 }

@@ -62,6 +62,12 @@ type Backend struct {
 	// off). When it passes, the caller is answered -32603 with data.kind
 	// "timeout" and the backend is sent notifications/cancelled.
 	CallTimeout *Duration `yaml:"call_timeout"`
+	// MaxMessageBytes bounds one message from the backend (default: 4 MiB
+	// for stdio, 16 MiB for http and sse, 64 MiB for proxy and process).
+	// An answer over it fails its call at once with -32603 and data.kind
+	// "too_large"; over the wire it ends the connection, and the backend
+	// is reconnected.
+	MaxMessageBytes int `yaml:"max_message_bytes"`
 
 	// Env and Headers exist only to be refused with a useful message: a
 	// value in clear in the file would be a secret in clear.
@@ -113,6 +119,9 @@ func (c *Config) validateBackend(key string, b Backend) error {
 	}
 	if strings.ContainsAny(b.Name, " \t\r\n") {
 		return bad(key+".name", "%q must not contain spaces", b.Name)
+	}
+	if b.MaxMessageBytes < 0 {
+		return bad(key+".max_message_bytes", "must not be negative")
 	}
 	if d := b.CallTimeout; d != nil && d.invalid != "" {
 		return bad(key+".call_timeout", "%q is not a duration (write 30s, 5m, 1h; 0s for none)", d.invalid)

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -70,7 +71,7 @@ func (s *ejServer) answer(raw []byte) []byte {
 		tool := func(name string) map[string]any {
 			return map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}}
 		}
-		result = map[string]any{"tools": []any{tool("public"), tool("secret")}}
+		result = map[string]any{"tools": []any{tool("public"), tool("secret"), tool("huge")}}
 	case "tools/call":
 		var p struct {
 			Name      string         `json:"name"`
@@ -78,7 +79,11 @@ func (s *ejServer) answer(raw []byte) []byte {
 		}
 		_ = json.Unmarshal(req.Params, &p)
 		s.record("tool " + p.Name)
-		result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "ran " + p.Name}}}
+		text := "ran " + p.Name
+		if n, ok := p.Arguments["bytes"].(float64); ok && p.Name == "huge" {
+			text = strings.Repeat("x", int(n)) // an answer as large as asked
+		}
+		result = map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
 	case "resources/list":
 		result = map[string]any{"resources": []any{map[string]any{"uri": "file:///etc/hostname", "name": "hostname"}}}
 	case "resources/read":
@@ -104,7 +109,7 @@ func (s *ejServer) answer(raw []byte) []byte {
 // serveStdio answers line by line until stdin ends.
 func (s *ejServer) serveStdio(in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		if reply := s.answer(sc.Bytes()); reply != nil {
 			if _, err := out.Write(append(reply, '\n')); err != nil {

@@ -309,7 +309,10 @@ func (c *StreamableConn) bodyFailed(ctx context.Context, out outgoing, data []by
 	case err != nil:
 		c.fail(out.requests, 0, "reading the response: "+err.Error())
 	case len(data) > c.opts.MaxMessageBytes:
-		c.fail(out.requests, 0, "response larger than MaxMessageBytes")
+		c.log.Warn("mcphttp client: answer over the size limit; its calls are failed", "limit", c.opts.MaxMessageBytes)
+		for _, id := range out.requests {
+			c.inbox.push(mcp.TooLargeAnswer(id, c.opts.MaxMessageBytes))
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
 )
 
@@ -38,7 +39,16 @@ func (c *StreamableConn) readResponseStream(out outgoing, body io.ReadCloser, ca
 		defer c.wg.Done()
 		defer cancel()
 		waiting := idSet(out.requests)
-		lastID, _ := c.consume(body, waiting, "")
+		lastID, _, tooLarge := c.consume(body, waiting, "")
+		if tooLarge {
+			// An event over the limit is gone for good: resuming would
+			// not bring it back small. The calls still waiting fail now.
+			c.log.Warn("mcphttp client: an event over the size limit; its stream's calls are failed", "limit", c.opts.MaxMessageBytes)
+			for _, id := range waiting {
+				c.inbox.push(mcp.TooLargeAnswer(id, c.opts.MaxMessageBytes))
+			}
+			return
+		}
 		for attempt := 0; len(waiting) > 0 && lastID != "" && attempt < maxResumes; attempt++ {
 			if !c.pause(attempt) {
 				return
@@ -51,7 +61,7 @@ func (c *StreamableConn) readResponseStream(out outgoing, body io.ReadCloser, ca
 				continue
 			}
 			var n int
-			if lastID, n = c.consume(resp.Body, waiting, lastID); n > 0 {
+			if lastID, n, _ = c.consume(resp.Body, waiting, lastID); n > 0 {
 				attempt = -1 // progress: the next break starts afresh
 			}
 		}
@@ -63,9 +73,10 @@ func (c *StreamableConn) readResponseStream(out outgoing, body io.ReadCloser, ca
 
 // consume reads events until the stream ends, pushing each message and
 // crossing answered requests off waiting (nil for the standalone
-// stream). It returns the last event id seen (lastID if none) and the
-// number of messages delivered.
-func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.ID, lastID string) (string, int) {
+// stream). It returns the last event id seen (lastID if none), the
+// number of messages delivered, and whether it ended on an event over
+// MaxMessageBytes.
+func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.ID, lastID string) (string, int, bool) {
 	defer body.Close()
 	r := sse.NewReader(body, c.opts.MaxMessageBytes)
 	for n := 0; ; {
@@ -77,7 +88,7 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
 				c.log.Debug("mcphttp client: event stream broke", "err", err)
 			}
-			return lastID, n
+			return lastID, n, errors.Is(err, sse.ErrTooLarge)
 		}
 		if ev.Name != "" && ev.Name != "message" {
 			continue
@@ -88,7 +99,7 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 		c.inbox.push(ev.Data)
 		n++
 		if waiting != nil && len(waiting) == 0 {
-			return lastID, n // all answered: the server is done with this stream
+			return lastID, n, false // all answered: the server is done with this stream
 		}
 	}
 }
@@ -126,7 +137,7 @@ func (c *StreamableConn) listenLoop() {
 			c.log.Debug("mcphttp client: standalone stream failed", "err", err)
 		case resp.StatusCode == http.StatusOK && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream":
 			var n int
-			if lastID, n = c.consume(resp.Body, nil, lastID); n > 0 {
+			if lastID, n, _ = c.consume(resp.Body, nil, lastID); n > 0 {
 				failures = 0
 			}
 		default:

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -82,6 +83,12 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && !transportFailure(je) {
 		return nil, je
+	}
+	if limit, ok := tooLarge(je); ok {
+		b.log.Warn("relay: the backend's answer was over the size limit", "method", method, "limit", limit)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			fmt.Sprintf("backend %s answered with more than the limit of %s bytes", b.name, limit),
+			map[string]string{"backend": b.name, "kind": "too_large", "limit": limit})
 	}
 	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
 	return nil, b.unavailable()

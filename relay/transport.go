@@ -30,3 +30,16 @@ func transportFailure(e *jsonrpc.Error) bool {
 	_, ok := jsonrpc.LookupString(e.Data, "reason")
 	return ok
 }
+
+// tooLarge reports whether e is a transport's refusal of an answer over
+// its size limit (mcp.TooLargeAnswer), and the limit.
+func tooLarge(e *jsonrpc.Error) (limit string, ok bool) {
+	if e == nil {
+		return "", false
+	}
+	if kind, _ := jsonrpc.LookupString(e.Data, "kind"); kind != "too_large" {
+		return "", false
+	}
+	raw, _ := jsonrpc.Lookup(e.Data, "limit")
+	return string(raw), len(raw) > 0
+}

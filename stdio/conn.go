@@ -12,6 +12,9 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // Conn carries MCP messages to a stdio server and back. It implements
@@ -71,9 +74,15 @@ func (c *Conn) readLoop(lines *lineReader) {
 	for {
 		line, err := lines.Next()
 		if errors.Is(err, ErrLineTooLong) {
-			// The message is lost; whatever waited for it times out.
-			c.log.Warn("stdio: message over the line limit dropped", "backend", c.name)
-			continue
+			// The message is lost. When it was an answer, its call fails
+			// at once, saying why; anything else is only logged.
+			id, ok := jsonrpc.TruncatedResponseID(lines.Truncated())
+			if !ok {
+				c.log.Warn("stdio: message over the line limit dropped", "backend", c.name, "limit", lines.max)
+				continue
+			}
+			c.log.Warn("stdio: answer over the line limit; its call is failed", "backend", c.name, "limit", lines.max, "id", string(id))
+			line, err = mcp.TooLargeAnswer(id, lines.max), nil
 		}
 		if err != nil {
 			c.readErr = err

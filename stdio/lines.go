@@ -16,6 +16,40 @@ type lineReader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte // a line that spans more than one bufio chunk
+	// head and tail are the ends of the last line refused as too long,
+	// so that the call it answered can be found (Truncated).
+	head, tail []byte
+}
+
+// The ends of a refused line that are kept.
+const (
+	keepHead = 4 << 10
+	keepTail = 512
+)
+
+// Truncated returns the first and last bytes of the line Next last
+// refused with ErrLineTooLong.
+func (lr *lineReader) Truncated() (head, tail []byte) { return lr.head, lr.tail }
+
+// keepHead starts recording a refused line: its head from the chunks
+// read so far; keepTail then rolls its tail over every chunk.
+func (lr *lineReader) keepHead(parts ...[]byte) {
+	lr.head = lr.head[:0]
+	for _, p := range parts {
+		lr.head = append(lr.head, p[:min(len(p), keepHead-len(lr.head))]...)
+	}
+	lr.tail = lr.tail[:0]
+}
+
+func (lr *lineReader) keepTail(chunk []byte) {
+	if len(chunk) >= keepTail {
+		lr.tail = append(lr.tail[:0], chunk[len(chunk)-keepTail:]...)
+		return
+	}
+	lr.tail = append(lr.tail, chunk...)
+	if len(lr.tail) > keepTail {
+		lr.tail = append(lr.tail[:0], lr.tail[len(lr.tail)-keepTail:]...)
+	}
 }
 
 // retainLimit is the largest accumulation buffer kept between lines; one
@@ -62,9 +96,12 @@ func (lr *lineReader) next() ([]byte, error) {
 		// Room for the terminator ("\r\n") on top of the limit, which
 		// counts only the line's content.
 		if !tooLong && len(lr.buf)+len(chunk) > lr.max+2 {
+			lr.keepHead(lr.buf, chunk)
 			tooLong, lr.buf = true, lr.buf[:0]
 		}
-		if !tooLong {
+		if tooLong {
+			lr.keepTail(chunk)
+		} else {
 			lr.buf = append(lr.buf, chunk...)
 		}
 		switch {
@@ -91,6 +128,8 @@ func (lr *lineReader) finish(line []byte) ([]byte, error) {
 		line = line[:n-1]
 	}
 	if len(line) > lr.max {
+		lr.keepHead(line)
+		lr.keepTail(line)
 		return nil, ErrLineTooLong
 	}
 	return line, nil
