@@ -209,6 +209,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	rb := relay.New(b.spec.Name, client, relay.Options{
 		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, Claims: b.claims, Logger: b.log,
 		Inflight: inflight, Router: router, Observe: b.opts.Observe, CallTimeout: b.spec.CallTimeout,
+		ValidateArguments: b.spec.ValidateArguments,
 	})
 	if err := rb.Sync(start, b.front); err != nil {
 		return 0, err

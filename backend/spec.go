@@ -63,6 +63,9 @@ type Spec struct {
 	// MiB for the wire). An answer over it fails its call at once
 	// (-32603, data.kind "too_large"); on the wire it ends the connection.
 	MaxMessageBytes int
+	// ValidateArguments checks tools/call arguments against the schema
+	// the backend listed before it is asked.
+	ValidateArguments bool
 	// CallTimeout bounds a call's wait for an answer or progress (0:
 	// none); see relay.Options.CallTimeout.
 	CallTimeout time.Duration

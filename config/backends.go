@@ -68,6 +68,12 @@ type Backend struct {
 	// "too_large"; over the wire it ends the connection, and the backend
 	// is reconnected.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
+	// ValidateArguments makes the gateway check tools/call arguments
+	// against the input schema the backend listed, answering -32602 with
+	// the violations (as for the gateway's own tools) before the backend
+	// is asked. Off by default; a schema the validator cannot compile
+	// leaves its tool unchecked, logged.
+	ValidateArguments bool `yaml:"validate_arguments"`
 
 	// Env and Headers exist only to be refused with a useful message: a
 	// value in clear in the file would be a secret in clear.

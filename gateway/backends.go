@@ -23,7 +23,7 @@ import (
 func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 	s := backend.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
-	s.CallTimeout, s.MaxMessageBytes = b.CallTimeoutOrDefault(), b.MaxMessageBytes
+	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
 	for _, r := range b.MinRoles {
 		s.MinRoles = append(s.MinRoles, backend.RoleRule{Kind: r.Kind, Name: r.Name, Role: r.Role})
 	}

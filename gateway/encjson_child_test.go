@@ -71,7 +71,12 @@ func (s *ejServer) answer(raw []byte) []byte {
 		tool := func(name string) map[string]any {
 			return map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}}
 		}
-		result = map[string]any{"tools": []any{tool("public"), tool("secret"), tool("huge")}}
+		typed := tool("typed")
+		typed["inputSchema"] = map[string]any{"type": "object", "required": []any{"path"},
+			"properties": map[string]any{"path": map[string]any{"type": "string"}}}
+		broken := tool("broken")
+		broken["inputSchema"] = map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"$ref": "#/nowhere"}}}
+		result = map[string]any{"tools": []any{tool("public"), tool("secret"), tool("huge"), typed, broken}}
 	case "tools/call":
 		var p struct {
 			Name      string         `json:"name"`

@@ -22,6 +22,14 @@ type Violation struct {
 
 var printer = message.NewPrinter(language.English)
 
+// CheckSchema reports whether raw compiles as an input schema the engine
+// can validate arguments against (JSON Schema 2020-12 unless it names
+// another draft).
+func CheckSchema(raw json.RawMessage) error {
+	_, err := compileSchema(raw)
+	return err
+}
+
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {

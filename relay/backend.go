@@ -54,6 +54,10 @@ type Options struct {
 	// CallTimeout, if positive, bounds how long a call waits for the
 	// backend without an answer or a progress notification (timeout.go).
 	CallTimeout time.Duration
+	// ValidateArguments checks tools/call arguments against the input
+	// schema the backend listed, answering -32602 with the violations
+	// before the backend is asked (register.go).
+	ValidateArguments bool
 }
 
 // Backend relays one backend MCP server through a front mcp.Server.
@@ -67,6 +71,7 @@ type Backend struct {
 	router   Router
 	observe  Observer
 	timeout  time.Duration
+	validate bool
 	log      *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
@@ -100,6 +105,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger.With("backend", name),
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
+		validate: opts.ValidateArguments,
 	}
 }
 

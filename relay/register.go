@@ -4,6 +4,7 @@
 package relay
 
 import (
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -17,6 +18,9 @@ func (b *Backend) addTools(s *mcp.Server, es []entry) {
 			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig),
 			SkipValidation: true, // the backend judges its own arguments
 			Handler:        b.callTool(e.orig),
+		}
+		if b.validate {
+			b.validateAgainstListed(tools[i], e)
 		}
 	}
 	if err := s.AddTools(tools...); err != nil {
@@ -66,4 +70,22 @@ func (b *Backend) addPrompts(s *mcp.Server, es []entry) {
 			b.drop(kindPrompt, e, err)
 		}
 	}
+}
+
+// validateAgainstListed makes the engine check t's arguments against the
+// input schema the backend listed, so that a call that breaks it is
+// answered -32602 with the violations before the backend is asked (some
+// backends answer such calls with a result). A schema the validator
+// cannot compile leaves the tool unchecked, and says so in the log.
+func (b *Backend) validateAgainstListed(t *mcp.Tool, e entry) {
+	schema, err := jsonrpc.Lookup(e.def, "inputSchema")
+	if err != nil || len(schema) == 0 {
+		return
+	}
+	if err := mcp.CheckSchema(schema); err != nil {
+		b.log.Warn("validate_arguments: the tool's input schema does not compile; its arguments are left to the backend",
+			"tool", e.orig, "err", err)
+		return
+	}
+	t.InputSchema, t.SkipValidation = schema, false
 }
