@@ -112,3 +112,16 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEqualFold checks EqualFold against FoldKey, its definition.
+func FuzzEqualFold(f *testing.F) {
+	f.Add("name", "NAME")
+	f.Add("\u212a", "k")
+	f.Add("\u017f", "S")
+	f.Add("\xff", "\ufffd")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if got, want := EqualFold(a, b), FoldKey(a) == FoldKey(b); got != want {
+			t.Fatalf("EqualFold(%q, %q) = %v, FoldKey says %v", a, b, got, want)
+		}
+	})
+}

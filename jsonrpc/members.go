@@ -99,6 +99,41 @@ func FoldKey(key string) string {
 	return string(out)
 }
 
+// EqualFold reports whether FoldKey(a) == FoldKey(b), without building
+// either.
+func EqualFold(a, b string) bool {
+	for a != "" && b != "" {
+		var ra, rb rune
+		if a[0] < utf8.RuneSelf {
+			ra, a = rune(a[0]), a[1:]
+		} else {
+			r, n := utf8.DecodeRuneInString(a)
+			ra, a = r, a[n:]
+		}
+		if b[0] < utf8.RuneSelf {
+			rb, b = rune(b[0]), b[1:]
+		} else {
+			r, n := utf8.DecodeRuneInString(b)
+			rb, b = r, b[n:]
+		}
+		if ra != rb && foldOne(ra) != foldOne(rb) {
+			return false
+		}
+	}
+	return a == b
+}
+
+// foldOne is one rune as FoldKey writes it.
+func foldOne(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		return r
+	}
+	return foldRune(r)
+}
+
 // foldRune returns the smallest rune of r's simple case-folding orbit.
 func foldRune(r rune) rune {
 	for {

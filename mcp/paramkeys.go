@@ -57,17 +57,21 @@ func checkParamKeys(r *Request) error {
 // none folds to one of read without being it. With nested, the members
 // named in nestedKeys that hold objects are checked the same way.
 func checkObjectKeys(obj json.RawMessage, where string, read []string, nested bool) error {
-	folded := make(map[string]string, 8)
+	// Params hold a handful of keys: comparing each with those before it
+	// costs less than a map of folded keys.
+	var seen [8]string
+	keys := seen[:0]
 	var refusal error
 	err := jsonrpc.Members(obj, func(key string, value json.RawMessage) bool {
-		f := jsonrpc.FoldKey(key)
-		if prev, dup := folded[f]; dup {
-			refusal = ambiguousKey(where, key, prev)
-			return false
+		for _, prev := range keys {
+			if jsonrpc.EqualFold(key, prev) {
+				refusal = ambiguousKey(where, key, prev)
+				return false
+			}
 		}
-		folded[f] = key
+		keys = append(keys, key)
 		for _, want := range read {
-			if key != want && f == jsonrpc.FoldKey(want) {
+			if key != want && jsonrpc.EqualFold(key, want) {
 				refusal = ambiguousKey(where, key, want)
 				return false
 			}
