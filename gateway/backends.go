@@ -70,6 +70,15 @@ func backendSpecs(bs []config.Backend) ([]backend.Spec, error) {
 	return specs, nil
 }
 
+// specNames are the specs' names, in order.
+func specNames(specs []backend.Spec) []string {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return names
+}
+
 // readiness is the body of /readyz.
 type readiness struct {
 	Ready    bool            `json:"ready"`

@@ -58,6 +58,7 @@ type Gateway struct {
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
 	backends *backend.Set
+	claims   *relay.Claims // who owns each relayed entry; the backends' order
 	reload   reloadState
 
 	streamable *mcphttp.Handler
@@ -110,7 +111,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	// without backends does not offer it after a reload adds one. A call
 	// to an entry of a backend that is down answers -32603 with
 	// data.backend (to those who may see the entry), not "unknown".
+	// A resource URI several backends list is served by the first of them
+	// in the configuration (relay/uri_claims.go).
 	claims := relay.NewClaims()
+	claims.SetOrder(specNames(specs))
+	g.claims = claims
 	unknown := claims.Unknown
 	complete := o.Complete
 	if len(specs) > 0 && complete == nil {

@@ -120,6 +120,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 	for _, s := range specs {
 		wanted[s.Name] = s
 	}
+	g.claims.SetOrder(specNames(specs))
 	for _, name := range slices.Sorted(maps.Keys(r.specs)) {
 		if _, keep := wanted[name]; !keep {
 			g.backends.Remove(name)

@@ -163,20 +163,35 @@ func (b *Backend) remove(s *mcp.Server) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.claims.clearLive(b)
+	b.claims.forgetWaiting(b.name)
 	s.RemoveTools(b.release(kindTool)...)
 	s.RemoveResources(b.release(kindResource)...)
 	s.RemoveResourceTemplates(b.release(kindTemplate)...)
 	s.RemovePrompts(b.release(kindPrompt)...)
 }
 
+// release lets go of every key of k the backend registered and returns
+// those to remove from the front.
 func (b *Backend) release(k kind) []string {
 	keys := make([]string, 0, len(b.owned[k]))
 	for key := range b.owned[k] {
-		b.claims.release(k, key, b.name)
-		keys = append(keys, key)
+		if b.letGo(k, key) {
+			keys = append(keys, key)
+		}
 	}
 	delete(b.owned, k)
 	return keys
+}
+
+// letGo releases key of k in the ledger and reports whether the backend
+// must remove it from the front (a URI another backend takes over, or
+// holds, stays: uri_claims.go).
+func (b *Backend) letGo(k kind, key string) bool {
+	if isURIKind(k) {
+		return b.yield(k, key)
+	}
+	b.claims.release(k, key, b.name)
+	return true
 }
 
 // prepare reads each raw entry's key member and, for names, splices the
@@ -206,17 +221,26 @@ func (b *Backend) prepare(k kind, raws []json.RawMessage, keyMember string, pref
 }
 
 // reconcile claims the listed entries and returns those to register (new or
-// changed) and the keys to remove (no longer listed). An entry another
-// backend holds is skipped and logged.
+// changed) and the keys to remove (no longer listed). A name another
+// backend holds is renamed or skipped, and logged; a URI another backend
+// holds waits for it (uri_claims.go).
 func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []string) {
 	before := b.owned[k]
 	now := make(map[string]string, len(listed))
+	seen := make(map[string]bool, len(listed))
 	for _, e := range listed {
-		if _, dup := now[e.key]; dup {
+		if seen[e.key] {
 			b.log.Warn("relay: entry listed twice, first kept", "kind", string(k), "name", e.key)
 			continue
 		}
-		if owner, ok := b.claims.claim(k, e.key, b.name); !ok {
+		seen[e.key] = true
+		if isURIKind(k) {
+			if !b.claims.claimURI(k, e, b) {
+				b.log.Warn("relay: collision, a backend earlier in the configuration serves it; this one takes over if it leaves",
+					"kind", string(k), "name", e.key, "owner", b.claims.ownerOf(k, e.key))
+				continue
+			}
+		} else if owner, ok := b.claims.claim(k, e.key, b.name); !ok {
 			renamed, ok := b.renamed(k, e)
 			if !ok {
 				b.log.Warn("relay: collision, entry skipped", "kind", string(k), "name", e.key, "owner", owner)
@@ -232,8 +256,10 @@ func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []st
 		}
 	}
 	for key := range before {
-		if _, kept := now[key]; !kept {
-			b.claims.release(k, key, b.name)
+		if _, kept := now[key]; kept || seen[key] {
+			continue // still listed: registered, or waiting for its URI
+		}
+		if b.letGo(k, key) {
 			removed = append(removed, key)
 		}
 	}
@@ -267,5 +293,5 @@ func (b *Backend) renamed(k kind, e entry) (entry, bool) {
 func (b *Backend) drop(k kind, e entry, err error) {
 	b.log.Warn("relay: entry refused by the server", "kind", string(k), "name", e.key, "err", err)
 	delete(b.owned[k], e.key)
-	b.claims.release(k, e.key, b.name)
+	b.letGo(k, e.key)
 }

@@ -27,15 +27,17 @@ const (
 // Every Backend relaying into the same server must share one Claims.
 type Claims struct {
 	mu     sync.Mutex
-	owners map[kind]map[string]string // kind → key → backend name
-	live   map[string]*Backend        // backend name → its synced Backend
-	front  *mcp.Server                // the front server, once a Backend synced
-	graves *graveyard                 // entries of backends that are down; nil until one is
+	owners map[kind]map[string]string    // tool and prompt names: kind → key → backend name
+	uris   map[kind]map[string]*uriClaim // resource URIs and templates (uri_claims.go)
+	rank   map[string]int                // backend name → place in the configuration (SetOrder)
+	live   map[string]*Backend           // backend name → its synced Backend
+	front  *mcp.Server                   // the front server, once a Backend synced
+	graves *graveyard                    // entries of backends that are down; nil until one is
 }
 
 // NewClaims returns an empty ledger.
 func NewClaims() *Claims {
-	return &Claims{owners: map[kind]map[string]string{}, live: map[string]*Backend{}}
+	return &Claims{owners: map[kind]map[string]string{}, uris: map[kind]map[string]*uriClaim{}, live: map[string]*Backend{}}
 }
 
 // claim gives key to backend unless another backend holds it; it returns
@@ -119,7 +121,34 @@ func (c *Claims) liveOwner(method, name string) string {
 	default:
 		return ""
 	}
+	return c.ownerOf(k, key)
+}
+
+// ownerOf names the backend holding key of k ("" for none).
+func (c *Claims) ownerOf(k kind, key string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if isURIKind(k) {
+		return c.uriOwner(k, key)
+	}
 	return c.owners[k][key]
+}
+
+// frontServer is the front server, once a Backend synced.
+func (c *Claims) frontServer() *mcp.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.front
+}
+
+// forgetWaiting takes backend out of every URI it waits for: it is gone
+// or down, and must not be handed an entry it cannot serve.
+func (c *Claims) forgetWaiting(backend string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.uris {
+		for _, uc := range m {
+			uc.waiting = withoutClaimant(uc.waiting, backend)
+		}
+	}
 }
