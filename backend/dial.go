@@ -24,7 +24,7 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 			env = append(os.Environ(), s.Env...)
 		}
 		return stdio.Command(ctx, s.Command[0], s.Command[1:], stdio.CommandOptions{
-			Name: s.Name, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
+			Name: s.Name, NameInLogger: true, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
 		})
 	case KindHTTP:
 		return mcphttp.DialStreamable(ctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes})

@@ -9,11 +9,14 @@ package backend
 
 import (
 	"bufio"
+	"context"
 	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/mcpgate/mcpgate/stdio"
 )
 
 // stopGrace is how long a process has to end after SIGTERM.
@@ -51,7 +54,7 @@ func startChild(argv []string, env []string, log *slog.Logger) (*child, error) {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 4096), 1<<20)
 		for sc.Scan() {
-			log.Info("backend output", "line", sc.Text())
+			log.LogAttrs(context.Background(), slog.LevelInfo, "backend output", stdio.LineAttr(sc.Bytes()))
 		}
 	}()
 	go func() {

@@ -38,7 +38,10 @@ type Options struct {
 	// unnoticed and the later backend's entry replaces the earlier one's.
 	// Default: a ledger of this backend's own.
 	Claims *Claims
-	Logger *slog.Logger // default: discard
+	// Logger is the backend's: its lines should name the backend
+	// (backend.Backend's logger carries backend=NAME), which the relay
+	// does not add again. Default: discard.
+	Logger *slog.Logger
 	// Inflight is the registry of calls in flight that the backend's
 	// mcp.Client relays notifications and requests through (hook its
 	// OnNotification and OnRequest into the ClientOptions). Default: one
@@ -96,14 +99,14 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 	if opts.Inflight == nil {
 		opts.Inflight = NewInflight()
 	}
-	opts.Inflight.setLogger(opts.Logger.With("backend", name))
+	opts.Inflight.setLogger(opts.Logger)
 	if opts.MinRoleFor == nil {
 		min := opts.MinRole
 		opts.MinRoleFor = func(string, string) string { return min }
 	}
 	return &Backend{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
-		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger.With("backend", name),
+		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments,
 	}
@@ -235,10 +238,15 @@ func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []st
 		}
 		seen[e.key] = true
 		if isURIKind(k) {
-			if !b.claims.claimURI(k, e, b) {
+			held, from := b.claims.claimURI(k, e, b)
+			if !held {
 				b.log.Warn("relay: collision, a backend earlier in the configuration serves it; this one takes over if it leaves",
 					"kind", string(k), "name", e.key, "owner", b.claims.ownerOf(k, e.key))
 				continue
+			}
+			if from != "" {
+				b.log.Warn("relay: collision, taken over from a backend later in the configuration",
+					"kind", string(k), "name", e.key, "from", from)
 			}
 		} else if owner, ok := b.claims.claim(k, e.key, b.name); !ok {
 			renamed, ok := b.renamed(k, e)

@@ -50,9 +50,10 @@ func (c *Claims) rankOf(name string) int {
 }
 
 // claimURI asks for key of k (a URI kind) for b with entry e. It returns
-// whether b holds it now (register e, and b may be taking it over from a
-// later backend, whose entry e replaces in place), or else b waits for it.
-func (c *Claims) claimURI(k kind, e entry, b *Backend) bool {
+// whether b holds it now (register e), and the later backend it took the
+// key over from, if it did (e replaces that one's entry in place); or
+// else b waits for it.
+func (c *Claims) claimURI(k kind, e entry, b *Backend) (held bool, from string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.uris[k]
@@ -68,13 +69,14 @@ func (c *Claims) claimURI(k kind, e entry, b *Backend) bool {
 	case uc.owner.b.name == b.name:
 		uc.owner = me
 	case c.rankOf(b.name) < c.rankOf(uc.owner.b.name):
+		from = uc.owner.b.name
 		uc.waiting = append(withoutClaimant(uc.waiting, b.name), uc.owner)
 		uc.owner = me
 	default:
 		uc.waiting = append(withoutClaimant(uc.waiting, b.name), me)
-		return false
+		return false, ""
 	}
-	return true
+	return true, from
 }
 
 // releaseURI lets go of key for b. It reports whether b held it; then,

@@ -40,7 +40,7 @@ func Command(ctx context.Context, name string, args []string, opts CommandOption
 		return nil, fmt.Errorf("stdio: start %s: %w", opts.Name, err)
 	}
 
-	c := newConn(p.stdout, p.stdin, opts.MaxLineBytes, opts.Logger, opts.Name)
+	c := newConn(p.stdout, p.stdin, opts.MaxLineBytes, opts.Logger)
 	c.proc = startProcess(cmd, p.stderr, opts)
 	go c.closeWhenDone(ctx)
 	return c, nil

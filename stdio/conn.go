@@ -26,7 +26,6 @@ type Conn struct {
 	// reader cannot be closed (the goroutine then ends with its next Read).
 	stdout io.Closer
 	log    *slog.Logger
-	name   string
 
 	lines   chan []byte   // read lines, handed over one at a time
 	eof     chan struct{} // closed when reading has ended
@@ -43,15 +42,14 @@ type Conn struct {
 // NewConn returns a Conn that writes messages to w and reads them from r.
 // Close closes w, and r too when it is an io.Closer.
 func NewConn(r io.Reader, w io.WriteCloser) *Conn {
-	return newConn(r, w, DefaultMaxLineBytes, slog.New(slog.DiscardHandler), "")
+	return newConn(r, w, DefaultMaxLineBytes, slog.New(slog.DiscardHandler))
 }
 
-func newConn(r io.Reader, w io.WriteCloser, maxLine int, log *slog.Logger, name string) *Conn {
+func newConn(r io.Reader, w io.WriteCloser, maxLine int, log *slog.Logger) *Conn {
 	c := &Conn{
 		out:    newLineWriter(w),
 		stdin:  w,
 		log:    log,
-		name:   name,
 		lines:  make(chan []byte),
 		eof:    make(chan struct{}),
 		closed: make(chan struct{}),
@@ -78,10 +76,10 @@ func (c *Conn) readLoop(lines *lineReader) {
 			// at once, saying why; anything else is only logged.
 			id, ok := jsonrpc.TruncatedResponseID(lines.Truncated())
 			if !ok {
-				c.log.Warn("stdio: message over the line limit dropped", "backend", c.name, "limit", lines.max)
+				c.log.Warn("stdio: message over the line limit dropped", "limit", lines.max)
 				continue
 			}
-			c.log.Warn("stdio: answer over the line limit; its call is failed", "backend", c.name, "limit", lines.max, "id", string(id))
+			c.log.Warn("stdio: answer over the line limit; its call is failed", "limit", lines.max, "id", string(id))
 			line, err = mcp.TooLargeAnswer(id, lines.max), nil
 		}
 		if err != nil {

@@ -22,8 +22,28 @@ func newLogRecorder() *logRecorder { return &logRecorder{changed: make(chan stru
 func (r *logRecorder) logger() *slog.Logger { return slog.New(r) }
 
 func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
+func (r *logRecorder) WithAttrs(as []slog.Attr) slog.Handler {
+	return withAttrs{r, as}
+}
+
+// withAttrs records what its logger was given With alongside each record,
+// as a real handler writes it.
+type withAttrs struct {
+	r     *logRecorder
+	attrs []slog.Attr
+}
+
+func (w withAttrs) Enabled(ctx context.Context, l slog.Level) bool { return w.r.Enabled(ctx, l) }
+func (w withAttrs) WithGroup(string) slog.Handler                  { return w }
+func (w withAttrs) WithAttrs(as []slog.Attr) slog.Handler {
+	return withAttrs{w.r, append(append([]slog.Attr(nil), w.attrs...), as...)}
+}
+func (w withAttrs) Handle(ctx context.Context, rec slog.Record) error {
+	rec = rec.Clone()
+	rec.AddAttrs(w.attrs...)
+	return w.r.Handle(ctx, rec)
+}
+func (r *logRecorder) WithGroup(string) slog.Handler { return r }
 
 func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()

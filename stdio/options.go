@@ -53,6 +53,9 @@ type CommandOptions struct {
 	// Name identifies the backend in log lines (default: the command's base
 	// name).
 	Name string
+	// NameInLogger says Logger already names the backend (a gateway's
+	// backend logger does): Name is then not added to its lines again.
+	NameInLogger bool
 	// Env is the child's environment; nil inherits ours, as in os/exec.
 	Env []string
 	// Dir is the child's working directory ("" for ours).
@@ -69,11 +72,16 @@ type CommandOptions struct {
 }
 
 func (o CommandOptions) withDefaults(command string) CommandOptions {
-	if o.Name == "" {
-		o.Name = filepath.Base(command)
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	// The name goes on the logger once, so that no line carries it
+	// twice; NameInLogger says the caller's logger names it already.
+	if !o.NameInLogger {
+		if o.Name == "" {
+			o.Name = filepath.Base(command)
+		}
+		o.Logger = o.Logger.With("backend", o.Name)
 	}
 	if o.GracePeriod <= 0 {
 		o.GracePeriod = DefaultGracePeriod

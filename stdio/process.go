@@ -8,6 +8,7 @@
 package stdio
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -23,7 +24,6 @@ import (
 type process struct {
 	cmd   *exec.Cmd
 	pid   int // also the process group id
-	name  string
 	log   *slog.Logger
 	grace time.Duration
 
@@ -42,7 +42,6 @@ func startProcess(cmd *exec.Cmd, stderr *os.File, opts CommandOptions) *process 
 	p := &process{
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
-		name:       opts.Name,
 		log:        opts.Logger,
 		grace:      opts.GracePeriod,
 		stderr:     stderr,
@@ -66,9 +65,9 @@ func (p *process) supervise() {
 		p.mu.Unlock()
 	})
 	if p.closing.Load() {
-		p.log.Debug("backend exited", "backend", p.name, "pid", p.pid, "err", err)
+		p.log.Debug("backend exited", "pid", p.pid, "err", err)
 	} else {
-		p.log.Warn("backend exited", "backend", p.name, "pid", p.pid, "err", err)
+		p.log.Warn("backend exited", "pid", p.pid, "err", err)
 	}
 	p.exitErr = err
 	close(p.exited)
@@ -82,12 +81,12 @@ func (p *process) shutdown() {
 	if p.awaitExit(p.grace) {
 		return
 	}
-	p.log.Info("backend still running after stdin closed; sending SIGTERM", "backend", p.name, "pid", p.pid)
+	p.log.Info("backend still running after stdin closed; sending SIGTERM", "pid", p.pid)
 	p.signal(syscall.SIGTERM)
 	if p.awaitExit(p.grace) {
 		return
 	}
-	p.log.Warn("backend still running after SIGTERM; sending SIGKILL", "backend", p.name, "pid", p.pid)
+	p.log.Warn("backend still running after SIGTERM; sending SIGKILL", "pid", p.pid)
 	p.signal(syscall.SIGKILL)
 	<-p.exited
 }
@@ -116,7 +115,7 @@ func (p *process) signalLocked(sig syscall.Signal) {
 		return
 	}
 	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		p.log.Warn("signalling backend failed", "backend", p.name, "pid", p.pid, "signal", sig.String(), "err", err)
+		p.log.Warn("signalling backend failed", "pid", p.pid, "signal", sig.String(), "err", err)
 	}
 }
 
@@ -128,14 +127,14 @@ func (p *process) logStderr() {
 		line, err := lines.Next()
 		switch {
 		case errors.Is(err, ErrLineTooLong):
-			p.log.Warn("stderr line too long", "backend", p.name, "limit", stderrMaxLineBytes)
+			p.log.Warn("stderr line too long", "limit", stderrMaxLineBytes)
 		case err != nil:
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				p.log.Debug("stderr read failed", "backend", p.name, "err", err)
+				p.log.Debug("stderr read failed", "err", err)
 			}
 			return
 		default:
-			p.log.Info("stderr", "backend", p.name, "line", string(line))
+			p.log.LogAttrs(context.Background(), slog.LevelInfo, "stderr", LineAttr(line))
 		}
 	}
 }
