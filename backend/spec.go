@@ -61,7 +61,7 @@ type Spec struct {
 	// MaxMessageBytes bounds one message from the backend (0: the
 	// transport's default: 4 MiB for stdio, 16 MiB for HTTP and SSE, 64
 	// MiB for the wire). An answer over it fails its call at once
-	// (-32603, data.kind "too_large"); on the wire it ends the connection.
+	// (-32603, data.kind "too_large"); the connection stays up.
 	MaxMessageBytes int
 	// ValidateArguments checks tools/call arguments against the schema
 	// the backend listed before it is asked.

@@ -69,7 +69,7 @@ type wireBegin struct {
 	Secrets   map[string]string
 	Logger    *slog.Logger
 	// ReadLimit bounds one wire message (0: wire.DefaultReadLimit). A
-	// bigger one ends the connection (the wire cannot drop one frame).
+	// bigger answer fails its exchange (mcp.TooLargeAnswer).
 	ReadLimit int64
 }
 
@@ -438,7 +438,10 @@ func (c *wireConn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
 	}
 	p, err := ch.Next(c.ctx)
 	var out []byte
+	var tooLarge *wire.TooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		out = mcp.TooLargeAnswer(id, int(tooLarge.Limit))
 	case errors.Is(err, wire.ErrBareFinish):
 		out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, errNotServed))
 	case err != nil:

@@ -65,8 +65,7 @@ type Backend struct {
 	// MaxMessageBytes bounds one message from the backend (default: 4 MiB
 	// for stdio, 16 MiB for http and sse, 64 MiB for proxy and process).
 	// An answer over it fails its call at once with -32603 and data.kind
-	// "too_large"; over the wire it ends the connection, and the backend
-	// is reconnected.
+	// "too_large"; the backend's connection stays up.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
 	// ValidateArguments makes the gateway check tools/call arguments
 	// against the input schema the backend listed, answering -32602 with

@@ -1,8 +1,8 @@
 // too_large_test.go pins what happens to an answer over a backend's
 // max_message_bytes, over real sockets and processes: the call it answers
 // fails at once with -32603, data.kind "too_large" and the limit — from a
-// stdio line, an HTTP JSON body and an SSE event alike — and the backend
-// stays up for the next call.
+// stdio line, an HTTP JSON body, an SSE event and a wire frame alike — and
+// the backend stays up for the next call.
 
 package gateway_test
 
@@ -44,8 +44,9 @@ func TestAnAnswerOverTheLimitFailsItsCallAtOnce(t *testing.T) {
 	base, _ := bkGateway(t, fmt.Sprintf("backends:\n"+
 		"  - %s, name: es, max_message_bytes: %d, call_timeout: 1m}\n"+
 		"  - %s, name: eh, max_message_bytes: %d, call_timeout: 1m}\n"+
-		"  - {name: ev, kind: http, url: %q, max_message_bytes: %d, call_timeout: 1m}\n",
-		specs["stdio"], limit, specs["http"], limit, bs.URL, limit))
+		"  - {name: ev, kind: http, url: %q, max_message_bytes: %d, call_timeout: 1m}\n"+
+		"  - %s, name: ep, max_message_bytes: %d, call_timeout: 1m}\n",
+		specs["stdio"], limit, specs["http"], limit, bs.URL, limit, specs["proxy"], limit))
 	bkWaitReady(t, base, http.StatusOK)
 	f := fdHTTPConnect(t, base)
 
@@ -53,6 +54,7 @@ func TestAnAnswerOverTheLimitFailsItsCallAtOnce(t *testing.T) {
 		{"a stdio line", `{"name":"es__huge","arguments":{"bytes":300000}}`},
 		{"an HTTP body", `{"name":"eh__huge","arguments":{"bytes":300000}}`},
 		{"an SSE event", `{"name":"ev__huge","arguments":{},"_meta":{"progressToken":1}}`},
+		{"a wire frame", `{"name":"ep__huge","arguments":{"bytes":300000}}`},
 	} {
 		start := time.Now()
 		_, raw := fdMember(t, f.exchange(t, 10+i, "tools/call", c.params))
@@ -70,7 +72,7 @@ func TestAnAnswerOverTheLimitFailsItsCallAtOnce(t *testing.T) {
 		}
 	}
 	// Each backend is still up: a small answer comes through.
-	for _, name := range []string{"es__huge", "eh__huge"} {
+	for _, name := range []string{"es__huge", "eh__huge", "ep__huge"} {
 		res, raw := fdMember(t, f.exchange(t, 20, "tools/call", `{"name":"`+name+`","arguments":{"bytes":10}}`))
 		if raw != "" || pfResultText(t, json.RawMessage(res)) != "xxxxxxxxxx" {
 			t.Errorf("%s after the refused answer: %s %s", name, res, raw)

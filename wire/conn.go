@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 
@@ -32,8 +33,10 @@ type Options struct {
 	// nil discards.
 	Logger *slog.Logger
 	// ReadLimit bounds one incoming message in bytes: 0 means
-	// DefaultReadLimit, -1 means no limit. A bigger message ends the
-	// connection.
+	// DefaultReadLimit, -1 means no limit. A bigger message is read to its
+	// end and thrown away: a response to an exchange this side opened
+	// ends that exchange with a *TooLargeError; anything else is
+	// disregarded. The connection stays up.
 	ReadLimit int64
 }
 
@@ -51,6 +54,7 @@ var errAuthorization = errors.New("wire: authorization frame on a connection tha
 type conn struct {
 	ws           *websocket.Conn
 	role         role
+	limit        int64 // Options.ReadLimit; -1 for none
 	log          *slog.Logger
 	serveScope   func(context.Context, *Responder, []byte) // server role
 	serveChannel func(context.Context, *Responder, []byte)
@@ -58,9 +62,10 @@ type conn struct {
 	ctx    context.Context // ends when the connection does; parent of every exchange's
 	cancel context.CancelFunc
 
-	wturn chan struct{} // the write turn: one frame on the socket at a time
-	wbuf  []byte        // guarded by wturn
-	rbuf  bytes.Buffer  // the reader goroutine's
+	wturn chan struct{}    // the write turn: one frame on the socket at a time
+	wbuf  []byte           // guarded by wturn
+	rbuf  bytes.Buffer     // the reader goroutine's
+	rlim  io.LimitedReader // the reader goroutine's, applying limit
 
 	mu        sync.Mutex
 	scopes    map[uint32]*Scope
@@ -81,7 +86,9 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 	if o.ReadLimit == 0 {
 		o.ReadLimit = DefaultReadLimit
 	}
-	ws.SetReadLimit(o.ReadLimit)
+	// The limit is ours to apply (conn.read in route.go), frame by frame: the library's
+	// would close the whole connection for one oversized answer.
+	ws.SetReadLimit(-1)
 	name := "client"
 	if r == roleServer {
 		name = "server"
@@ -89,6 +96,7 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 	c := &conn{
 		ws:     ws,
 		role:   r,
+		limit:  o.ReadLimit,
 		log:    o.Logger.With("role", name),
 		wturn:  make(chan struct{}, 1),
 		scopes: make(map[uint32]*Scope),

@@ -98,3 +98,12 @@ var (
 	// ErrNotBinary is a peer message that was not binary where one had to be.
 	ErrNotBinary = errors.New("wire: message was not binary")
 )
+
+// TooLargeError ends an exchange whose answer was over the connection's
+// read limit (Options.ReadLimit): the message was thrown away, and the
+// connection stays up.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("wire: an answer over the read limit of %d bytes was dropped", e.Limit)
+}

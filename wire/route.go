@@ -8,6 +8,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"io"
 
 	"github.com/coder/websocket"
 )
@@ -16,7 +17,7 @@ import (
 // why it ended.
 func (c *conn) readLoop() error {
 	for {
-		typ, msg, err := c.read()
+		typ, msg, oversized, err := c.read()
 		if err != nil {
 			return err
 		}
@@ -27,6 +28,10 @@ func (c *conn) readLoop() error {
 		f, err := ParseFrame(msg)
 		if err != nil {
 			c.log.Debug("wire: message disregarded", "reason", err.Error(), "len", len(msg))
+			continue
+		}
+		if oversized {
+			c.tooLarge(f)
 			continue
 		}
 		reason, stop := c.route(f)
@@ -41,21 +46,59 @@ func (c *conn) readLoop() error {
 }
 
 // read returns the next message in a buffer of its own: payloads are handed
-// to exchanges that may keep them.
-func (c *conn) read() (websocket.MessageType, []byte, error) {
+// to exchanges that may keep them. A message over the read limit is read
+// to its end and dropped: msg is then its frame header alone (what was
+// read of it, at most HeaderSize bytes) and oversized is true.
+func (c *conn) read() (typ websocket.MessageType, msg []byte, oversized bool, err error) {
 	typ, r, err := c.ws.Reader(context.Background())
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, false, err
 	}
 	c.rbuf.Reset()
-	if _, err := c.rbuf.ReadFrom(r); err != nil {
-		return 0, nil, err
+	if c.limit < 0 {
+		_, err = c.rbuf.ReadFrom(r)
+	} else {
+		c.rlim = io.LimitedReader{R: r, N: c.limit + 1}
+		_, err = c.rbuf.ReadFrom(&c.rlim)
+		c.rlim.R = nil
+		if err == nil && int64(c.rbuf.Len()) > c.limit {
+			oversized = true
+			_, err = io.Copy(io.Discard, r)
+			c.rbuf.Truncate(min(c.rbuf.Len(), HeaderSize))
+		}
 	}
-	msg := bytes.Clone(c.rbuf.Bytes())
+	if err != nil {
+		return 0, nil, false, err
+	}
+	msg = bytes.Clone(c.rbuf.Bytes())
 	if c.rbuf.Cap() > keepBuffer {
 		c.rbuf = bytes.Buffer{}
 	}
-	return typ, msg, nil
+	return typ, msg, oversized, nil
+}
+
+// tooLarge answers a frame whose payload was over the read limit: the
+// exchange this side opened that it answers ends with a *TooLargeError
+// (its finish, which follows, is then taken as usual); any other frame is
+// disregarded.
+func (c *conn) tooLarge(f Frame) {
+	c.log.Warn("wire: message over the read limit dropped", "limit", c.limit,
+		"type", f.Type.String(), "scope", f.Scope, "channel", f.Channel)
+	err := &TooLargeError{Limit: c.limit}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.scopes[f.Scope]
+	if s == nil {
+		return
+	}
+	switch {
+	case f.Type == TypeChannelResponse:
+		if ch := s.own[f.Channel]; ch != nil {
+			ch.answers.fail(err)
+		}
+	case f.Type == TypeResponse && c.role == roleClient && s.answers != nil:
+		s.answers.fail(err)
+	}
 }
 
 // route hands a frame to its exchange. It returns why the frame was
