@@ -120,8 +120,12 @@ func FuzzEqualFold(f *testing.F) {
 	f.Add("\u017f", "S")
 	f.Add("\xff", "\ufffd")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		if got, want := EqualFold(a, b), FoldKey(a) == FoldKey(b); got != want {
+		want := FoldKey(a) == FoldKey(b)
+		if got := EqualFold(a, b); got != want {
 			t.Fatalf("EqualFold(%q, %q) = %v, FoldKey says %v", a, b, got, want)
+		}
+		if got := EqualFold([]byte(a), b); got != want {
+			t.Fatalf("EqualFold([]byte(%q), %q) = %v, FoldKey says %v", a, b, got, want)
 		}
 	})
 }

@@ -30,6 +30,22 @@ func Members(obj []byte, fn func(key string, value json.RawMessage) bool) error 
 	})
 }
 
+// MemberKeys is Members with each key as bytes: a slice of obj when the
+// key holds no escape (no copy is made, which Members must make to give a
+// string), a decoded copy when it does. The key is valid as long as obj.
+func MemberKeys(obj []byte, fn func(key []byte, value json.RawMessage) bool) error {
+	return walkMembers(obj, func(rawKey []byte, escaped bool, value json.RawMessage) (bool, error) {
+		if !escaped {
+			return fn(rawKey[1:len(rawKey)-1], value), nil
+		}
+		var key string
+		if json.Unmarshal(rawKey, &key) != nil {
+			return false, errSyntax
+		}
+		return fn([]byte(key), value), nil
+	})
+}
+
 // walkMembers calls fn with each member's key as it stands in obj (quotes
 // included), whether its decoded value may differ from those bytes, and
 // the raw value. Lookup compares unescaped keys without decoding them.
@@ -100,27 +116,27 @@ func FoldKey(key string) string {
 }
 
 // EqualFold reports whether FoldKey(a) == FoldKey(b), without building
-// either.
-func EqualFold(a, b string) bool {
-	for a != "" && b != "" {
-		var ra, rb rune
-		if a[0] < utf8.RuneSelf {
-			ra, a = rune(a[0]), a[1:]
-		} else {
-			r, n := utf8.DecodeRuneInString(a)
-			ra, a = r, a[n:]
-		}
-		if b[0] < utf8.RuneSelf {
-			rb, b = rune(b[0]), b[1:]
-		} else {
-			r, n := utf8.DecodeRuneInString(b)
-			rb, b = r, b[n:]
-		}
+// either; a and b may each be a string or bytes.
+func EqualFold[A, B ~string | ~[]byte](a A, b B) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ra, n := nextRune(a, i)
+		i += n
+		rb, m := nextRune(b, j)
+		j += m
 		if ra != rb && foldOne(ra) != foldOne(rb) {
 			return false
 		}
 	}
-	return a == b
+	return i == len(a) && j == len(b)
+}
+
+// nextRune decodes the rune at s[i:], as ranging over a string does.
+func nextRune[S ~string | ~[]byte](s S, i int) (rune, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(string(s[i:])) // not ASCII: rare in keys
 }
 
 // foldOne is one rune as FoldKey writes it.

@@ -386,3 +386,23 @@ func TestSubscribeAnswersAsReadWould(t *testing.T) {
 		t.Errorf("subscribe read the resource: %v", ran)
 	}
 }
+
+// A handler that aborts its own request ends its context with the cause,
+// and its answer is still sent (unlike a client's cancellation).
+func TestAbortEndsTheRequestsContextAndKeepsItsAnswer(t *testing.T) {
+	srv := newServer(t, mcp.Options{})
+	cause := errors.New("the backend went quiet")
+	srv.Handle("x/abort", mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+		r.Abort(cause)
+		<-ctx.Done()
+		if !errors.Is(context.Cause(ctx), cause) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cause %v", context.Cause(ctx))
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "gave up: %v", cause)
+	}))
+	ss, _ := readySession(t, srv)
+	e := rpcError(t, call(t, ss, "x/abort", ""), jsonrpc.CodeInternalError)
+	if e.Message != "gave up: the backend went quiet" {
+		t.Errorf("answer %q", e.Message)
+	}
+}

@@ -34,9 +34,12 @@ var readKeys = map[string][]string{
 
 // nestedKeys are the keys read inside the members holding objects: ref's
 // type, name and uri; the progress token in _meta.
-var nestedKeys = map[string][]string{
-	"ref":   {"type", "name", "uri"},
-	"_meta": {"progressToken"},
+var nestedKeys = map[string]struct {
+	where string // how the refusal names the object
+	keys  []string
+}{
+	"ref":   {"params.ref", []string{"type", "name", "uri"}},
+	"_meta": {"params._meta", []string{"progressToken"}},
 }
 
 // maxReportedKey bounds the key quoted back: it is the caller's.
@@ -59,25 +62,25 @@ func checkParamKeys(r *Request) error {
 func checkObjectKeys(obj json.RawMessage, where string, read []string, nested bool) error {
 	// Params hold a handful of keys: comparing each with those before it
 	// costs less than a map of folded keys.
-	var seen [8]string
+	var seen [8][]byte
 	keys := seen[:0]
 	var refusal error
-	err := jsonrpc.Members(obj, func(key string, value json.RawMessage) bool {
+	err := jsonrpc.MemberKeys(obj, func(key []byte, value json.RawMessage) bool {
 		for _, prev := range keys {
 			if jsonrpc.EqualFold(key, prev) {
-				refusal = ambiguousKey(where, key, prev)
+				refusal = ambiguousKey(where, string(key), string(prev))
 				return false
 			}
 		}
 		keys = append(keys, key)
 		for _, want := range read {
-			if key != want && jsonrpc.EqualFold(key, want) {
-				refusal = ambiguousKey(where, key, want)
+			if string(key) != want && jsonrpc.EqualFold(key, want) {
+				refusal = ambiguousKey(where, string(key), want)
 				return false
 			}
 		}
-		if inner, ok := nestedKeys[key]; nested && ok && len(value) > 0 && value[0] == '{' {
-			if refusal = checkObjectKeys(value, where+"."+key, inner, false); refusal != nil {
+		if inner, ok := nestedKeys[string(key)]; nested && ok && len(value) > 0 && value[0] == '{' {
+			if refusal = checkObjectKeys(value, inner.where, inner.keys, false); refusal != nil {
 				return false
 			}
 		}

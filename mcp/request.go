@@ -25,8 +25,19 @@ type Request struct {
 	Method  string
 	Params  json.RawMessage
 
-	sink  Sink        // where messages related to this request go
-	entry entryLookup // EntryName's lookup, made once
+	sink  Sink                    // where messages related to this request go
+	entry entryLookup             // EntryName's lookup, made once
+	abort context.CancelCauseFunc // ends the request's context (Abort)
+}
+
+// Abort ends the context the request is served with, with cause
+// (context.Cause tells it). Unlike a client's notifications/cancelled, the
+// handler's answer is still sent: a handler uses it to give up on work it
+// waits for — a relay whose backend went quiet — and answer why.
+func (r *Request) Abort(cause error) {
+	if r.abort != nil {
+		r.abort(cause)
+	}
 }
 
 // Notify sends a notification related to this request (it travels on the

@@ -134,7 +134,7 @@ func (s *Session) Close() {
 	}
 	s.closed = true
 	for _, req := range s.inflight {
-		req.cancel()
+		req.cancel(nil)
 	}
 	close(s.done)
 	s.mu.Unlock()
@@ -185,8 +185,8 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 		ctx = WithIdentity(ctx, s.identity)
 	}
 	key := m.ID.Key()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	// The request and its in-flight record in one allocation: this runs
 	// for every call a client makes.
 	h := &handling{inflight: inflight{cancel: cancel}}
@@ -199,7 +199,7 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	s.inflight[key] = req
 	s.mu.Unlock()
 
-	h.Request = Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related}
+	h.Request = Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related, abort: cancel}
 	r := &h.Request
 	result, err := s.server.serve(ctx, r)
 	s.mu.Lock()
@@ -256,7 +256,7 @@ func (s *Session) notification(ctx context.Context, m *jsonrpc.Message) {
 		}
 		s.mu.Unlock()
 		if req != nil {
-			req.cancel()
+			req.cancel(nil)
 		}
 	default:
 		if h := s.server.opts.OnNotification; h != nil {
@@ -348,7 +348,7 @@ func (s *Session) deliver(m *jsonrpc.Message) {
 
 // inflight is a request being served.
 type inflight struct {
-	cancel   context.CancelFunc
+	cancel   context.CancelCauseFunc
 	byClient bool // cancelled by notifications/cancelled; guarded by Session.mu
 }
 

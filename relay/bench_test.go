@@ -5,6 +5,7 @@ package relay_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -15,7 +16,12 @@ import (
 // server relaying to a backend over an in-memory connection: the relay's
 // own cost (forward, in-flight registry), without sockets.
 func BenchmarkRelayedToolsCall(b *testing.B) {
-	f, _, _, _ := relayed(b, relay.Options{})
+	b.Run("no call timeout", func(b *testing.B) { benchRelayed(b, relay.Options{}) })
+	b.Run("call timeout", func(b *testing.B) { benchRelayed(b, relay.Options{CallTimeout: 5 * time.Minute}) })
+}
+
+func benchRelayed(b *testing.B, opts relay.Options) {
+	f, _, _, _ := relayed(b, opts)
 	req := request(b, jsonrpc.ID("1"), "tools/call", `{"name":"b1__whoami","arguments":{}}`)
 	sink := &mcptest.Recorder{}
 	ctx := context.Background()

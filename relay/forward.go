@@ -68,9 +68,8 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 		return nil, err
 	}
 	defer release()
-	ctx, kick, stop := withWatchdog(ctx, b.timeout)
-	defer stop()
-	params, done := inflight.begin(ctx, r, params, kick)
+	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
+	defer wd.stop()
 	defer done()
 	res, err := b.call(ctx, client, method, params)
 	if err == nil {

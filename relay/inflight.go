@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -53,9 +54,9 @@ type inflightCall struct {
 	token json.RawMessage // the caller's raw progress token, or nil
 	gwTok string          // the gateway's raw token ("\"gw-1\""), or ""
 	out   outbox          // notifications on their way to the caller
-	// progressed is told of each progress notification for the call (the
-	// call's watchdog: timeout.go).
-	progressed func()
+	// watchdog bounds the call's quiet time; each progress notification
+	// for it kicks it (timeout.go).
+	watchdog watchdog
 }
 
 // NewInflight returns an empty registry.
@@ -65,15 +66,16 @@ func NewInflight() *Inflight {
 
 // begin registers r for the duration of one backend call and returns the
 // params to forward (with the gateway's progress token if r has one) and
-// the function that ends the registration; progressed is called on each
-// progress notification for the call.
-func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, progressed func()) (json.RawMessage, func()) {
+// the function that ends the registration, and the call's watchdog, armed
+// for timeout (0: none) before any progress for the call can kick it.
+func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration) (json.RawMessage, func(), *watchdog) {
 	if r == nil {
-		return params, func() {}
+		return params, func() {}, nil
 	}
 	in.mu.Lock()
 	in.seq++
-	c := &inflightCall{seq: in.seq, ctx: ctx, r: r, progressed: progressed}
+	c := &inflightCall{seq: in.seq, ctx: ctx, r: r}
+	c.watchdog.start(r, timeout)
 	if tok := r.ProgressToken(); tok != nil {
 		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
 		if out, err := withProgressToken(params, json.RawMessage(gw)); err == nil {
@@ -92,7 +94,7 @@ func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMe
 		log := in.log
 		in.mu.Unlock()
 		c.finish(log) // the caller's notifications go before the result
-	}
+	}, &c.watchdog
 }
 
 // latest is the most recent call in flight, or nil.
@@ -124,9 +126,7 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 		if c == nil {
 			return true
 		}
-		if c.progressed != nil {
-			c.progressed()
-		}
+		c.watchdog.kick()
 		params, err := withMember(m.Params, "progressToken", c.token)
 		if err == nil {
 			c.notifyCaller(m.Method, params)

@@ -11,44 +11,49 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // errCallTimeout is the cause of a call's context when its watchdog fired.
 var errCallTimeout = errors.New("relay: the backend did not answer in time")
 
-// watchdog cancels a call's context once it has been quiet for d; kick
-// restarts the wait (progress from the backend shows it is working).
+// watchdog aborts a call's request once it has been quiet for d; kick
+// restarts the wait (progress from the backend shows it is working). The
+// request's own context is ended (mcp.Request.Abort), so that no context
+// of its own is made for every relayed call.
 type watchdog struct {
-	mu    sync.Mutex
+	r     *mcp.Request
 	timer *time.Timer
 	d     time.Duration
 }
 
-// withWatchdog returns ctx ended after d without a kick, and the kick; d
-// of 0 or less turns the watchdog off.
-func withWatchdog(ctx context.Context, d time.Duration) (context.Context, func(), func()) {
-	if d <= 0 {
-		return ctx, func() {}, func() {}
+// start arms the watchdog for r, unless d (0 or less) turns it off.
+func (w *watchdog) start(r *mcp.Request, d time.Duration) {
+	if w == nil || d <= 0 || r == nil {
+		return
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	w := &watchdog{d: d}
-	w.timer = time.AfterFunc(d, func() { cancel(errCallTimeout) })
-	kick := func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.timer.Stop() { // not fired yet: wait d again
-			w.timer.Reset(w.d)
-		}
+	w.r, w.d = r, d
+	w.timer = time.AfterFunc(d, w.fire)
+}
+
+func (w *watchdog) fire() { w.r.Abort(errCallTimeout) }
+
+// kick restarts the wait, unless the watchdog already fired. It is called
+// from the backend connection's read loop only, one kick at a time.
+func (w *watchdog) kick() {
+	if w != nil && w.timer != nil && w.timer.Stop() {
+		w.timer.Reset(w.d)
 	}
-	stop := func() {
+}
+
+// stop disarms the watchdog once the call is over.
+func (w *watchdog) stop() {
+	if w != nil && w.timer != nil {
 		w.timer.Stop()
-		cancel(nil)
 	}
-	return ctx, kick, stop
 }
 
 // timedOut reports whether ctx ended by its watchdog.
