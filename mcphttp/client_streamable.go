@@ -55,7 +55,10 @@ type StreamableConn struct {
 	sessionHdr, versionHdr []string
 	listening              bool // the standalone GET stream was started
 	closed                 bool
-	defaultClient          bool // http is the package's default client
+	// retry is the reconnection time the server asked for in its latest
+	// SSE retry field (0: none; back off instead).
+	retry         time.Duration
+	defaultClient bool // http is the package's default client
 }
 
 // DialStreamable returns a connection to the MCP endpoint at url. No

@@ -6,6 +6,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -84,6 +85,11 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 		if id := r.LastEventID(); id != "" {
 			lastID = id
 		}
+		if d := r.Retry(); d > 0 {
+			c.mu.Lock()
+			c.retry = d
+			c.mu.Unlock()
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
 				c.log.Debug("mcphttp client: event stream broke", "err", err)
@@ -91,6 +97,11 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 			return lastID, n, errors.Is(err, sse.ErrTooLarge)
 		}
 		if ev.Name != "" && ev.Name != "message" {
+			continue
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			// A priming event (SEP-1699): an id to resume from, and no
+			// message.
 			continue
 		}
 		for key := range answeredIDs(ev.Data) {
@@ -142,7 +153,7 @@ func (c *StreamableConn) listenLoop() {
 			}
 		default:
 			drain(resp.Body)
-			if !c.retryable(resp.StatusCode) {
+			if !c.retryable(resp) {
 				return
 			}
 		}
@@ -153,11 +164,16 @@ func (c *StreamableConn) listenLoop() {
 	}
 }
 
-// retryable says whether a refused standalone GET is worth retrying.
-func (c *StreamableConn) retryable(status int) bool {
+// retryable says whether a refused standalone GET is worth retrying. A
+// 404 means the session expired only when the GET named one: a server
+// that issued none (a stateless one) answers 404 or 405 for "no such
+// stream", and ending the connection for it made its backend flap.
+func (c *StreamableConn) retryable(resp *http.Response) bool {
+	status := resp.StatusCode
 	switch {
-	case status == http.StatusMethodNotAllowed:
-		c.log.Debug("mcphttp client: server offers no standalone stream")
+	case status == http.StatusMethodNotAllowed,
+		status == http.StatusNotFound && resp.Request.Header.Get(HeaderSessionID) == "":
+		c.log.Debug("mcphttp client: server offers no standalone stream", "status", status)
 		return false
 	case status == http.StatusNotFound:
 		c.inbox.end(ErrSessionExpired)
@@ -170,14 +186,21 @@ func (c *StreamableConn) retryable(status int) bool {
 	}
 }
 
-// pause waits before reconnection attempt n (the first is immediate),
-// reporting false if the connection closed meanwhile.
+// pause waits before reconnection attempt n, reporting false if the
+// connection closed meanwhile. The wait is the server's SSE retry when it
+// gave one; else the first attempt is immediate and later ones back off.
 func (c *StreamableConn) pause(n int) bool {
-	if n <= 0 {
+	c.mu.Lock()
+	d := c.retry
+	c.mu.Unlock()
+	switch {
+	case d > 0:
+	case n <= 0:
 		return c.ctx.Err() == nil
+	default:
+		d = min(retryBase<<min(n-1, 10), retryMax)
 	}
-	d := retryBase << min(n-1, 10)
-	t := time.NewTimer(min(d, retryMax))
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"time"
 )
 
 // Event is one server-sent event.
@@ -87,6 +88,7 @@ type Reader struct {
 	r       *bufio.Reader
 	max     int
 	lastID  string
+	retry   int // the last retry field seen, in milliseconds (0: none)
 	data    []byte
 	hasData bool
 
@@ -106,6 +108,11 @@ func NewReader(r io.Reader, max int) *Reader {
 // LastEventID is the id of the last event with one, as a client sends back
 // in Last-Event-ID to resume.
 func (r *Reader) LastEventID() string { return r.lastID }
+
+// Retry is the reconnection time the stream asked for in its latest retry
+// field, in any event so far, with data or not (0 when it set none). A
+// client reconnecting after the stream ends waits this long.
+func (r *Reader) Retry() time.Duration { return time.Duration(r.retry) * time.Millisecond }
 
 // Next returns the next event that carries data. Comments (keepalives)
 // and events without data are skipped. Data is the reader's own copy.
@@ -164,7 +171,7 @@ func (r *Reader) Next() (Event, error) {
 			}
 		case "retry":
 			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
-				ev.Retry = n
+				ev.Retry, r.retry = n, n
 			}
 		}
 	}

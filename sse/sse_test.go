@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readEvents reads every event of input, returning the error that ended
@@ -249,5 +250,18 @@ func TestReaderDataIsACopy(t *testing.T) {
 	b, _ := r.Next()
 	if string(a.Data) != "first" || string(b.Data) != "second" {
 		t.Errorf("data = %q, %q: the first event's data was overwritten", a.Data, b.Data)
+	}
+}
+
+// The retry field counts wherever it comes, in an event without data too
+// (a priming event), and the latest one wins.
+func TestReaderKeepsTheLatestRetry(t *testing.T) {
+	r := NewReader(strings.NewReader("retry: 500\nid: a\n\nretry: 300\nid: b\ndata:\n\ndata: x\n\n"), 0)
+	if r.Retry() != 0 {
+		t.Fatalf("Retry before reading: %v", r.Retry())
+	}
+	ev, err := r.Next()
+	if err != nil || len(ev.Data) != 0 || r.Retry() != 300*time.Millisecond || r.LastEventID() != "b" {
+		t.Fatalf("first event %+v %v: retry %v, last id %q", ev, err, r.Retry(), r.LastEventID())
 	}
 }
