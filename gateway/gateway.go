@@ -127,6 +127,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		Gate:     g.traceGate(metrics.EntryGate(g.gate)),
 		Complete: complete,
 		Unknown:  unknown,
+		// The instructions are the backends' (relay/instructions.go).
+		InstructionsFrom: claims.Instructions,
 	})
 	// Audit records and metrics name the backend owning the entry a call
 	// reaches ("" for the gateway's own entries).

@@ -44,7 +44,7 @@ func (s *Server) serveInitialize(ctx context.Context, r *Request) (json.RawMessa
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      Implementation  `json:"serverInfo"`
 		Instructions    string          `json:"instructions,omitempty"`
-	}{v, s.caps, s.opts.Info, s.opts.Instructions}
+	}{v, s.caps, s.opts.Info, s.instructions()}
 	return json.Marshal(res)
 }
 
@@ -74,4 +74,12 @@ func (s *Server) capabilities() json.RawMessage {
 	caps.Prompts.ListChanged = true
 	b, _ := json.Marshal(caps)
 	return b
+}
+
+// instructions are what initialize answers with.
+func (s *Server) instructions() string {
+	if s.opts.InstructionsFrom != nil {
+		return s.opts.InstructionsFrom()
+	}
+	return s.opts.Instructions
 }

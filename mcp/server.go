@@ -27,7 +27,11 @@ type Implementation struct {
 type Options struct {
 	Info         Implementation
 	Instructions string
-	Logger       *slog.Logger // default: discard
+	// InstructionsFrom, if set, gives the instructions at each initialize
+	// (a gateway's come from the backends up at that moment) and
+	// Instructions is ignored.
+	InstructionsFrom func() string
+	Logger           *slog.Logger // default: discard
 	// Gate decides visibility and admission; default: everything open.
 	Gate Gate
 	// PageSize is the number of entries per list page (default 100).

@@ -75,7 +75,9 @@ type Backend struct {
 	observe  Observer
 	timeout  time.Duration
 	validate bool
-	log      *slog.Logger
+	// instructions are the backend's own, from its initialize result.
+	instructions string
+	log          *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
 	owned map[kind]map[string]string // key at the front → definition registered
@@ -108,7 +110,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
-		validate: opts.ValidateArguments,
+		validate: opts.ValidateArguments, instructions: instructionsOf(client.InitializeResult()),
 	}
 }
 
