@@ -77,7 +77,11 @@ type Backend struct {
 	validate bool
 	// instructions are the backend's own, from its initialize result.
 	instructions string
-	log          *slog.Logger
+	// offersLogging says the backend takes logging/setLevel; levelSent is
+	// the rank last asked of it (0: none; guarded by claims.mu).
+	offersLogging bool
+	levelSent     int
+	log           *slog.Logger
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
 	owned map[kind]map[string]string // key at the front → definition registered
@@ -111,6 +115,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments, instructions: instructionsOf(client.InitializeResult()),
+		offersLogging: offersLogging(client.InitializeResult()),
 	}
 }
 
@@ -153,6 +158,7 @@ func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
 	s.RemovePrompts(removed...)
 	b.addPrompts(s, added)
 	b.claims.Forget(b.name) // up again: its live entries answer now
+	b.claims.catchUpLevel(ctx, b)
 	return nil
 }
 

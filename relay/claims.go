@@ -31,6 +31,7 @@ type Claims struct {
 	uris   map[kind]map[string]*uriClaim // resource URIs and templates (uri_claims.go)
 	rank   map[string]int                // backend name → place in the configuration (SetOrder)
 	live   map[string]*Backend           // backend name → its synced Backend
+	level  mcp.LogLevel                  // the most verbose logging/setLevel asked (loglevel.go)
 	front  *mcp.Server                   // the front server, once a Backend synced
 	graves *graveyard                    // entries of backends that are down; nil until one is
 }
