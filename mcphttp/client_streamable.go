@@ -206,7 +206,7 @@ func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.R
 		c.adoptSession(resp.Header.Get(HeaderSessionID))
 	}
 	if ok && out.initialized {
-		c.listen()
+		c.listen(ctx)
 	}
 	ct := mediaType(resp.Header.Get("Content-Type"))
 	switch {

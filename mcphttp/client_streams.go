@@ -116,28 +116,52 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 }
 
 // listen starts the standalone GET stream once, after initialization.
-func (c *StreamableConn) listen() {
+//
+// It returns once the server has answered the first GET (the stream is
+// open, or refused), at most after streamWait: a server may send a request
+// of its own on the stream (sampling, elicitation) as soon as the first
+// call arrives, and one sent before the stream was open was lost. The TS
+// SDK's servers do exactly that.
+func (c *StreamableConn) listen(ctx context.Context) {
 	c.mu.Lock()
 	start := !c.listening
 	c.listening = true
 	c.mu.Unlock()
-	if start && c.track() {
-		go func() {
-			defer c.wg.Done()
-			c.listenLoop()
-		}()
+	if !start || !c.track() {
+		return
+	}
+	opened := make(chan struct{})
+	go func() {
+		defer c.wg.Done()
+		c.listenLoop(opened)
+	}()
+	t := time.NewTimer(streamWait)
+	defer t.Stop()
+	select {
+	case <-opened:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-c.ctx.Done():
 	}
 }
+
+// streamWait bounds how long the first call waits for the standalone
+// stream to open.
+const streamWait = 2 * time.Second
 
 // listenLoop keeps the standalone stream open while the connection is,
 // reconnecting with Last-Event-ID and backoff when it drops. 405 means the
 // server offers no such stream, which is fine. The delay grows with every
 // attempt that delivered nothing, so a server that ends each stream at
 // once is not hammered.
-func (c *StreamableConn) listenLoop() {
+func (c *StreamableConn) listenLoop(opened chan struct{}) {
 	lastID := ""
 	for failures := 0; ; {
 		resp, err := c.http.Do(c.newGET(c.ctx, lastID))
+		if opened != nil {
+			close(opened) // answered, or failed: the first call may go
+			opened = nil
+		}
 		switch {
 		case c.ctx.Err() != nil:
 			if err == nil {
