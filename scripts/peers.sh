@@ -9,6 +9,9 @@
 #   @modelcontextprotocol/server-everything a reference MCP server
 #   @modelcontextprotocol/inspector-cli     the MCP Inspector's command-line client (v1)
 #   supergateway                            a stdio-to-HTTP MCP gateway (a peer of the benchmarks)
+# and, from ../shared/peers/conformance-everything-server (no registry serves it), the
+# conformance suite's own reference server, copied into .cache/refserver with its
+# dependencies (npm ci).
 #
 # Usage:
 #   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
@@ -35,6 +38,9 @@
 #   SUPERGATEWAY       supergateway/dist/index.js
 #                        ("$NODE22" "$SUPERGATEWAY" --stdio 'CMD ARGS' --outputTransport streamableHttp
 #                          --stateful --port N)
+#   REF_SERVER_DIR     the reference server's folder (.cache/refserver), or "" when
+#                      ../shared/peers holds none; run it from there with
+#                        PORT=N "$NODE22" --require ./loopback.cjs --import tsx everything-server.ts
 #   NODE_PATH          <PEERS_DIR>/node_modules, so that require("@modelcontextprotocol/sdk/...")
 #                      works from a CommonJS script anywhere. ESM `import` ignores NODE_PATH:
 #                      an .mjs script must live under PEERS_DIR (or import by absolute path).
@@ -66,6 +72,9 @@ INSPECTOR_CLI="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector-cli/build
 MCP_SDK_DIR="$PEERS_DIR/node_modules/@modelcontextprotocol/sdk"
 SUPERGATEWAY="$PEERS_DIR/node_modules/supergateway/dist/index.js"
 NODE_PATH_DIR="$PEERS_DIR/node_modules"
+REF_SRC="$ROOT/../shared/peers/conformance-everything-server"
+REF_SERVER_DIR="$CACHE/refserver"
+REF_STAMP="$REF_SERVER_DIR/.ref-stamp"
 
 log() { printf 'peers.sh: %s\n' "$*" >&2; }
 
@@ -112,8 +121,36 @@ do_install() {
     log "done"
 }
 
+# The reference server: copied from shared/ and its lock installed, once for
+# each version of its files.
+ref_stamp() { cat "$REF_SRC"/package.json "$REF_SRC"/package-lock.json "$REF_SRC"/*.ts "$REF_SRC"/*.cjs | sha256sum | cut -d' ' -f1; }
+
+install_ref() {
+    if [[ ! -f "$REF_SRC/everything-server.ts" ]]; then
+        REF_SERVER_DIR=""
+        return 0
+    fi
+    [[ -f "$REF_STAMP" && "$(cat "$REF_STAMP")" == "$(ref_stamp)" ]] && return 0
+    mkdir -p "$CACHE"
+    if command -v flock >/dev/null 2>&1; then
+        exec 8>"$CACHE/.ref.lock"
+        flock 8
+        [[ -f "$REF_STAMP" && "$(cat "$REF_STAMP")" == "$(ref_stamp)" ]] && return 0
+    fi
+    log "installing the reference server into ${REF_SERVER_DIR#"$ROOT"/} (npm ci) ..."
+    rm -rf "$REF_SERVER_DIR"
+    mkdir -p "$REF_SERVER_DIR"
+    cp -r "$REF_SRC"/. "$REF_SERVER_DIR"/
+    chmod -R u+w "$REF_SERVER_DIR" # shared/ may come without write bits
+    (
+        cd "$REF_SERVER_DIR"
+        npm ci --no-audit --no-fund --loglevel=error --engine-strict=false >&2
+    ) || { log "npm ci of the reference server failed"; exit 1; }
+    ref_stamp >"$REF_STAMP"
+}
+
 vars() {
-    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR SUPERGATEWAY NODE_PATH
+    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR SUPERGATEWAY REF_SERVER_DIR NODE_PATH
 }
 
 value_of() {
@@ -127,14 +164,17 @@ cmd="${1:-install}"
 case "$cmd" in
 install)
     do_install
+    install_ref
     while read -r v; do printf '%s=%s\n' "$v" "$(value_of "$v")"; done < <(vars)
     ;;
 env)
     do_install
+    install_ref
     while read -r v; do printf 'export %s=%q\n' "$v" "$(value_of "$v")"; done < <(vars)
     ;;
 check)
     do_install
+    install_ref
     printf 'node22:            %s\n' "$("$NODE22" --version)"
     for p in conformance sdk server-everything inspector-cli; do
         printf '%-18s %s\n' "$p:" "$("$NODE22" -p "require('$NODE_PATH_DIR/@modelcontextprotocol/$p/package.json').version")"

@@ -63,3 +63,28 @@ func Require(t testing.TB) Peers {
 	}
 	return p
 }
+
+// RefServer is the conformance suite's own reference server ("everything
+// server", v0.1.16), which scripts/peers.sh installs from
+// ../shared/peers into .cache/refserver.
+type RefServer struct {
+	Dir    string // run from here: PORT=N Node22 --require ./loopback.cjs --import tsx everything-server.ts
+	Node22 string
+}
+
+// RequireRefServer returns the reference server, or skips t (fails it when
+// MCPGATE_REQUIRE_PEERS is set) if it is not installed.
+func RequireRefServer(t testing.TB) RefServer {
+	t.Helper()
+	p := Require(t)
+	dir := filepath.Join(filepath.Dir(p.Dir), "refserver")
+	for _, f := range []string{"everything-server.ts", "loopback.cjs", filepath.Join("node_modules", "tsx", "package.json")} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
+				t.Fatalf("the reference server is not installed under %s (run scripts/peers.sh)", dir)
+			}
+			t.Skipf("the reference server is not installed under %s; run scripts/peers.sh", dir)
+		}
+	}
+	return RefServer{Dir: dir, Node22: p.Node22}
+}

@@ -1,0 +1,125 @@
+// refserver_test.go scores the conformance suite's own reference server
+// (the "everything server" of the conformance repository, v0.1.16, from
+// ../shared/peers) directly and through the gateway as an http backend, in
+// shared and in per-client mode: a real server must score the same through
+// the gateway as it does alone. Our fixture hid bugs (it sends server
+// requests on the POST stream, and no priming events); this server does
+// neither.
+//
+// Every identifier here starts with "rf" so that it cannot collide with
+// the other tests of this package.
+
+package gateway_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/peers"
+)
+
+// rfStart runs the reference server on a free loopback port and returns
+// its MCP URL; it is stopped (its process group) when the test ends.
+func rfStart(t *testing.T) string {
+	t.Helper()
+	ref := peers.RequireRefServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(ref.Node22, "--require", "./loopback.cjs", "--import", "tsx", "everything-server.ts")
+	cmd.Dir = ref.Dir
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	up := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "running on") {
+				close(up)
+				break
+			}
+		}
+		for sc.Scan() { // keep the pipe drained
+		}
+	}()
+	select {
+	case <-up:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the reference server did not start")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// rfScore is each scenario's check statuses, sorted: what the suite saw.
+func rfScore(t *testing.T, url string) map[string]string {
+	t.Helper()
+	score := map[string]string{}
+	for name, cs := range bkConformance(t, url) {
+		var st []string
+		for _, c := range cs {
+			st = append(st, c.ID+"="+c.Status)
+		}
+		sort.Strings(st)
+		score[name] = strings.Join(st, " ")
+	}
+	return score
+}
+
+// rfPassed counts the successful checks of a score.
+func rfPassed(score map[string]string) (passed, failed int) {
+	for _, s := range score {
+		passed += strings.Count(s, "=SUCCESS")
+		failed += strings.Count(s, "=FAILURE")
+	}
+	return passed, failed
+}
+
+func TestReferenceServerScoresTheSameThroughTheGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three runs of the conformance suite")
+	}
+	gwLeakCheck(t)
+	url := rfStart(t)
+	direct := rfScore(t, url)
+	if p, f := rfPassed(direct); p != 44 || f != 0 {
+		t.Fatalf("the reference server alone scores %d passed, %d failed; want 44/0", p, f)
+	}
+	for _, mode := range []string{"shared", "per-client"} {
+		t.Run(mode, func(t *testing.T) {
+			base, _ := bkGateway(t, fmt.Sprintf("backends:\n  - {name: ref, kind: http, url: %q, prefix: \"-\", session: %s}\n", url, mode))
+			bkWaitReady(t, base, http.StatusOK)
+			through := rfScore(t, base+"/mcp")
+			p, f := rfPassed(through)
+			t.Logf("the reference server through the gateway (%s): %d passed, %d failed; server-sse-polling: %s", mode, p, f, through["server-sse-polling"])
+			for name, want := range direct {
+				if got := through[name]; got != want {
+					t.Errorf("%s through the gateway:\n got %s\nwant %s", name, got, want)
+				}
+			}
+		})
+	}
+}
