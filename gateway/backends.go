@@ -15,8 +15,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -70,21 +68,6 @@ func backendSpecs(bs []config.Backend) ([]backend.Spec, error) {
 		specs = append(specs, s)
 	}
 	return specs, nil
-}
-
-// forwardLogLevel carries a client's logging/setLevel, once the front
-// session took it, to the backends (relay/loglevel.go).
-func forwardLogLevel(claims *relay.Claims) mcp.Middleware {
-	return func(next mcp.Handler) mcp.Handler {
-		return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
-			res, err := next.ServeMCP(ctx, r)
-			if err == nil && r.Method == "logging/setLevel" {
-				level, _ := jsonrpc.LookupString(r.Params, "level")
-				claims.SetLevel(ctx, mcp.LogLevel(level))
-			}
-			return res, err
-		})
-	}
 }
 
 // specNames are the specs' names, in order.

@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	owner := claims.OwnerOfRequest
 	g.useTracing(owner)
 	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
-	g.server.Use(forwardLogLevel(claims))
+	g.server.Use(claims.ForwardLogLevel)
 	if !cfg.Audit.Disabled {
 		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
 		g.server.Use(audit.Middleware(g.audit, audit.MiddlewareOptions{Backend: owner}))

@@ -84,3 +84,16 @@ func offersLogging(initResult []byte) bool {
 	l, _ := jsonrpc.Lookup(caps, "logging")
 	return len(l) > 0 && string(l) != "null"
 }
+
+// ForwardLogLevel is the middleware that, once the front session took a
+// client's logging/setLevel, carries it to the backends (SetLevel).
+func (c *Claims) ForwardLogLevel(next mcp.Handler) mcp.Handler {
+	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+		res, err := next.ServeMCP(ctx, r)
+		if err == nil && r.Method == "logging/setLevel" {
+			level, _ := jsonrpc.LookupString(r.Params, "level")
+			c.SetLevel(ctx, mcp.LogLevel(level))
+		}
+		return res, err
+	})
+}
