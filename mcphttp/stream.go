@@ -31,6 +31,10 @@ type eventWriter struct {
 	seq     uint64
 	buf     []byte
 	onEvent func(id string, msg []byte) // records events for replay; may be nil
+	// priming, when positive, makes the stream open with a priming event
+	// (SEP-1699: an id to resume from, empty data) carrying this retry, in
+	// milliseconds.
+	priming int
 	// sessionID is the Mcp-Session-Id header's value, if any, set last
 	// before the first write (a shared slice: one allocation per session,
 	// not per response).
@@ -79,6 +83,10 @@ func (e *eventWriter) start() {
 	e.setSessionID(h)
 	_ = e.rc.SetWriteDeadline(noDeadline)
 	e.w.WriteHeader(http.StatusOK)
+	if e.priming > 0 {
+		_ = e.writeLocked(sse.Event{ID: e.nextID(), Retry: e.priming})
+		return
+	}
 	_ = e.rc.Flush()
 }
 

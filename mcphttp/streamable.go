@@ -159,6 +159,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// primingRetry is the reconnection time, in milliseconds, that a POST's
+// event stream opens with, in its priming event (SEP-1699; clients of
+// 2025-11-25 and later): a client whose stream breaks waits this long
+// before it asks again.
+const primingRetry = 1000
+
 // answer serves request(s) on the POST's own stream: plain JSON unless a
 // related message must go out first, then an event stream ending with the
 // answer.
@@ -168,6 +174,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 		ew = newEventWriter(w, "")
 		ew.post = hs.postSeq.Add(1)
 		ew.sessionID = hs.idHeader
+		if hs.sess.Version() >= mcp.Version20251125 {
+			ew.priming = primingRetry
+		}
 	} else {
 		ew = newEventWriter(w, "s")
 	}

@@ -318,7 +318,9 @@ func stText(t *testing.T, m *jsonrpc.Message) string {
 	return res.Content[0].Text
 }
 
-// stEvents reads every event of an event-stream body.
+// stEvents reads every event of an event-stream body that carries a
+// message, as a client does: a priming event (an id and empty data) is
+// none (TestStreamablePOSTStreamsOpenWithAPrimingEvent pins it).
 func stEvents(t *testing.T, body []byte) []sse.Event {
 	t.Helper()
 	r := sse.NewReader(bytes.NewReader(body), 0)
@@ -331,18 +333,24 @@ func stEvents(t *testing.T, body []byte) []sse.Event {
 		if err != nil {
 			t.Fatalf("reading events: %v in %q", err, body)
 		}
-		out = append(out, ev)
+		if len(ev.Data) > 0 {
+			out = append(out, ev)
+		}
 	}
 }
 
-// stNextMessage reads the next event of a stream as a JSON-RPC message.
+// stNextMessage reads the next message of a stream, past priming events.
 func stNextMessage(t *testing.T, r *sse.Reader) (sse.Event, *jsonrpc.Message) {
 	t.Helper()
-	ev, err := r.Next()
-	if err != nil {
-		t.Fatalf("reading the stream: %v", err)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		if len(ev.Data) > 0 {
+			return ev, stMessage(t, ev.Data)
+		}
 	}
-	return ev, stMessage(t, ev.Data)
 }
 
 // stWaitFor polls cond until it holds or the deadline passes. It is for

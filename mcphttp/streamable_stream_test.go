@@ -356,3 +356,31 @@ func TestStreamableSamplingAnswerWhileTheCallIsOpen(t *testing.T) {
 		t.Fatalf("answer = %s %s", res.ID, res.Result)
 	}
 }
+
+// A POST's event stream opens with a priming event (SEP-1699): an id to
+// resume from, a retry field, and empty data — for 2025-11-25 sessions;
+// older clients get none.
+func TestStreamablePOSTStreamsOpenWithAPrimingEvent(t *testing.T) {
+	stLeakCheck(t)
+	for _, tt := range []struct {
+		version string
+		priming bool
+	}{{mcp.Version20251125, true}, {mcp.Version20250618, false}} {
+		s, _ := stNewServer(t)
+		e := newStEnv(t, s, Options{})
+		sid := e.initialize("", tt.version)
+		r := e.post(sid, stCallBody(9, "echo", `{"text":"a"}`), "Accept", "text/event-stream, application/json", HeaderProtocolVersion, tt.version)
+		rd := sse.NewReader(bytes.NewReader(r.body), 0)
+		first, err := rd.Next()
+		if err != nil {
+			t.Fatalf("%s: %v in %q", tt.version, err, r.body)
+		}
+		isPriming := first.ID != "" && len(first.Data) == 0 && first.Retry == 1000
+		if isPriming != tt.priming {
+			t.Errorf("%s: first event %+v (priming %v), want priming %v", tt.version, first, isPriming, tt.priming)
+		}
+		if got := stEvents(t, r.body); len(got) != 1 {
+			t.Errorf("%s: %d messages, want the answer alone", tt.version, len(got))
+		}
+	}
+}
