@@ -127,6 +127,7 @@ ref_stamp() { cat "$REF_SRC"/package.json "$REF_SRC"/package-lock.json "$REF_SRC
 
 install_ref() {
     if [[ ! -f "$REF_SRC/everything-server.ts" ]]; then
+        log "no reference server at ${REF_SRC}: the tests that run it will fail (MCPGATE_REQUIRE_PEERS) or skip"
         REF_SERVER_DIR=""
         return 0
     fi

@@ -81,9 +81,9 @@ func RequireRefServer(t testing.TB) RefServer {
 	for _, f := range []string{"everything-server.ts", "loopback.cjs", filepath.Join("node_modules", "tsx", "package.json")} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
-				t.Fatalf("the reference server is not installed under %s (run scripts/peers.sh)", dir)
+				t.Fatalf("the reference server is not installed under %s (scripts/peers.sh installs it from ../shared/peers/conformance-everything-server beside the repository)", dir)
 			}
-			t.Skipf("the reference server is not installed under %s; run scripts/peers.sh", dir)
+			t.Skipf("the reference server is not installed under %s; scripts/peers.sh installs it from ../shared/peers beside the repository", dir)
 		}
 	}
 	return RefServer{Dir: dir, Node22: p.Node22}
