@@ -25,6 +25,7 @@ type httpSession struct {
 	lastUsed atomic.Int64 // unix nanoseconds
 	busy     atomic.Int32 // POSTs being served and open streams
 	events   *eventLog
+	posts    postStreams // resumable POST streams (resume.go)
 
 	// postSeq counts POSTs that opened a stream. It is not under mu: Send
 	// holds mu while it writes to the GET stream, and a client that stops

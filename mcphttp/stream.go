@@ -33,8 +33,12 @@ type eventWriter struct {
 	onEvent func(id string, msg []byte) // records events for replay; may be nil
 	// priming, when positive, makes the stream open with a priming event
 	// (SEP-1699: an id to resume from, empty data) carrying this retry, in
-	// milliseconds.
+	// milliseconds; such a stream is registered in streams when it starts
+	// (as ps), and each of its messages kept there for a resuming GET.
 	priming int
+	streams *postStreams
+	keep    int // how many events ps keeps
+	ps      *postStream
 	// sessionID is the Mcp-Session-Id header's value, if any, set last
 	// before the first write (a shared slice: one allocation per session,
 	// not per response).
@@ -84,6 +88,9 @@ func (e *eventWriter) start() {
 	_ = e.rc.SetWriteDeadline(noDeadline)
 	e.w.WriteHeader(http.StatusOK)
 	if e.priming > 0 {
+		if e.streams != nil {
+			e.ps = e.streams.open(e.post, e.keep)
+		}
 		_ = e.writeLocked(sse.Event{ID: e.nextID(), Retry: e.priming})
 		return
 	}
@@ -94,13 +101,19 @@ func (e *eventWriter) start() {
 func (e *eventWriter) Send(_ context.Context, msg []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
+	if e.closed && e.ps == nil {
 		return errStreamClosed
 	}
 	e.start()
 	id := e.nextID()
 	if e.onEvent != nil {
 		e.onEvent(id, msg)
+	}
+	if e.ps != nil {
+		e.ps.record(id, msg) // kept for a client that resumes
+	}
+	if e.closed {
+		return errStreamClosed
 	}
 	return e.writeLocked(sse.Event{ID: id, Data: msg})
 }
@@ -164,10 +177,19 @@ func (e *eventWriter) close() {
 }
 
 // finish writes the answer to a POST: as the last event if the stream has
-// started, else as a plain JSON body. It reports whether it wrote.
+// started, else as a plain JSON body.
 func (e *eventWriter) finish(answer []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.ps != nil {
+		id := e.nextID()
+		e.ps.finish(id, answer) // kept for a client that resumes
+		if !e.closed {
+			e.closed = true
+			_ = e.writeLocked(sse.Event{ID: id, Data: answer})
+		}
+		return
+	}
 	if e.closed {
 		return
 	}

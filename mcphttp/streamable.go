@@ -175,17 +175,26 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 		ew.post = hs.postSeq.Add(1)
 		ew.sessionID = hs.idHeader
 		if hs.sess.Version() >= mcp.Version20251125 {
-			ew.priming = primingRetry
+			ew.priming, ew.streams, ew.keep = primingRetry, &hs.posts, h.opts.ReplayEvents
 		}
 	} else {
 		ew = newEventWriter(w, "s")
 	}
+	ctx := r.Context()
 	if prefersStream(r.Header.Get("Accept")) {
 		ew.mu.Lock()
 		ew.start()
+		ps := ew.ps
 		ew.mu.Unlock()
+		if ps != nil {
+			// The client may leave and come back for the answer
+			// (resume.go): its leaving cancels nothing at once.
+			var cancel context.CancelFunc
+			ctx, cancel = h.detached(r, hs, ps)
+			defer cancel()
+		}
 	}
-	out := serve(r.Context(), ew)
+	out := serve(ctx, ew)
 	if out == nil {
 		ew.mu.Lock()
 		started := ew.started
@@ -194,9 +203,16 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 		if !started {
 			w.WriteHeader(http.StatusAccepted)
 		}
+		if ew.ps != nil {
+			ew.ps.end()
+			hs.posts.closed(ew.post)
+		}
 		return
 	}
 	ew.finish(out)
+	if ew.ps != nil {
+		hs.posts.closed(ew.post)
+	}
 }
 
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
@@ -311,6 +327,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	hs := h.lookup(w, r)
 	if hs == nil {
+		return
+	}
+	if last := r.Header.Get(headerLastEventID); last != "" && h.resumePost(w, r, hs, last) {
 		return
 	}
 	ew := newEventWriter(w, "0")
