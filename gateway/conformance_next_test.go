@@ -1,0 +1,70 @@
+// conformance_next_test.go runs the newer official suite, pinned at
+// 0.2.0-alpha.12 (an npm prerelease), with --requirements 2025-11-25:
+// exactly the scenarios that revision requires. The fixture passes every
+// required check served directly, and the same number through the gateway
+// as an http and as a stdio backend.
+//
+// Every identifier here starts with "cn" so that it cannot collide with
+// the other tests of this package.
+
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/peers"
+)
+
+// cnTotal is the suite's closing line for the scored scenarios.
+var cnTotal = regexp.MustCompile(`(?m)^Total: (\d+) passed, (\d+) failed`)
+
+// cnScore runs the suite against url and returns its scored totals.
+func cnScore(t *testing.T, url string) (passed, failed int) {
+	t.Helper()
+	p := peers.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, p.Node22, p.ConformanceNext, "server", "--url", url,
+		"--requirements", "2025-11-25", "-o", t.TempDir()).CombinedOutput()
+	m := cnTotal.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no total in the suite's output:\n%s", out)
+	}
+	passed, _ = strconv.Atoi(string(m[1]))
+	failed, _ = strconv.Atoi(string(m[2]))
+	if failed > 0 {
+		t.Logf("suite output:\n%s", out)
+	}
+	return passed, failed
+}
+
+func TestConformanceNextRequirements20251125(t *testing.T) {
+	gwLeakCheck(t)
+	url, _ := bkFixtureHTTP(t, nil)
+	direct, failed := cnScore(t, url)
+	if failed != 0 || direct == 0 {
+		t.Fatalf("the fixture alone: %d passed, %d failed; want every required check", direct, failed)
+	}
+	t.Setenv("BK_CHILD_ROLE", "fixture")
+	for name, backend := range map[string]string{
+		"http backend":  "  - {name: fixture, kind: http, url: \"" + url + "\", prefix: \"-\"}\n",
+		"stdio backend": "  - {name: fixture, kind: stdio, command: [\"" + os.Args[0] + "\"], env_from: {" + bkChildEnv + ": BK_CHILD_ROLE}, prefix: \"-\"}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			base, _ := bkGateway(t, "backends:\n"+backend)
+			bkWaitReady(t, base, http.StatusOK)
+			p, f := cnScore(t, base+"/mcp")
+			t.Logf("0.2.0-alpha.12, 2025-11-25 requirements: the fixture %d/%d directly, %d passed %d failed through the %s", direct, direct, p, f, name)
+			if f != 0 || p != direct {
+				t.Errorf("through the %s: %d passed, %d failed; the fixture alone passes %d", name, p, f, direct)
+			}
+		})
+	}
+}
