@@ -64,16 +64,9 @@ func (p *pollServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "id: answer-%s\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"polled\"}]}}\n\n", id, id)
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	m, err := jsonrpc.Parse(body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
+	m, _, handled := rawServeLifecycle(w, r, "poll")
 	switch {
-	case m.Method == "initialize":
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(jsonrpc.AppendResult(nil, m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"poll","version":"1"}}`)))
+	case handled:
 	case !m.IsRequest():
 		w.WriteHeader(http.StatusAccepted)
 	case strings.Contains(string(m.Params), `"poll"`):
@@ -151,4 +144,23 @@ func TestClientWaitsTheServersRetryAndTakesAPrimingEventForNoMessage(t *testing.
 	if out := logs.String(); strings.Contains(out, "bad message") || strings.Contains(out, "empty message") {
 		t.Errorf("the priming event was taken for a message:\n%s", out)
 	}
+}
+
+// rawServeLifecycle reads a POST for a hand-written test server and
+// answers what every such server answers alike: a body that does not
+// parse (400) and initialize. handled says it answered; otherwise the
+// message and its raw body are the caller's to answer.
+func rawServeLifecycle(w http.ResponseWriter, r *http.Request, name string) (m *jsonrpc.Message, body []byte, handled bool) {
+	body, _ = io.ReadAll(r.Body)
+	m, err := jsonrpc.Parse(body)
+	switch {
+	case err != nil:
+		w.WriteHeader(http.StatusBadRequest)
+		return nil, body, true
+	case m.Method == "initialize":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jsonrpc.AppendResult(nil, m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"`+name+`","version":"1"}}`)))
+		return m, body, true
+	}
+	return m, body, false
 }

@@ -48,16 +48,9 @@ func (s *sfServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	m, err := jsonrpc.Parse(body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
+	m, body, handled := rawServeLifecycle(w, r, "sf")
 	switch {
-	case m.Method == "initialize":
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(jsonrpc.AppendResult(nil, m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sf","version":"1"}}`)))
+	case handled:
 	case m.Kind() == jsonrpc.KindResult || m.Kind() == jsonrpc.KindError:
 		s.answers <- body
 		w.WriteHeader(http.StatusAccepted)
