@@ -190,6 +190,17 @@ func (b *Backend) release(k kind) []string {
 			keys = append(keys, key)
 		}
 	}
+	if isURIKind(k) {
+		// A URI handed over to b whose adoption has not run yet is b's
+		// in the ledger but not in b.owned: let it go too, or it would
+		// stay with a backend that is gone (the front keeps the entry of
+		// the one that handed it over until then).
+		for _, key := range b.claims.heldURIs(k, b.name) {
+			if b.letGo(k, key) {
+				keys = append(keys, key)
+			}
+		}
+	}
 	delete(b.owned, k)
 	return keys
 }

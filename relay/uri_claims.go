@@ -82,7 +82,8 @@ func (c *Claims) claimURI(k kind, e entry, b *Backend) (held bool, from string) 
 // releaseURI lets go of key for b. It reports whether b held it; then,
 // when another backend waits for it, next is the one that takes it over
 // (its entry replaces b's in the front, so b must not remove the key), or
-// nil when nobody does (b removes it).
+// nil when nobody does (b removes it). next is a copy: the claim itself
+// changes under c.mu when another backend releases the key meanwhile.
 func (c *Claims) releaseURI(k kind, key string, b *Backend) (held bool, next *claimant) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -106,8 +107,21 @@ func (c *Claims) releaseURI(k kind, key string, b *Backend) (held bool, next *cl
 	}
 	uc.owner = uc.waiting[best]
 	uc.waiting = slices.Delete(uc.waiting, best, best+1)
-	next = &uc.owner
-	return true, next
+	taker := uc.owner
+	return true, &taker
+}
+
+// heldURIs lists the keys of k the ledger gives to backend.
+func (c *Claims) heldURIs(k kind, backend string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var keys []string
+	for key, uc := range c.uris[k] {
+		if uc.owner.b.name == backend {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // uriOwner names the backend holding key of k ("" for none).

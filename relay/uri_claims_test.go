@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,5 +68,36 @@ func TestSharedURIsFollowTheConfigurationOrder(t *testing.T) {
 	third.Unsync(f.Server)
 	if got := f.list(t, "resources/list", "resources"); len(got) != 0 {
 		t.Errorf("front resources %s after every backend left", got)
+	}
+}
+
+// Backends sharing a URI may all go at once (a reload removing them, their
+// connections ending together): each release hands the URI on to the next
+// while the next may be releasing it too. Run under -race, this failed
+// while a release returned the shared claim instead of a copy of it.
+func TestSharedURIsReleasedTogetherLeaveNoRace(t *testing.T) {
+	for range 10 {
+		claims := relay.NewClaims()
+		claims.SetOrder([]string{"first", "second", "third"})
+		f := newFront(t)
+		var bs []*relay.Backend
+		for _, name := range []string{"first", "second", "third"} {
+			b := relay.New(name, connect(t, newBackendServer(t, name, 0).Server), relay.Options{Claims: claims})
+			must(t, b.Sync(ctx, f.Server))
+			bs = append(bs, b)
+		}
+		readsFrom(t, f, "first")
+		var wg sync.WaitGroup
+		for _, b := range bs {
+			wg.Go(func() { b.Unsync(f.Server) })
+		}
+		wg.Wait()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(f.list(t, "resources/list", "resources")) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("front resources %s after every backend left", f.list(t, "resources/list", "resources"))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }
