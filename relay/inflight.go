@@ -154,7 +154,9 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 
 // OnRequest relays a backend's request (sampling/createMessage,
 // elicitation/create, roots/list, ...) to the client of the most recent
-// call in flight and returns the client's raw answer or raw error.
+// call in flight and returns the client's raw answer or raw error; an
+// accepted elicitation form gets the schema's defaults for the fields it
+// omits (mcp.ElicitationDefaults).
 func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
 	c := in.latest()
 	if c == nil {
@@ -171,7 +173,11 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	return c.r.Call(cctx, m.Method, m.Params)
+	res, err := c.r.Call(cctx, m.Method, m.Params)
+	if err == nil && m.Method == "elicitation/create" {
+		res = mcp.ElicitationDefaults(m.Params, res) // what the user left out is the default
+	}
+	return res, err
 }
 
 // requestCapability is the client capability each server-to-client request
