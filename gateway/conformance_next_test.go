@@ -61,7 +61,7 @@ func TestConformanceNextRequirements20251125(t *testing.T) {
 			base, _ := bkGateway(t, "backends:\n"+backend)
 			bkWaitReady(t, base, http.StatusOK)
 			p, f := cnScore(t, base+"/mcp")
-			t.Logf("0.2.0-alpha.12, 2025-11-25 requirements: the fixture %d/%d directly, %d passed %d failed through the %s", direct, direct, p, f, name)
+			peers.Score(t, "0.2.0-alpha.12 --requirements 2025-11-25: the fixture %d/%d directly, %d passed %d failed through the %s", direct, direct, p, f, name)
 			if f != 0 || p != direct {
 				t.Errorf("through the %s: %d passed, %d failed; the fixture alone passes %d", name, p, f, direct)
 			}

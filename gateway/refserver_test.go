@@ -105,7 +105,9 @@ func TestReferenceServerScoresTheSameThroughTheGateway(t *testing.T) {
 	gwLeakCheck(t)
 	url := rfStart(t)
 	direct := rfScore(t, url)
-	if p, f := rfPassed(direct); p != 44 || f != 0 {
+	p, f := rfPassed(direct)
+	peers.Score(t, "0.1.16 --suite all: the reference server directly: %d passed, %d failed", p, f)
+	if p != 44 || f != 0 {
 		t.Fatalf("the reference server alone scores %d passed, %d failed; want 44/0", p, f)
 	}
 	for _, mode := range []string{"shared", "per-client"} {
@@ -114,7 +116,7 @@ func TestReferenceServerScoresTheSameThroughTheGateway(t *testing.T) {
 			bkWaitReady(t, base, http.StatusOK)
 			through := rfScore(t, base+"/mcp")
 			p, f := rfPassed(through)
-			t.Logf("the reference server through the gateway (%s): %d passed, %d failed; server-sse-polling: %s", mode, p, f, through["server-sse-polling"])
+			peers.Score(t, "0.1.16 --suite all: the reference server through the gateway (%s): %d passed, %d failed; server-sse-polling: %s", mode, p, f, through["server-sse-polling"])
 			// Every check the server passes alone passes through the
 			// gateway, and none fails there that did not alone. INFO and
 			// WARNING are notes, not grades: the gateway's own priming

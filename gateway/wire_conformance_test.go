@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
 // wcWireGaps are the scenarios the wire cannot carry (wire.md §3.5–3.6),
@@ -80,7 +81,7 @@ func TestConformanceThroughProcessBackend(t *testing.T) {
 			passed = append(passed, n)
 		}
 	}
-	t.Logf("through a process backend: %d checks passed; scenarios passing: %v", pass, passed)
+	peers.Score(t, "0.1.16 --suite all: the fixture through a process backend: %d checks passed; scenarios passing: %v", pass, passed)
 	// Their notifications reach the gateway before the call's answer, in
 	// the program's order (proxy/order.go): they used to pass by timing.
 	for _, n := range []string{"tools-call-with-logging", "tools-call-with-progress"} {

@@ -10,7 +10,10 @@
 #      with --requirements 2025-11-25) against `mcpgate fixture` over stateful
 #      Streamable HTTP, which must pass every check;
 #   3. go test -race over every package (the conformance suite again, in
-#      both modes, the TypeScript SDK client, the official Go SDK client).
+#      both modes, the TypeScript SDK client, the official Go SDK client),
+#      then every score the suites gave there: the fixture's and the
+#      reference server's, directly and through the gateway, and the
+#      client scenarios' against the gateway's backend client.
 # A second run installs nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -45,4 +48,10 @@ trap - EXIT
 rm -rf "$out"
 
 echo "== go test -race"
-go test -race -count=1 ./...
+scores=$(mktemp)
+status=0
+MCPGATE_SCOREBOARD=$scores go test -race -count=1 ./... || status=$?
+echo "== the suites' scores in go test (direct, through the gateway, and the client scenarios)"
+sort "$scores"
+rm -f "$scores"
+exit $status

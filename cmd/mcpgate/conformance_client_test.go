@@ -91,6 +91,9 @@ var ccScenarios = []struct {
 		"json-schema-2020-12-client-additionalProperties-preserved"}},
 }
 
+// ccPathName says what stands between the driver and the mock.
+var ccPathName = map[string]string{"http": "mcpgate serve (http backend)", "proxy": "mcpgate proxy and serve (proxy backend)"}
+
 type ccCheck struct {
 	ID           string `json:"id"`
 	Status       string `json:"status"`
@@ -140,7 +143,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 					if t.Failed() {
 						t.Logf("suite output:\n%s", out)
 					} else if m := ccPassed.FindStringSubmatch(out); m != nil {
-						t.Logf("%s client %s via %s: %s/%s passed, %s failed", suite.name, sc.name, path, m[1], m[2], m[3])
+						peers.Score(t, "%s client %s, the mock through %s: %s/%s passed, %s failed", suite.name, sc.name, ccPathName[path], m[1], m[2], m[3])
 					}
 				})
 			}
@@ -154,7 +157,7 @@ func ccExpectGap(t *testing.T, checks []ccCheck, want, out string) {
 	t.Helper()
 	for _, c := range checks {
 		if c.Status == "FAILURE" && strings.Contains(c.ErrorMessage, want) {
-			t.Logf("known gap: %s %s", c.ID, c.ErrorMessage)
+			peers.Score(t, "known gap: %s %s", c.ID, c.ErrorMessage)
 			return
 		}
 	}

@@ -8,6 +8,7 @@
 package peers
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,4 +92,31 @@ func RequireRefServer(t testing.TB) RefServer {
 		}
 	}
 	return RefServer{Dir: dir, Node22: p.Node22}
+}
+
+// ScoreboardEnv names a file each suite's score is appended to, one line
+// a score, so that the test command can print every score of a run after
+// go test (scripts/test.sh sets it; without it a score is only logged).
+const ScoreboardEnv = "MCPGATE_SCOREBOARD"
+
+// Score logs one suite's score on t and appends it, after t's name, to the
+// scoreboard file when ScoreboardEnv names one. Packages run as separate
+// processes: each line is one O_APPEND write, which does not interleave.
+func Score(t testing.TB, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf(format, args...)
+	t.Log(line)
+	path := os.Getenv(ScoreboardEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Errorf("scoreboard: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(t.Name() + ": " + line + "\n"); err != nil {
+		t.Errorf("scoreboard: %v", err)
+	}
 }
