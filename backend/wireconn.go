@@ -4,8 +4,12 @@
 // kind.
 //
 // The wire carries four MCP exchanges (tools/list, resources/list,
-// tools/call, resources/read) and a notification stream; everything else
-// the client's JSON-RPC traffic needs is answered here, locally:
+// tools/call, resources/read), a notification stream, and the requests the
+// proxy's MCP server sends its client during a call (tag 12: sampling,
+// elicitation, roots), which reach the client as requests from the server
+// under an id of this connection's own, their answers going back on the
+// proxy's channel. Everything else the client's JSON-RPC traffic needs is
+// answered here, locally:
 //
 //   - initialize: the proxy already holds its own upstream session, so the
 //     answer is made here — a requested revision we support is echoed, the
@@ -36,8 +40,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -107,6 +113,10 @@ type wireConn struct {
 	mu        sync.Mutex
 	closed    bool  // Close was called
 	reason    error // set by fail: why the connection ended
+	// asked are the server requests (tag 12) given to the client and not
+	// yet answered, by the id they were given (askedID).
+	asked   map[string]chan *jsonrpc.Message
+	askedID uint64
 }
 
 // dialWire dials the proxy, begins it, feeds it the secrets, and opens the
@@ -116,7 +126,16 @@ func dialWire(ctx context.Context, b wireBegin) (_ *wireConn, err error) {
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
 	}
-	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Options: wire.Options{ReadLimit: b.ReadLimit}})
+	// The channels the proxy opens are served once c exists; one that
+	// comes before (none should: the proxy asks only during an exchange)
+	// gets a bare finish.
+	var conn atomic.Pointer[wireConn]
+	channels := wire.HandlerFunc(func(ctx context.Context, r *wire.Responder, p []byte) {
+		if c := conn.Load(); c != nil {
+			c.serveProxyChannel(ctx, r, p)
+		}
+	})
+	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Options: wire.Options{ReadLimit: b.ReadLimit}, Channels: channels})
 	if err != nil {
 		return nil, err
 	}
@@ -149,14 +168,15 @@ func dialWire(ctx context.Context, b wireBegin) (_ *wireConn, err error) {
 			return nil, err
 		}
 	}
-	c := &wireConn{cl: cl, scope: scope, log: b.Logger, in: newInbox()}
+	c := &wireConn{cl: cl, scope: scope, log: b.Logger, in: newInbox(), asked: map[string]chan *jsonrpc.Message{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	conn.Store(c)
 	c.info = serverInfo(ctx, scope, b.Name)
 	notes, err := scope.OpenChannel(ctx, wire.McpNotifications{}.Append(nil))
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
 	c.notes = notes
-	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(2)
 	go c.readNotifications()
 	go c.watch()
@@ -385,8 +405,12 @@ func (c *wireConn) Write(_ context.Context, msg []byte) error {
 	if err != nil {
 		return fmt.Errorf("backend: unreadable message for the proxy: %w", err)
 	}
-	if !m.IsRequest() {
-		return nil // notifications/initialized, notifications/cancelled, responses
+	switch m.Kind() {
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		c.answered(m)
+		return nil
+	case jsonrpc.KindNotification:
+		return nil // notifications/initialized, notifications/cancelled
 	}
 	switch m.Method {
 	case "initialize":
@@ -500,4 +524,70 @@ func (b *Backend) wireBegin(url string) wireBegin {
 	s := b.spec
 	return wireBegin{Name: s.Name, URL: url, Arguments: s.Arguments, Secrets: s.Secrets, Logger: b.log,
 		ReadLimit: int64(s.MaxMessageBytes)}
+}
+
+// serveProxyChannel serves a channel the proxy opened. A server request
+// (tag 12) goes to the client as a request from the server, under an id
+// of this connection's own, and its answer goes back on the channel; the
+// Postgres and Daemon pairs are not served yet (bare finish).
+func (c *wireConn) serveProxyChannel(ctx context.Context, r *wire.Responder, p []byte) {
+	req, err := wire.DecodeProxyChannelRequest(p)
+	if err != nil {
+		c.log.Info("backend: a channel the proxy opened does not decode; bare finish", "err", err)
+		return
+	}
+	sr, ok := req.(wire.McpServerRequest)
+	if !ok {
+		c.log.Info("backend: the proxy's Postgres and Daemon channels are not served yet; bare finish")
+		return
+	}
+	m, err := jsonrpc.Parse(sr.Request)
+	if err != nil {
+		return // DecodeProxyChannelRequest parsed it
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.askedID++
+	id := jsonrpc.ID(strconv.AppendQuote([]byte(nil), "wire-"+strconv.FormatUint(c.askedID, 10)))
+	answer := make(chan *jsonrpc.Message, 1)
+	c.asked[string(id)] = answer
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.asked, string(id))
+		c.mu.Unlock()
+	}()
+	// After the notifications that reached us before it, as an answer.
+	c.deliverAnswer(jsonrpc.AppendRequest(nil, id, m.Method, m.Params))
+	select {
+	case a := <-answer:
+		resp := wire.Response{Result: a.Result}
+		if a.Error != nil {
+			resp = wire.Response{Error: jsonrpc.RawError(a.Error)}
+		}
+		if err := r.Respond(resp.Append(nil)); err != nil {
+			c.log.Debug("backend: the answer to a server request was not sent", "method", m.Method, "err", err)
+		}
+	case <-ctx.Done(): // the connection ended: nothing to answer on
+	case <-c.ctx.Done():
+	}
+}
+
+// answered hands the client's answer to a server request to the channel
+// waiting for it; an answer to nothing asked is dropped.
+func (c *wireConn) answered(m *jsonrpc.Message) {
+	c.mu.Lock()
+	ch := c.asked[string(m.ID)]
+	c.mu.Unlock()
+	if ch == nil {
+		c.log.Debug("backend: an answer to no server request dropped", "id", string(m.ID))
+		return
+	}
+	select {
+	case ch <- m.Clone(): // m aliases the caller's buffer
+	default:
+	}
 }

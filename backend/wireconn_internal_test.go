@@ -345,3 +345,34 @@ func wcWarmUp(t *testing.T, ctx context.Context, c *wireConn) {
 		}
 	}
 }
+
+// A request the proxy's MCP server sends during a call (tag 12) reaches
+// the client as a request under an id of the connection's own, and the
+// client's answer to that id goes back to the server; an answer to an id
+// nobody asked is dropped.
+func TestWireConnRelaysServerRequestsAndTheirAnswers(t *testing.T) {
+	url, _ := wcProxy(t, "")
+	c, ctx := wcDial(t, url)
+	wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("2"), "tools/call", json.RawMessage(`{"name":"test_sampling","arguments":{"prompt":"hello"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := jsonrpc.Parse(b)
+	if err != nil || asked.Kind() != jsonrpc.KindRequest || asked.Method != "sampling/createMessage" || !strings.Contains(string(asked.Params), "hello") {
+		t.Fatalf("the client was asked %s (%v), want sampling/createMessage with the prompt", b, err)
+	}
+	if err := c.Write(ctx, jsonrpc.AppendResult(nil, jsonrpc.ID(`"nobody-asked"`), json.RawMessage(`{}`))); err != nil {
+		t.Fatalf("an answer to nothing asked: %v", err)
+	}
+	answer := `{"role":"assistant","content":{"type":"text","text":"from the client"},"model":"m"}`
+	if err := c.Write(ctx, jsonrpc.AppendResult(nil, asked.ID, json.RawMessage(answer))); err != nil {
+		t.Fatal(err)
+	}
+	if m := wcReadAnswer(t, ctx, c, "2"); !strings.Contains(string(m.Result), "from the client") {
+		t.Errorf("tools/call = %s %s, want the client's sampling answer in it", m.Result, m.Error)
+	}
+}

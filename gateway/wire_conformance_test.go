@@ -31,10 +31,6 @@ var wcWireGaps = map[string]struct {
 	"prompts-get-with-image":        {"the wire has no prompts channel", 1},
 	"completion-complete":           {"the wire has no completion channel, and the prompt and template it completes are not relayed either", 1},
 	"resources-templates-read":      {"the wire has no resources/templates/list channel: the gateway never learns the template, so it routes no read of a URI made from it", 1},
-	"tools-call-sampling":           {"server-to-client requests have no wire form yet (§3.6: the program's outward MCP calls are later work); the proxy answers sampling/createMessage -32601", 1},
-	"tools-call-elicitation":        {"server-to-client requests have no wire form yet; the proxy answers elicitation/create -32601", 1},
-	"elicitation-sep1034-defaults":  {"server-to-client requests have no wire form yet: elicitation/create", 5},
-	"elicitation-sep1330-enums":     {"server-to-client requests have no wire form yet: elicitation/create", 5},
 }
 
 // The official conformance suite through the gateway, the fixture a

@@ -1,7 +1,8 @@
 // framed.go serves the framed connection's exchanges: the tools begin,
 // and the channels the client opens on it — Info, the five MCP exchanges,
 // Secrets; Postgres and Daemon are decoded and validated but not served
-// yet.
+// yet. The begun scope is also where the proxy opens its own channels to
+// ask the gateway what the MCP server asks of its client (ask.go).
 
 package proxy
 
@@ -106,6 +107,7 @@ func (h framedHandler) ServeScope(ctx context.Context, r *wire.Responder, payloa
 		return
 	}
 	h.s.begin.settle(true)
+	h.s.setAsker(ctx, r)
 	h.s.log.Info("proxy: begun", "image", imageName(begin))
 	<-ctx.Done() // the begun scope stays open and silent until the connection ends
 }

@@ -34,6 +34,9 @@ type Server struct {
 
 	framed atomic.Bool // the one framed connection has been taken
 	begin  beginState
+	// asker is the begun tools scope the server's requests are relayed
+	// on (ask.go), nil while there is none.
+	asker atomic.Pointer[wire.Responder]
 }
 
 // NewServer prepares a proxy. The image's DIVERGE.md is read once here to
@@ -56,6 +59,9 @@ func NewServer(o Options) *Server {
 	}
 	s := &Server{up: o.Upstream, infoPath: o.InfoPath, log: o.Logger, gate: NewGate(required)}
 	s.begin.init()
+	if s.up != nil {
+		s.up.SetAsk(s.ask)
+	}
 	return s
 }
 

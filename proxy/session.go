@@ -139,14 +139,19 @@ func (u *Upstream) dialSession(ctx context.Context) (*session, error) {
 	if pc, ok := conn.(processConn); ok {
 		s.gone = pc.Done()
 	}
-	s.client = mcp.NewClient(conn, mcp.ClientOptions{
+	opts := mcp.ClientOptions{
 		Info:           u.cfg.ClientInfo,
 		Logger:         u.log,
 		OnNotification: u.hub.publish,
-		// No OnRequest: the client answers ping itself and every other
-		// server-to-client request with -32601. The proxy declares no
-		// capability (sampling, roots, elicitation) it could serve.
-	})
+		// Without an AskFunc the client answers ping itself and every
+		// other server-to-client request with -32601, and declares no
+		// capability (sampling, roots, elicitation) it could not serve.
+	}
+	if ask := u.ask.Load(); ask != nil {
+		opts.Capabilities = clientCapabilities
+		opts.OnRequest = *ask
+	}
+	s.client = mcp.NewClient(conn, opts)
 	if _, err := s.client.Initialize(ctx); err != nil {
 		s.close()
 		return nil, &UnreachableError{Err: fmt.Errorf("initialize: %w", s.explain(err))}

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -85,7 +86,26 @@ type Upstream struct {
 	current  *session
 	sessions map[*session]struct{} // not yet closed
 	closed   bool
+
+	// ask answers what the MCP server asks of its client (sampling,
+	// elicitation, roots): the Server relays it to the gateway. nil
+	// until set, and then the sessions dialled declare those
+	// capabilities.
+	ask atomic.Pointer[AskFunc]
 }
+
+// AskFunc answers one request the MCP server sent its client, with the
+// client's raw result or a *jsonrpc.Error.
+type AskFunc func(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error)
+
+// clientCapabilities are what a session declares once requests from the
+// server can be relayed: the gateway relays them to its own clients and
+// answers for a client that declared none itself.
+var clientCapabilities = json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
+
+// SetAsk makes f the answer to the server's requests in the sessions
+// dialled from now on (Server does, at NewServer).
+func (u *Upstream) SetAsk(f AskFunc) { u.ask.Store(&f) }
 
 // NewUpstream validates cfg and returns an Upstream. Nothing is dialled
 // and no process is started until the first exchange (or Connect, or a

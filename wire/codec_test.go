@@ -58,10 +58,11 @@ func checkTypedError(t *testing.T, err error) {
 		mcp  wire.McpParamsError
 		sec  wire.SecretsError
 		body wire.BodyError
+		srv  wire.ServerRequestError
 	)
 	switch {
 	case errors.Is(err, wire.ErrEmpty), errors.As(err, &tag), errors.As(err, &id),
-		errors.As(err, &mcp), errors.As(err, &body):
+		errors.As(err, &mcp), errors.As(err, &body), errors.As(err, &srv):
 	case errors.As(err, &sec):
 		if !secretsErrorText.MatchString(err.Error()) {
 			t.Fatalf("secrets error says more than it may: %q", err)

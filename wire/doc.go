@@ -20,8 +20,8 @@
 // a stream with Next, and a [Handler] answers through a [Responder].
 //
 // The multiplexer knows nothing of payloads. The payload codecs —
-// [ScopeRequest], [BeginAnswer], [ChannelRequest], [Response],
-// [InfoAnswer], [SecretsAnswer] — each have an Append and a Decode that are
+// [ScopeRequest], [BeginAnswer], [ChannelRequest], [ProxyChannelRequest],
+// [Response], [InfoAnswer], [SecretsAnswer] — each have an Append and a Decode that are
 // each other's inverse, and every way a decode fails is a typed error
 // (errors.go).
 //

@@ -67,21 +67,13 @@ var ccScenarios = []struct {
 	name   string
 	next   bool // only in 0.2.0-alpha.12
 	checks []string
-	// gap names a path the scenario cannot pass yet, with the error the
-	// suite must record there; once it passes, the test fails until the
-	// gap is removed.
-	gap struct{ path, error string }
 }{
 	{name: "initialize", checks: []string{"mcp-client-initialization"}},
 	{name: "tools_call", checks: []string{"tool-add-numbers"}},
 	{name: "elicitation-sep1034-client-defaults", checks: []string{
 		"client-elicitation-sep1034-string-default", "client-elicitation-sep1034-integer-default",
 		"client-elicitation-sep1034-number-default", "client-elicitation-sep1034-enum-default",
-		"client-elicitation-sep1034-boolean-default"},
-		// The wire carries no request from the server to the client until
-		// its tag 12 (wire.md 3.6; issue 13): the proxy's client declares
-		// no elicitation and answers the mock -32601.
-		gap: struct{ path, error string }{"proxy", "MCP error -32601: method not found: elicitation/create"}},
+		"client-elicitation-sep1034-boolean-default"}},
 	{name: "sse-retry", checks: []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}},
 	// Not scored for 2025-11-25 (added to the suite after its anchor), but
 	// a relay must keep a tool's schema as it is.
@@ -119,10 +111,6 @@ func TestConformanceClientScenarios(t *testing.T) {
 				t.Run(suite.name+"/"+path+"/"+sc.name, func(t *testing.T) {
 					t.Parallel()
 					checks, out, exitErr := ccRun(t, p.Node22, filepath.Join(ref.Dir, "loopback.cjs"), suite.entry, bin, path, sc.name)
-					if sc.gap.path == path {
-						ccExpectGap(t, checks, sc.gap.error, out)
-						return
-					}
 					if exitErr != nil {
 						t.Errorf("the suite exited with %v", exitErr)
 					}
@@ -149,19 +137,6 @@ func TestConformanceClientScenarios(t *testing.T) {
 			}
 		}
 	}
-}
-
-// ccExpectGap passes when the scenario failed as its known gap says, and
-// fails when it passed (the gap is closed: remove it) or failed otherwise.
-func ccExpectGap(t *testing.T, checks []ccCheck, want, out string) {
-	t.Helper()
-	for _, c := range checks {
-		if c.Status == "FAILURE" && strings.Contains(c.ErrorMessage, want) {
-			peers.Score(t, "known gap: %s %s", c.ID, c.ErrorMessage)
-			return
-		}
-	}
-	t.Errorf("the known gap (%q) is not what the suite recorded: %+v; if the scenario passes now, remove its gap\n%s", want, checks, out)
 }
 
 // ccRun runs one client scenario with the driver as the client and returns

@@ -1,0 +1,59 @@
+// ask.go relays what the MCP server asks of its client while it serves an
+// exchange — sampling/createMessage, elicitation/create, roots/list — to
+// the gateway, as a channel the proxy opens on the begun tools scope (tag
+// 12, McpServerRequest; wire.md 3.6), and hands the gateway's answer back
+// to the server byte for byte.
+//
+// Only the framed form can carry it: the per-path form has no channel
+// from the proxy. With no begun framed connection, or when the gateway
+// answers with a bare finish, the server hears -32601, as from a client
+// that does not serve the method. The upstream transports do not say
+// which exchange a request came with, so the related channel is 0 and the
+// gateway routes it as it would a request from a shared session.
+
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/wire"
+)
+
+// setAsker makes r, the begun tools scope of the framed connection, where
+// the server's requests go until the connection ends.
+func (s *Server) setAsker(ctx context.Context, r *wire.Responder) {
+	s.asker.Store(r)
+	context.AfterFunc(ctx, func() { s.asker.CompareAndSwap(r, nil) })
+}
+
+// ask relays one server request to the gateway and returns its answer.
+func (s *Server) ask(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+	r := s.asker.Load()
+	if r == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s: no gateway is connected to answer it", m.Method)
+	}
+	req := wire.McpServerRequest{Request: jsonrpc.AppendRequest(nil, m.ID, m.Method, m.Params)}
+	ch, err := r.OpenChannel(ctx, req.Append(nil))
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: the gateway's connection ended", m.Method)
+	}
+	p, err := ch.Next(ctx)
+	switch {
+	case errors.Is(err, wire.ErrBareFinish):
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s: not served by the gateway", m.Method)
+	case err != nil:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: the gateway's connection ended before it answered", m.Method)
+	}
+	resp, err := wire.DecodeResponse(p)
+	switch {
+	case err != nil:
+		s.log.Warn("proxy: unreadable answer from the gateway to a server request", "method", m.Method, "err", err)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: unreadable answer from the gateway", m.Method)
+	case resp.Error != nil:
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
