@@ -1,6 +1,10 @@
-// eventlog.go keeps the last events of a session's standalone stream so a
-// client whose GET stream broke can resume with Last-Event-ID and miss
-// nothing that is still kept.
+// eventlog.go keeps the last events of a stream — a session's standalone
+// stream, or a resumable POST stream (resume.go) — so that a client whose
+// stream broke can resume with Last-Event-ID and miss nothing still kept.
+// What is kept is bounded twice: by count (Options.ReplayEvents) and by
+// bytes (Options.ReplayBytes), so that a backend sending large messages
+// cannot make a session hold hundreds of them. The newest event is kept
+// whatever its size: it may be the answer a resuming client came for.
 
 package mcphttp
 
@@ -11,39 +15,53 @@ type loggedEvent struct {
 	msg []byte
 }
 
-type eventLog struct {
-	mu     sync.Mutex
-	events []loggedEvent // ring, oldest at start
-	start  int
-	max    int
+// events is a bounded queue of events, oldest first. Its owner locks it.
+type events struct {
+	list          []loggedEvent
+	bytes         int // of the messages in list
+	max, maxBytes int
 }
 
-func newEventLog(max int) *eventLog { return &eventLog{max: max} }
+// push adds a copy of msg under id, then drops the oldest events while
+// either bound is passed, keeping the newest one.
+func (q *events) push(id string, msg []byte) {
+	q.list = append(q.list, loggedEvent{id, append([]byte(nil), msg...)})
+	q.bytes += len(msg)
+	drop := 0
+	for len(q.list)-drop > 1 && (len(q.list)-drop > q.max || q.bytes > q.maxBytes) {
+		q.bytes -= len(q.list[drop].msg)
+		drop++
+	}
+	if drop > 0 {
+		n := copy(q.list, q.list[drop:])
+		clear(q.list[n:])
+		q.list = q.list[:n]
+	}
+}
+
+// eventLog is the standalone stream's events, safe for concurrent use.
+type eventLog struct {
+	mu sync.Mutex
+	q  events
+}
+
+func newEventLog(max, maxBytes int) *eventLog {
+	return &eventLog{q: events{max: max, maxBytes: maxBytes}}
+}
 
 func (l *eventLog) add(id string, msg []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ev := loggedEvent{id, append([]byte(nil), msg...)}
-	if len(l.events) < l.max {
-		l.events = append(l.events, ev)
-		return
-	}
-	l.events[l.start] = ev
-	l.start = (l.start + 1) % l.max
+	l.q.push(id, msg)
 }
 
 // after returns the events after id, and whether id was still kept.
 func (l *eventLog) after(id string) ([]loggedEvent, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := len(l.events)
-	for i := 0; i < n; i++ {
-		if l.events[(l.start+i)%n].id == id {
-			out := make([]loggedEvent, 0, n-i-1)
-			for j := i + 1; j < n; j++ {
-				out = append(out, l.events[(l.start+j)%n])
-			}
-			return out, true
+	for i, ev := range l.q.list {
+		if ev.id == id {
+			return append([]loggedEvent(nil), l.q.list[i+1:]...), true
 		}
 	}
 	return nil, false

@@ -34,9 +34,15 @@ type Options struct {
 	// KeepAlive is the interval of SSE comment lines that keep idle streams
 	// open through proxies (default 15 seconds).
 	KeepAlive time.Duration
-	// ReplayEvents is how many events of a session's standalone stream are
-	// kept for a client resuming with Last-Event-ID (default 256).
+	// ReplayEvents is how many events of a stream (a session's standalone
+	// stream, a resumable POST stream) are kept for a client resuming with
+	// Last-Event-ID (default 256).
 	ReplayEvents int
+	// ReplayBytes bounds the bytes of those events per stream (default 1
+	// MiB; the newest event is kept whatever its size), and the finished
+	// POST streams a session keeps hold at most keptStreamsBytes times it
+	// together.
+	ReplayBytes int
 	// MessagesPath is where the legacy SSE transport tells clients to POST
 	// (default "/messages").
 	MessagesPath string
@@ -64,6 +70,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReplayEvents <= 0 {
 		o.ReplayEvents = 256
+	}
+	if o.ReplayBytes <= 0 {
+		o.ReplayBytes = 1 << 20
 	}
 	if o.MessagesPath == "" {
 		o.MessagesPath = "/messages"

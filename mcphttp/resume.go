@@ -20,14 +20,17 @@ import (
 )
 
 // keptPostStreams bounds the finished streams a session keeps for
-// clients that have not resumed yet.
-const keptPostStreams = 16
+// clients that have not resumed yet, and keptStreamsBytes the bytes of
+// their events, in units of Options.ReplayBytes.
+const (
+	keptPostStreams  = 16
+	keptStreamsBytes = 4
+)
 
 // postStream is one POST's event stream as it can be resumed.
 type postStream struct {
 	mu     sync.Mutex
-	max    int
-	events []loggedEvent // oldest first, at most max
+	events events // bounded (eventlog.go)
 	done   bool
 	ended  chan struct{} // closed once the answer is logged
 	resume *eventWriter  // the GET carrying the stream now, if any
@@ -37,10 +40,7 @@ type postStream struct {
 func (p *postStream) record(id string, msg []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.events) == p.max {
-		p.events = append(p.events[:0], p.events[1:]...)
-	}
-	p.events = append(p.events, loggedEvent{id, append([]byte(nil), msg...)})
+	p.events.push(id, msg)
 	if p.resume != nil && p.resume.replay(id, msg) != nil {
 		p.resume = nil
 	}
@@ -75,9 +75,10 @@ type postStreams struct {
 	finished []uint64 // in the order they finished
 }
 
-// open registers the stream of POST n.
-func (ps *postStreams) open(n uint64, max int) *postStream {
-	p := &postStream{max: max, ended: make(chan struct{})}
+// open registers the stream of POST n, keeping at most max events and
+// maxBytes of them.
+func (ps *postStreams) open(n uint64, max, maxBytes int) *postStream {
+	p := &postStream{events: events{max: max, maxBytes: maxBytes}, ended: make(chan struct{})}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.streams == nil {
@@ -88,17 +89,33 @@ func (ps *postStreams) open(n uint64, max int) *postStream {
 }
 
 // closed keeps the stream of POST n for a while after it finished, for a
-// client that lost it: the last keptPostStreams of them. Whether the
-// answer reached the POST's own response cannot be told (a write to a
-// connection the client dropped may succeed into its buffers).
-func (ps *postStreams) closed(n uint64) {
+// client that lost it: the last keptPostStreams of them, and fewer when
+// together they hold more than keptBytes of events. Whether the answer
+// reached the POST's own response cannot be told (a write to a connection
+// the client dropped may succeed into its buffers).
+func (ps *postStreams) closed(n uint64, keptBytes int) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.finished = append(ps.finished, n)
-	if len(ps.finished) > keptPostStreams {
+	total := 0
+	for _, f := range ps.finished {
+		total += ps.streams[f].size()
+	}
+	for len(ps.finished) > 1 && (len(ps.finished) > keptPostStreams || total > keptBytes) {
+		total -= ps.streams[ps.finished[0]].size()
 		delete(ps.streams, ps.finished[0])
 		ps.finished = ps.finished[1:]
 	}
+}
+
+// size is the bytes of the events p keeps (0 for nil).
+func (p *postStream) size() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.events.bytes
 }
 
 func (ps *postStreams) get(n uint64) *postStream {
@@ -139,7 +156,7 @@ func (h *Handler) resumePost(w http.ResponseWriter, r *http.Request, hs *httpSes
 	ew.mu.Lock()
 	ew.start()
 	ew.mu.Unlock()
-	for _, ev := range p.events {
+	for _, ev := range p.events.list {
 		if _, s, _ := postEventID(ev.id); s > seq {
 			_ = ew.replay(ev.id, ev.msg)
 		}

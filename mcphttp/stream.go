@@ -38,6 +38,7 @@ type eventWriter struct {
 	priming int
 	streams *postStreams
 	keep    int // how many events ps keeps
+	keepB   int // how many bytes of events ps keeps
 	ps      *postStream
 	// sessionID is the Mcp-Session-Id header's value, if any, set last
 	// before the first write (a shared slice: one allocation per session,
@@ -89,7 +90,7 @@ func (e *eventWriter) start() {
 	e.w.WriteHeader(http.StatusOK)
 	if e.priming > 0 {
 		if e.streams != nil {
-			e.ps = e.streams.open(e.post, e.keep)
+			e.ps = e.streams.open(e.post, e.keep, e.keepB)
 		}
 		_ = e.writeLocked(sse.Event{ID: e.nextID(), Retry: e.priming})
 		return

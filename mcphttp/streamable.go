@@ -175,7 +175,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 		ew.post = hs.postSeq.Add(1)
 		ew.sessionID = hs.idHeader
 		if hs.sess.Version() >= mcp.Version20251125 {
-			ew.priming, ew.streams, ew.keep = primingRetry, &hs.posts, h.opts.ReplayEvents
+			ew.priming, ew.streams, ew.keep, ew.keepB = primingRetry, &hs.posts, h.opts.ReplayEvents, h.opts.ReplayBytes
 		}
 	} else {
 		ew = newEventWriter(w, "s")
@@ -205,13 +205,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 		}
 		if ew.ps != nil {
 			ew.ps.end()
-			hs.posts.closed(ew.post)
+			hs.posts.closed(ew.post, keptStreamsBytes*h.opts.ReplayBytes)
 		}
 		return
 	}
 	ew.finish(out)
 	if ew.ps != nil {
-		hs.posts.closed(ew.post)
+		hs.posts.closed(ew.post, keptStreamsBytes*h.opts.ReplayBytes)
 	}
 }
 
@@ -238,7 +238,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
 		return
 	}
-	hs := &httpSession{id: newSessionID(), owner: owner, events: newEventLog(h.opts.ReplayEvents)}
+	hs := &httpSession{id: newSessionID(), owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
 	hs.idHeader = []string{hs.id}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: hs.id, Out: hs, Identity: identityOf(r)})
 	hs.touch()
