@@ -2,8 +2,8 @@
 // resource or prompt, how it ended and how long it took — and never the
 // arguments.
 //
-// Two halves. Middleware sits in the MCP handler chain and turns each
-// tools/call, resources/read and prompts/get into a store.AuditRecord. A
+// Two halves. Observer watches the MCP engine and turns each tools/call,
+// resources/read and prompts/get into a store.AuditRecord. A
 // Log takes those records off the hot path: Record puts one on a buffered
 // queue and returns; one goroutine writes them to the store in batches
 // (when BatchSize have gathered, or FlushEvery after the first of a batch

@@ -22,7 +22,7 @@ import (
 )
 
 func rec(i int) store.AuditRecord {
-	return store.AuditRecord{Kind: "tool", Name: strconv.Itoa(i), Outcome: store.OutcomeOK}
+	return store.AuditRecord{Kind: "tool", Name: strconv.Itoa(i), Outcome: "ok"}
 }
 
 func record(t testing.TB, l *audit.Log, from, to int) {

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/audit"
-	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
@@ -25,7 +24,7 @@ func TestRecordsSurviveACleanRestart(t *testing.T) {
 	}
 	// A long FlushEvery and a large batch: only Close writes them.
 	l := audit.NewLog(db, audit.Options{BatchSize: 1000, FlushEvery: waitLimit})
-	ss := session(t, auditedServer(t, l, audit.MiddlewareOptions{}, nil), alice)
+	ss := session(t, auditedServer(t, l, nil), alice)
 	var want []string
 	for i := range 30 {
 		tool := []string{"ok", "admin_only", "fails"}[i%3]
@@ -53,7 +52,7 @@ func TestRecordsSurviveACleanRestart(t *testing.T) {
 		if r.Subject != "alice" || r.TokenID != "tok_alice" || r.Role != "editor" || r.Kind != "tool" {
 			t.Fatalf("record %+v", r)
 		}
-		wantOutcome := map[string]string{"ok": store.OutcomeOK, "admin_only": store.OutcomeForbidden, "fails": store.OutcomeToolError}[r.Name]
+		wantOutcome := map[string]string{"ok": "ok", "admin_only": "forbidden", "fails": "tool_error"}[r.Name]
 		if r.Outcome != wantOutcome {
 			t.Fatalf("record %+v, want outcome %s", r, wantOutcome)
 		}

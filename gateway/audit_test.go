@@ -50,9 +50,9 @@ func gwAlways(outcome string) func(string) string { return func(string) string {
 
 func gwAdminOnly(role string) string {
 	if role == "admin" {
-		return store.OutcomeOK
+		return string(mcp.OutcomeOK)
 	}
-	return store.OutcomeForbidden
+	return string(mcp.OutcomeForbidden)
 }
 
 // gwAuditPlan mixes every outcome, each call carrying a secret-looking
@@ -60,10 +60,10 @@ func gwAdminOnly(role string) string {
 var gwAuditPlan = []gwAuditCall{
 	{"tools/call", gwKindTool, gwToolEcho, func(s string) map[string]any {
 		return map[string]any{"name": gwToolEcho, "arguments": map[string]any{"text": s}}
-	}, gwAlways(store.OutcomeOK)},
+	}, gwAlways(string(mcp.OutcomeOK))},
 	{"tools/call", gwKindTool, gwToolFail, func(s string) map[string]any {
 		return map[string]any{"name": gwToolFail, "arguments": map[string]any{"password": s}}
-	}, gwAlways(store.OutcomeToolError)},
+	}, gwAlways(string(mcp.OutcomeToolError))},
 	{"tools/call", gwKindTool, gwToolAdmin, func(s string) map[string]any {
 		return map[string]any{"name": gwToolAdmin, "arguments": map[string]any{"token": s}}
 	}, gwAdminOnly},
@@ -72,38 +72,38 @@ var gwAuditPlan = []gwAuditCall{
 	}, nil},
 	{"tools/call", gwKindTool, gwToolEcho, func(s string) map[string]any { // text must be a string
 		return map[string]any{"name": gwToolEcho, "arguments": map[string]any{"text": 42, "apiKey": s}}
-	}, gwAlways(store.OutcomeInvalid)},
+	}, gwAlways(string(mcp.OutcomeInvalid))},
 	{"tools/call", gwKindTool, "no_such_tool", func(s string) map[string]any {
 		return map[string]any{"name": "no_such_tool", "arguments": map[string]any{"x": s}}
-	}, gwAlways(store.OutcomeInvalid)},
+	}, gwAlways(string(mcp.OutcomeInvalid))},
 	{"resources/read", string(mcp.KindResource), gwResVault, func(string) map[string]any {
 		return map[string]any{"uri": gwResVault}
 	}, gwAdminOnly},
 	{"prompts/get", string(mcp.KindPrompt), gwPromptGreet, func(s string) map[string]any {
 		return map[string]any{"name": gwPromptGreet, "arguments": map[string]any{"who": s}}
-	}, gwAlways(store.OutcomeOK)},
+	}, gwAlways(string(mcp.OutcomeOK))},
 }
 
 // gwObserved names the outcome of a call from the answer the client got.
 func gwObserved(res json.RawMessage, err error) (string, int64) {
 	if err == nil {
 		if gwIsToolError(res) {
-			return store.OutcomeToolError, 0
+			return string(mcp.OutcomeToolError), 0
 		}
-		return store.OutcomeOK, 0
+		return string(mcp.OutcomeOK), 0
 	}
 	je, d := gwRPCError(err)
 	switch {
 	case je == nil:
 		return "transport failure: " + err.Error(), 0
 	case je.Code == jsonrpc.CodeForbidden && d.Kind == "forbidden":
-		return store.OutcomeForbidden, je.Code
+		return string(mcp.OutcomeForbidden), je.Code
 	case je.Code == jsonrpc.CodeRateLimited && d.Kind == "rate_limited":
-		return store.OutcomeRateLimited, je.Code
+		return string(mcp.OutcomeRateLimited), je.Code
 	case je.Code == jsonrpc.CodeInvalidParams:
-		return store.OutcomeInvalid, je.Code
+		return string(mcp.OutcomeInvalid), je.Code
 	}
-	return store.OutcomeError, je.Code
+	return string(mcp.OutcomeError), je.Code
 }
 
 // Eight callers of four identities, on both transports, 25 gated calls
@@ -158,7 +158,7 @@ func TestAuditOneRecordPerGatedCallUnderLoad(t *testing.T) {
 				if call.want != nil {
 					want = call.want(who.role)
 				}
-				if want != "" && outcome != want || want == "" && outcome != store.OutcomeOK && outcome != store.OutcomeRateLimited {
+				if want != "" && outcome != want || want == "" && outcome != string(mcp.OutcomeOK) && outcome != string(mcp.OutcomeRateLimited) {
 					t.Errorf("%s (%s) %s %s: outcome %q (%v), want %q", who.subject, who.role, call.method, call.name, outcome, err, want)
 				}
 				mu.Lock()
@@ -172,7 +172,7 @@ func TestAuditOneRecordPerGatedCallUnderLoad(t *testing.T) {
 	wg.Wait()
 	// The rate rule admitted exactly its burst per identity.
 	for _, who := range callers {
-		k := gwAuditKey{who.subject, who.tokenID, who.role, gwKindTool, gwToolExpensive, store.OutcomeOK, 0}
+		k := gwAuditKey{who.subject, who.tokenID, who.role, gwKindTool, gwToolExpensive, string(mcp.OutcomeOK), 0}
 		if observed[k] != 2 {
 			t.Errorf("%s: %s admitted %d times, want the burst of 2", who.subject, gwToolExpensive, observed[k])
 		}
@@ -248,7 +248,7 @@ func TestAuditNothingForUngatedMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := gwTail(t, e.store)
-	if len(records) != 1 || records[0].Name != gwToolAdmin || records[0].Outcome != store.OutcomeOK {
+	if len(records) != 1 || records[0].Name != gwToolAdmin || records[0].Outcome != string(mcp.OutcomeOK) {
 		t.Errorf("records = %+v, want the one tools/call", records)
 	}
 }

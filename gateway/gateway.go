@@ -121,25 +121,30 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if len(specs) > 0 && complete == nil {
 		complete = claims.Complete
 	}
+	// The traces, the metrics and the audit log observe the engine: each
+	// request's entry, with the backend owning it, and its outcome are
+	// the engine's, resolved and classified once (mcp/observer.go). The
+	// span is begun first and ended last.
+	var observers []mcp.Observer
+	if g.tracer.Enabled() {
+		observers = append(observers, g.tracer.Observer())
+	}
+	observers = append(observers, g.metrics.Observer())
+	if !cfg.Audit.Disabled {
+		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
+		observers = append(observers, audit.Observer(g.audit))
+	}
 	g.server = mcp.NewServer(mcp.Options{
-		Info:     o.Info,
-		Logger:   o.Logger,
-		Gate:     g.traceGate(metrics.EntryGate(g.gate)),
-		Complete: complete,
-		Unknown:  unknown,
+		Info:      o.Info,
+		Logger:    o.Logger,
+		Gate:      g.gate,
+		Observers: observers,
+		Complete:  complete,
+		Unknown:   unknown,
 		// The instructions are the backends' (relay/instructions.go).
 		InstructionsFrom: claims.Instructions,
 	})
-	// Audit records and metrics name the backend owning the entry a call
-	// reaches ("" for the gateway's own entries).
-	owner := claims.OwnerOfRequest
-	g.useTracing(owner)
-	g.server.Use(g.metrics.Middleware(metrics.MiddlewareOptions{Backend: owner}))
 	g.server.Use(claims.ForwardLogLevel)
-	if !cfg.Audit.Disabled {
-		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
-		g.server.Use(audit.Middleware(g.audit, audit.MiddlewareOptions{Backend: owner}))
-	}
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/proxy"
-	"github.com/mcpgate/mcpgate/store"
 )
 
 // ejBackends returns, for each backend kind, the start of the YAML of one
@@ -129,10 +128,10 @@ func TestKeysThatFoldTogetherNeverReachACaseInsensitiveBackend(t *testing.T) {
 			}
 			var invalid []string
 			for _, r := range gwTail(t, e.store) {
-				if r.Outcome == store.OutcomeInvalid {
+				if r.Outcome == string(mcp.OutcomeInvalid) {
 					invalid = append(invalid, r.Subject+" "+r.Kind+" "+r.Name)
 				}
-				if r.Outcome == store.OutcomeOK && (strings.Contains(r.Name, "secret") || strings.Contains(r.Name, "shadow")) {
+				if r.Outcome == string(mcp.OutcomeOK) && (strings.Contains(r.Name, "secret") || strings.Contains(r.Name, "shadow")) {
 					t.Errorf("audit records a call that never ran: %+v", r)
 				}
 			}

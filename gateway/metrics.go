@@ -39,7 +39,11 @@ func (g *Gateway) watchGauges() {
 	g.metrics.Backends(g.backendStates)
 	g.metrics.RateBuckets(g.gate.buckets)
 	if g.audit != nil {
-		g.metrics.Audit(g.audit.Stats)
+		g.metrics.Audit(func() metrics.AuditStats {
+			s := g.audit.Stats()
+			return metrics.AuditStats{Queued: s.Queued, Written: s.Written, WriteErrors: s.WriteErrors,
+				Lost: s.Lost, Refused: s.Refused, Blocked: s.Blocked}
+		})
 	}
 }
 

@@ -57,22 +57,6 @@ func (g *Gateway) startTracing(ctx context.Context, o telemetry.Options) error {
 	return nil
 }
 
-// traceGate tells the tracing middleware which entry a call reached.
-func (g *Gateway) traceGate(gate mcp.Gate) mcp.Gate {
-	if !g.tracer.Enabled() {
-		return gate
-	}
-	return g.tracer.EntryGate(gate)
-}
-
-// useTracing installs the server spans, outermost, so that every request
-// has one, refused or not.
-func (g *Gateway) useTracing(owner func(r *mcp.Request) string) {
-	if g.tracer.Enabled() {
-		g.server.Use(g.tracer.Middleware(telemetry.MiddlewareOptions{Backend: owner}))
-	}
-}
-
 // upstreamObserver is the relay's hook for client spans (nil when off).
 func (g *Gateway) upstreamObserver() relay.Observer {
 	if !g.tracer.Enabled() {

@@ -3,10 +3,16 @@
 // the client that reaches MCP servers, both independent of any transport.
 //
 // The model follows net/http. A Handler answers one request; a Middleware
-// wraps a Handler in another (logging, metrics, access control); a Server
-// routes methods to Handlers and owns the registries of tools, resources,
-// resource templates and prompts. Transports (package streamable, sse,
-// stdio) move bytes and hand each message to a Session.
+// wraps a Handler in another; a Server routes methods to Handlers and owns
+// the registries of tools, resources, resource templates and prompts.
+// Transports (packages mcphttp, stdio) move bytes and hand each message to
+// a Session.
+//
+// The engine owns each request: before any middleware runs it resolves the
+// entry a gated request names (Request.Target, as ServeMux sets
+// r.Pattern), and after the answer it classifies the outcome once
+// (Outcome). Observers — the audit log, metrics, traces — are told both
+// (Observer), and derive neither.
 //
 // Payloads stay raw JSON from end to end (see package jsonrpc): a handler
 // returns the raw bytes of its result, and a relayed result or error is
@@ -14,5 +20,6 @@
 //
 // Access control plugs in through a Gate, which the engine consults before
 // every tools/call, resources/read and prompts/get — after the entry is
-// found, before its arguments are looked at — and when filtering lists.
+// found, before its arguments are looked at, as the innermost middleware —
+// and when filtering lists.
 package mcp

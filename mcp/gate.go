@@ -20,11 +20,14 @@ const (
 )
 
 // Entry is what the gate decides on: which entry, and the minimum role its
-// registration asked for ("" for the lowest).
+// registration asked for ("" for the lowest); and who serves it.
 type Entry struct {
 	Kind    EntryKind
 	Name    string // tool or prompt name, resource URI or URI template
 	MinRole string
+	// Owner names who serves the entry, as its registration said: a
+	// gateway's backend ("" for an entry of the server's own).
+	Owner string
 }
 
 // A Gate decides what a caller (found in ctx by IdentityFrom) may see and

@@ -31,6 +31,7 @@ type Prompt struct {
 	Arguments   []PromptArgument
 	Meta        json.RawMessage
 	MinRole     string
+	Owner       string // who serves it (Entry.Owner)
 	Get         PromptHandler
 	Definition  json.RawMessage // sent as is in prompts/list when set
 }
@@ -52,7 +53,7 @@ func (s *Server) AddPrompts(ps ...*Prompt) error {
 				Meta        json.RawMessage  `json:"_meta,omitempty"`
 			}{p.Name, p.Title, p.Description, p.Arguments, p.Meta})
 		}
-		slots = append(slots, &slot[*Prompt]{value: p, def: def, entry: Entry{Kind: KindPrompt, Name: p.Name, MinRole: p.MinRole}})
+		slots = append(slots, &slot[*Prompt]{value: p, def: def, entry: Entry{Kind: KindPrompt, Name: p.Name, MinRole: p.MinRole, Owner: p.Owner}})
 	}
 	s.prompts.put(slots...)
 	return nil
@@ -65,22 +66,10 @@ func (s *Server) servePromptsList(ctx context.Context, r *Request) (json.RawMess
 	return s.prompts.list(ctx, r.Params, "prompts")
 }
 
+// servePromptsGet gets the prompt the request resolved to (target.go),
+// which the gate has admitted.
 func (s *Server) servePromptsGet(ctx context.Context, r *Request) (json.RawMessage, error) {
-	if len(r.Params) == 0 || r.Params[0] != '{' {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: prompts/get needs an object with name", nil)
-	}
-	name, ok := r.EntryName()
-	if !ok || name == "" {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: name is required and must be a string", nil)
-	}
-	p, entry, found := s.prompts.get(name)
-	if !found {
-		return nil, s.unknownEntry(ctx, KindPrompt, name,
-			jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt: "+name, map[string]string{"name": name}))
-	}
-	if err := s.gate.Admit(ctx, entry); err != nil {
-		return nil, err
-	}
+	p, name := r.target.prompt, r.target.Name
 	var args map[string]string
 	if raw, _ := jsonrpc.Lookup(r.Params, "arguments"); raw != nil && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &args); err != nil {

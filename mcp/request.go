@@ -25,9 +25,14 @@ type Request struct {
 	Method  string
 	Params  json.RawMessage
 
-	sink  Sink                    // where messages related to this request go
-	entry entryLookup             // EntryName's lookup, made once
-	abort context.CancelCauseFunc // ends the request's context (Abort)
+	sink   Sink   // where messages related to this request go
+	target Target // the entry it names (target.go), when targeted
+	// targeted reports a method that names an entry.
+	targeted bool
+	// refused is the answer to params the engine refuses before any
+	// middleware (paramkeys.go).
+	refused error
+	abort   context.CancelCauseFunc // ends the request's context (Abort)
 }
 
 // Abort ends the context the request is served with, with cause

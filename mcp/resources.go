@@ -28,6 +28,7 @@ type Resource struct {
 	Annotations json.RawMessage
 	Meta        json.RawMessage
 	MinRole     string
+	Owner       string // who serves it (Entry.Owner)
 	Read        ResourceHandler
 	Definition  json.RawMessage // sent as is in resources/list when set
 }
@@ -42,6 +43,7 @@ type ResourceTemplate struct {
 	Annotations json.RawMessage
 	Meta        json.RawMessage
 	MinRole     string
+	Owner       string // who serves it (Entry.Owner)
 	Read        ResourceHandler
 	Definition  json.RawMessage
 
@@ -68,7 +70,7 @@ func (s *Server) AddResources(rs ...*Resource) error {
 				Meta        json.RawMessage `json:"_meta,omitempty"`
 			}{r.URI, r.Name, r.Title, r.Description, r.MimeType, r.Size, r.Annotations, r.Meta})
 		}
-		slots = append(slots, &slot[*Resource]{value: r, def: def, entry: Entry{Kind: KindResource, Name: r.URI, MinRole: r.MinRole}})
+		slots = append(slots, &slot[*Resource]{value: r, def: def, entry: Entry{Kind: KindResource, Name: r.URI, MinRole: r.MinRole, Owner: r.Owner}})
 	}
 	s.resources.put(slots...)
 	return nil
@@ -102,7 +104,7 @@ func (s *Server) AddResourceTemplates(ts ...*ResourceTemplate) error {
 				Meta        json.RawMessage `json:"_meta,omitempty"`
 			}{t.URITemplate, t.Name, t.Title, t.Description, t.MimeType, t.Annotations, t.Meta})
 		}
-		slots = append(slots, &slot[*ResourceTemplate]{value: t, def: def, entry: Entry{Kind: KindResource, Name: t.URITemplate, MinRole: t.MinRole}})
+		slots = append(slots, &slot[*ResourceTemplate]{value: t, def: def, entry: Entry{Kind: KindResource, Name: t.URITemplate, MinRole: t.MinRole, Owner: t.Owner}})
 	}
 	s.templates.put(slots...)
 	return nil
@@ -119,19 +121,11 @@ func (s *Server) serveTemplatesList(ctx context.Context, r *Request) (json.RawMe
 	return s.templates.list(ctx, r.Params, "resourceTemplates")
 }
 
+// serveResourcesRead reads the resource the request resolved to
+// (target.go), which the gate has admitted.
 func (s *Server) serveResourcesRead(ctx context.Context, r *Request) (json.RawMessage, error) {
-	uri, err := uriParam(r.Params)
-	if err != nil {
-		return nil, err
-	}
-	read, vars, entry, ok := s.findResource(uri)
-	if !ok {
-		return nil, s.unknownEntry(ctx, KindResource, uri, resourceNotFound(uri))
-	}
-	if err := s.gate.Admit(ctx, entry); err != nil {
-		return nil, err
-	}
-	res, err := read(ctx, r, uri, vars)
+	uri := r.target.Name
+	res, err := r.target.read(ctx, r, uri, r.target.vars)
 	if errors.Is(err, ErrNotFound) {
 		return nil, resourceNotFound(uri)
 	}
@@ -157,19 +151,6 @@ func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, E
 	return read, vars, entry, read != nil
 }
 
-// unknownEntry is the answer to a call naming no entry: notFound, unless
-// Options.Unknown still knows the entry and the caller may see it.
-func (s *Server) unknownEntry(ctx context.Context, kind EntryKind, name string, notFound error) error {
-	if s.opts.Unknown == nil {
-		return notFound
-	}
-	e, err := s.opts.Unknown(kind, name)
-	if err == nil || !s.gate.Visible(ctx, e) {
-		return notFound
-	}
-	return err
-}
-
 func resourceNotFound(uri string) error {
 	return jsonrpc.NewError(jsonrpc.CodeResourceNotFound, "resource not found: "+uri, map[string]string{"uri": uri})
 }
@@ -189,18 +170,8 @@ func uriParam(params json.RawMessage) (string, error) {
 // not read or that no one serves (not found, forbidden, rate limited):
 // before, it answered {} to anyone, which told a caller that a hidden URI
 // existed and let it wait for updates it would never be allowed to read.
-func (s *Server) serveSubscribe(ctx context.Context, r *Request) (json.RawMessage, error) {
-	uri, err := uriParam(r.Params)
-	if err != nil {
-		return nil, err
-	}
-	_, _, entry, ok := s.findResource(uri)
-	if !ok {
-		return nil, s.unknownEntry(ctx, KindResource, uri, resourceNotFound(uri))
-	}
-	if err := s.gate.Admit(ctx, entry); err != nil {
-		return nil, err
-	}
+func (s *Server) serveSubscribe(_ context.Context, r *Request) (json.RawMessage, error) {
+	uri := r.target.Name
 	r.Session.mu.Lock()
 	r.Session.subscribed[uri] = struct{}{}
 	r.Session.mu.Unlock()

@@ -46,6 +46,9 @@ type Options struct {
 	// OnNotification receives client notifications the engine does not
 	// handle itself (roots/list_changed, progress, …).
 	OnNotification func(ctx context.Context, s *Session, m *jsonrpc.Message)
+	// Observers watch every request: the audit log, metrics, traces
+	// (observer.go). Begin is called in order, End in reverse.
+	Observers []Observer
 	// Unknown, if set, is asked about a tools/call, prompts/get or
 	// resources/read naming no entry (name is the tool or prompt name, or
 	// the URI). If it still knows the entry — a gateway remembers those of
@@ -146,17 +149,21 @@ func (s *Server) handler() Handler {
 	defer s.mu.Unlock()
 	if s.chain == nil {
 		methods := s.methods
+		mws := append(append([]Middleware(nil), s.mws...), gateMiddleware(s.gate))
 		s.chain = Chain(HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
-			h, ok := methods[r.Method]
-			if err := checkParamKeys(r); err != nil {
-				return nil, err
+			if r.refused != nil {
+				return nil, r.refused
 			}
+			h, ok := methods[r.Method]
 			if !ok {
 				return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+r.Method,
 					map[string]string{"method": r.Method})
 			}
+			if t := r.Target(); t != nil && t.err != nil {
+				return nil, t.err
+			}
 			return h.ServeMCP(ctx, r)
-		}), s.mws...)
+		}), mws...)
 	}
 	return s.chain
 }

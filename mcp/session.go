@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -219,12 +220,29 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	return jsonrpc.AppendResult(nil, m.ID, result)
 }
 
-// serve runs the handler chain for r, turning a panic into -32603.
+// serve resolves r, runs its handler chain, turning a panic into -32603,
+// and tells the observers how it began and ended.
 func (s *Server) serve(ctx context.Context, r *Request) (result json.RawMessage, err error) {
+	s.resolve(ctx, r)
+	obs := s.opts.Observers
+	var start time.Time
+	if len(obs) > 0 {
+		start = time.Now()
+		for _, o := range obs {
+			ctx = o.Begin(ctx, r)
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("mcp handler panicked", "method", r.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			result, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")
+		}
+		if len(obs) > 0 {
+			e := End{Start: start, Duration: time.Since(start)}
+			e.Outcome, e.Code = Classify(r.Method, result, err)
+			for i := len(obs) - 1; i >= 0; i-- {
+				obs[i].End(ctx, r, e)
+			}
 		}
 	}()
 	return s.handler().ServeMCP(ctx, r)

@@ -36,6 +36,9 @@ type Tool struct {
 	// MinRole is the lowest role that may see and call the tool ("" for
 	// any authenticated caller).
 	MinRole string
+	// Owner names who serves the tool (Entry.Owner): a gateway's
+	// backend.
+	Owner   string
 	Handler ToolHandler
 	// Definition, when set, is sent in tools/list as it is (a relayed
 	// backend's entry, byte for byte); the descriptive fields are ignored.
@@ -72,7 +75,7 @@ func (s *Server) AddTools(tools ...*Tool) error {
 				return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 			}
 		}
-		slots = append(slots, &slot[*Tool]{value: t, def: def, entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole}})
+		slots = append(slots, &slot[*Tool]{value: t, def: def, entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}})
 	}
 	s.tools.put(slots...)
 	return nil
@@ -97,22 +100,10 @@ func (s *Server) serveToolsList(ctx context.Context, r *Request) (json.RawMessag
 	return s.tools.list(ctx, r.Params, "tools")
 }
 
+// serveToolsCall runs the tool the request resolved to (target.go), which
+// the gate has admitted.
 func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessage, error) {
-	if len(r.Params) == 0 || r.Params[0] != '{' {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs an object with name", nil)
-	}
-	name, ok := r.EntryName()
-	if !ok || name == "" {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: name is required and must be a string", nil)
-	}
-	t, entry, found := s.tools.get(name)
-	if !found {
-		return nil, s.unknownEntry(ctx, KindTool, name,
-			jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+name, map[string]string{"name": name}))
-	}
-	if err := s.gate.Admit(ctx, entry); err != nil {
-		return nil, err
-	}
+	t, name := r.target.tool, r.target.Name
 	args, _ := jsonrpc.Lookup(r.Params, "arguments")
 	if string(args) == "null" {
 		args = nil

@@ -1,14 +1,17 @@
-// audit.go exports the audit log's own counters (audit.Stats) as metrics
+// audit.go exports the audit log's own counters (AuditStats) as metrics
 // read at scrape time: a queue filling up, writes failing and records lost
 // are what an operator alerts on before the audit trail has holes.
 
 package metrics
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
+import "github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mcpgate/mcpgate/audit"
-)
+// AuditStats are the audit log's counters, as the gateway reads them from
+// its log: this package observes the engine and knows nothing of the log.
+type AuditStats struct {
+	Queued                                       int64
+	Written, WriteErrors, Lost, Refused, Blocked uint64
+}
 
 var (
 	auditQueued      = prometheus.NewDesc("mcpgate_audit_queued", "Audit records accepted and not yet written.", nil, nil)
@@ -21,7 +24,7 @@ var (
 
 // auditCollector reads one snapshot of the log's counters per scrape, so
 // that the values exported together are consistent with each other.
-type auditCollector struct{ stats func() audit.Stats }
+type auditCollector struct{ stats func() AuditStats }
 
 func (auditCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{auditQueued, auditWritten, auditWriteErrors, auditLost, auditRefused, auditBlocked} {

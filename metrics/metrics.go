@@ -1,6 +1,6 @@
 // Package metrics is mcpgate's Prometheus instrumentation: a Metrics owns
 // its own registry (no global state, so two gateways in one process — or
-// one test binary — never share a counter), an mcp.Middleware records
+// one test binary — never share a counter), an mcp.Observer records
 // every method call and every gated call's outcome, and gauge functions
 // read the queues and limits that already count themselves (sessions, rate
 // buckets, the audit log, the backends' states, the span exporter) only
@@ -17,8 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/mcpgate/mcpgate/audit"
 )
 
 // durationBuckets span a cached native answer (100µs) to a slow backend
@@ -101,6 +99,6 @@ func (m *Metrics) RateBuckets(n func() int) {
 }
 
 // Audit reports, when scraped, the audit log's queue and failures.
-func (m *Metrics) Audit(stats func() audit.Stats) {
+func (m *Metrics) Audit(stats func() AuditStats) {
 	m.reg.MustRegister(auditCollector{stats: stats})
 }

@@ -6,7 +6,6 @@
 package relay
 
 import (
-	"encoding/json"
 	"sync"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -65,64 +64,6 @@ func (c *Claims) release(k kind, key, backend string) {
 	if c.owners[k][key] == backend {
 		delete(c.owners[k], key)
 	}
-}
-
-// OwnerOf names the backend owning the entry a gated request reaches —
-// tools/call, prompts/get or resources/read with its params — or "" for
-// an entry of the front's own, an unknown entry or another method. A URI
-// is resolved as the front server resolves it (its resources first, then
-// its URI templates in order), so a URI read through a relayed template
-// names the template's backend. An entry of a backend that is down names
-// that backend.
-func (c *Claims) OwnerOf(method string, params json.RawMessage) string {
-	return c.OwnerOfRequest(&mcp.Request{Method: method, Params: params})
-}
-
-// OwnerOfRequest is OwnerOf for a request being served: the entry's name
-// is r.EntryName, looked up once for every middleware that asks.
-func (c *Claims) OwnerOfRequest(r *mcp.Request) string {
-	switch r.Method {
-	case "tools/call", "prompts/get", "resources/read":
-	default:
-		return ""
-	}
-	name, _ := r.EntryName()
-	if owner := c.liveOwner(r.Method, name); owner != "" {
-		return owner
-	}
-	return c.buriedOwner(r.Method, name)
-}
-
-// liveOwner names the live backend owning the entry that method names by
-// name (a tool's or prompt's name, or a resource's URI).
-func (c *Claims) liveOwner(method, name string) string {
-	var k kind
-	var key string
-	switch method {
-	case "tools/call":
-		k, key = kindTool, name
-	case "prompts/get":
-		k, key = kindPrompt, name
-	case "resources/read":
-		uri := name
-		c.mu.Lock()
-		front := c.front
-		c.mu.Unlock()
-		if front == nil {
-			return ""
-		}
-		found, template, ok := front.ResourceKey(uri)
-		if !ok {
-			return ""
-		}
-		k, key = kindResource, found
-		if template {
-			k = kindTemplate
-		}
-	default:
-		return ""
-	}
-	return c.ownerOf(k, key)
 }
 
 // ownerOf names the backend holding key of k ("" for none).

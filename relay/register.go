@@ -15,7 +15,7 @@ func (b *Backend) addTools(s *mcp.Server, es []entry) {
 	tools := make([]*mcp.Tool, len(es))
 	for i, e := range es {
 		tools[i] = &mcp.Tool{
-			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig),
+			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name,
 			SkipValidation: true, // the backend judges its own arguments
 			Handler:        b.callTool(e.orig),
 		}
@@ -36,7 +36,7 @@ func (b *Backend) addResources(s *mcp.Server, es []entry) {
 	}
 	rs := make([]*mcp.Resource, len(es))
 	for i, e := range es {
-		rs[i] = &mcp.Resource{URI: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Read: b.readResource}
+		rs[i] = &mcp.Resource{URI: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource}
 	}
 	if err := s.AddResources(rs...); err != nil {
 		for _, e := range es {
@@ -50,7 +50,7 @@ func (b *Backend) addResources(s *mcp.Server, es []entry) {
 // hide the others.
 func (b *Backend) addTemplates(s *mcp.Server, es []entry) {
 	for _, e := range es {
-		t := &mcp.ResourceTemplate{URITemplate: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Read: b.readResource}
+		t := &mcp.ResourceTemplate{URITemplate: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource}
 		if err := s.AddResourceTemplates(t); err != nil {
 			b.drop(kindTemplate, e, err)
 		}
@@ -63,7 +63,7 @@ func (b *Backend) addPrompts(s *mcp.Server, es []entry) {
 	}
 	ps := make([]*mcp.Prompt, len(es))
 	for i, e := range es {
-		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Get: b.getPrompt(e.orig)}
+		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Get: b.getPrompt(e.orig)}
 	}
 	if err := s.AddPrompts(ps...); err != nil {
 		for _, e := range es {

@@ -143,26 +143,6 @@ func Unavailable(backend string) *jsonrpc.Error {
 		map[string]string{"backend": backend})
 }
 
-// buriedOwner names the down backend whose entry a call of method reaches
-// by key (a name or URI), or "". c.mu is not held.
-func (c *Claims) buriedOwner(method, key string) string {
-	var k mcp.EntryKind
-	switch method {
-	case "tools/call":
-		k = mcp.KindTool
-	case "prompts/get":
-		k = mcp.KindPrompt
-	case "resources/read":
-		k = mcp.KindResource
-	default:
-		return ""
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, _ := c.lookup(k, key)
-	return s.backend
-}
-
 // Down removes every entry the backend registered in s, as Unsync does,
 // but leaves tombstones of them: the backend's connection ended and it is
 // expected back. Calls naming them meanwhile answer Unavailable. The
@@ -177,7 +157,7 @@ func (b *Backend) Down(s *mcp.Server) {
 			if k == kindTool || k == kindPrompt {
 				orig = strings.TrimPrefix(key, b.prefix)
 			}
-			dead[k] = append(dead[k], mcp.Entry{Kind: mcpKind(k), Name: key, MinRole: b.minRole(roleKind(k), orig)})
+			dead[k] = append(dead[k], mcp.Entry{Kind: mcpKind(k), Name: key, MinRole: b.minRole(roleKind(k), orig), Owner: b.name})
 		}
 	}
 	b.mu.Unlock()

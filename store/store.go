@@ -35,16 +35,6 @@ func (t Token) Active(now time.Time) bool {
 	return t.RevokedAt.IsZero() && (t.ExpiresAt.IsZero() || now.Before(t.ExpiresAt))
 }
 
-// Outcome classes of a gated call, as the audit log records them.
-const (
-	OutcomeOK          = "ok"           // a result, not an error result
-	OutcomeToolError   = "tool_error"   // a result with isError
-	OutcomeForbidden   = "forbidden"    // refused by the gate for the role
-	OutcomeRateLimited = "rate_limited" // refused by the gate for the rate
-	OutcomeInvalid     = "invalid"      // -32602: unknown name, bad arguments
-	OutcomeError       = "error"        // any other JSON-RPC error
-)
-
 // AuditRecord is one gated call. It never holds argument values or
 // credentials.
 type AuditRecord struct {
@@ -55,7 +45,7 @@ type AuditRecord struct {
 	Kind     string        // "tool", "resource" or "prompt"
 	Name     string        // tool or prompt name, resource URI
 	Backend  string        // backend that served it ("" for a native entry)
-	Outcome  string        // one of the Outcome constants
+	Outcome  string        // the engine's class of its end (mcp.Outcome): ok, tool_error, forbidden, rate_limited, invalid, error
 	Code     int64         // JSON-RPC error code, 0 for a result
 	Duration time.Duration // time to answer
 }

@@ -6,37 +6,39 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/otlptest"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/telemetry"
 )
 
-// BenchmarkServerSpan measures what the tracing middleware adds to one
-// gated call: nothing installed (tracing off), a span not sampled
+// BenchmarkServerSpan measures what tracing adds to one gated call served
+// by the engine: nothing installed (tracing off), a span not sampled
 // (sample_ratio 0), and a span recorded and exported in batches to a
 // collector on loopback.
 func BenchmarkServerSpan(b *testing.B) {
-	r := &mcp.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{}}`)}
-	gate := func(tr *telemetry.Tracer) mcp.Handler {
-		g := tr.EntryGate(nopGate{})
-		return mcp.HandlerFunc(func(ctx context.Context, _ *mcp.Request) (json.RawMessage, error) {
-			_ = g.Admit(ctx, mcp.Entry{Kind: mcp.KindTool, Name: "echo"})
-			return json.RawMessage(`{"content":[]}`), nil
-		})
-	}
-	run := func(b *testing.B, h mcp.Handler) {
+	run := func(b *testing.B, observers ...mcp.Observer) {
+		s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "bench", Version: "1"}, Observers: observers})
+		if err := s.AddTools(&mcp.Tool{Name: "echo", Owner: "fx", SkipValidation: true,
+			Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"content":[]}`), nil
+			}}); err != nil {
+			b.Fatal(err)
+		}
+		ss := s.NewSession(mcp.SessionOptions{ID: "bench", Version: mcp.LatestVersion})
+		defer ss.Close()
+		m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`))
+		if err != nil {
+			b.Fatal(err)
+		}
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := h.ServeMCP(ctx, r); err != nil {
-				b.Fatal(err)
+			if out := ss.Handle(ctx, m, nil); out == nil {
+				b.Fatal("no answer")
 			}
 		}
 	}
-	b.Run("off", func(b *testing.B) {
-		run(b, mcp.HandlerFunc(func(ctx context.Context, _ *mcp.Request) (json.RawMessage, error) {
-			return json.RawMessage(`{"content":[]}`), nil
-		}))
-	})
+	b.Run("off", func(b *testing.B) { run(b) })
 	for _, c := range []struct {
 		name  string
 		ratio float64
@@ -49,12 +51,7 @@ func BenchmarkServerSpan(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer func() { _ = tr.Shutdown(context.Background()) }()
-			run(b, tr.Middleware(telemetry.MiddlewareOptions{Backend: func(*mcp.Request) string { return "fx" }})(gate(tr)))
+			run(b, tr.Observer())
 		})
 	}
 }
-
-type nopGate struct{}
-
-func (nopGate) Visible(context.Context, mcp.Entry) bool { return true }
-func (nopGate) Admit(context.Context, mcp.Entry) error  { return nil }

@@ -12,7 +12,7 @@
 // store is read by more people than the gateway's callers trust with them.
 //
 // A Tracer that is off starts nothing and wraps nothing: the gateway does
-// not install its middleware, so tracing off costs nothing per request.
+// not install its observer, so tracing off costs nothing per request.
 // There is no global state: the provider, propagator and exporter belong to
 // the Tracer, never to the otel package's globals.
 package telemetry

@@ -74,15 +74,21 @@ func newTracer(t *testing.T, rcv *otlptest.Receiver, o telemetry.Options) *telem
 	return tr
 }
 
-// serve runs one request through the tracer's middleware, over HTTP with
-// the given headers so that the caller's trace context is honoured.
+// serve runs one request under the tracer's observer, as the engine does
+// (Begin, the handler, End with the engine's classification), over HTTP
+// with the given headers so that the caller's trace context is honoured.
 func serve(t *testing.T, tr *telemetry.Tracer, header http.Header, r *mcp.Request, h mcp.HandlerFunc) {
 	t.Helper()
-	mw := tr.Middleware(telemetry.MiddlewareOptions{})(h)
+	obs := tr.Observer()
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	req.Header = header
 	tr.HTTP(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
-		_, _ = mw.ServeMCP(req.Context(), r)
+		ctx := obs.Begin(req.Context(), r)
+		start := time.Now()
+		res, err := h(ctx, r)
+		e := mcp.End{Start: start, Duration: time.Since(start)}
+		e.Outcome, e.Code = mcp.Classify(r.Method, res, err)
+		obs.End(ctx, r, e)
 	})).ServeHTTP(httptest.NewRecorder(), req)
 }
 

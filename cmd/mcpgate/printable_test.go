@@ -46,8 +46,8 @@ func TestAuditTailCannotBeForged(t *testing.T) {
 	}
 	forged := "mallory\n2026-12-01T00:00:00Z  t-admin  tok_x  admin  tool  fx__delete_all  -  ok  0  1ms\x1b[2K"
 	recs := []store.AuditRecord{
-		{Time: time.Now().UTC(), Subject: forged, TokenID: "jwt", Role: "viewer", Kind: "tool", Name: "fx__read\x1b]0;owned\x07", Outcome: store.OutcomeOK},
-		{Time: time.Now().UTC(), Subject: "bob", TokenID: "tok_b", Role: "editor", Kind: "tool", Name: "fx__write", Backend: "fx", Outcome: store.OutcomeForbidden, Code: -32001, Duration: 3 * time.Millisecond},
+		{Time: time.Now().UTC(), Subject: forged, TokenID: "jwt", Role: "viewer", Kind: "tool", Name: "fx__read\x1b]0;owned\x07", Outcome: "ok"},
+		{Time: time.Now().UTC(), Subject: "bob", TokenID: "tok_b", Role: "editor", Kind: "tool", Name: "fx__write", Backend: "fx", Outcome: "forbidden", Code: -32001, Duration: 3 * time.Millisecond},
 	}
 	if err := st.AppendAudit(ctx, recs); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestAuditTailCannotBeForged(t *testing.T) {
 		got = append(got, r)
 	}
 	if got[0].Subject != forged || got[1].Name != "fx__write" || got[1].Backend != "fx" || got[1].Code != -32001 ||
-		got[1].Outcome != store.OutcomeForbidden || got[1].DurationMs != 3 {
+		got[1].Outcome != "forbidden" || got[1].DurationMs != 3 {
 		t.Errorf("audit tail --json: %+v", got)
 	}
 }

@@ -17,7 +17,7 @@ func BenchmarkAppendAudit256(b *testing.B) {
 	batch := make([]store.AuditRecord, 256)
 	for i := range batch {
 		batch[i] = store.AuditRecord{Time: time.Now(), Subject: "bench", TokenID: "tok_1", Role: "admin",
-			Kind: "tool", Name: "test_simple_text", Backend: "fixture", Outcome: store.OutcomeOK, Duration: 80 * time.Microsecond}
+			Kind: "tool", Name: "test_simple_text", Backend: "fixture", Outcome: "ok", Duration: 80 * time.Microsecond}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

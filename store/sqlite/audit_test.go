@@ -20,12 +20,12 @@ func TestAuditRoundTripsEveryField(t *testing.T) {
 	s := openStore(t, dbPath(t))
 	want := []store.AuditRecord{
 		{Time: time.Date(2026, 4, 1, 10, 0, 0, 123456789, time.UTC), Subject: "alice", TokenID: "tok_1", Role: "editor",
-			Kind: "tool", Name: "deploy", Backend: "github", Outcome: store.OutcomeForbidden, Code: -32001,
+			Kind: "tool", Name: "deploy", Backend: "github", Outcome: "forbidden", Code: -32001,
 			Duration: 1500 * time.Microsecond},
 		{Time: time.Date(2026, 4, 1, 10, 0, 0, 123456790, time.UTC), Subject: "bob", Role: "viewer",
-			Kind: "resource", Name: "x://rows/7", Outcome: store.OutcomeOK},
+			Kind: "resource", Name: "x://rows/7", Outcome: "ok"},
 		{Time: time.Date(2026, 4, 1, 10, 0, 1, 0, time.UTC), Subject: "ünïcode ✓", Kind: "prompt", Name: "review",
-			Outcome: store.OutcomeError, Code: -32603, Duration: 90 * time.Minute},
+			Outcome: "error", Code: -32603, Duration: 90 * time.Minute},
 	}
 	if err := s.AppendAudit(ctx, want); err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestAppendAuditBatchAcrossInsertsKeepsOrder(t *testing.T) {
 	want := make([]store.AuditRecord, 2*64+3) // two full INSERTs of 64 rows and a remainder
 	for i := range want {
 		// One instant for all: their order is the order written.
-		want[i] = store.AuditRecord{Time: at, Subject: "s", Kind: "tool", Name: fmt.Sprint("t", i), Outcome: store.OutcomeOK, Code: int64(i)}
+		want[i] = store.AuditRecord{Time: at, Subject: "s", Kind: "tool", Name: fmt.Sprint("t", i), Outcome: "ok", Code: int64(i)}
 	}
 	if err := s.AppendAudit(ctx, want); err != nil {
 		t.Fatal(err)

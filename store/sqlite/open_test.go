@@ -214,7 +214,7 @@ const helperBatches, helperBatchSize = 50, 10
 func batch(who string, i int) []store.AuditRecord {
 	out := make([]store.AuditRecord, helperBatchSize)
 	for j := range out {
-		out[j] = store.AuditRecord{Time: time.Now().UTC(), Subject: who, Kind: "tool", Name: fmt.Sprintf("%s-%d-%d", who, i, j), Outcome: store.OutcomeOK}
+		out[j] = store.AuditRecord{Time: time.Now().UTC(), Subject: who, Kind: "tool", Name: fmt.Sprintf("%s-%d-%d", who, i, j), Outcome: "ok"}
 	}
 	return out
 }

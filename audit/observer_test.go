@@ -1,4 +1,4 @@
-// middleware_test.go pins the audit middleware through the real engine:
+// middleware_test.go pins the audit observer through the real engine:
 // one record per gated call, whatever became of it — ran, failed as a
 // tool, refused by the gate, invalid, unknown, panicked — with the right
 // outcome, code, kind, name and identity; none for any other method; and
@@ -57,9 +57,10 @@ func explode(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, e
 }
 
 // auditedServer is a server whose calls are recorded to w.
-func auditedServer(t testing.TB, l *audit.Log, opts audit.MiddlewareOptions, logger *slog.Logger) *mcp.Server {
+func auditedServer(t testing.TB, l *audit.Log, logger *slog.Logger) *mcp.Server {
 	t.Helper()
-	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "audit-test", Version: "1"}, Gate: refusingGate{}, Logger: logger})
+	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "audit-test", Version: "1"}, Gate: refusingGate{}, Logger: logger,
+		Observers: []mcp.Observer{audit.Observer(l)}})
 	strict := json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`)
 	must(t, srv.AddTools(
 		&mcp.Tool{Name: "ok", Handler: textResult("fine")},
@@ -83,7 +84,6 @@ func auditedServer(t testing.TB, l *audit.Log, opts audit.MiddlewareOptions, log
 		Get: func(context.Context, *mcp.Request, map[string]string) (json.RawMessage, error) {
 			return json.RawMessage(`{"messages":[]}`), nil
 		}}))
-	srv.Use(audit.Middleware(l, opts))
 	return srv
 }
 
@@ -148,7 +148,7 @@ func TestOneRecordPerGatedCall(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{})
 	var logs syncBuffer
-	srv := auditedServer(t, l, audit.MiddlewareOptions{}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	srv := auditedServer(t, l, slog.New(slog.NewJSONHandler(&logs, nil)))
 	ss := session(t, srv, alice)
 
 	tests := []struct {
@@ -156,18 +156,18 @@ func TestOneRecordPerGatedCall(t *testing.T) {
 		kind, name, outcome  string
 		code                 int64
 	}{
-		{"a result is ok", "tools/call", `{"name":"ok","arguments":{"password":"` + secret + `"}}`, "tool", "ok", store.OutcomeOK, 0},
-		{"an isError result is a tool error", "tools/call", `{"name":"fails","arguments":{"q":"` + secret + `"}}`, "tool", "fails", store.OutcomeToolError, 0},
-		{"a role refusal is forbidden", "tools/call", `{"name":"admin_only","arguments":{"q":"` + secret + `"}}`, "tool", "admin_only", store.OutcomeForbidden, jsonrpc.CodeForbidden},
-		{"a rate refusal is rate_limited", "tools/call", `{"name":"limited"}`, "tool", "limited", store.OutcomeRateLimited, jsonrpc.CodeRateLimited},
-		{"arguments against the schema are invalid", "tools/call", `{"name":"strict","arguments":{"env":7,"token":"` + secret + `"}}`, "tool", "strict", store.OutcomeInvalid, jsonrpc.CodeInvalidParams},
-		{"an unknown tool is invalid", "tools/call", `{"name":"nope","arguments":{"q":"` + secret + `"}}`, "tool", "nope", store.OutcomeInvalid, jsonrpc.CodeInvalidParams},
-		{"-32001 without data.kind is an error, not forbidden", "tools/call", `{"name":"times_out"}`, "tool", "times_out", store.OutcomeError, jsonrpc.CodeForbidden},
-		{"a panic is an internal error", "tools/call", `{"name":"bomb","arguments":{"q":"` + secret + `"}}`, "tool", "bomb", store.OutcomeError, jsonrpc.CodeInternalError},
-		{"a resource read is recorded by URI", "resources/read", `{"uri":"x://doc"}`, "resource", "x://doc", store.OutcomeOK, 0},
-		{"an unknown resource is an error with its code", "resources/read", `{"uri":"x://nope"}`, "resource", "x://nope", store.OutcomeError, jsonrpc.CodeResourceNotFound},
-		{"a prompt is recorded by name", "prompts/get", `{"name":"review","arguments":{"diff":"` + secret + `"}}`, "prompt", "review", store.OutcomeOK, 0},
-		{"params without a name record an empty name", "prompts/get", `{"arguments":{"diff":"` + secret + `"}}`, "prompt", "", store.OutcomeInvalid, jsonrpc.CodeInvalidParams},
+		{"a result is ok", "tools/call", `{"name":"ok","arguments":{"password":"` + secret + `"}}`, "tool", "ok", string(mcp.OutcomeOK), 0},
+		{"an isError result is a tool error", "tools/call", `{"name":"fails","arguments":{"q":"` + secret + `"}}`, "tool", "fails", string(mcp.OutcomeToolError), 0},
+		{"a role refusal is forbidden", "tools/call", `{"name":"admin_only","arguments":{"q":"` + secret + `"}}`, "tool", "admin_only", string(mcp.OutcomeForbidden), jsonrpc.CodeForbidden},
+		{"a rate refusal is rate_limited", "tools/call", `{"name":"limited"}`, "tool", "limited", string(mcp.OutcomeRateLimited), jsonrpc.CodeRateLimited},
+		{"arguments against the schema are invalid", "tools/call", `{"name":"strict","arguments":{"env":7,"token":"` + secret + `"}}`, "tool", "strict", string(mcp.OutcomeInvalid), jsonrpc.CodeInvalidParams},
+		{"an unknown tool is invalid", "tools/call", `{"name":"nope","arguments":{"q":"` + secret + `"}}`, "tool", "nope", string(mcp.OutcomeInvalid), jsonrpc.CodeInvalidParams},
+		{"-32001 without data.kind is an error, not forbidden", "tools/call", `{"name":"times_out"}`, "tool", "times_out", string(mcp.OutcomeError), jsonrpc.CodeForbidden},
+		{"a panic is an internal error", "tools/call", `{"name":"bomb","arguments":{"q":"` + secret + `"}}`, "tool", "bomb", string(mcp.OutcomeError), jsonrpc.CodeInternalError},
+		{"a resource read is recorded by URI", "resources/read", `{"uri":"x://doc"}`, "resource", "x://doc", string(mcp.OutcomeOK), 0},
+		{"an unknown resource is an error with its code", "resources/read", `{"uri":"x://nope"}`, "resource", "x://nope", string(mcp.OutcomeError), jsonrpc.CodeResourceNotFound},
+		{"a prompt is recorded by name", "prompts/get", `{"name":"review","arguments":{"diff":"` + secret + `"}}`, "prompt", "review", string(mcp.OutcomeOK), 0},
+		{"params without a name record an empty name", "prompts/get", `{"arguments":{"diff":"` + secret + `"}}`, "prompt", "", string(mcp.OutcomeInvalid), jsonrpc.CodeInvalidParams},
 	}
 	ungated := []struct{ method, params string }{
 		{"ping", ""}, {"tools/list", ""}, {"resources/list", ""}, {"resources/templates/list", ""},
@@ -214,7 +214,7 @@ func TestOneRecordPerGatedCall(t *testing.T) {
 func TestNoArgumentValueInAnyRecord(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{})
-	srv := auditedServer(t, l, audit.MiddlewareOptions{}, nil)
+	srv := auditedServer(t, l, nil)
 	ss := session(t, srv, alice)
 	for _, c := range []struct{ method, params string }{
 		{"tools/call", `{"name":"ok","arguments":{"password":"` + secret + `"}}`},
@@ -243,13 +243,9 @@ func TestNoArgumentValueInAnyRecord(t *testing.T) {
 func TestBackendIsRecorded(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{})
-	backend := func(r *mcp.Request) string {
-		if name, _ := jsonrpc.LookupString(r.Params, "name"); name == "ok" {
-			return "github"
-		}
-		return ""
-	}
-	ss := session(t, auditedServer(t, l, audit.MiddlewareOptions{Backend: backend}, nil), alice)
+	srv := auditedServer(t, l, nil)
+	must(t, srv.AddTools(&mcp.Tool{Name: "ok", Owner: "github", Handler: textResult("fine")}))
+	ss := session(t, srv, alice)
 	call(t, ss, "tools/call", `{"name":"ok"}`)
 	call(t, ss, "prompts/get", `{"name":"review"}`)
 	closeLog(t, l)
@@ -262,7 +258,7 @@ func TestBackendIsRecorded(t *testing.T) {
 func TestLongNamesAreCut(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{})
-	ss := session(t, auditedServer(t, l, audit.MiddlewareOptions{}, nil), alice)
+	ss := session(t, auditedServer(t, l, nil), alice)
 	long := strings.Repeat("é", 1000) // 2000 bytes
 	call(t, ss, "tools/call", `{"name":"`+long+`"}`)
 	closeLog(t, l)
@@ -275,7 +271,7 @@ func TestLongNamesAreCut(t *testing.T) {
 func TestOneRecordPerCallUnderConcurrentLoad(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{BatchSize: 32, Buffer: 64})
-	srv := auditedServer(t, l, audit.MiddlewareOptions{}, nil)
+	srv := auditedServer(t, l, nil)
 	const callers, each = 64, 40
 	var wg sync.WaitGroup
 	for c := range callers {
@@ -301,8 +297,8 @@ func TestOneRecordPerCallUnderConcurrentLoad(t *testing.T) {
 			t.Fatalf("user%d: %d records, want %d", c, n, each)
 		}
 	}
-	want := map[string]int{store.OutcomeOK: callers * each / 4, store.OutcomeForbidden: callers * each / 4,
-		store.OutcomeRateLimited: callers * each / 4, store.OutcomeToolError: callers * each / 4}
+	want := map[string]int{string(mcp.OutcomeOK): callers * each / 4, string(mcp.OutcomeForbidden): callers * each / 4,
+		string(mcp.OutcomeRateLimited): callers * each / 4, string(mcp.OutcomeToolError): callers * each / 4}
 	if !reflect.DeepEqual(perOutcome, want) {
 		t.Fatalf("outcomes %v, want %v", perOutcome, want)
 	}
