@@ -1,78 +1,115 @@
+// Package layout states how mcpgate's packages stack: layers, bottom up,
+// each importing only from the layers below it, and the edges no layering
+// would show but that must never exist. A new package is placed in a layer
+// on purpose, or the test fails.
 package layout
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/mcpgate/mcpgate/"
 
-// allowed lists, for each package, the packages of ours it may import.
-// A package missing here may import nothing of ours; a new package must be
-// placed in the layering on purpose.
-var allowed = map[string][]string{
-	"jsonrpc":           {},
-	"sse":               {},
-	"mcp":               {"jsonrpc"},
-	"mcphttp":           {"jsonrpc", "mcp", "sse"},
-	"stdio":             {"jsonrpc", "mcp"},
-	"fixture":           {"jsonrpc", "mcp"},
-	"store":             {},
-	"store/sqlite":      {"store"},
-	"auth":              {"mcp", "store"},
-	"access":            {"jsonrpc", "mcp"},
-	"audit":             {"jsonrpc", "mcp", "store"},
-	"metrics":           {"audit", "jsonrpc", "mcp", "store"},
-	"config":            {},
-	"gateway":           {"access", "audit", "auth", "backend", "config", "mcp", "mcphttp", "metrics", "relay", "stdio", "store", "telemetry"},
-	"telemetry":         {"audit", "jsonrpc", "mcp", "store"},
-	"wire":              {"jsonrpc"},
-	"proxy":             {"jsonrpc", "mcp", "mcphttp", "stdio", "wire"},
-	"relay":             {"jsonrpc", "mcp"},
-	"backend":           {"jsonrpc", "mcp", "mcphttp", "relay", "stdio", "wire"},
-	"internal/mcptest":  {"jsonrpc"},
-	"internal/otlptest": {},
-	"internal/peers":    {},
-	"internal/layout":   {},
-	"cmd/mcpgate":       {"*"},
-	"bench":             {"*"},
+// layers, bottom up. A package imports packages of lower layers only.
+var layers = [][]string{
+	// Foundations: they import nothing of ours.
+	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/layout"},
+	// The engine, the wire's codecs, a store.
+	{"mcp", "wire", "store/sqlite", "internal/mcptest"},
+	// Transports, the relay, and what plugs into the engine: access
+	// control, authentication, and the observers.
+	{"mcphttp", "stdio", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry"},
+	// Backends and the proxy: transports and the wire put together.
+	{"backend", "proxy"},
+	// The gateway assembles everything.
+	{"gateway"},
+	// Programs.
+	{"cmd/mcpgate", "bench"},
 }
 
-// No package imports one above it in the layering.
-func TestImportsFlowOneWay(t *testing.T) {
+// forbidden are edges between layers that are allowed by the layering but
+// not by what the packages are.
+var forbidden = []struct {
+	rule     string
+	from, to []string
+}{
+	{"the protocol packages know nothing of who calls or what is recorded",
+		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "fixture", "relay", "backend", "proxy"},
+		[]string{"access", "auth", "audit", "metrics", "telemetry", "store", "store/sqlite"}},
+	{"the observers read what the engine resolved, never the audit log or the store",
+		[]string{"metrics", "telemetry"},
+		[]string{"audit", "store", "store/sqlite"}},
+	{"the gateway reads no payload: that belongs to the engine and the relay",
+		[]string{"gateway"},
+		[]string{"jsonrpc", "wire", "sse"}},
+}
+
+// imports maps each of our packages to ours it imports (not its tests').
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	m := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg := strings.TrimPrefix(fields[0], module)
-		rules, known := allowed[pkg]
-		if !known {
-			t.Errorf("package %s has no place in the layering (add it to allowed)", pkg)
-			continue
-		}
-		if len(rules) == 1 && rules[0] == "*" {
-			continue
-		}
+		m[pkg] = []string{}
 		for _, imp := range fields[1:] {
-			if !strings.HasPrefix(imp, module) {
-				continue
+			if dep, ours := strings.CutPrefix(imp, module); ours {
+				m[pkg] = append(m[pkg], dep)
 			}
-			dep := strings.TrimPrefix(imp, module)
-			if !contains(rules, dep) {
-				t.Errorf("%s imports %s, which is not below it", pkg, dep)
+		}
+	}
+	return m
+}
+
+func layerOf(pkg string) int {
+	for i, l := range layers {
+		if slices.Contains(l, pkg) {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestEveryPackageHasALayer(t *testing.T) {
+	for pkg := range imports(t) {
+		if layerOf(pkg) < 0 {
+			t.Errorf("package %s has no layer: place it in layers on purpose", pkg)
+		}
+	}
+}
+
+func TestNoPackageImportsItsOwnLayerOrOneAbove(t *testing.T) {
+	for pkg, deps := range imports(t) {
+		top := layers[len(layers)-1]
+		if slices.Contains(top, pkg) {
+			continue // programs wire anything together
+		}
+		for _, dep := range deps {
+			if layerOf(dep) >= layerOf(pkg) {
+				t.Errorf("%s (layer %d) imports %s (layer %d): only lower layers may be imported", pkg, layerOf(pkg), dep, layerOf(dep))
 			}
 		}
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+func TestForbiddenEdges(t *testing.T) {
+	all := imports(t)
+	for _, f := range forbidden {
+		t.Run(f.rule, func(t *testing.T) {
+			for _, from := range f.from {
+				for _, dep := range all[from] {
+					if slices.Contains(f.to, dep) {
+						t.Errorf("%s imports %s", from, dep)
+					}
+				}
+			}
+		})
 	}
-	return false
 }
