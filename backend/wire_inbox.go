@@ -8,20 +8,22 @@ package backend
 import (
 	"context"
 	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // inbox is the unbounded queue of messages for Read: an exchange's answer
 // never waits for the reader.
 type inbox struct {
 	mu    sync.Mutex
-	queue [][]byte
+	queue []*jsonrpc.Message
 	done  bool
 	wake  chan struct{} // closed and replaced at each push and at end
 }
 
 func newInbox() *inbox { return &inbox{wake: make(chan struct{})} }
 
-func (q *inbox) push(msg []byte) {
+func (q *inbox) push(msg *jsonrpc.Message) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.done {
@@ -43,7 +45,7 @@ func (q *inbox) end() {
 
 // pop returns the next message, or ok false once the inbox has ended and
 // is empty.
-func (q *inbox) pop(ctx context.Context) (msg []byte, ok bool, err error) {
+func (q *inbox) pop(ctx context.Context) (msg *jsonrpc.Message, ok bool, err error) {
 	for {
 		q.mu.Lock()
 		if len(q.queue) > 0 {

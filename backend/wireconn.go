@@ -34,6 +34,7 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,7 +101,7 @@ type wireConn struct {
 	// answers wait, under order, for readNotifications to deliver them
 	// after the notifications before them; once it has returned
 	// (readerGone), an answer is delivered by its exchange.
-	answers    [][]byte
+	answers    []*jsonrpc.Message
 	readerGone bool
 	// kick wakes readNotifications for the answers: it cancels the
 	// context of its wait, or makes its next wait return at once.
@@ -315,7 +316,7 @@ func (c *wireConn) kick() {
 // notifications received before it. The proxy writes a call's answer after
 // the notifications its server sent before it (proxy/order.go); the wire
 // keeps the frames' order, and this keeps our side from reordering them.
-func (c *wireConn) deliverAnswer(msg []byte) {
+func (c *wireConn) deliverAnswer(msg *jsonrpc.Message) {
 	c.order.Lock()
 	if c.readerGone {
 		c.drainNotesLocked()
@@ -356,7 +357,12 @@ func (c *wireConn) deliverNote(p []byte) {
 	case resp.Error != nil:
 		c.log.Warn("backend: the proxy cannot reach its MCP server for notifications", "code", resp.Error.Code)
 	default:
-		c.in.push(resp.Result)
+		m, err := jsonrpc.Parse(resp.Result)
+		if err != nil || m.Kind() != jsonrpc.KindNotification {
+			c.log.Warn("backend: a notification from the proxy that is not one", "err", err)
+			return
+		}
+		c.in.push(m)
 	}
 }
 
@@ -394,16 +400,13 @@ func (c *wireConn) ended() bool {
 	return c.reason != nil || c.closed
 }
 
-// Write takes one JSON-RPC message from the client: a request is answered
-// locally or sent on its own channel; notifications and responses are
+// Write takes one JSON-RPC message from the client, as the client built
+// it: a request is answered locally or sent on its own channel; an answer
+// goes back to the server request it answers (tag 12); notifications are
 // dropped (the wire carries none of them).
-func (c *wireConn) Write(_ context.Context, msg []byte) error {
+func (c *wireConn) Write(_ context.Context, m *jsonrpc.Message) error {
 	if c.ended() {
 		return errors.New("the connection to the proxy has ended")
-	}
-	m, err := jsonrpc.Parse(msg)
-	if err != nil {
-		return fmt.Errorf("backend: unreadable message for the proxy: %w", err)
 	}
 	switch m.Kind() {
 	case jsonrpc.KindResult, jsonrpc.KindError:
@@ -414,18 +417,18 @@ func (c *wireConn) Write(_ context.Context, msg []byte) error {
 	}
 	switch m.Method {
 	case "initialize":
-		c.in.push(jsonrpc.AppendResult(nil, m.ID, c.initializeResult(m.Params)))
+		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), c.initializeResult(m.Params)))
 	case "ping":
-		c.in.push(jsonrpc.AppendResult(nil, m.ID, json.RawMessage("{}")))
+		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage("{}")))
 	case "resources/templates/list":
-		c.in.push(jsonrpc.AppendResult(nil, m.ID, json.RawMessage(`{"resourceTemplates":[]}`)))
+		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage(`{"resourceTemplates":[]}`)))
 	default:
 		req, ok := wireMethods[m.Method]
 		if !ok {
-			c.in.push(jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s is not carried by the wire", m.Method)))
+			c.in.push(jsonrpc.NewErrorResponse(bytes.Clone(m.ID), jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s is not carried by the wire", m.Method)))
 			return nil
 		}
-		m = m.Clone() // msg is the caller's buffer
+		m = m.Clone() // m is the caller's again once Write returns
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -457,28 +460,28 @@ func (c *wireConn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
 	defer c.wg.Done()
 	ch, err := c.scope.OpenChannel(c.ctx, req.Append(nil))
 	if err != nil {
-		c.in.push(jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended")))
+		c.in.push(jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended")))
 		return
 	}
 	p, err := ch.Next(c.ctx)
-	var out []byte
+	var out *jsonrpc.Message
 	var tooLarge *wire.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
 		out = mcp.TooLargeAnswer(id, int(tooLarge.Limit))
 	case errors.Is(err, wire.ErrBareFinish):
-		out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, errNotServed))
+		out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, errNotServed))
 	case err != nil:
-		out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended"))
+		out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended"))
 	default:
 		resp, derr := wire.DecodeResponse(p)
 		switch {
 		case derr != nil:
-			out = jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "unreadable answer from the proxy: %v", derr))
+			out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "unreadable answer from the proxy: %v", derr))
 		case resp.Error != nil:
-			out = jsonrpc.AppendError(nil, id, resp.Error)
+			out = jsonrpc.NewErrorResponse(id, resp.Error)
 		default:
-			out = jsonrpc.AppendResult(nil, id, resp.Result)
+			out = jsonrpc.NewResult(id, resp.Result)
 		}
 	}
 	c.deliverAnswer(out)
@@ -486,7 +489,7 @@ func (c *wireConn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
 
 // Read returns the next answer or notification; after the connection
 // ends, io.EOF (closed by us) or why it ended.
-func (c *wireConn) Read(ctx context.Context) ([]byte, error) {
+func (c *wireConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 	msg, ok, err := c.in.pop(ctx)
 	if err != nil {
 		return nil, err
@@ -561,7 +564,7 @@ func (c *wireConn) serveProxyChannel(ctx context.Context, r *wire.Responder, p [
 		c.mu.Unlock()
 	}()
 	// After the notifications that reached us before it, as an answer.
-	c.deliverAnswer(jsonrpc.AppendRequest(nil, id, m.Method, m.Params))
+	c.deliverAnswer(&jsonrpc.Message{ID: id, Method: m.Method, Params: m.Params})
 	select {
 	case a := <-answer:
 		resp := wire.Response{Result: a.Result}
@@ -587,7 +590,7 @@ func (c *wireConn) answered(m *jsonrpc.Message) {
 		return
 	}
 	select {
-	case ch <- m.Clone(): // m aliases the caller's buffer
+	case ch <- m.Clone(): // m is the caller's again once Write returns
 	default:
 	}
 }

@@ -28,18 +28,18 @@ func BenchmarkWireConnToolsCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			req := jsonrpc.AppendRequest(nil, jsonrpc.ID("1"), "tools/call", json.RawMessage(bc.params))
+			req := &jsonrpc.Message{ID: jsonrpc.ID("1"), Method: "tools/call", Params: json.RawMessage(bc.params)}
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := c.Write(ctx, req); err != nil {
 					b.Fatal(err)
 				}
 				for {
-					msg, err := c.Read(ctx)
+					m, err := c.Read(ctx)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if m, err := jsonrpc.Parse(msg); err == nil && m.Kind() != jsonrpc.KindNotification {
+					if m.Kind() != jsonrpc.KindNotification {
 						break
 					}
 				}

@@ -129,14 +129,14 @@ func wcAsk(t *testing.T, ctx context.Context, c *wireConn, id, method, params st
 	if params != "" {
 		raw = json.RawMessage(params)
 	}
-	if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), method, raw)); err != nil {
+	if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID(id), Method: method, Params: raw}); err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
 	b, err := c.Read(ctx)
 	if err != nil {
 		t.Fatalf("%s: read: %v", method, err)
 	}
-	m, err := jsonrpc.Parse(b)
+	m, err := b, err
 	if err != nil || string(m.ID) != id {
 		t.Fatalf("%s: answer %s (%v)", method, b, err)
 	}
@@ -155,7 +155,7 @@ func TestWireConnAnswersLocally(t *testing.T) {
 	// Notifications are dropped: nothing is answered, the next read is
 	// the next request's answer.
 	for _, n := range []string{"notifications/initialized", "notifications/cancelled"} {
-		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, nil, n, json.RawMessage(`{"requestId":1}`))); err != nil {
+		if err := c.Write(ctx, &jsonrpc.Message{Method: n, Params: json.RawMessage(`{"requestId":1}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,7 +204,7 @@ func TestWireConnPingFailsAfterTheProxyDies(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "proxy connection ended") || ctx.Err() != nil {
 		t.Fatalf("Read after the proxy died: %v, want the connection's end", err)
 	}
-	if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("2"), "ping", nil)); err == nil {
+	if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID("2"), Method: "ping"}); err == nil {
 		t.Error("ping after the proxy died was accepted")
 	}
 	// Closed by us, Read says io.EOF.
@@ -231,7 +231,7 @@ func TestWireConnDeliversACallsNotificationsBeforeItsAnswer(t *testing.T) {
 		}
 		id := fmt.Sprint(i + 1)
 		params := `{"name":"` + tool + `","arguments":{},"_meta":{"progressToken":"` + token + `"}}`
-		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), "tools/call", json.RawMessage(params))); err != nil {
+		if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID(id), Method: "tools/call", Params: json.RawMessage(params)}); err != nil {
 			t.Fatal(err)
 		}
 		progress := 0
@@ -240,7 +240,7 @@ func TestWireConnDeliversACallsNotificationsBeforeItsAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("call %d: read: %v", i, err)
 			}
-			m, err := jsonrpc.Parse(b)
+			m, err := b, err
 			if err != nil {
 				t.Fatalf("call %d: %s: %v", i, b, err)
 			}
@@ -294,14 +294,14 @@ func TestWireConnDeliversANotificationWhileItsCallRuns(t *testing.T) {
 	wcWarmUp(t, ctx, c)
 	for i := range 10 {
 		id := fmt.Sprint(i + 1)
-		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID(id), "tools/call", json.RawMessage(`{"name":"held","arguments":{}}`))); err != nil {
+		if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID(id), Method: "tools/call", Params: json.RawMessage(`{"name":"held","arguments":{}}`)}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := c.Read(ctx) // the tool is still waiting: this is its log
 		if err != nil {
 			t.Fatalf("call %d: no log message while the call runs: %v", i, err)
 		}
-		if m, err := jsonrpc.Parse(b); err != nil || m.Method != "notifications/message" {
+		if m, err := b, err; err != nil || m.Method != "notifications/message" {
 			t.Fatalf("call %d: %s, want its log message", i, b)
 		}
 		release <- struct{}{}
@@ -317,7 +317,7 @@ func wcReadAnswer(t *testing.T, ctx context.Context, c *wireConn, id string) *js
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
-	m, err := jsonrpc.Parse(b)
+	m, err := b, err
 	if err != nil || string(m.ID) != id {
 		t.Fatalf("answer to %s: %s (%v)", id, b, err)
 	}
@@ -330,7 +330,7 @@ func wcReadAnswer(t *testing.T, ctx context.Context, c *wireConn, id string) *js
 func wcWarmUp(t *testing.T, ctx context.Context, c *wireConn) {
 	t.Helper()
 	for warm := 0; warm == 0; {
-		if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("0"), "tools/call", json.RawMessage(`{"name":"test_tool_with_logging","arguments":{}}`))); err != nil {
+		if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID("0"), Method: "tools/call", Params: json.RawMessage(`{"name":"test_tool_with_logging","arguments":{}}`)}); err != nil {
 			t.Fatal(err)
 		}
 		for {
@@ -338,7 +338,7 @@ func wcWarmUp(t *testing.T, ctx context.Context, c *wireConn) {
 			if err != nil {
 				t.Fatalf("warm-up: %v", err)
 			}
-			if m, err := jsonrpc.Parse(b); err == nil && m.Kind() != jsonrpc.KindNotification {
+			if m, err := b, err; err == nil && m.Kind() != jsonrpc.KindNotification {
 				break
 			}
 			warm++
@@ -354,22 +354,22 @@ func TestWireConnRelaysServerRequestsAndTheirAnswers(t *testing.T) {
 	url, _ := wcProxy(t, "")
 	c, ctx := wcDial(t, url)
 	wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-	if err := c.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("2"), "tools/call", json.RawMessage(`{"name":"test_sampling","arguments":{"prompt":"hello"}}`))); err != nil {
+	if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID("2"), Method: "tools/call", Params: json.RawMessage(`{"name":"test_sampling","arguments":{"prompt":"hello"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := c.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked, err := jsonrpc.Parse(b)
+	asked, err := b, err
 	if err != nil || asked.Kind() != jsonrpc.KindRequest || asked.Method != "sampling/createMessage" || !strings.Contains(string(asked.Params), "hello") {
 		t.Fatalf("the client was asked %s (%v), want sampling/createMessage with the prompt", b, err)
 	}
-	if err := c.Write(ctx, jsonrpc.AppendResult(nil, jsonrpc.ID(`"nobody-asked"`), json.RawMessage(`{}`))); err != nil {
+	if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID(`"nobody-asked"`), Result: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("an answer to nothing asked: %v", err)
 	}
 	answer := `{"role":"assistant","content":{"type":"text","text":"from the client"},"model":"m"}`
-	if err := c.Write(ctx, jsonrpc.AppendResult(nil, asked.ID, json.RawMessage(answer))); err != nil {
+	if err := c.Write(ctx, &jsonrpc.Message{ID: asked.ID, Result: json.RawMessage(answer)}); err != nil {
 		t.Fatal(err)
 	}
 	if m := wcReadAnswer(t, ctx, c, "2"); !strings.Contains(string(m.Result), "from the client") {

@@ -87,3 +87,9 @@ func (m *Message) ErrorObject() (*Error, error) {
 	e.raw = m.Error
 	return &e, nil
 }
+
+// NewResult is the response to id carrying result.
+func NewResult(id ID, result json.RawMessage) *Message { return &Message{ID: id, Result: result} }
+
+// NewErrorResponse is the response to id carrying e.
+func NewErrorResponse(id ID, e *Error) *Message { return &Message{ID: id, Error: e.Raw()} }

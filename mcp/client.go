@@ -19,21 +19,21 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// A Conn carries JSON-RPC messages between a Client and a server. Client
-// transports (stdio, Streamable HTTP, legacy SSE) implement it.
+// A Conn carries JSON-RPC messages between a Client and a server, parsed:
+// a transport parses what it reads once (it must, to know what a message
+// answers) and hands the Client that parse, and it gets the Client's
+// messages as they were built, so nothing encodes what it will parse a
+// moment later. Payloads stay raw bytes. Client transports (stdio,
+// Streamable HTTP, legacy SSE, the container wire) implement it.
 type Conn interface {
-	// Write sends one message (or batch).
-	Write(ctx context.Context, msg []byte) error
-	// Read returns the next message from the server; the caller owns it.
-	// It returns io.EOF once the connection is closed.
-	Read(ctx context.Context) ([]byte, error)
+	// Write sends one message; m is the caller's again once Write
+	// returns.
+	Write(ctx context.Context, m *jsonrpc.Message) error
+	// Read returns the next message from the server (a batch the server
+	// sent is read one message at a time); the caller owns it. It
+	// returns io.EOF once the connection is closed.
+	Read(ctx context.Context) (*jsonrpc.Message, error)
 	Close() error
-}
-
-// VersionedConn is a Conn that must know the negotiated revision (the
-// Streamable HTTP client sends it as MCP-Protocol-Version).
-type VersionedConn interface {
-	SetProtocolVersion(v string)
 }
 
 // ClientOptions configures a Client.
@@ -108,9 +108,6 @@ func (c *Client) Initialize(ctx context.Context) (json.RawMessage, error) {
 	c.mu.Lock()
 	c.initResult, c.version = res, v
 	c.mu.Unlock()
-	if vc, ok := c.conn.(VersionedConn); ok {
-		vc.SetProtocolVersion(v)
-	}
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return nil, err
 	}
@@ -162,7 +159,7 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 		delete(c.calls, string(id))
 		c.mu.Unlock()
 	}()
-	answer, err := c.send(ctx, method, id, jsonrpc.AppendRequest(nil, id, method, params))
+	answer, err := c.send(ctx, &jsonrpc.Message{ID: id, Method: method, Params: params})
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +186,7 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 
 // Notify sends a notification.
 func (c *Client) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	return c.conn.Write(ctx, jsonrpc.AppendRequest(nil, nil, method, params))
+	return c.conn.Write(ctx, &jsonrpc.Message{Method: method, Params: params})
 }
 
 // Done is closed when the connection ends.
@@ -214,7 +211,7 @@ func (c *Client) readLoop() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for {
-		data, err := c.conn.Read(ctx)
+		m, err := c.conn.Read(ctx)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = ErrClosed
@@ -224,24 +221,6 @@ func (c *Client) readLoop() {
 			c.mu.Unlock()
 			close(c.done)
 			return
-		}
-		if jsonrpc.IsBatch(data) {
-			msgs, errs, perr := jsonrpc.ParseBatch(data)
-			if perr != nil {
-				c.log.Warn("mcp client: bad batch from server", "err", perr)
-				continue
-			}
-			for i, m := range msgs {
-				if errs[i] == nil {
-					c.dispatch(ctx, m)
-				}
-			}
-			continue
-		}
-		m, err := jsonrpc.Parse(data)
-		if err != nil {
-			c.log.Warn("mcp client: bad message from server", "err", err)
-			continue
 		}
 		c.dispatch(ctx, m)
 	}
@@ -276,22 +255,22 @@ func (c *Client) dispatch(ctx context.Context, m *jsonrpc.Message) {
 
 // answer serves one server-to-client request.
 func (c *Client) answer(ctx context.Context, m *jsonrpc.Message) {
-	var out []byte
+	var out *jsonrpc.Message
 	if m.Method == "ping" {
-		out = jsonrpc.AppendResult(nil, m.ID, emptyResult)
+		out = jsonrpc.NewResult(m.ID, emptyResult)
 	} else if c.opts.OnRequest == nil {
-		out = jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", m.Method))
+		out = jsonrpc.NewErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", m.Method))
 	} else {
 		res, err := c.opts.OnRequest(ctx, m)
 		var je *jsonrpc.Error
 		switch {
 		case err == nil:
-			out = jsonrpc.AppendResult(nil, m.ID, res)
+			out = jsonrpc.NewResult(m.ID, res)
 		case errors.As(err, &je):
-			out = jsonrpc.AppendError(nil, m.ID, je)
+			out = jsonrpc.NewErrorResponse(m.ID, je)
 		default:
 			c.log.Warn("mcp client: request handler failed", "method", m.Method, "err", err)
-			out = jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error"))
+			out = jsonrpc.NewErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error"))
 		}
 	}
 	if err := c.conn.Write(ctx, out); err != nil {

@@ -2,7 +2,7 @@
 // the answer in the same exchange that sent it (a Streamable HTTP POST
 // answered with one JSON document): the answer goes straight back to the
 // waiting call, without the queue the read loop drains, its goroutine
-// hop, or parsing the same bytes again there. Everything else — answers on
+// hop. Everything else — answers on
 // an event stream, notifications, the server's own requests — still
 // arrives through Read.
 
@@ -20,22 +20,21 @@ import (
 // has it.
 type RoundTripConn interface {
 	Conn
-	// RoundTrip sends msg, one request with the given method and id (the
-	// client built it, so it is valid JSON-RPC). If the answer to id came
-	// back with it, RoundTrip returns it (ok true; the message is the
-	// caller's) and it will not also arrive on Read. Otherwise (ok false)
-	// it behaves as Write: the answer, the server's or a failure made up
-	// by the transport, arrives on Read. err is what Write would return.
-	RoundTrip(ctx context.Context, method string, id jsonrpc.ID, msg []byte) (answer *jsonrpc.Message, ok bool, err error)
+	// RoundTrip sends m, one request. If the answer to it came back with
+	// it, RoundTrip returns it (ok true; the message is the caller's) and
+	// it will not also arrive on Read. Otherwise (ok false) it behaves as
+	// Write: the answer, the server's or a failure made up by the
+	// transport, arrives on Read. err is what Write would return.
+	RoundTrip(ctx context.Context, m *jsonrpc.Message) (answer *jsonrpc.Message, ok bool, err error)
 }
 
-// send sends the request msg; answer is non-nil when the Conn returned it
+// send sends the request req; answer is non-nil when the Conn returned it
 // at once, and then the read loop never sees it.
-func (c *Client) send(ctx context.Context, method string, id jsonrpc.ID, msg []byte) (answer *jsonrpc.Message, err error) {
+func (c *Client) send(ctx context.Context, req *jsonrpc.Message) (answer *jsonrpc.Message, err error) {
 	if c.rt == nil {
-		return nil, c.conn.Write(ctx, msg)
+		return nil, c.conn.Write(ctx, req)
 	}
-	m, ok, err := c.rt.RoundTrip(ctx, method, id, msg)
+	m, ok, err := c.rt.RoundTrip(ctx, req)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -52,11 +52,8 @@ func (p *pipe) Send(_ context.Context, msg []byte) error {
 	}
 }
 
-func (p *pipe) Write(_ context.Context, msg []byte) error {
-	m, err := jsonrpc.Parse(append([]byte(nil), msg...))
-	if err != nil {
-		return err
-	}
+func (p *pipe) Write(_ context.Context, msg *jsonrpc.Message) error {
+	m := msg.Clone() // the caller's again once Write returns
 	p.mu.Lock()
 	if p.isClosed {
 		p.mu.Unlock()
@@ -79,10 +76,10 @@ func (p *pipe) Write(_ context.Context, msg []byte) error {
 	return nil
 }
 
-func (p *pipe) Read(ctx context.Context) ([]byte, error) {
+func (p *pipe) Read(ctx context.Context) (*jsonrpc.Message, error) {
 	select {
 	case b := <-p.toClient:
-		return b, nil
+		return jsonrpc.Parse(b)
 	case <-p.closed:
 		return nil, io.EOF
 	case <-ctx.Done():

@@ -15,8 +15,8 @@ import (
 // limit bytes. Like the HTTP transports' own failures it is -32603 with a
 // "transport error: " message and data.reason; data.kind "too_large" and
 // data.limit say what happened.
-func TooLargeAnswer(id jsonrpc.ID, limit int) []byte {
-	return jsonrpc.AppendError(nil, id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+func TooLargeAnswer(id jsonrpc.ID, limit int) *jsonrpc.Message {
+	return jsonrpc.NewErrorResponse(id, jsonrpc.NewError(jsonrpc.CodeInternalError,
 		fmt.Sprintf("transport error: the answer was larger than the limit of %d bytes", limit),
 		map[string]any{"reason": "answer too large", "kind": "too_large", "limit": limit}))
 }

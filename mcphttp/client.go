@@ -84,7 +84,7 @@ func (e *HTTPStatusError) Error() string {
 // failedCall builds the error response a client delivers to itself for a
 // request the server will never answer. status is the HTTP status, 0 when
 // the failure is not an HTTP answer (a stream that broke).
-func failedCall(id jsonrpc.ID, status int, reason string) []byte {
+func failedCall(id jsonrpc.ID, status int, reason string) *jsonrpc.Message {
 	var data any
 	if status != 0 {
 		data = map[string]any{"httpStatus": status, "reason": reason}
@@ -95,7 +95,7 @@ func failedCall(id jsonrpc.ID, status int, reason string) []byte {
 	if status != 0 {
 		msg = fmt.Sprintf("transport error: HTTP %d %s: %s", status, http.StatusText(status), reason)
 	}
-	return jsonrpc.AppendError(nil, id, jsonrpc.NewError(jsonrpc.CodeInternalError, msg, data))
+	return jsonrpc.NewErrorResponse(id, jsonrpc.NewError(jsonrpc.CodeInternalError, msg, data))
 }
 
 // parseHTTPURL accepts only absolute http and https URLs.

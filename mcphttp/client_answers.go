@@ -4,13 +4,7 @@
 
 package mcphttp
 
-import (
-	"bytes"
-	"errors"
-	"fmt"
-
-	"github.com/mcpgate/mcpgate/jsonrpc"
-)
+import "github.com/mcpgate/mcpgate/jsonrpc"
 
 // outgoing is what Write needs to know about a message it sends.
 type outgoing struct {
@@ -19,82 +13,42 @@ type outgoing struct {
 	initialized bool         // carries notifications/initialized: the session is ready
 }
 
-// inspectOutgoing parses a message (or batch) about to be sent. What is
-// not valid JSON-RPC is refused here rather than sent.
-func inspectOutgoing(msg []byte) (outgoing, error) {
-	var msgs []*jsonrpc.Message
-	if jsonrpc.IsBatch(msg) {
-		all, errs, err := jsonrpc.ParseBatch(msg)
-		if err == nil {
-			err = errors.Join(errs...)
-		}
-		if err != nil {
-			return outgoing{}, fmt.Errorf("mcphttp: invalid outgoing batch: %w", err)
-		}
-		msgs = all
-	} else {
-		m, err := jsonrpc.Parse(msg)
-		if err != nil {
-			return outgoing{}, fmt.Errorf("mcphttp: invalid outgoing message: %w", err)
-		}
-		msgs = []*jsonrpc.Message{m}
+// outgoingOf is what Write needs to know about m.
+func outgoingOf(m *jsonrpc.Message) outgoing {
+	out := outgoing{initialize: m.Method == "initialize", initialized: m.Method == "notifications/initialized"}
+	if m.IsRequest() {
+		out.requests = []jsonrpc.ID{m.ID}
 	}
-	var out outgoing
-	for _, m := range msgs {
-		if m.IsRequest() {
-			out.requests = append(out.requests, m.ID)
-		}
-		out.initialize = out.initialize || m.Method == "initialize"
-		out.initialized = out.initialized || m.Method == "notifications/initialized"
-	}
-	return out, nil
+	return out
 }
 
-// answeredIDs returns the ids of the responses in data (a message or a
-// batch), or nil if data is not JSON-RPC at all.
-func answeredIDs(data []byte) map[string]bool {
-	var msgs []*jsonrpc.Message
+// eachMessage parses data, one message or a batch, once, and calls fn
+// with each message in order; ok is false when data is not JSON-RPC at
+// all. A batch's members that do not parse are left out.
+func eachMessage(data []byte, fn func(*jsonrpc.Message)) (ok bool) {
 	if jsonrpc.IsBatch(data) {
-		all, _, err := jsonrpc.ParseBatch(data)
+		all, errs, err := jsonrpc.ParseBatch(data)
 		if err != nil {
-			return nil
+			return false
 		}
-		msgs = all
-	} else {
-		m, err := jsonrpc.Parse(data)
-		if err != nil {
-			return nil
+		for i, m := range all {
+			if errs[i] == nil {
+				fn(m)
+			}
 		}
-		msgs = []*jsonrpc.Message{m}
+		return true
 	}
-	ids := map[string]bool{}
-	for _, m := range msgs {
-		if m != nil && (m.Kind() == jsonrpc.KindResult || m.Kind() == jsonrpc.KindError) && m.ID != nil {
-			ids[m.ID.Key()] = true
-		}
+	m, err := jsonrpc.Parse(data)
+	if err != nil {
+		return false
 	}
-	return ids
+	fn(m)
+	return true
 }
 
-// unansweredBy returns the ids that data (a message or a batch) does not
-// answer; ok is false when data is not JSON-RPC. The common case, one
-// answer to one request, builds no set.
-func unansweredBy(data []byte, ids []jsonrpc.ID) (rest []jsonrpc.ID, ok bool) {
-	if len(ids) == 1 && !jsonrpc.IsBatch(data) {
-		m, err := jsonrpc.Parse(data)
-		if err != nil {
-			return nil, false
-		}
-		if (m.Kind() == jsonrpc.KindResult || m.Kind() == jsonrpc.KindError) && m.ID != nil && bytes.Equal(m.ID, ids[0]) {
-			return nil, true
-		}
-		return ids, true
-	}
-	answered := answeredIDs(data)
-	if answered == nil {
-		return nil, false
-	}
-	return unanswered(ids, answered), true
+// isAnswer reports whether m answers a request.
+func isAnswer(m *jsonrpc.Message) bool {
+	return (m.Kind() == jsonrpc.KindResult || m.Kind() == jsonrpc.KindError) && m.ID != nil
 }
 
 func unanswered(ids []jsonrpc.ID, answered map[string]bool) []jsonrpc.ID {

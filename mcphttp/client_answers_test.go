@@ -1,11 +1,12 @@
 // client_answers_test.go pins which requests a JSON answer leaves
-// unanswered (they get a transport error), on the one-request fast path
-// and on the general one alike.
+// unanswered (they get a transport error), for one request and a batch
+// alike, and that every message of the answer reaches Read parsed.
 
 package mcphttp
 
 import (
-	"reflect"
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -35,9 +36,41 @@ func TestUnansweredByNamesEveryRequestTheAnswerDoesNotAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := unansweredBy([]byte(c.data), c.ids)
-			if ok != c.wantOK || len(got) != len(c.want) || (len(got) > 0 && !reflect.DeepEqual(got, c.want)) {
-				t.Errorf("unansweredBy(%s) = %s, %v; want %s, %v", c.data, got, ok, c.want, c.wantOK)
+			conn, err := DialStreamable(context.Background(), "http://127.0.0.1:1/mcp", ClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.deliverJSON(outgoing{requests: c.ids}, []byte(c.data))
+			var failed []jsonrpc.ID
+			delivered := 0
+			for {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel() // only what is queued
+				m, err := conn.inbox.pop(ctx)
+				if err != nil {
+					break
+				}
+				if e, _ := m.ErrorObject(); e != nil && strings.HasPrefix(e.Message, "transport error") {
+					failed = append(failed, m.ID)
+				} else {
+					delivered++
+				}
+			}
+			if c.wantOK && delivered == 0 {
+				t.Errorf("nothing of %s reached Read", c.data)
+			}
+			want := c.want
+			if !c.wantOK {
+				want = c.ids // not JSON-RPC: every request fails
+			}
+			if len(failed) != len(want) {
+				t.Fatalf("failed %s, want %s", failed, want)
+			}
+			for i := range want {
+				if string(failed[i]) != string(want[i]) {
+					t.Errorf("failed %s, want %s", failed, want)
+				}
 			}
 		})
 	}

@@ -4,6 +4,7 @@
 package mcphttp
 
 import (
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -23,7 +24,7 @@ func TestLastConnOnTheDefaultClientClosesItsIdleConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The POST's connection then stays idle in the default client.
-		if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)); err != nil {
+		if err := c.Write(ctx, &jsonrpc.Message{Method: "notifications/message", Params: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)

@@ -8,6 +8,8 @@ import (
 	"context"
 	"io"
 	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // inbox is the queue Read takes messages from, in order of arrival. It is
@@ -15,7 +17,7 @@ import (
 // holding the HTTP exchange that consumer may be waiting for.
 type inbox struct {
 	mu    sync.Mutex
-	queue [][]byte
+	queue []*jsonrpc.Message
 	err   error         // why the queue ended; nil while open
 	ready chan struct{} // a message was pushed
 	done  chan struct{} // closed when err is set
@@ -26,7 +28,7 @@ func newInbox() *inbox {
 }
 
 // push queues msg; after end it is dropped.
-func (q *inbox) push(msg []byte) {
+func (q *inbox) push(msg *jsonrpc.Message) {
 	q.mu.Lock()
 	if q.err == nil {
 		q.queue = append(q.queue, msg)
@@ -44,7 +46,7 @@ func (q *inbox) signal() {
 
 // pop returns the next message, or the reason the queue ended once it is
 // empty.
-func (q *inbox) pop(ctx context.Context) ([]byte, error) {
+func (q *inbox) pop(ctx context.Context) (*jsonrpc.Message, error) {
 	for {
 		q.mu.Lock()
 		if len(q.queue) > 0 {

@@ -1,10 +1,9 @@
 // client_roundtrip.go lets an mcp.Client take the answer to a request
 // straight from the POST that carried it (mcp.RoundTripConn). A relay
-// makes one such POST per relayed call, and Write queued its JSON answer
-// for the client's read loop: one more goroutine hop per call, and the
-// same bytes parsed three times (the outgoing request, the answer check
-// here, the read loop). Answers on an event stream, and every failure,
-// still go through Read as Write sends them.
+// makes one such POST per relayed call, and Write queues its JSON answer
+// for the client's read loop: one more goroutine hop per call. Answers on
+// an event stream, and every failure, still go through Read as Write
+// sends them.
 
 package mcphttp
 
@@ -19,16 +18,16 @@ import (
 
 var _ mcp.RoundTripConn = (*StreamableConn)(nil)
 
-// RoundTrip POSTs msg, one request the mcp.Client built. A 2xx answer
-// that is one JSON document answering id is returned (ok true); anything
+// RoundTrip POSTs req, one request the mcp.Client built. A 2xx answer
+// that is one JSON document answering it is returned (ok true); anything
 // else is handled as Write handles it, and the answer arrives on Read.
-func (c *StreamableConn) RoundTrip(ctx context.Context, method string, id jsonrpc.ID, msg []byte) (*jsonrpc.Message, bool, error) {
-	// What Write would have learnt from parsing msg; built only when
-	// needed (the slice escapes to the stream reader).
-	out := func() outgoing {
-		return outgoing{requests: []jsonrpc.ID{id}, initialize: method == "initialize"}
-	}
-	resp, x, err := c.post(ctx, msg)
+func (c *StreamableConn) RoundTrip(ctx context.Context, req *jsonrpc.Message) (*jsonrpc.Message, bool, error) {
+	id, method := req.ID, req.Method
+	// What Write learns of req; built only when needed (the slice escapes
+	// to the stream reader).
+	out := func() outgoing { return outgoingOf(req) }
+	c.sending(req)
+	resp, x, err := c.post(ctx, req.Append(nil))
 	if err != nil {
 		return nil, false, err
 	}
@@ -46,7 +45,8 @@ func (c *StreamableConn) RoundTrip(ctx context.Context, method string, id jsonrp
 	}
 	if !jsonrpc.IsBatch(data) {
 		m, err := jsonrpc.Parse(data)
-		if err == nil && (m.Kind() == jsonrpc.KindResult || m.Kind() == jsonrpc.KindError) && bytes.Equal(m.ID, id) {
+		if err == nil && isAnswer(m) && bytes.Equal(m.ID, id) {
+			c.arrived(m)
 			return m, true, nil
 		}
 	}

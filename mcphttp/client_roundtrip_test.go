@@ -22,18 +22,13 @@ const rtInitialize = `{"protocolVersion":"2025-11-25","capabilities":{},"clientI
 // back with it, it is the next message on Read.
 func roundTrip(ctx context.Context, t *testing.T, conn *StreamableConn, id, method, params string) (answer *jsonrpc.Message, direct bool) {
 	t.Helper()
-	msg := jsonrpc.AppendRequest(nil, jsonrpc.ID(id), method, []byte(params))
-	m, ok, err := conn.RoundTrip(ctx, method, jsonrpc.ID(id), msg)
+	m, ok, err := conn.RoundTrip(ctx, &jsonrpc.Message{ID: jsonrpc.ID(id), Method: method, Params: []byte(params)})
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
 	if !ok {
-		data, err := conn.Read(ctx)
-		if err != nil {
+		if m, err = conn.Read(ctx); err != nil {
 			t.Fatalf("%s: reading the answer: %v", method, err)
-		}
-		if m, err = jsonrpc.Parse(data); err != nil {
-			t.Fatalf("%s: answer %s: %v", method, data, err)
 		}
 	}
 	if string(m.ID) != id || m.Kind() != jsonrpc.KindResult {
@@ -63,8 +58,14 @@ func TestRoundTripReturnsAJSONAnswerAndLeavesAStreamedOneToRead(t *testing.T) {
 			if conn.SessionID() == "" {
 				t.Fatal("no session id adopted from the initialize answer")
 			}
-			conn.SetProtocolVersion(mcp.Version20251125)
-			if err := conn.Write(ctx, jsonrpc.AppendRequest(nil, nil, "notifications/initialized", nil)); err != nil {
+			// The revision is learnt from the answer to initialize.
+			conn.mu.Lock()
+			version := conn.version
+			conn.mu.Unlock()
+			if version != mcp.Version20251125 {
+				t.Errorf("the connection's revision after initialize is %q, want %s", version, mcp.Version20251125)
+			}
+			if err := conn.Write(ctx, &jsonrpc.Message{Method: "notifications/initialized"}); err != nil {
 				t.Fatal(err)
 			}
 			m, direct := roundTrip(ctx, t, conn, "2", "tools/call", `{"name":"echo","arguments":{"text":"hi"}}`)
@@ -76,15 +77,15 @@ func TestRoundTripReturnsAJSONAnswerAndLeavesAStreamedOneToRead(t *testing.T) {
 			}
 			// Whatever RoundTrip returned is not also queued: the next
 			// message on Read answers the next request.
-			if err := conn.Write(ctx, jsonrpc.AppendRequest(nil, jsonrpc.ID("3"), "ping", nil)); err != nil {
+			if err := conn.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID("3"), Method: "ping"}); err != nil {
 				t.Fatal(err)
 			}
-			data, err := conn.Read(ctx)
+			next, err := conn.Read(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if next, err := jsonrpc.Parse(data); err != nil || string(next.ID) != "3" {
-				t.Errorf("next message on Read = %s, want the answer to ping (id 3)", data)
+			if string(next.ID) != "3" {
+				t.Errorf("next message on Read = %+v, want the answer to ping (id 3)", next)
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
 )
@@ -147,7 +148,9 @@ func (c *SSEConn) readLoop(r *sse.Reader, body io.ReadCloser) {
 			return
 		}
 		if ev.Name == "" || ev.Name == "message" {
-			c.inbox.push(ev.Data)
+			if !eachMessage(ev.Data, c.inbox.push) {
+				c.log.Warn("mcphttp client: an event that is not JSON-RPC dropped")
+			}
 		}
 	}
 }
@@ -165,13 +168,14 @@ func streamEnd(ctx context.Context, err error) error {
 func (c *SSEConn) Endpoint() string { return c.endpoint }
 
 // Read returns the next message from the server.
-func (c *SSEConn) Read(ctx context.Context) ([]byte, error) {
+func (c *SSEConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 	return c.inbox.pop(ctx)
 }
 
 // Write POSTs one message to the endpoint; the server only acknowledges
 // it (202 or 200), and any answer arrives on the stream.
-func (c *SSEConn) Write(ctx context.Context, msg []byte) error {
+func (c *SSEConn) Write(ctx context.Context, m *jsonrpc.Message) error {
+	msg := m.Append(nil)
 	if c.ctx.Err() != nil {
 		return ErrConnClosed
 	}

@@ -26,13 +26,12 @@ import (
 // deleteTimeout bounds the DELETE that Close sends.
 const deleteTimeout = 5 * time.Second
 
-var (
-	_ mcp.Conn          = (*StreamableConn)(nil)
-	_ mcp.VersionedConn = (*StreamableConn)(nil)
-)
+var _ mcp.Conn = (*StreamableConn)(nil)
 
 // StreamableConn is a Streamable HTTP client connection; it implements
-// mcp.Conn and mcp.VersionedConn.
+// mcp.Conn and mcp.RoundTripConn. It learns the negotiated revision, which
+// every later request carries as MCP-Protocol-Version, from the answer to
+// the initialize it sent.
 type StreamableConn struct {
 	url  string
 	u    *url.URL // url, parsed once
@@ -53,7 +52,8 @@ type StreamableConn struct {
 	version   string
 	// The two as header values, shared by every request that carries them.
 	sessionHdr, versionHdr []string
-	listening              bool // the standalone GET stream was started
+	listening              bool   // the standalone GET stream was started
+	initID                 string // the key of the initialize request in flight, if any
 	closed                 bool
 	// retry is the reconnection time the server asked for in its latest
 	// SSE retry field (0: none; back off instead).
@@ -91,28 +91,60 @@ func (c *StreamableConn) SessionID() string {
 	return c.sessionID
 }
 
-// SetProtocolVersion makes every later request carry MCP-Protocol-Version.
-func (c *StreamableConn) SetProtocolVersion(v string) {
+// setVersion makes every later request carry MCP-Protocol-Version v.
+func (c *StreamableConn) setVersion(v string) {
 	c.mu.Lock()
 	c.version = v
 	c.versionHdr = []string{v}
 	c.mu.Unlock()
 }
 
+// sending notes what a request about to be sent means for the connection:
+// the answer to an initialize names the revision.
+func (c *StreamableConn) sending(m *jsonrpc.Message) {
+	if m.Method == "initialize" && m.ID != nil {
+		c.mu.Lock()
+		c.initID = m.ID.Key()
+		c.mu.Unlock()
+	}
+}
+
+// arrived is every message from the server on its way to the client, seen
+// once: the answer to initialize sets the revision before the client can
+// send anything after it.
+func (c *StreamableConn) arrived(m *jsonrpc.Message) {
+	c.mu.Lock()
+	initID := c.initID
+	c.mu.Unlock()
+	if initID == "" || m.ID == nil || m.ID.Key() != initID || m.Result == nil {
+		return
+	}
+	c.mu.Lock()
+	c.initID = ""
+	c.mu.Unlock()
+	if v, _ := jsonrpc.LookupString(m.Result, "protocolVersion"); mcp.IsSupportedVersion(v) {
+		c.setVersion(v)
+	}
+}
+
+// deliver hands m to Read.
+func (c *StreamableConn) deliver(m *jsonrpc.Message) {
+	c.arrived(m)
+	c.inbox.push(m)
+}
+
 // Read returns the next message from the server, in order of arrival.
-func (c *StreamableConn) Read(ctx context.Context) ([]byte, error) {
+func (c *StreamableConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 	return c.inbox.pop(ctx)
 }
 
-// Write POSTs one message (or batch). It returns once the server has
-// accepted it: for a request, its answer then arrives on Read — the
-// server's, or one made up here when HTTP fails.
-func (c *StreamableConn) Write(ctx context.Context, msg []byte) error {
-	out, err := inspectOutgoing(msg)
-	if err != nil {
-		return err
-	}
-	resp, x, err := c.post(ctx, msg)
+// Write POSTs one message. It returns once the server has accepted it:
+// for a request, its answer then arrives on Read — the server's, or one
+// made up here when HTTP fails.
+func (c *StreamableConn) Write(ctx context.Context, m *jsonrpc.Message) error {
+	out := outgoingOf(m)
+	c.sending(m)
+	resp, x, err := c.post(ctx, m.Append(nil))
 	if err != nil {
 		return err
 	}
@@ -281,7 +313,7 @@ func (c *StreamableConn) pushServerErrors(ids []jsonrpc.ID, body []byte) map[str
 	if err != nil || m.Kind() != jsonrpc.KindError || !containsID(ids, m.ID) {
 		return nil
 	}
-	c.inbox.push(body)
+	c.deliver(m)
 	return map[string]bool{m.ID.Key(): true}
 }
 
@@ -314,28 +346,36 @@ func (c *StreamableConn) bodyFailed(ctx context.Context, out outgoing, data []by
 	case len(data) > c.opts.MaxMessageBytes:
 		c.log.Warn("mcphttp client: answer over the size limit; its calls are failed", "limit", c.opts.MaxMessageBytes)
 		for _, id := range out.requests {
-			c.inbox.push(mcp.TooLargeAnswer(id, c.opts.MaxMessageBytes))
+			c.deliver(mcp.TooLargeAnswer(id, c.opts.MaxMessageBytes))
 		}
 	}
 	return nil
 }
 
-// deliverJSON queues a JSON answer as it came, and a failure for each
-// request it does not answer.
+// deliverJSON queues a JSON answer, parsed once (a batch message by
+// message), and a failure for each request it does not answer.
 func (c *StreamableConn) deliverJSON(out outgoing, data []byte) {
-	rest, ok := unansweredBy(data, out.requests)
+	var answered map[string]bool
+	ok := eachMessage(data, func(m *jsonrpc.Message) {
+		if isAnswer(m) {
+			if answered == nil {
+				answered = map[string]bool{}
+			}
+			answered[m.ID.Key()] = true
+		}
+		c.deliver(m)
+	})
 	if !ok {
 		c.fail(out.requests, 0, "response is not JSON-RPC")
 		return
 	}
-	c.inbox.push(data)
-	c.fail(rest, 0, "response did not answer the request")
+	c.fail(unanswered(out.requests, answered), 0, "response did not answer the request")
 }
 
 // fail answers requests locally with an error.
 func (c *StreamableConn) fail(ids []jsonrpc.ID, status int, reason string) {
 	for _, id := range ids {
-		c.inbox.push(failedCall(id, status, reason))
+		c.deliver(failedCall(id, status, reason))
 	}
 }
 

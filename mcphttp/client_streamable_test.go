@@ -248,7 +248,7 @@ func TestClientStreamableCloseEndsReadAndWrite(t *testing.T) {
 	if _, err := conn.Read(ctx); err != io.EOF {
 		t.Errorf("Read after Close = %v, want io.EOF", err)
 	}
-	if err := conn.Write(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); !errors.Is(err, ErrConnClosed) {
+	if err := conn.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID("1"), Method: "ping"}); !errors.Is(err, ErrConnClosed) {
 		t.Errorf("Write after Close = %v, want ErrConnClosed", err)
 	}
 }

@@ -46,7 +46,7 @@ func (c *StreamableConn) readResponseStream(out outgoing, body io.ReadCloser, ca
 			// not bring it back small. The calls still waiting fail now.
 			c.log.Warn("mcphttp client: an event over the size limit; its stream's calls are failed", "limit", c.opts.MaxMessageBytes)
 			for _, id := range waiting {
-				c.inbox.push(mcp.TooLargeAnswer(id, c.opts.MaxMessageBytes))
+				c.deliver(mcp.TooLargeAnswer(id, c.opts.MaxMessageBytes))
 			}
 			return
 		}
@@ -104,10 +104,15 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 			// message.
 			continue
 		}
-		for key := range answeredIDs(ev.Data) {
-			delete(waiting, key)
+		if !eachMessage(ev.Data, func(m *jsonrpc.Message) {
+			if isAnswer(m) {
+				delete(waiting, m.ID.Key())
+			}
+			c.deliver(m)
+		}) {
+			c.log.Warn("mcphttp client: an event that is not JSON-RPC dropped")
+			continue
 		}
-		c.inbox.push(ev.Data)
 		n++
 		if waiting != nil && len(waiting) == 0 {
 			return lastID, n, false // all answered: the server is done with this stream

@@ -121,16 +121,13 @@ func (c *memConn) Send(_ context.Context, msg []byte) error {
 	}
 }
 
-func (c *memConn) Write(ctx context.Context, msg []byte) error {
+func (c *memConn) Write(ctx context.Context, msg *jsonrpc.Message) error {
 	select {
 	case <-c.done:
 		return io.ErrClosedPipe
 	default:
 	}
-	m, err := jsonrpc.Parse(append([]byte(nil), msg...))
-	if err != nil {
-		return err
-	}
+	m := msg.Clone() // the caller's again once Write returns
 	go func() {
 		if answer := c.ss.Handle(context.WithoutCancel(ctx), m, c); answer != nil {
 			_ = c.Send(ctx, answer)
@@ -139,10 +136,10 @@ func (c *memConn) Write(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-func (c *memConn) Read(ctx context.Context) ([]byte, error) {
+func (c *memConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 	select {
 	case msg := <-c.in:
-		return msg, nil
+		return jsonrpc.Parse(msg)
 	case <-c.done:
 		return nil, io.EOF
 	case <-ctx.Done():

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // becomeSubreaper makes this process the parent of orphaned descendants,
@@ -195,7 +197,7 @@ func TestCommandStopsWhenContextEnds(t *testing.T) {
 	if err := conn.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.Write(context.Background(), []byte(`{}`)); !errors.Is(err, ErrClosed) {
+	if err := conn.Write(context.Background(), &jsonrpc.Message{Method: "m"}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Write after close = %v, want ErrClosed", err)
 	}
 }

@@ -27,9 +27,9 @@ type Conn struct {
 	stdout io.Closer
 	log    *slog.Logger
 
-	lines   chan []byte   // read lines, handed over one at a time
-	eof     chan struct{} // closed when reading has ended
-	readErr error         // why reading ended; set before eof is closed
+	msgs    chan *jsonrpc.Message // read messages, handed over one at a time
+	eof     chan struct{}         // closed when reading has ended
+	readErr error                 // why reading ended; set before eof is closed
 	reading sync.WaitGroup
 
 	closeOnce sync.Once
@@ -50,7 +50,7 @@ func newConn(r io.Reader, w io.WriteCloser, maxLine int, log *slog.Logger) *Conn
 		out:    newLineWriter(w),
 		stdin:  w,
 		log:    log,
-		lines:  make(chan []byte),
+		msgs:   make(chan *jsonrpc.Message),
 		eof:    make(chan struct{}),
 		closed: make(chan struct{}),
 	}
@@ -64,9 +64,11 @@ func newConn(r io.Reader, w io.WriteCloser, maxLine int, log *slog.Logger) *Conn
 	return c
 }
 
-// readLoop reads lines until the stream ends. Once the Conn is closed it
-// goes on reading and dropping them, so that a server shutting down never
-// blocks on a full pipe that nobody empties.
+// readLoop reads lines until the stream ends, parsing each once (a batch
+// line into its messages; a line that is not JSON-RPC is logged and
+// dropped). Once the Conn is closed it goes on reading and dropping them,
+// so that a server shutting down never blocks on a full pipe that nobody
+// empties.
 func (c *Conn) readLoop(lines *lineReader) {
 	defer close(c.eof)
 	for {
@@ -80,25 +82,56 @@ func (c *Conn) readLoop(lines *lineReader) {
 				continue
 			}
 			c.log.Warn("stdio: answer over the line limit; its call is failed", "limit", lines.max, "id", string(id))
-			line, err = mcp.TooLargeAnswer(id, lines.max), nil
+			select {
+			case c.msgs <- mcp.TooLargeAnswer(id, lines.max):
+			case <-c.closed:
+			}
+			continue
 		}
 		if err != nil {
 			c.readErr = err
 			return
 		}
-		select {
-		case c.lines <- bytes.Clone(line):
-		case <-c.closed:
-		}
+		c.hand(bytes.Clone(line))
 	}
 }
 
-// Write sends one message (or batch) as one line.
-func (c *Conn) Write(ctx context.Context, msg []byte) error {
+// hand parses one line as a message, or a batch of them, and hands each to
+// Read.
+func (c *Conn) hand(line []byte) {
+	give := func(m *jsonrpc.Message) {
+		select {
+		case c.msgs <- m:
+		case <-c.closed:
+		}
+	}
+	if jsonrpc.IsBatch(line) {
+		msgs, errs, err := jsonrpc.ParseBatch(line)
+		if err != nil {
+			c.log.Warn("stdio: bad batch from the server", "err", err)
+			return
+		}
+		for i, m := range msgs {
+			if errs[i] == nil {
+				give(m)
+			}
+		}
+		return
+	}
+	m, err := jsonrpc.Parse(line)
+	if err != nil {
+		c.log.Warn("stdio: bad message from the server", "err", err)
+		return
+	}
+	give(m)
+}
+
+// Write sends one message as one line.
+func (c *Conn) Write(ctx context.Context, m *jsonrpc.Message) error {
 	if c.isClosed() {
 		return ErrClosed
 	}
-	err := c.out.Send(ctx, msg)
+	err := c.out.Send(ctx, m.Append(nil))
 	if err != nil && c.isClosed() {
 		return ErrClosed
 	}
@@ -107,13 +140,13 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 
 // Read returns the next message; the caller owns it. It returns io.EOF
 // once the server's output has ended or the Conn is closed.
-func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+func (c *Conn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 	if c.isClosed() {
 		return nil, io.EOF
 	}
 	select {
-	case line := <-c.lines:
-		return line, nil
+	case m := <-c.msgs:
+		return m, nil
 	case <-c.eof:
 		return nil, c.endErr()
 	case <-c.closed:

@@ -7,11 +7,14 @@ package stdio
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // pipeConn returns a Conn and the far end of its two pipes.
@@ -30,13 +33,19 @@ func pipeConn(t *testing.T) (c *Conn, toConn *io.PipeWriter, fromConn *bufio.Rea
 
 func TestConnWritesLinesAndReadsOwnedMessages(t *testing.T) {
 	c, toConn, fromConn := pipeConn(t)
-	go func() { _ = c.Write(context.Background(), []byte("{\n\"a\": 1}")) }()
+	// A relayed payload may be pretty-printed: it is compacted onto one
+	// line.
+	go func() {
+		_ = c.Write(context.Background(), &jsonrpc.Message{ID: jsonrpc.ID("1"), Method: "m", Params: json.RawMessage("{\n\"a\": 1}")})
+	}()
 	line, err := fromConn.ReadString('\n')
-	if err != nil || line != `{"a":1}`+"\n" {
+	if err != nil || line != `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`+"\n" {
 		t.Fatalf("wrote %q, %v", line, err)
 	}
 
-	go func() { _, _ = io.WriteString(toConn, "{\"b\":2}\n{\"c\":3}\n") }()
+	go func() {
+		_, _ = io.WriteString(toConn, `{"jsonrpc":"2.0","id":1,"result":{"b":2}}`+"\nnot json\n"+`[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"result":{"c":3}}]`+"\n")
+	}()
 	first, err := c.Read(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +54,14 @@ func TestConnWritesLinesAndReadsOwnedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(first) != `{"b":2}` || string(second) != `{"c":3}` {
-		t.Fatalf("read %q then %q (the first must not be overwritten)", first, second)
+	third, err := c.Read(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A line that is not JSON-RPC is dropped; a batch is read message by
+	// message; each message is the reader's own.
+	if string(first.Result) != `{"b":2}` || second.Method != "n" || string(third.Result) != `{"c":3}` {
+		t.Fatalf("read %+v, %+v, %+v", first, second, third)
 	}
 }
 
@@ -82,7 +97,7 @@ func TestConnCloseReleasesPendingRead(t *testing.T) {
 	default:
 		t.Error("Done not closed after Close")
 	}
-	if err := c.Write(context.Background(), []byte(`{}`)); !errors.Is(err, ErrClosed) {
+	if err := c.Write(context.Background(), &jsonrpc.Message{Method: "m"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
 }
@@ -98,10 +113,10 @@ func TestConnReadsEOFWhenTheServerEnds(t *testing.T) {
 func TestConnDropsOversizedMessagesAndGoesOn(t *testing.T) {
 	c, toConn, _ := pipeConn(t)
 	go func() {
-		_, _ = io.WriteString(toConn, `{"pad":"`+strings.Repeat("x", DefaultMaxLineBytes)+`"}`+"\n"+`{"ok":true}`+"\n")
+		_, _ = io.WriteString(toConn, `{"pad":"`+strings.Repeat("x", DefaultMaxLineBytes)+`"}`+"\n"+`{"jsonrpc":"2.0","method":"ok"}`+"\n")
 	}()
 	msg, err := c.Read(t.Context())
-	if err != nil || string(msg) != `{"ok":true}` {
-		t.Fatalf("Read = %.40q, %v", msg, err)
+	if err != nil || msg.Method != "ok" {
+		t.Fatalf("Read = %+v, %v", msg, err)
 	}
 }
