@@ -36,7 +36,10 @@ type Config struct {
 
 // HTTP configures the MCP endpoint's transports.
 type HTTP struct {
-	Stateless    bool  `yaml:"stateless"`
+	Stateless bool `yaml:"stateless"`
+	// Sessionless also serves 2026-07-28 (sessionless) requests on /mcp
+	// (experimental: the revision is not whole yet).
+	Sessionless  bool  `yaml:"sessionless"`
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// BodyTimeout bounds the time to read a request body (default 30s).
 	BodyTimeout    Duration `yaml:"body_timeout"`

@@ -18,7 +18,9 @@ type Sink interface {
 	Send(ctx context.Context, msg []byte) error
 }
 
-// Request is one request being served.
+// Request is one request being served. Session is nil for a sessionless
+// request (2026-07-28): what it says of itself is in its _meta (Version,
+// ClientCapabilities).
 type Request struct {
 	Session *Session
 	ID      jsonrpc.ID
@@ -33,6 +35,7 @@ type Request struct {
 	// middleware (paramkeys.go).
 	refused error
 	abort   context.CancelCauseFunc // ends the request's context (Abort)
+	meta    *requestMeta            // a sessionless request's (sessionless.go)
 }
 
 // Abort ends the context the request is served with, with cause
@@ -64,8 +67,43 @@ func (r *Request) Call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
+	if r.Session == nil {
+		// 2026-07-28 has no requests from the server: it asks for input
+		// in its result instead (multi round-trip requests).
+		return nil, jsonrpc.NewError(CodeMissingRequiredCapability,
+			method+" cannot be sent to a sessionless client", map[string]string{"method": method})
+	}
 	return r.Session.call(ctx, r.sink, method, raw)
 }
+
+// Version is the revision the request is served under: its session's, or
+// the one its _meta names.
+func (r *Request) Version() string {
+	switch {
+	case r.Session != nil:
+		return r.Session.Version()
+	case r.meta != nil:
+		return r.meta.version
+	}
+	return ""
+}
+
+// ClientCapabilities are the capabilities of the client that sent the
+// request: declared at initialize, or in the request's own _meta.
+func (r *Request) ClientCapabilities() json.RawMessage {
+	switch {
+	case r.Session != nil:
+		return r.Session.ClientCapabilities()
+	case r.meta != nil:
+		return r.meta.capabilities
+	}
+	return nil
+}
+
+// Sessionless reports a request of the sessionless era, or of a stateless
+// 2025 session: nothing it asks of the client can be answered on a
+// stream of its own.
+func (r *Request) Sessionless() bool { return r.Session == nil || r.Session.Stateless() }
 
 // ProgressToken returns the raw progress token the client attached to this
 // request in params._meta, or nil.
@@ -100,7 +138,14 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 // Log sends a notifications/message at level, if the session's level
 // (logging/setLevel) lets it through.
 func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data any) error {
-	if !r.Session.logs(level) {
+	switch {
+	case r.Session != nil:
+		if !r.Session.logs(level) {
+			return nil
+		}
+	case r.meta == nil || r.meta.logRank == 0 || levelRank[level] < r.meta.logRank:
+		// A sessionless request gets log messages only at or above the
+		// level its _meta asked for, and none when it asked for none.
 		return nil
 	}
 	p := struct {

@@ -43,6 +43,12 @@ type Options struct {
 	// POST streams a session keeps hold at most keptStreamsBytes times it
 	// together.
 	ReplayBytes int
+	// Sessionless serves requests of the 2026-07-28 revision beside the
+	// 2025 era (sessionless.go). Off by default until the revision is
+	// whole: a client that can speak both (the Go SDK) would otherwise
+	// move to it and lose what 2026-07-28 carries differently
+	// (server-to-client requests become multi round-trip requests).
+	Sessionless bool
 	// MessagesPath is where the legacy SSE transport tells clients to POST
 	// (default "/messages").
 	MessagesPath string

@@ -65,7 +65,13 @@ func (h *Handler) Close() {
 func (h *Handler) Sessions() int { return h.table.len() }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {
+	if h.opts.Sessionless && r.Method != http.MethodPost && sessionlessHeader(r) {
+		// 2026-07-28 has no GET stream and no session to DELETE.
+		w.Header().Set("Allow", "POST")
+		writeJSONError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+		return
+	}
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) && (r.Method != http.MethodPost || !h.opts.Sessionless) {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
 			"Bad Request: unsupported MCP-Protocol-Version "+v)
 		return
@@ -133,6 +139,18 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeParseError(w, err)
 		return
+	}
+	// The era is decided per request (sessionless.go).
+	if h.opts.Sessionless {
+		if v, ok := mcp.RequestVersion(m); ok || sessionlessHeader(r) {
+			h.serveSessionless(w, r, m, v, ok)
+			return
+		}
+		if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {
+			writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+				"Bad Request: unsupported MCP-Protocol-Version "+v)
+			return
+		}
 	}
 	if m.Method == "initialize" && m.IsRequest() {
 		h.initialize(w, r, m)

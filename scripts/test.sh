@@ -8,7 +8,9 @@
 #   1. go vet over every package;
 #   2. the official conformance suite (--suite all, 0.1.16; and 0.2.0-alpha.12
 #      with --requirements 2025-11-25) against `mcpgate fixture` over stateful
-#      Streamable HTTP, which must pass every check;
+#      Streamable HTTP, which must pass every check; then 0.2.0-alpha.12 with
+#      --requirements 2026-07-28 against `mcpgate fixture --sessionless`,
+#      whose score is printed (the revision is not whole yet);
 #   3. go test -race over every package (the conformance suite again, in
 #      both modes, the TypeScript SDK client, the official Go SDK client),
 #      then every score the suites gave there: the fixture's and the
@@ -42,6 +44,21 @@ out=$(mktemp -d)
 "$NODE22" "$CONFORMANCE" server --url "$url" --suite all -o "$out" | sed -n '/=== SUMMARY ===/,$p' | sed 's/^Total:/Conformance total:/'
 echo "== conformance suite 0.2.0-alpha.12, the 2025-11-25 requirements, against mcpgate fixture"
 "$NODE22" "$CONFORMANCE_NEXT" server --url "$url" --requirements 2025-11-25 -o "$out/next" | grep '^Total:' | sed 's/^Total:/Conformance (2025-11-25 requirements) total:/'
+kill $fixture_pid 2>/dev/null || true
+wait $fixture_pid 2>/dev/null || true
+trap - EXIT
+
+echo "== conformance suite 0.2.0-alpha.12, the 2026-07-28 requirements, against mcpgate fixture --sessionless (experimental: reported, not required)"
+.cache/bin/mcpgate fixture --sessionless --listen 127.0.0.1:0 2>.cache/fixture2026.log &
+fixture_pid=$!
+trap 'kill $fixture_pid 2>/dev/null || true' EXIT
+url=
+for _ in $(seq 1 100); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' .cache/fixture2026.log | head -n 1) && [ -n "$url" ] && break
+    sleep 0.1
+done
+[ -n "$url" ] || { cat .cache/fixture2026.log >&2; echo "fixture did not start" >&2; exit 1; }
+{ "$NODE22" "$CONFORMANCE_NEXT" server --url "$url" --requirements 2026-07-28 -o "$out/2026" || true; } | grep '^Total:' | sed 's/^Total:/Conformance (2026-07-28 requirements, experimental) total:/' || true
 kill $fixture_pid 2>/dev/null || true
 wait $fixture_pid 2>/dev/null || true
 trap - EXIT

@@ -84,10 +84,8 @@ func finish(ctx context.Context, span trace.Span, r *mcp.Request, e mcp.End) {
 			attrs = append(attrs, keyPromptName.String(entry))
 		}
 	}
-	if r.Session != nil {
-		if v := r.Session.Version(); v != "" {
-			attrs = append(attrs, keyVersion.String(cut(v)))
-		}
+	if v := r.Version(); v != "" {
+		attrs = append(attrs, keyVersion.String(cut(v)))
 	}
 	if t != nil && t.Entry.Owner != "" {
 		attrs = append(attrs, keyBackend.String(cut(t.Entry.Owner)))

@@ -23,6 +23,7 @@ func fixtureCommand() *cobra.Command {
 		listen    string
 		stdio     bool
 		stateless bool
+		modern    bool
 		asResults bool
 		verbose   bool
 	)
@@ -49,7 +50,7 @@ func fixtureCommand() *cobra.Command {
 				listen = net.JoinHostPort("127.0.0.1", port)
 			}
 			return serveHTTP(ctx, listen, log, func(mux *http.ServeMux, o mcphttp.Options) func() {
-				o.Stateless = stateless
+				o.Stateless, o.Sessionless = stateless, modern
 				streamable := mcphttp.NewHandler(srv, o)
 				legacy := mcphttp.NewSSEHandler(srv, o)
 				mux.Handle("/mcp", streamable)
@@ -63,6 +64,7 @@ func fixtureCommand() *cobra.Command {
 	f.StringVar(&listen, "listen", "127.0.0.1:3000", "address to serve HTTP on (default 127.0.0.1:$PORT when PORT is set)")
 	f.BoolVar(&stdio, "stdio", false, "serve one session on stdin/stdout instead of HTTP")
 	f.BoolVar(&stateless, "stateless", false, "serve Streamable HTTP without sessions")
+	f.BoolVar(&modern, "sessionless", false, "also serve 2026-07-28 (sessionless) requests on /mcp (experimental)")
 	f.BoolVar(&asResults, "validation-errors-as-results", false, "answer schema violations with isError results instead of -32602")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd

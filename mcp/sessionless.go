@@ -1,0 +1,246 @@
+// sessionless.go serves the 2026-07-28 revision (SEP-2575): no session, no
+// initialize. Every request carries its revision and the client's
+// capabilities in params._meta, and is answered on its own. The era is
+// decided per request — a request whose _meta names the revision is
+// served here; an initialize opens a session of the 2025 era as before —
+// so one endpoint serves both.
+//
+// A sessionless request goes through the engine exactly as a session's
+// does (resolution, observers, middleware, the gate, the method), with no
+// Session behind it: what a handler asks of the session (the revision,
+// the client's capabilities, the log level) comes from the request's own
+// _meta instead.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Version20260728 is the first sessionless revision.
+const Version20260728 = "2026-07-28"
+
+// SessionlessVersions are the sessionless revisions served, oldest first.
+var SessionlessVersions = []string{Version20260728}
+
+// IsSessionlessVersion reports whether v is a sessionless revision served.
+func IsSessionlessVersion(v string) bool { return slices.Contains(SessionlessVersions, v) }
+
+// The reserved _meta keys of a sessionless request and result.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// The error codes 2026-07-28 adds (the range -32020 to -32099 is the
+// specification's).
+const (
+	CodeHeaderMismatch              = -32020
+	CodeMissingRequiredCapability   = -32021
+	CodeUnsupportedProtocolVersion  = -32022
+	codeSessionlessMethodNotAllowed = jsonrpc.CodeMethodNotFound
+)
+
+// RequestVersion returns the revision a request's params._meta names, and
+// whether it names one: such a request is of the sessionless era.
+func RequestVersion(m *jsonrpc.Message) (string, bool) {
+	meta := paramsMeta(m.Params)
+	if meta == nil {
+		return "", false
+	}
+	raw, _ := jsonrpc.Lookup(meta, MetaProtocolVersion)
+	if raw == nil {
+		return "", false
+	}
+	var v string
+	_ = json.Unmarshal(raw, &v)
+	return v, true
+}
+
+func paramsMeta(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || params[0] != '{' {
+		return nil
+	}
+	meta, _ := jsonrpc.Lookup(params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	return meta
+}
+
+// requestMeta is what a sessionless request says of itself.
+type requestMeta struct {
+	version      string
+	capabilities json.RawMessage
+	logRank      int32 // 0: no log level, so no log messages
+}
+
+// notSessionless are the methods of the 2025 era that 2026-07-28 removed:
+// a sessionless request naming one is answered as an unknown method.
+var notSessionless = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
+
+// Refusal is a sessionless request refused before it is served, with the
+// HTTP status a transport answers it with.
+type Refusal struct {
+	Status int // 400 or 404
+	Err    *jsonrpc.Error
+}
+
+// CheckSessionless refuses what cannot be served of a sessionless request
+// before anything is: a revision not served (-32022, with the supported
+// ones), _meta without the client's capabilities (-32602), a method this
+// server does not serve or that the revision removed (-32601). nil means
+// ServeSessionless may serve it.
+func (s *Server) CheckSessionless(m *jsonrpc.Message) *Refusal {
+	v, _ := RequestVersion(m)
+	if !IsSessionlessVersion(v) {
+		return &Refusal{Status: 400, Err: jsonrpc.NewError(CodeUnsupportedProtocolVersion,
+			fmt.Sprintf("unsupported protocol version %q", v),
+			map[string]any{"supported": SessionlessVersions, "requested": v})}
+	}
+	caps, _ := jsonrpc.Lookup(paramsMeta(m.Params), MetaClientCapabilities)
+	if len(caps) == 0 || caps[0] != '{' {
+		return &Refusal{Status: 400, Err: jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"invalid params: _meta."+MetaClientCapabilities+" is required and must be an object", nil)}
+	}
+	if !m.IsRequest() {
+		return nil
+	}
+	if m.Method == "server/discover" {
+		return nil
+	}
+	s.mu.Lock()
+	_, known := s.methods[m.Method]
+	s.mu.Unlock()
+	if !known || notSessionless[m.Method] {
+		return &Refusal{Status: 404, Err: jsonrpc.NewError(codeSessionlessMethodNotAllowed, "method not found: "+m.Method,
+			map[string]string{"method": m.Method})}
+	}
+	return nil
+}
+
+// ServeSessionless serves one sessionless request that CheckSessionless
+// let through, with related messages (progress, log messages) on sink,
+// and returns the response to write (nil for a notification). Every
+// result carries resultType "complete" and the server's identity in its
+// _meta; list and read results carry their caching hints.
+func (s *Server) ServeSessionless(ctx context.Context, m *jsonrpc.Message, sink Sink) []byte {
+	if !m.IsRequest() {
+		return nil // notifications/cancelled: closing the stream cancels
+	}
+	meta := paramsMeta(m.Params)
+	rm := requestMeta{}
+	rm.version, _ = RequestVersion(m)
+	rm.capabilities, _ = jsonrpc.Lookup(meta, MetaClientCapabilities)
+	if lvl, ok := jsonrpc.LookupString(meta, MetaLogLevel); ok {
+		rm.logRank = levelRank[LogLevel(lvl)]
+	}
+	if sink == nil {
+		sink = sinkFunc(func(context.Context, []byte) error { return nil })
+	}
+	var result json.RawMessage
+	var err error
+	if m.Method == "server/discover" {
+		result = s.discover()
+	} else {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm}
+		result, err = s.serve(ctx, r)
+	}
+	if err != nil {
+		return jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))
+	}
+	return jsonrpc.AppendResult(nil, m.ID, s.completeResult(m.Method, result))
+}
+
+// errorForRequest maps a handler's error to the error object answered.
+func (s *Server) errorForRequest(method string, err error) *jsonrpc.Error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	s.log.Error("mcp handler failed", "method", method, "err", err, "stack", string(debug.Stack()))
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")
+}
+
+// cacheable are the methods whose results carry caching hints (SEP-2549).
+// They vary with the caller's role, so no shared cache may keep them.
+var cacheable = map[string]bool{
+	"tools/list": true, "prompts/list": true, "resources/list": true,
+	"resources/templates/list": true, "resources/read": true, "server/discover": true,
+}
+
+// completeResult adds to a result object what 2026-07-28 asks of every
+// result: resultType, the server's identity in _meta (merged into a _meta
+// the result has), and for cacheable results ttlMs and cacheScope. A
+// result that already says its resultType is left as it is.
+func (s *Server) completeResult(method string, result json.RawMessage) json.RawMessage {
+	if len(result) == 0 || result[0] != '{' {
+		return result
+	}
+	if rt, _ := jsonrpc.Lookup(result, "resultType"); rt != nil {
+		return result
+	}
+	info, _ := json.Marshal(s.opts.Info)
+	head := []byte(`{"resultType":"complete"`)
+	if cacheable[method] {
+		head = append(head, `,"ttlMs":0,"cacheScope":"private"`...)
+	}
+	rest := result[1:]
+	if meta, _ := jsonrpc.Lookup(result, "_meta"); len(meta) > 0 && meta[0] == '{' {
+		// Splice serverInfo into the result's own _meta.
+		start := cap(result) - cap(meta)
+		out := append(head, ',')
+		out = append(out, result[1:start+1]...)
+		out = append(out, `"`+MetaServerInfo+`":`...)
+		out = append(out, info...)
+		if len(meta) > 2 && !noMembers(meta) {
+			out = append(out, ',')
+		}
+		return append(out, result[start+1:]...)
+	}
+	head = append(head, `,"_meta":{"`+MetaServerInfo+`":`...)
+	head = append(head, info...)
+	head = append(head, '}')
+	if !noMembers(result) {
+		head = append(head, ',')
+	}
+	return append(head, rest...)
+}
+
+// noMembers reports whether the valid JSON object o has no member.
+func noMembers(o []byte) bool {
+	for _, c := range o[1:] {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '}'
+	}
+	return true
+}
+
+// discover is the server/discover result: the revisions served, the
+// capabilities and the instructions.
+func (s *Server) discover() json.RawMessage {
+	out, _ := json.Marshal(struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions,omitempty"`
+	}{SessionlessVersions, s.caps, s.instructions()})
+	return out
+}

@@ -1,0 +1,121 @@
+// sessionless.go serves the 2026-07-28 revision on the same endpoint as the
+// 2025 era: a POST whose body's _meta names a sessionless revision is one
+// request served on its own (mcp.Server.ServeSessionless), with no session
+// id. The transport's part is the HTTP face of the revision: the
+// MCP-Protocol-Version header must name the body's revision, and the
+// Mcp-Method and Mcp-Name headers, when sent, the body's method and entry
+// (400 and -32020 when they do not); a revision not served is 400 and
+// -32022, an unknown method 404; GET and DELETE are 405.
+
+package mcphttp
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Headers of 2026-07-28 (SEP-2243).
+const (
+	HeaderMethod = "Mcp-Method"
+	HeaderName   = "Mcp-Name"
+)
+
+// sessionlessHeader reports whether r's MCP-Protocol-Version header names
+// a sessionless revision.
+func sessionlessHeader(r *http.Request) bool {
+	return mcp.IsSessionlessVersion(r.Header.Get(HeaderProtocolVersion))
+}
+
+// serveSessionless serves one sessionless POST: bodyVersion is what the
+// body's _meta names (ok false when it names none, though the header
+// names a sessionless revision).
+func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, bodyVersion string, ok bool) {
+	header := r.Header.Get(HeaderProtocolVersion)
+	switch {
+	case !ok:
+		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"invalid params: _meta."+mcp.MetaProtocolVersion+" is required (MCP-Protocol-Version is "+header+")", nil)))
+		return
+	case header != bodyVersion && (header != "" || mcp.IsSessionlessVersion(bodyVersion)):
+		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(mcp.CodeHeaderMismatch,
+			"header mismatch: MCP-Protocol-Version is "+quoted(header)+" but params._meta names "+quoted(bodyVersion),
+			map[string]string{"header": HeaderProtocolVersion})))
+		return
+	}
+	if refusal := h.server.CheckSessionless(m); refusal != nil {
+		writeJSON(w, refusal.Status, jsonrpc.AppendError(nil, m.ID, refusal.Err))
+		return
+	}
+	if msg := headerMismatch(r, m); msg != "" && m.IsRequest() {
+		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(mcp.CodeHeaderMismatch, msg, nil)))
+		return
+	}
+	if !m.IsRequest() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte {
+		return h.server.ServeSessionless(ctx, m, sink)
+	})
+}
+
+// headerMismatch says how Mcp-Method, and Mcp-Name for a request naming
+// an entry, are missing or differ from the body ("" when they match). A
+// name that is not plain ASCII comes as =?base64?…?= and is compared
+// decoded; values are case-sensitive.
+func headerMismatch(r *http.Request, m *jsonrpc.Message) string {
+	switch v, sent := r.Header[HeaderMethod]; {
+	case !sent:
+		return "header mismatch: the Mcp-Method header is required"
+	case len(v) != 1 || v[0] != m.Method:
+		return "header mismatch: Mcp-Method is " + quoted(r.Header.Get(HeaderMethod)) + " but the body's method is " + quoted(m.Method)
+	}
+	member := ""
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read":
+		member = "uri"
+	default:
+		return ""
+	}
+	want, ok := jsonrpc.LookupString(m.Params, member)
+	if !ok {
+		return "" // the engine answers params without it
+	}
+	v, sent := r.Header[HeaderName]
+	if !sent {
+		return "header mismatch: the Mcp-Name header is required for " + m.Method
+	}
+	if len(v) != 1 || decodeHeaderValue(v[0]) != want {
+		return "header mismatch: Mcp-Name does not match params." + member
+	}
+	return ""
+}
+
+func quoted(s string) string { return `"` + s + `"` }
+
+// decodeHeaderValue reads a header value in 2026-07-28's encoding: a value
+// between =?base64? and ?= is the Base64 of its UTF-8 bytes; any other is
+// itself. A sentinel that does not decode is compared as it is (and so
+// does not match).
+func decodeHeaderValue(v string) string {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return v
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return v
+	}
+	return string(b)
+}

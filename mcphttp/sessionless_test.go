@@ -1,0 +1,160 @@
+// sessionless_test.go pins the 2026-07-28 revision on the Streamable HTTP
+// endpoint (Options.Sessionless): each request on its own, its revision
+// and the client's capabilities in _meta, the HTTP statuses and error
+// codes the revision fixes, and the 2025 era beside it on the same URL.
+
+package mcphttp
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// slMeta is the _meta of a well-behaved 2026-07-28 request.
+const slMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// slPost sends one sessionless request with the revision's headers,
+// changed by key, value pairs (an empty value removes the header).
+func (e *stEnv) slPost(method, params string, kv ...string) stReply {
+	e.t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
+	base := []string{HeaderProtocolVersion, mcp.Version20260728, HeaderMethod, method}
+	if name, ok := jsonrpc.LookupString([]byte(params), "name"); ok {
+		base = append(base, HeaderName, name)
+	} else if uri, ok := jsonrpc.LookupString([]byte(params), "uri"); ok {
+		base = append(base, HeaderName, uri)
+	}
+	return e.post("", body, append(base, kv...)...)
+}
+
+func slAnswer(t *testing.T, r stReply) *jsonrpc.Message {
+	t.Helper()
+	if strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		evs := stEvents(t, r.body)
+		return stMessage(t, evs[len(evs)-1].Data)
+	}
+	return stMessage(t, r.body)
+}
+
+func TestSessionlessRequestsAreServedOnTheirOwn(t *testing.T) {
+	stLeakCheck(t)
+	e := newStEnv(t, fixture.New(fixture.Options{}), Options{Sessionless: true})
+	for _, c := range []struct {
+		rule          string
+		method        string
+		params        string
+		kv            []string
+		status        int
+		code          int64
+		resultHas     []string
+		resultHasNone []string
+	}{
+		{"server/discover names the revisions, the capabilities and the server", "server/discover", `{` + slMeta + `}`, nil, 200, 0,
+			[]string{`"supportedVersions":["2026-07-28"]`, `"capabilities":{`, `"resultType":"complete"`, `"io.modelcontextprotocol/serverInfo":{"name":"mcpgate-fixture"`}, nil},
+		{"a list carries resultType, its caching hints and the server", "tools/list", `{` + slMeta + `}`, nil, 200, 0,
+			[]string{`"resultType":"complete"`, `"ttlMs":0`, `"cacheScope":"private"`, `"io.modelcontextprotocol/serverInfo"`, `"tools":[`}, nil},
+		{"a tool result carries resultType but no caching hints", "tools/call", `{"name":"test_simple_text","arguments":{},` + slMeta + `}`, nil, 200, 0,
+			[]string{`"resultType":"complete"`, `This is a simple text response`}, []string{`"ttlMs"`}},
+		{"a revision not served is 400 and -32022 with the supported ones", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`,
+			[]string{HeaderProtocolVersion, "2099-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion, nil, nil},
+		{"_meta without the client's capabilities is 400 and -32602", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+			nil, 400, jsonrpc.CodeInvalidParams, nil, nil},
+		{"a 2026-07-28 header with no revision in _meta is 400 and -32602", "tools/list", `{}`, nil, 400, jsonrpc.CodeInvalidParams, nil, nil},
+		{"a header naming another revision is 400 and -32020", "tools/list", `{` + slMeta + `}`, []string{HeaderProtocolVersion, "2025-11-25"}, 400, mcp.CodeHeaderMismatch, nil, nil},
+		{"Mcp-Method is required", "tools/list", `{` + slMeta + `}`, []string{HeaderMethod, ""}, 400, mcp.CodeHeaderMismatch, nil, nil},
+		{"Mcp-Method must be the body's method, case and all", "tools/list", `{` + slMeta + `}`, []string{HeaderMethod, "TOOLS/LIST"}, 400, mcp.CodeHeaderMismatch, nil, nil},
+		{"Mcp-Name is required for a call", "tools/call", `{"name":"test_simple_text",` + slMeta + `}`, []string{HeaderName, ""}, 400, mcp.CodeHeaderMismatch, nil, nil},
+		{"Mcp-Name must be the body's name", "tools/call", `{"name":"test_simple_text",` + slMeta + `}`, []string{HeaderName, "test_error_handling"}, 400, mcp.CodeHeaderMismatch, nil, nil},
+		{"a Base64 Mcp-Name is compared decoded", "tools/call", `{"name":"test_simple_text",` + slMeta + `}`,
+			[]string{HeaderName, "=?base64?" + base64.StdEncoding.EncodeToString([]byte("test_simple_text")) + "?="}, 200, 0, []string{"simple text"}, nil},
+		{"initialize is no method of the revision: 404 and -32601", "initialize", `{` + slMeta + `}`, nil, 404, jsonrpc.CodeMethodNotFound, nil, nil},
+		{"ping is no method of the revision either", "ping", `{` + slMeta + `}`, nil, 404, jsonrpc.CodeMethodNotFound, nil, nil},
+		{"an unknown method is 404 and -32601", "no/such", `{` + slMeta + `}`, nil, 404, jsonrpc.CodeMethodNotFound, nil, nil},
+	} {
+		t.Run(c.rule, func(t *testing.T) {
+			r := e.slPost(c.method, c.params, c.kv...)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			if r.header.Get(HeaderSessionID) != "" {
+				t.Errorf("a sessionless answer carries a session id")
+			}
+			m := slAnswer(t, r)
+			if got := stErrorCode(t, m); got != c.code {
+				t.Fatalf("code %d, want %d: %s", got, c.code, r.body)
+			}
+			for _, want := range c.resultHas {
+				if !strings.Contains(string(m.Result), want) {
+					t.Errorf("result lacks %s: %s", want, m.Result)
+				}
+			}
+			for _, not := range c.resultHasNone {
+				if strings.Contains(string(m.Result), not) {
+					t.Errorf("result has %s: %s", not, m.Result)
+				}
+			}
+		})
+	}
+	// The unsupported-version error lists what is.
+	r := e.slPost("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, HeaderProtocolVersion, "2099-01-01")
+	if e, _ := stMessage(t, r.body).ErrorObject(); e == nil || !strings.Contains(string(e.Data), `"supported":["2026-07-28"]`) {
+		t.Errorf("unsupported version error %s, want data.supported", r.body)
+	}
+	// GET and DELETE have no 2026-07-28 meaning.
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		if r := e.do(method, stHeaders("", HeaderProtocolVersion, mcp.Version20260728), ""); r.status != http.StatusMethodNotAllowed {
+			t.Errorf("%s with a 2026-07-28 header: %d, want 405", method, r.status)
+		}
+	}
+}
+
+// A sessionless request gets log messages only when its _meta asks for a
+// level, and then only at or above it.
+func TestSessionlessLogMessagesFollowTheRequestsLogLevel(t *testing.T) {
+	stLeakCheck(t)
+	e := newStEnv(t, fixture.New(fixture.Options{}), Options{Sessionless: true})
+	count := func(meta string) int {
+		r := e.slPost("tools/call", `{"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`+meta+`}}`)
+		if r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		n := 0
+		if strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+			for _, ev := range stEvents(t, r.body) {
+				if stMessage(t, ev.Data).Method == "notifications/message" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := count(""); n != 0 {
+		t.Errorf("%d log messages without a log level, want none", n)
+	}
+	if n := count(`,"io.modelcontextprotocol/logLevel":"debug"`); n == 0 {
+		t.Error("no log message at debug")
+	}
+	if n := count(`,"io.modelcontextprotocol/logLevel":"emergency"`); n != 0 {
+		t.Errorf("%d log messages at emergency, want none (the tool logs at info)", n)
+	}
+}
+
+// The 2025 era goes on beside it on the same endpoint; with the option off,
+// a 2026-07-28 request is refused as an unknown revision, as before.
+func TestTheSessionlessEraIsBesideThe2025OneAndOffByDefault(t *testing.T) {
+	stLeakCheck(t)
+	on := newStEnv(t, fixture.New(fixture.Options{}), Options{Sessionless: true})
+	if r := on.post("", stInitBody(mcp.Version20251125)); r.status != 200 || r.header.Get(HeaderSessionID) == "" {
+		t.Fatalf("initialize beside the sessionless era: %d %s", r.status, r.body)
+	}
+	off := newStEnv(t, fixture.New(fixture.Options{}), Options{})
+	if r := off.slPost("tools/list", `{`+slMeta+`}`); r.status != http.StatusBadRequest {
+		t.Errorf("a 2026-07-28 request with the era off: %d %s, want 400", r.status, r.body)
+	}
+}
