@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/cipher"
 	"encoding/json"
 	"log/slog"
 	"strconv"
@@ -46,6 +47,10 @@ type Options struct {
 	// OnNotification receives client notifications the engine does not
 	// handle itself (roots/list_changed, progress, …).
 	OnNotification func(ctx context.Context, s *Session, m *jsonrpc.Message)
+	// StateKey seals the requestState of multi round-trip requests
+	// (mrtr.go): 16, 24 or 32 bytes, the same on every replica that may
+	// see a retry. Empty: a random key of this process's.
+	StateKey []byte
 	// Observers watch every request: the audit log, metrics, traces
 	// (observer.go). Begin is called in order, End in reverse.
 	Observers []Observer
@@ -75,6 +80,10 @@ type Server struct {
 	chain    Handler // built on first use
 	sessions map[*Session]struct{}
 	caps     json.RawMessage
+
+	stateOnce   sync.Once
+	stateSealer cipher.AEAD
+	stateErr    error
 
 	callSeq   atomic.Int64
 	stateless map[string]*Session // server-to-client calls of stateless sessions, by id
@@ -162,7 +171,11 @@ func (s *Server) handler() Handler {
 			if t := r.Target(); t != nil && t.err != nil {
 				return nil, t.err
 			}
-			return h.ServeMCP(ctx, r)
+			res, err := h.ServeMCP(ctx, r)
+			if ir, ok := isInputRequired(err); ok && r.meta != nil && inputMethods[r.Method] {
+				return s.inputRequiredResult(ctx, r, ir) // asked of the client in the result (mrtr.go)
+			}
+			return res, err
 		}), mws...)
 	}
 	return s.chain

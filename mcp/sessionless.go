@@ -80,9 +80,14 @@ func paramsMeta(params json.RawMessage) json.RawMessage {
 
 // requestMeta is what a sessionless request says of itself.
 type requestMeta struct {
+	server       *Server
 	version      string
 	capabilities json.RawMessage
 	logRank      int32 // 0: no log level, so no log messages
+	// answers are the client's answers to what the request asks
+	// (mrtr.go), gathered on the first Ask.
+	answers    map[string]json.RawMessage
+	answersErr error
 }
 
 // notSessionless are the methods of the 2025 era that 2026-07-28 removed:
@@ -142,7 +147,7 @@ func (s *Server) ServeSessionless(ctx context.Context, m *jsonrpc.Message, sink 
 		return nil // notifications/cancelled: closing the stream cancels
 	}
 	meta := paramsMeta(m.Params)
-	rm := requestMeta{}
+	rm := requestMeta{server: s}
 	rm.version, _ = RequestVersion(m)
 	rm.capabilities, _ = jsonrpc.Lookup(meta, MetaClientCapabilities)
 	if lvl, ok := jsonrpc.LookupString(meta, MetaLogLevel); ok {

@@ -121,6 +121,9 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 	if err == nil {
 		return res, nil
 	}
+	if _, ok := isInputRequired(err); ok {
+		return nil, err // the engine asks the client (mrtr.go)
+	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		return nil, je

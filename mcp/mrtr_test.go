@@ -1,0 +1,122 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// mrtrServer has a tool that asks two things in two rounds.
+func mrtrServer(t *testing.T) *mcp.Server {
+	s := newServer(t, mcp.Options{})
+	must(t, s.AddTools(&mcp.Tool{Name: "two_rounds", SkipValidation: true,
+		Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			a, err := r.Ask(ctx, mcp.Input{Key: "name", Method: "elicitation/create", Params: map[string]string{"message": "name?"}})
+			if err != nil {
+				return nil, err
+			}
+			b, err := r.Ask(ctx, mcp.Input{Key: "color", Method: "elicitation/create", Params: map[string]string{"message": "color?"}},
+				mcp.Input{Key: "roots", Method: "roots/list"})
+			if err != nil {
+				return nil, err
+			}
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(a[0]) + " " + string(b[0]) + " " + string(b[1]))}})
+		}}))
+	return s
+}
+
+// slCall serves one sessionless tools/call of two_rounds as who, with the
+// extra params given (inputResponses, requestState).
+func slCall(t *testing.T, s *mcp.Server, who, caps, extra string) *jsonrpc.Message {
+	t.Helper()
+	m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two_rounds"` + extra +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refusal := s.CheckSessionless(m); refusal != nil {
+		t.Fatalf("refused: %+v", refusal.Err)
+	}
+	ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: who, Role: "r"})
+	a, err := jsonrpc.Parse(s.ServeSessionless(ctx, m, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+const allCaps = `{"elicitation":{},"roots":{}}`
+
+func inputRequired(t *testing.T, a *jsonrpc.Message) (keys []string, state string) {
+	t.Helper()
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || r.ResultType != "input_required" || r.RequestState == "" {
+		t.Fatalf("want an InputRequiredResult with requestState, got %s %s", a.Result, a.Error)
+	}
+	for k := range r.InputRequests {
+		keys = append(keys, k)
+	}
+	return keys, r.RequestState
+}
+
+// A sessionless request's handler asks; the client answers on retries;
+// the answers of earlier rounds come back sealed in requestState.
+func TestAskGathersAnswersOverRounds(t *testing.T) {
+	s := mrtrServer(t)
+	keys, st1 := inputRequired(t, slCall(t, s, "alice", allCaps, ""))
+	if len(keys) != 1 || keys[0] != "name" {
+		t.Fatalf("round 1 asked %v, want name", keys)
+	}
+	keys, st2 := inputRequired(t, slCall(t, s, "alice", allCaps, `,"inputResponses":{"name":{"action":"accept","content":{"n":"A"}}},"requestState":"`+st1+`"`))
+	if len(keys) != 2 || st2 == st1 {
+		t.Fatalf("round 2 asked %v with state changed %v, want color and roots at once and a new state", keys, st2 != st1)
+	}
+	a := slCall(t, s, "alice", allCaps, `,"inputResponses":{"color":{"action":"accept","content":{"c":"blue"}},"roots":{"roots":[]},"extra":{"x":1}},"requestState":"`+st2+`"`)
+	if a.Error != nil || !strings.Contains(string(a.Result), `"resultType":"complete"`) || !strings.Contains(string(a.Result), `\"n\":\"A\"`) {
+		t.Fatalf("round 3: %s %s, want the complete result with round 1's answer", a.Result, a.Error)
+	}
+}
+
+// What the client may not give is not asked for; a state that was
+// altered, or comes from another caller, is refused; an answer that is
+// not an object is refused.
+func TestAskRefusesWhatCannotBeTrusted(t *testing.T) {
+	s := mrtrServer(t)
+	code := func(a *jsonrpc.Message) int64 {
+		t.Helper()
+		e, err := a.ErrorObject()
+		if err != nil || e == nil {
+			t.Fatalf("want an error, got %s", a.Result)
+		}
+		return e.Code
+	}
+	if c := code(slCall(t, s, "alice", `{}`, "")); c != mcp.CodeMissingRequiredCapability {
+		t.Errorf("asking a client without elicitation: %d, want -32021", c)
+	}
+	_, st := inputRequired(t, slCall(t, s, "alice", allCaps, ""))
+	tampered := st[:len(st)-2] + "AA"
+	if tampered == st {
+		tampered = st[:len(st)-2] + "BB"
+	}
+	if c := code(slCall(t, s, "alice", allCaps, `,"requestState":"`+tampered+`"`)); c != jsonrpc.CodeInvalidParams {
+		t.Errorf("a tampered state: %d, want -32602", c)
+	}
+	if c := code(slCall(t, s, "mallory", allCaps, `,"requestState":"`+st+`"`)); c != jsonrpc.CodeInvalidParams {
+		t.Errorf("another caller's state: %d, want -32602", c)
+	}
+	if c := code(slCall(t, s, "alice", allCaps, `,"inputResponses":{"name":12345}`)); c != jsonrpc.CodeInvalidParams {
+		t.Errorf("an answer that is not an object: %d, want -32602", c)
+	}
+	keys, _ := inputRequired(t, slCall(t, s, "alice", allCaps, `,"inputResponses":{"wrong":{"action":"accept"}}`))
+	if len(keys) != 1 || keys[0] != "name" {
+		t.Errorf("answers to the wrong key: asked %v again, want name", keys)
+	}
+}
