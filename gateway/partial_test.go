@@ -277,13 +277,15 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 	gwWaitFor(t, victim+"'s tools gone from tools/list", func() bool {
 		return !slices.ContainsFunc(c.tools(t), func(n string) bool { return strings.HasPrefix(n, victim+"__") })
 	})
-	res, err := pfCall(t, c, "resources/list", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if uris := gwNames(t, res, "resources", "uri"); slices.Contains(uris, victim+"://doc") {
-		t.Errorf("resources/list still shows %s://doc: %v", victim, uris)
-	}
+	// The lists change one after another (tools, then resources): wait
+	// for the resource too rather than assume the order.
+	gwWaitFor(t, victim+"'s resource gone from resources/list", func() bool {
+		res, err := pfCall(t, c, "resources/list", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !slices.Contains(gwNames(t, res, "resources", "uri"), victim+"://doc")
+	})
 
 	// A call to one of them says the backend is unavailable; a name that
 	// never existed is still unknown.
@@ -295,7 +297,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 		_, err := pfCall(t, c, call[0], call[1])
 		pfWantUnavailable(t, call[0]+" of the dead backend's entry", err, victim)
 	}
-	_, err = pfCall(t, c, "tools/call", `{"name":"`+victim+`__never","arguments":{}}`)
+	_, err := pfCall(t, c, "tools/call", `{"name":"`+victim+`__never","arguments":{}}`)
 	if je, _ := gwRPCError(err); je == nil || je.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("a tool the backend never had: %v, want -32602", err)
 	}
@@ -326,7 +328,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 	gwWaitFor(t, victim+"'s tools back in tools/list", func() bool {
 		return slices.Contains(c.tools(t), victim+"__hello")
 	})
-	res, err = pfCall(t, c, "tools/call", `{"name":"`+victim+`__hello","arguments":{}}`)
+	res, err := pfCall(t, c, "tools/call", `{"name":"`+victim+`__hello","arguments":{}}`)
 	if err != nil {
 		t.Fatalf("%s__hello after the restart: %v", victim, err)
 	}

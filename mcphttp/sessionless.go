@@ -59,9 +59,21 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte {
+	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) []byte {
 		return h.server.ServeSessionless(ctx, m, sink)
 	})
+}
+
+// sessionlessStatus is the HTTP status of a sessionless answer sent as
+// plain JSON: 400 for a request that needed a capability the client did
+// not declare (-32021), 200 otherwise (the error is in the body).
+func sessionlessStatus(answer []byte) int {
+	if e, _ := jsonrpc.Lookup(answer, "error"); e != nil {
+		if code, _ := jsonrpc.Lookup(e, "code"); string(code) == "-32021" {
+			return http.StatusBadRequest
+		}
+	}
+	return http.StatusOK
 }
 
 // headerMismatch says how Mcp-Method, and Mcp-Name for a request naming

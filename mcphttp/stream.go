@@ -38,8 +38,11 @@ type eventWriter struct {
 	priming int
 	streams *postStreams
 	keep    int // how many events ps keeps
-	keepB   int // how many bytes of events ps keeps
-	ps      *postStream
+	// status, when set, chooses the HTTP status of an answer sent as
+	// plain JSON (a sessionless error's: sessionless.go).
+	status func(answer []byte) int
+	keepB  int // how many bytes of events ps keeps
+	ps     *postStream
 	// sessionID is the Mcp-Session-Id header's value, if any, set last
 	// before the first write (a shared slice: one allocation per session,
 	// not per response).
@@ -200,7 +203,11 @@ func (e *eventWriter) finish(answer []byte) {
 		h := e.w.Header()
 		h["Content-Type"] = contentTypeJSON
 		e.setSessionID(h)
-		e.w.WriteHeader(http.StatusOK)
+		status := http.StatusOK
+		if e.status != nil {
+			status = e.status(answer)
+		}
+		e.w.WriteHeader(status)
 		_, _ = e.w.Write(answer)
 	}
 	e.closed = true

@@ -187,6 +187,12 @@ const primingRetry = 1000
 // related message must go out first, then an event stream ending with the
 // answer.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession, serve func(context.Context, mcp.Sink) []byte) {
+	h.answerWith(w, r, hs, nil, serve)
+}
+
+// answerWith is answer with the HTTP status of a plain JSON answer chosen
+// by status (nil: 200).
+func (h *Handler) answerWith(w http.ResponseWriter, r *http.Request, hs *httpSession, status func([]byte) int, serve func(context.Context, mcp.Sink) []byte) {
 	var ew *eventWriter
 	if hs != nil {
 		ew = newEventWriter(w, "")
@@ -198,6 +204,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession
 	} else {
 		ew = newEventWriter(w, "s")
 	}
+	ew.status = status
 	ctx := r.Context()
 	if prefersStream(r.Header.Get("Accept")) {
 		ew.mu.Lock()

@@ -183,7 +183,7 @@ func TestStreamableSDKClient(t *testing.T) {
 	})
 	t.Run("gets prompts", func(t *testing.T) {
 		list, err := cs.ListPrompts(ctx, nil)
-		if err != nil || len(list.Prompts) != 4 {
+		if err != nil || len(list.Prompts) != 5 { // the four of 2025 and one asking for input (2026-07-28)
 			t.Fatalf("prompts = %+v, %v", list, err)
 		}
 		res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "test_prompt_with_arguments",
