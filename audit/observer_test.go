@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/audit"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/store"
@@ -147,7 +148,7 @@ func answeredCode(t testing.TB, m *jsonrpc.Message) int64 {
 func TestOneRecordPerGatedCall(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{})
-	var logs syncBuffer
+	var logs mcptest.SyncBuffer
 	srv := auditedServer(t, l, slog.New(slog.NewJSONHandler(&logs, nil)))
 	ss := session(t, srv, alice)
 
@@ -302,22 +303,4 @@ func TestOneRecordPerCallUnderConcurrentLoad(t *testing.T) {
 	if !reflect.DeepEqual(perOutcome, want) {
 		t.Fatalf("outcomes %v, want %v", perOutcome, want)
 	}
-}
-
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -5,7 +5,6 @@
 package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -98,26 +98,8 @@ func TestHandleOverridesAMethod(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestPanickingHandlerIsInternalError(t *testing.T) {
-	var logs syncBuffer
+	var logs mcptest.SyncBuffer
 	srv := newServer(t, mcp.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	mustAdd(t, srv.AddTools(
 		&mcp.Tool{Name: "bomb", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
@@ -151,7 +133,7 @@ func TestPanickingHandlerIsInternalError(t *testing.T) {
 }
 
 func TestHandlerPlainErrorIsInternalError(t *testing.T) {
-	var logs syncBuffer
+	var logs mcptest.SyncBuffer
 	srv := newServer(t, mcp.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	srv.Handle("x/fail", mcp.HandlerFunc(func(context.Context, *mcp.Request) (json.RawMessage, error) {
 		return nil, errStr("db password=hunter2 rejected")
