@@ -36,6 +36,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes bounds one incoming message (default 4 MiB).
 	MaxLineBytes int
+	// Sessionless also serves 2026-07-28 requests (their _meta names
+	// the revision) beside the session (experimental; see
+	// mcp.Server.ServeSessionless). A refusal is answered as an error.
+	Sessionless bool
 }
 
 func (o Options) withDefaults() Options {

@@ -40,10 +40,12 @@ func Serve(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, opts
 	ctx = mcp.WithIdentity(ctx, opts.Identity)
 	w := newLineWriter(out)
 	c := &serveConn{
-		session: s.NewSession(mcp.SessionOptions{Out: w, Identity: opts.Identity}),
-		out:     w,
-		log:     opts.Logger,
-		maxLine: opts.MaxLineBytes,
+		server:      s,
+		sessionless: opts.Sessionless,
+		session:     s.NewSession(mcp.SessionOptions{Out: w, Identity: opts.Identity}),
+		out:         w,
+		log:         opts.Logger,
+		maxLine:     opts.MaxLineBytes,
 	}
 	defer c.session.Close()
 
@@ -63,10 +65,12 @@ func Serve(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, opts
 
 // serveConn is the state of one Serve call.
 type serveConn struct {
-	session *mcp.Session
-	out     *lineWriter
-	log     *slog.Logger
-	maxLine int
+	server      *mcp.Server
+	sessionless bool // 2026-07-28 requests are served too
+	session     *mcp.Session
+	out         *lineWriter
+	log         *slog.Logger
+	maxLine     int
 
 	mu      sync.Mutex
 	stopped bool           // no new work may start
@@ -122,6 +126,12 @@ func (c *serveConn) dispatch(ctx context.Context, data []byte) {
 		return
 	}
 	m, err := jsonrpc.Parse(data)
+	if err == nil && c.sessionless {
+		if _, ok := mcp.RequestVersion(m); ok {
+			c.serveSessionless(ctx, m)
+			return
+		}
+	}
 	switch {
 	case err != nil:
 		c.log.Debug("stdio: unparsable message", "err", err)
@@ -188,4 +198,26 @@ func unblockRead(r io.Reader) {
 	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
 		_ = d.SetReadDeadline(time.Now())
 	}
+}
+
+// serveSessionless serves one 2026-07-28 message beside the session, on
+// its own goroutine for a request; a refusal (a revision not served, no
+// client capabilities, an unknown method) is answered as its error. It
+// holds the unit of work begun for the message.
+func (c *serveConn) serveSessionless(ctx context.Context, m *jsonrpc.Message) {
+	if refusal := c.server.CheckSessionless(m); refusal != nil {
+		if m.IsRequest() {
+			c.send(ctx, jsonrpc.AppendError(nil, m.ID, refusal.Err))
+		}
+		c.work.Done()
+		return
+	}
+	if !m.IsRequest() {
+		c.work.Done() // a notification: nothing to serve
+		return
+	}
+	go func() {
+		defer c.work.Done()
+		c.send(ctx, c.server.ServeSessionless(ctx, m, c.out))
+	}()
 }

@@ -285,3 +285,35 @@ func TestServeAtEOFFailsCallsToTheClient(t *testing.T) {
 		t.Fatalf("Serve at EOF = %v, want nil", err)
 	}
 }
+
+// With Sessionless, a 2026-07-28 request is served on the same stream
+// beside the session, without initialize; a refusal is its error; the
+// session of the 2025 era goes on. Without it, the request is one of the
+// session's, refused before initialize as before.
+func TestServeSessionlessRequestsBesideTheSession(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	p := startServe(t, Options{Sessionless: true})
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`+"\n")
+	if m := p.nextMessage(t); m.Error != nil || !strings.Contains(string(m.Result), `"supportedVersions":["2026-07-28"]`) {
+		t.Fatalf("server/discover: %s", m.Append(nil))
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n")
+	if code := errorCode(t, p.nextMessage(t)); code != mcp.CodeUnsupportedProtocolVersion {
+		t.Errorf("an unknown revision: %d, want -32022", code)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"ping","params":{`+meta+`}}`+"\n")
+	if code := errorCode(t, p.nextMessage(t)); code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("ping of 2026-07-28: %d, want -32601", code)
+	}
+	// The 2025 session still needs initialize.
+	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`+"\n")
+	if code := errorCode(t, p.nextMessage(t)); code != jsonrpc.CodeInvalidRequest {
+		t.Errorf("a session request before initialize: %d, want -32600", code)
+	}
+
+	off := startServe(t, Options{})
+	off.send(t, `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta+`}}`+"\n")
+	if code := errorCode(t, off.nextMessage(t)); code != jsonrpc.CodeInvalidRequest {
+		t.Errorf("server/discover with the era off: %d, want -32600 (before initialize)", code)
+	}
+}
