@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -23,7 +24,8 @@ import (
 )
 
 // The matrix: every gated method × every caller role × every HTTP
-// transport, against entries at every minimum role, including one that is
+// transport and era (the 2026-07-28 sessionless requests included),
+// against entries at every minimum role, including one that is
 // not configured (refused even for admin). Each cell is allowed or refused
 // exactly as configured, the lists show exactly the cells that are
 // allowed, and a refused cell never reaches its handler.
@@ -100,7 +102,7 @@ func (c *mxCatalogue) register(s *mcp.Server) {
 func mxGateway(t *testing.T, stateless bool, cat *mxCatalogue) (string, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(fmt.Sprintf("listen: 127.0.0.1:0\nroles: {analyst: viewer, ops: editor}\nhttp: {stateless: %v}\n", stateless)))
+	cfg, err := config.Parse([]byte(fmt.Sprintf("listen: 127.0.0.1:0\nroles: {analyst: viewer, ops: editor}\nhttp: {stateless: %v, sessionless: true}\n", stateless)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +131,70 @@ func mxGateway(t *testing.T, stateless bool, cat *mxCatalogue) (string, map[stri
 	return ts.URL, tokens
 }
 
-func mxConnect(t *testing.T, transport, base, token string) *mcp.Client {
+// mxCaller makes one call and returns its result or its JSON-RPC error:
+// an mcp.Client of the 2025 era, or mxSessionless.
+type mxCaller interface {
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// mxSessionless calls as a 2026-07-28 client does: each request on its
+// own POST, its revision and capabilities in _meta, the revision's
+// headers.
+type mxSessionless struct{ url, token string }
+
+func (c mxSessionless) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	p := "{" + meta + "}"
+	if len(params) > 2 {
+		p = "{" + meta + "," + string(params[1:])
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + p + `}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcphttp.HeaderProtocolVersion, "2026-07-28")
+	req.Header.Set(mcphttp.HeaderMethod, method)
+	if name, ok := jsonrpc.LookupString(params, "name"); ok {
+		req.Header.Set(mcphttp.HeaderName, name)
+	} else if uri, ok := jsonrpc.LookupString(params, "uri"); ok {
+		req.Header.Set(mcphttp.HeaderName, uri)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The answer is the last event's data.
+		i := strings.LastIndex(string(b), "data: ")
+		if i < 0 {
+			return nil, fmt.Errorf("no event in %s", b)
+		}
+		b = []byte(strings.TrimSpace(strings.SplitN(string(b[i+6:]), "\n", 2)[0]))
+	}
+	m, err := jsonrpc.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	if m.Error != nil {
+		return nil, jsonrpc.RawError(m.Error)
+	}
+	return m.Result, nil
+}
+
+func mxConnect(t *testing.T, transport, base, token string) mxCaller {
 	t.Helper()
+	if transport == "sessionless-2026" {
+		return mxSessionless{url: base + "/mcp", token: token}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	o := mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + token}}}
@@ -153,7 +217,7 @@ func mxConnect(t *testing.T, transport, base, token string) *mcp.Client {
 }
 
 // mxListed returns the names a list method shows, following every cursor.
-func mxListed(t *testing.T, c *mcp.Client, method, field, key string) []string {
+func mxListed(t *testing.T, c mxCaller, method, field, key string) []string {
 	t.Helper()
 	var names []string
 	cursor := ""
@@ -201,7 +265,7 @@ func mxCells(min string) []mxCell {
 }
 
 func TestAuthorizationMatrix(t *testing.T) {
-	for _, transport := range []string{"streamable", "streamable-stateless", "legacy-sse"} {
+	for _, transport := range []string{"streamable", "streamable-stateless", "legacy-sse", "sessionless-2026"} {
 		t.Run(transport, func(t *testing.T) {
 			cat := &mxCatalogue{}
 			base, tokens := mxGateway(t, transport == "streamable-stateless", cat)
@@ -221,7 +285,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 }
 
 // mxCheckLists: each list shows exactly the entries the caller may use.
-func mxCheckLists(t *testing.T, c *mcp.Client, caller string) {
+func mxCheckLists(t *testing.T, c mxCaller, caller string) {
 	t.Helper()
 	var tools, resources, templates, prompts []string
 	for _, min := range mxMinRoles {
@@ -250,7 +314,7 @@ func mxCheckLists(t *testing.T, c *mcp.Client, caller string) {
 
 // mxCheckCell: an allowed cell runs its handler once; a refused one is
 // -32001 naming the role required and never reaches the handler.
-func mxCheckCell(t *testing.T, c *mcp.Client, cat *mxCatalogue, caller, min string, cell mxCell) {
+func mxCheckCell(t *testing.T, c mxCaller, cat *mxCatalogue, caller, min string, cell mxCell) {
 	t.Helper()
 	before := cat.reached[cell.entry].Load()
 	res, err := c.Call(context.Background(), cell.method, json.RawMessage(cell.params))

@@ -71,7 +71,7 @@ func rmStart(t *testing.T) *rmEnv {
 	bs := httptest.NewServer(bh)
 	t.Cleanup(func() { bs.CloseClientConnections(); bs.Close(); bh.Close() })
 
-	cfg, err := config.Parse([]byte(fmt.Sprintf("listen: 127.0.0.1:0\nroles: {analyst: viewer, ops: editor}\n"+
+	cfg, err := config.Parse([]byte(fmt.Sprintf("listen: 127.0.0.1:0\nroles: {analyst: viewer, ops: editor}\nhttp: {sessionless: true}\n"+
 		"backends: [{name: %s, kind: http, url: %q}]\n", rmBackend, bs.URL)))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,8 @@ func rmCells(min string) []mxCell {
 func TestAuthorizationMatrixOverRelayedEntries(t *testing.T) {
 	e := rmStart(t)
 	relayedCalls := 0
-	for _, transport := range []string{"streamable", "legacy-sse"} {
+	transports := []string{"streamable", "legacy-sse", "sessionless-2026"}
+	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
 			for _, caller := range mxCallers {
 				t.Run(caller, func(t *testing.T) {
@@ -184,14 +185,14 @@ func TestAuthorizationMatrixOverRelayedEntries(t *testing.T) {
 			}
 		}
 	}
-	if relayed != relayedCalls || native != 2*len(mxCallers) {
-		t.Errorf("audit holds %d relayed and %d native records, want %d and %d", relayed, native, relayedCalls, 2*len(mxCallers))
+	if relayed != relayedCalls || native != len(transports)*len(mxCallers) {
+		t.Errorf("audit holds %d relayed and %d native records, want %d and %d", relayed, native, relayedCalls, len(transports)*len(mxCallers))
 	}
 }
 
 // rmCheckLists: each list shows exactly the relayed entries the caller may
 // use, tools and prompts under the backend's prefix.
-func rmCheckLists(t *testing.T, c *mcp.Client, caller string) {
+func rmCheckLists(t *testing.T, c mxCaller, caller string) {
 	t.Helper()
 	tools := []string{"native_tool"}
 	var resources, templates, prompts []string
