@@ -5,10 +5,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/wire"
@@ -36,6 +39,44 @@ func sessionFactory(hc *http.Client, url, token string) func(context.Context) (c
 		return httpCaller{s}, nil
 	}
 }
+
+// sessionlessCaller calls as a 2026-07-28 client does: no initialize, no
+// session, the revision and the client's capabilities in each request's
+// _meta and the revision's headers on each POST.
+type sessionlessCaller struct {
+	hc         *http.Client
+	url, token string
+}
+
+const sessionlessParams = `{"name":"` + toolName + `","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
+
+func (c sessionlessCaller) call(ctx context.Context) error {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + sessionlessParams + `}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", toolName)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"resultType":"complete"`)) {
+		return fmt.Errorf("tools/call: HTTP %d: %.200s", resp.StatusCode, b)
+	}
+	return nil
+}
+func (sessionlessCaller) close(context.Context) {}
 
 // perPathCaller calls on the wire's per-path form.
 type perPathCaller struct{ base string }

@@ -140,7 +140,8 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	if err != nil {
 		return nil, cleanup, err
 	}
-	targets := []*target{null, direct, gwHTTP, gwStdio, sdkHTTP, sdkStdio}
+	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
+	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwStdio, sdkHTTP, sdkStdio}
 	if e.node22 != "" {
 		sg, err := e.startSupergateway(ctx)
 		if err != nil {

@@ -23,6 +23,8 @@ type target struct {
 	open     func(context.Context) (caller, error)
 	counters *scraper // the relay process's allocation counters; nil: none
 	proc     *proc    // the relay process (or the fixture, for direct)
+	// url and token reach a gateway's MCP endpoint (startGateway's).
+	url, token string
 }
 
 // env is what every target needs: the binaries and a place for files.
@@ -91,7 +93,7 @@ func (e *env) gatewayConfig(name, backendYAML string, maxSessions int) (cfgPath,
 	if err = os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
-	cfg := fmt.Sprintf("listen: %q\nstore: %q\nmetrics:\n  listen: %q\nhttp:\n  max_sessions: %d\n  max_sessions_per_identity: %d\nbackends:\n%s",
+	cfg := fmt.Sprintf("listen: %q\nstore: %q\nmetrics:\n  listen: %q\nhttp:\n  sessionless: true\n  max_sessions: %d\n  max_sessions_per_identity: %d\nbackends:\n%s",
 		listen, filepath.Join(dir, "mcpgate.db"), metrics, maxSessions, maxSessions, backendYAML)
 	cfgPath = filepath.Join(dir, "mcpgate.yaml")
 	err = os.WriteFile(cfgPath, []byte(cfg), 0o600)
@@ -126,8 +128,16 @@ func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, 
 		return nil, err
 	}
 	t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+listen+"/mcp", tok),
-		counters: &scraper{url: "http://" + metrics + "/metrics"}}
+		counters: &scraper{url: "http://" + metrics + "/metrics"}, url: "http://" + listen + "/mcp", token: tok}
 	return t, e.start(ctx, t, name, nil, e.mcpgate, "serve", "--config", cfg)
+}
+
+// sessionless is the same gateway process as t, called as a 2026-07-28
+// client calls: each tools/call on its own, no session.
+func (e *env) sessionless(t *target, name, note string) *target {
+	url, tok := t.url, t.token
+	return &target{name: name, note: note, counters: t.counters, proc: t.proc,
+		open: func(context.Context) (caller, error) { return sessionlessCaller{hc: e.hc, url: url, token: tok}, nil }}
 }
 
 // startProxy starts mcpgate proxy in front of the fixture — upstream is
