@@ -81,6 +81,7 @@ type Server struct {
 	sessions map[*Session]struct{}
 	caps     json.RawMessage
 
+	infoJSON    json.RawMessage // opts.Info, encoded once (sessionless results carry it)
 	stateOnce   sync.Once
 	stateSealer cipher.AEAD
 	stateErr    error
@@ -129,6 +130,7 @@ func NewServer(opts Options) *Server {
 		s.methods["completion/complete"] = s.gatedComplete(opts.Complete)
 	}
 	s.caps = s.capabilities()
+	s.infoJSON, _ = json.Marshal(opts.Info)
 	return s
 }
 

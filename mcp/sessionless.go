@@ -200,8 +200,9 @@ func (s *Server) completeResult(method string, result json.RawMessage) json.RawM
 	if rt, _ := jsonrpc.Lookup(result, "resultType"); rt != nil {
 		return result
 	}
-	info, _ := json.Marshal(s.opts.Info)
-	head := []byte(`{"resultType":"complete"`)
+	info := s.infoJSON
+	head := make([]byte, 0, len(result)+len(info)+96)
+	head = append(head, `{"resultType":"complete"`...)
 	if cacheable[method] {
 		head = append(head, `,"ttlMs":0,"cacheScope":"private"`...)
 	}
