@@ -100,6 +100,10 @@ func (r *Request) ClientCapabilities() json.RawMessage {
 	return nil
 }
 
+// MultiRoundTrip reports a 2026-07-28 request: what its handler needs of
+// the client is asked in its result, answered by a retry (mrtr.go).
+func (r *Request) MultiRoundTrip() bool { return r.meta != nil }
+
 // Sessionless reports a request of the sessionless era, or of a stateless
 // 2025 session: nothing it asks of the client can be answered on a
 // stream of its own.

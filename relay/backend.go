@@ -75,6 +75,9 @@ type Backend struct {
 	observe  Observer
 	timeout  time.Duration
 	validate bool
+	// parked are calls for 2026-07-28 callers waiting for their retry
+	// (park.go).
+	parked parks
 	// instructions are the backend's own, from its initialize result.
 	instructions string
 	// offersLogging says the backend takes logging/setLevel; levelSent is

@@ -63,6 +63,9 @@ func (b *Backend) unprefix(r *mcp.Request, orig string) (json.RawMessage, error)
 // backend's Inflight registry, so that what the backend sends about the
 // call reaches r (inflight.go).
 func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+	if r != nil && r.MultiRoundTrip() {
+		return b.forwardModern(ctx, r, method, params) // park.go
+	}
 	client, inflight, release, err := b.upstream(ctx, r)
 	if err != nil {
 		return nil, err
@@ -75,22 +78,28 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 	if err == nil {
 		return res, nil
 	}
+	return nil, b.failure(ctx, method, err)
+}
+
+// failure is the answer to a call that did not get a result: the
+// backend's own error as it is, or why the relay could not get one.
+func (b *Backend) failure(ctx context.Context, method string, err error) error {
 	if timedOut(ctx) {
 		b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)
-		return nil, b.timeoutError(b.timeout)
+		return b.timeoutError(b.timeout)
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && !transportFailure(je) {
-		return nil, je
+		return je
 	}
 	if limit, ok := tooLarge(je); ok {
 		b.log.Warn("relay: the backend's answer was over the size limit", "method", method, "limit", limit)
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+		return jsonrpc.NewError(jsonrpc.CodeInternalError,
 			fmt.Sprintf("backend %s answered with more than the limit of %s bytes", b.name, limit),
 			map[string]string{"backend": b.name, "kind": "too_large", "limit": limit})
 	}
 	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
-	return nil, b.unavailable()
+	return b.unavailable()
 }
 
 // unavailable is the answer to a call the backend could not take: -32603

@@ -57,6 +57,9 @@ type inflightCall struct {
 	// watchdog bounds the call's quiet time; each progress notification
 	// for it kicks it (timeout.go).
 	watchdog watchdog
+	// asks, for a 2026-07-28 caller's call, is where the backend's
+	// requests go instead of to the caller (park.go).
+	asks chan *ask
 }
 
 // NewInflight returns an empty registry.
@@ -69,12 +72,18 @@ func NewInflight() *Inflight {
 // the function that ends the registration, and the call's watchdog, armed
 // for timeout (0: none) before any progress for the call can kick it.
 func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration) (json.RawMessage, func(), *watchdog) {
+	return in.beginWith(ctx, r, params, timeout, nil)
+}
+
+// beginWith is begin for a call whose backend requests go to asks (nil:
+// to the caller, as server-to-client requests).
+func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration, asks chan *ask) (json.RawMessage, func(), *watchdog) {
 	if r == nil {
 		return params, func() {}, nil
 	}
 	in.mu.Lock()
 	in.seq++
-	c := &inflightCall{seq: in.seq, ctx: ctx, r: r}
+	c := &inflightCall{seq: in.seq, ctx: ctx, r: r, asks: asks}
 	c.watchdog.start(r, timeout)
 	if tok := r.ProgressToken(); tok != nil {
 		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
@@ -162,6 +171,9 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 	if c == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "no client request in flight to relay "+m.Method+" to", nil)
 	}
+	if c.asks != nil {
+		return c.askParked(ctx, m)
+	}
 	if capability, ok := requestCapability[m.Method]; ok && !clientOffers(c.r, capability) {
 		// Answered as the client itself should answer what it never
 		// declared: it is not asked.
@@ -200,4 +212,27 @@ func clientOffers(r *mcp.Request, capability string) bool {
 	}
 	v, err := jsonrpc.Lookup(r.Session.ClientCapabilities(), capability)
 	return err == nil && len(v) > 0 && string(v) != "null"
+}
+
+// askParked hands a backend request to a 2026-07-28 caller's call, which
+// parks it in the caller's result (park.go), and waits for the answer the
+// caller's retry brings.
+func (c *inflightCall) askParked(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+	a := &ask{m: m, answer: make(chan askAnswer, 1)}
+	gone := jsonrpc.NewError(jsonrpc.CodeInternalError, "the call that caused "+m.Method+" has ended", nil)
+	select {
+	case c.asks <- a:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.ctx.Done():
+		return nil, gone
+	}
+	select {
+	case ans := <-a.answer:
+		return ans.result, ans.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.ctx.Done():
+		return nil, gone
+	}
 }

@@ -1,0 +1,108 @@
+// park_test.go pins the relay of a 2025-era backend's requests to a
+// 2026-07-28 caller: the call is parked, the caller is asked in its
+// result, and its retry answers the backend and gets the call's result.
+
+package relay_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/relay"
+)
+
+// parkBackend has a tool that asks its client to sample twice, as a
+// 2025-era server does: requests on its session, one after the other.
+func parkBackend(t *testing.T) *mcp.Server {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "asker", Version: "1"}})
+	must(t, s.AddTools(&mcp.Tool{Name: "ask_twice", SkipValidation: true,
+		Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			var got []string
+			for _, q := range []string{"first?", "second?"} {
+				res, err := r.Call(ctx, "sampling/createMessage", map[string]any{"messages": []any{map[string]any{"role": "user",
+					"content": map[string]string{"type": "text", "text": q}}}, "maxTokens": 10})
+				if err != nil {
+					return nil, err
+				}
+				got = append(got, string(res))
+			}
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(strings.Join(got, " | "))}})
+		}}))
+	return s
+}
+
+// modernCall serves one 2026-07-28 tools/call of b1__ask_twice on f as who.
+func modernCall(t *testing.T, f *front, who, extra string) *jsonrpc.Message {
+	t.Helper()
+	m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b1__ask_twice","arguments":{}` + extra +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refusal := f.CheckSessionless(m); refusal != nil {
+		t.Fatalf("refused: %+v", refusal.Err)
+	}
+	ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: who, Role: "r"})
+	a, err := jsonrpc.Parse(f.ServeSessionless(ctx, m, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+type parked struct {
+	ResultType    string `json:"resultType"`
+	InputRequests map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"inputRequests"`
+	RequestState string `json:"requestState"`
+}
+
+func asked(t *testing.T, a *jsonrpc.Message, question string) (key, state string) {
+	t.Helper()
+	var p parked
+	if a.Error != nil || json.Unmarshal(a.Result, &p) != nil || p.ResultType != "input_required" || len(p.InputRequests) != 1 || p.RequestState == "" {
+		t.Fatalf("want an InputRequiredResult with one request, got %s %s", a.Result, a.Error)
+	}
+	for k, in := range p.InputRequests {
+		if in.Method != "sampling/createMessage" || !strings.Contains(string(in.Params), question) {
+			t.Errorf("asked %s %s, want the backend's sampling of %q, its params as sent", in.Method, in.Params, question)
+		}
+		key = k
+	}
+	return key, p.RequestState
+}
+
+func TestABackendsRequestsReachAModernCallerInItsResult(t *testing.T) {
+	f, _ := relayedBothWays(t, parkBackend(t), relay.NewClaims())
+	key, state := asked(t, modernCall(t, f, "alice", ""), "first?")
+
+	// A retry without the answer is asked again; one from another caller,
+	// or with a state that is not ours, is refused.
+	if k2, s2 := asked(t, modernCall(t, f, "alice", `,"requestState":"`+state+`"`), "first?"); k2 != key {
+		t.Fatalf("asked again under %s, want %s", k2, key)
+	} else {
+		state = s2
+	}
+	for _, bad := range []struct{ who, state string }{{"mallory", state}, {"alice", state + "x"}, {"alice", "not-ours"}} {
+		a := modernCall(t, f, bad.who, `,"requestState":"`+bad.state+`"`)
+		if e, _ := a.ErrorObject(); e == nil || e.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("state %q as %s: %s %s, want -32602", bad.state, bad.who, a.Result, a.Error)
+		}
+	}
+	// None of those took the park from alice.
+	answer := func(text string) string {
+		return `,"inputResponses":{"` + key + `":{"role":"assistant","content":{"type":"text","text":"` + text + `"},"model":"m"}},"requestState":"` + state + `"`
+	}
+	key, state = asked(t, modernCall(t, f, "alice", answer("one")), "second?")
+	done := modernCall(t, f, "alice", answer("two"))
+	if done.Error != nil || !strings.Contains(string(done.Result), `"resultType":"complete"`) ||
+		!strings.Contains(string(done.Result), "one") || !strings.Contains(string(done.Result), "two") {
+		t.Fatalf("the retry with the last answer: %s %s, want the call's result with both answers", done.Result, done.Error)
+	}
+}
