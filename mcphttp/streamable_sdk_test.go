@@ -77,9 +77,23 @@ func stSDKSession(t *testing.T, ctx context.Context, e *stEnv, opts *sdk.ClientO
 	return cs
 }
 
+// The official Go SDK's client in both eras: a 2025-11-25 session, and
+// with the sessionless era served, 2026-07-28 — which it chooses, and in
+// which sampling reaches it as a multi round-trip request (mrtr.go) and
+// every other call works as before.
 func TestStreamableSDKClient(t *testing.T) {
+	for _, era := range []struct {
+		name    string
+		opts    Options
+		version string
+	}{{"2025-11-25 session", Options{}, mcp.Version20251125}, {"2026-07-28 sessionless", Options{Sessionless: true}, mcp.Version20260728}} {
+		t.Run(era.name, func(t *testing.T) { stSDKClient(t, era.opts, era.version) })
+	}
+}
+
+func stSDKClient(t *testing.T, opts Options, version string) {
 	stLeakCheck(t)
-	e := newStEnv(t, fixture.New(fixture.Options{}), Options{})
+	e := newStEnv(t, fixture.New(fixture.Options{}), opts)
 	ctx := stContext(t)
 	progress := make(chan *sdk.ProgressNotificationParams, 8)
 	cs := stSDKSession(t, ctx, e, &sdk.ClientOptions{
@@ -89,8 +103,8 @@ func TestStreamableSDKClient(t *testing.T) {
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { progress <- r.Params },
 	})
-	if v := cs.InitializeResult().ProtocolVersion; v != mcp.Version20251125 {
-		t.Errorf("negotiated %q", v)
+	if v := cs.InitializeResult().ProtocolVersion; v != version {
+		t.Errorf("negotiated %q, want %s", v, version)
 	}
 	firstText := func(t *testing.T, res *sdk.CallToolResult) string {
 		t.Helper()
