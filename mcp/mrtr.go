@@ -88,7 +88,8 @@ func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, 
 		}
 		if c, _ := jsonrpc.Lookup(r.meta.capabilities, capability); len(c) == 0 || string(c) == "null" {
 			return nil, jsonrpc.NewError(CodeMissingRequiredCapability,
-				"the client did not declare the "+capability+" capability", map[string]string{"capability": capability})
+				"the client did not declare the "+capability+" capability",
+				map[string]any{"requiredCapabilities": map[string]struct{}{capability: {}}})
 		}
 		a, ok := answers[in.Key]
 		if !ok {

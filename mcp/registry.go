@@ -185,3 +185,9 @@ func cursorFrom(params json.RawMessage) (int, error) {
 func badCursor() error {
 	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor", nil)
 }
+
+// HasTool reports whether a tool of that name is registered.
+func (s *Server) HasTool(name string) bool { _, _, ok := s.tools.get(name); return ok }
+
+// HasPrompt reports whether a prompt of that name is registered.
+func (s *Server) HasPrompt(name string) bool { _, _, ok := s.prompts.get(name); return ok }

@@ -79,7 +79,9 @@ type Server struct {
 	mws      []Middleware
 	chain    Handler // built on first use
 	sessions map[*Session]struct{}
-	caps     json.RawMessage
+	// listeners are the open subscriptions/listen (listen.go).
+	listeners map[*listener]struct{}
+	caps      json.RawMessage
 
 	infoJSON    json.RawMessage // opts.Info, encoded once (sessionless results carry it)
 	stateOnce   sync.Once
@@ -103,6 +105,7 @@ func NewServer(opts Options) *Server {
 		log:       opts.Logger,
 		gate:      opts.Gate,
 		sessions:  map[*Session]struct{}{},
+		listeners: map[*listener]struct{}{},
 		stateless: map[string]*Session{},
 	}
 	if s.gate == nil {
@@ -242,6 +245,7 @@ func (s *Server) broadcast(method string, params json.RawMessage, to func(*Sessi
 			s.log.Debug("mcp: notification not delivered", "method", method, "session", ss.id, "err", err)
 		}
 	}
+	s.notifyListeners(method, params)
 }
 
 var emptyResult = json.RawMessage(`{}`)

@@ -124,7 +124,7 @@ func (s *Server) CheckSessionless(m *jsonrpc.Message) *Refusal {
 	if !m.IsRequest() {
 		return nil
 	}
-	if m.Method == "server/discover" {
+	if m.Method == "server/discover" || m.Method == "subscriptions/listen" {
 		return nil
 	}
 	s.mu.Lock()
@@ -158,9 +158,12 @@ func (s *Server) ServeSessionless(ctx context.Context, m *jsonrpc.Message, sink 
 	}
 	var result json.RawMessage
 	var err error
-	if m.Method == "server/discover" {
+	switch m.Method {
+	case "server/discover":
 		result = s.discover()
-	} else {
+	case "subscriptions/listen":
+		result = s.listen(ctx, m, sink) // until the stream or the server ends
+	default:
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm}

@@ -6,7 +6,9 @@
 package mcphttp
 
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/sse"
 )
 
 // slMeta is the _meta of a well-behaved 2026-07-28 request.
@@ -156,5 +159,58 @@ func TestTheSessionlessEraIsBesideThe2025OneAndOffByDefault(t *testing.T) {
 	off := newStEnv(t, fixture.New(fixture.Options{}), Options{})
 	if r := off.slPost("tools/list", `{`+slMeta+`}`); r.status != http.StatusBadRequest {
 		t.Errorf("a 2026-07-28 request with the era off: %d %s, want 400", r.status, r.body)
+	}
+}
+
+// subscriptions/listen opens a stream that says first what it will carry,
+// then carries exactly that, each notification tagged with the
+// subscription's id; ending the handler ends it with its result.
+func TestSessionlessListenCarriesWhatItAcknowledged(t *testing.T) {
+	stLeakCheck(t)
+	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "l", Version: "1"}})
+	read := func(context.Context, *mcp.Request, string, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"contents":[]}`), nil
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(srv.AddResources(&mcp.Resource{URI: "mem://watched", Name: "w", Read: read}))
+	e := newStEnv(t, srv, Options{Sessionless: true})
+	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{` + slMeta +
+		`,"notifications":{"toolsListChanged":true,"resourceSubscriptions":["mem://watched","mem://nobody"]}}}`
+	resp := e.open(http.MethodPost, stHeaders("", HeaderProtocolVersion, mcp.Version20260728, HeaderMethod, "subscriptions/listen"), body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	r := sse.NewReader(resp.Body, 0)
+	_, ack := stNextMessage(t, r)
+	if ack.Method != "notifications/subscriptions/acknowledged" ||
+		!strings.Contains(string(ack.Params), `"io.modelcontextprotocol/subscriptionId":"sub-1"`) ||
+		!strings.Contains(string(ack.Params), `"toolsListChanged":true`) ||
+		!strings.Contains(string(ack.Params), `"resourceSubscriptions":["mem://watched"]`) {
+		t.Fatalf("first message %s %s, want the acknowledgement of what is honoured (no unknown URI)", ack.Method, ack.Params)
+	}
+	// A prompt list change was not asked for; a tool list change and the
+	// watched resource's update were.
+	must(srv.AddPrompts(&mcp.Prompt{Name: "p", Get: func(context.Context, *mcp.Request, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"messages":[]}`), nil
+	}}))
+	must(srv.AddTools(&mcp.Tool{Name: "t", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"content":[]}`), nil
+	}}))
+	srv.ResourceUpdated("mem://watched")
+	for _, want := range []string{"notifications/tools/list_changed", "notifications/resources/updated"} {
+		_, m := stNextMessage(t, r)
+		if m.Method != want || !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"sub-1"`) {
+			t.Fatalf("got %s %s, want %s tagged with the subscription", m.Method, m.Params, want)
+		}
+	}
+	// The handler closing ends the subscription with its result.
+	e.h.Close()
+	_, end := stNextMessage(t, r)
+	if string(end.ID) != `"sub-1"` || !strings.Contains(string(end.Result), `"resultType":"complete"`) {
+		t.Fatalf("last message %s %s, want the listen's result", end.ID, end.Result)
 	}
 }

@@ -59,6 +59,9 @@ func (h *Handler) Close() {
 	for _, hs := range h.table.all() {
 		h.end(hs)
 	}
+	if h.opts.Sessionless {
+		h.server.EndListeners() // answered, so their streams end (mcp/listen.go)
+	}
 }
 
 // Sessions is the number of live sessions.
