@@ -95,6 +95,9 @@ type ccCheck struct {
 var ccPassed = regexp.MustCompile(`(?m)^Passed: (\d+)/(\d+), (\d+) failed`)
 
 func TestConformanceClientScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("18 runs of the conformance suite's client mode")
+	}
 	p := peers.Require(t)
 	ref := peers.RequireRefServer(t) // its loopback preload keeps the mocks on 127.0.0.1
 	bin := buildBinary(t)
