@@ -104,11 +104,6 @@ func (r *Request) ClientCapabilities() json.RawMessage {
 // the client is asked in its result, answered by a retry (mrtr.go).
 func (r *Request) MultiRoundTrip() bool { return r.meta != nil }
 
-// Sessionless reports a request of the sessionless era, or of a stateless
-// 2025 session: nothing it asks of the client can be answered on a
-// stream of its own.
-func (r *Request) Sessionless() bool { return r.Session == nil || r.Session.Stateless() }
-
 // ProgressToken returns the raw progress token the client attached to this
 // request in params._meta, or nil.
 func (r *Request) ProgressToken() json.RawMessage {

@@ -45,10 +45,9 @@ const (
 // The error codes 2026-07-28 adds (the range -32020 to -32099 is the
 // specification's).
 const (
-	CodeHeaderMismatch              = -32020
-	CodeMissingRequiredCapability   = -32021
-	CodeUnsupportedProtocolVersion  = -32022
-	codeSessionlessMethodNotAllowed = jsonrpc.CodeMethodNotFound
+	CodeHeaderMismatch             = -32020
+	CodeMissingRequiredCapability  = -32021
+	CodeUnsupportedProtocolVersion = -32022
 )
 
 // RequestVersion returns the revision a request's params._meta names, and
@@ -131,7 +130,7 @@ func (s *Server) CheckSessionless(m *jsonrpc.Message) *Refusal {
 	_, known := s.methods[m.Method]
 	s.mu.Unlock()
 	if !known || notSessionless[m.Method] {
-		return &Refusal{Status: 404, Err: jsonrpc.NewError(codeSessionlessMethodNotAllowed, "method not found: "+m.Method,
+		return &Refusal{Status: 404, Err: jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method,
 			map[string]string{"method": m.Method})}
 	}
 	return nil
