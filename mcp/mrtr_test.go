@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -33,20 +34,8 @@ func mrtrServer(t *testing.T) *mcp.Server {
 // extra params given (inputResponses, requestState).
 func slCall(t *testing.T, s *mcp.Server, who, caps, extra string) *jsonrpc.Message {
 	t.Helper()
-	m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two_rounds"` + extra +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if refusal := s.CheckSessionless(m); refusal != nil {
-		t.Fatalf("refused: %+v", refusal.Err)
-	}
-	ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: who, Role: "r"})
-	a, err := jsonrpc.Parse(s.ServeSessionless(ctx, m, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return mcptest.Sessionless(t, s, who, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two_rounds"`+extra+
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":`+caps+`}}}`)
 }
 
 const allCaps = `{"elicitation":{},"roots":{}}`

@@ -50,21 +50,45 @@ const (
 	CodeUnsupportedProtocolVersion = -32022
 )
 
-// RequestVersion returns the revision a request's params._meta names, and
-// whether it names one: such a request is of the sessionless era.
-func RequestVersion(m *jsonrpc.Message) (string, bool) {
+// Sessionless is a request of the sessionless era, its _meta read once:
+// the transport decides the era by it, the server checks and serves it.
+type Sessionless struct {
+	m            *jsonrpc.Message
+	version      string
+	capabilities json.RawMessage
+	logRank      int32
+}
+
+// ReadSessionless reads m's params._meta once; ok is false when it names
+// no revision, and m is of the 2025 era.
+func ReadSessionless(m *jsonrpc.Message) (sr *Sessionless, ok bool) {
 	meta := paramsMeta(m.Params)
 	if meta == nil {
-		return "", false
+		return nil, false
 	}
-	raw, _ := jsonrpc.Lookup(meta, MetaProtocolVersion)
-	if raw == nil {
-		return "", false
+	sr = &Sessionless{m: m}
+	_ = jsonrpc.Members(meta, func(key string, v json.RawMessage) bool {
+		switch key {
+		case MetaProtocolVersion:
+			ok = true
+			_ = json.Unmarshal(v, &sr.version)
+		case MetaClientCapabilities:
+			sr.capabilities = v
+		case MetaLogLevel:
+			var lvl LogLevel
+			_ = json.Unmarshal(v, &lvl)
+			sr.logRank = levelRank[lvl]
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
-	var v string
-	_ = json.Unmarshal(raw, &v)
-	return v, true
+	return sr, true
 }
+
+// Version is the revision the request's _meta names.
+func (sr *Sessionless) Version() string { return sr.version }
 
 func paramsMeta(params json.RawMessage) json.RawMessage {
 	if len(params) == 0 || params[0] != '{' {
@@ -108,15 +132,14 @@ type Refusal struct {
 // ones), _meta without the client's capabilities (-32602), a method this
 // server does not serve or that the revision removed (-32601). nil means
 // ServeSessionless may serve it.
-func (s *Server) CheckSessionless(m *jsonrpc.Message) *Refusal {
-	v, _ := RequestVersion(m)
+func (s *Server) CheckSessionless(sr *Sessionless) *Refusal {
+	m, v := sr.m, sr.version
 	if !IsSessionlessVersion(v) {
 		return &Refusal{Status: 400, Err: jsonrpc.NewError(CodeUnsupportedProtocolVersion,
 			fmt.Sprintf("unsupported protocol version %q", v),
 			map[string]any{"supported": SessionlessVersions, "requested": v})}
 	}
-	caps, _ := jsonrpc.Lookup(paramsMeta(m.Params), MetaClientCapabilities)
-	if len(caps) == 0 || caps[0] != '{' {
+	if caps := sr.capabilities; len(caps) == 0 || caps[0] != '{' {
 		return &Refusal{Status: 400, Err: jsonrpc.NewError(jsonrpc.CodeInvalidParams,
 			"invalid params: _meta."+MetaClientCapabilities+" is required and must be an object", nil)}
 	}
@@ -141,17 +164,12 @@ func (s *Server) CheckSessionless(m *jsonrpc.Message) *Refusal {
 // and returns the response to write (nil for a notification). Every
 // result carries resultType "complete" and the server's identity in its
 // _meta; list and read results carry their caching hints.
-func (s *Server) ServeSessionless(ctx context.Context, m *jsonrpc.Message, sink Sink) []byte {
+func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sink) []byte {
+	m := sr.m
 	if !m.IsRequest() {
 		return nil // notifications/cancelled: closing the stream cancels
 	}
-	meta := paramsMeta(m.Params)
-	rm := requestMeta{server: s}
-	rm.version, _ = RequestVersion(m)
-	rm.capabilities, _ = jsonrpc.Lookup(meta, MetaClientCapabilities)
-	if lvl, ok := jsonrpc.LookupString(meta, MetaLogLevel); ok {
-		rm.logRank = levelRank[LogLevel(lvl)]
-	}
+	rm := requestMeta{server: s, version: sr.version, capabilities: sr.capabilities, logRank: sr.logRank}
 	if sink == nil {
 		sink = sinkFunc(func(context.Context, []byte) error { return nil })
 	}

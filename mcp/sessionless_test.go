@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -36,17 +36,7 @@ func TestSessionlessResultsAreCompletedInPlace(t *testing.T) {
 		"resulttype": `{"resultType":"input_required","inputRequests":{}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if refusal := s.CheckSessionless(m); refusal != nil {
-				t.Fatalf("refused: %+v", refusal.Err)
-			}
-			a, err := jsonrpc.Parse(s.ServeSessionless(context.Background(), m, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := mcptest.Sessionless(t, s, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 			if string(a.Result) != want {
 				t.Errorf("result\n%s\nwant\n%s", a.Result, want)
 			}

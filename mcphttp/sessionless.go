@@ -31,11 +31,15 @@ func sessionlessHeader(r *http.Request) bool {
 	return mcp.IsSessionlessVersion(r.Header.Get(HeaderProtocolVersion))
 }
 
-// serveSessionless serves one sessionless POST: bodyVersion is what the
-// body's _meta names (ok false when it names none, though the header
-// names a sessionless revision).
-func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, bodyVersion string, ok bool) {
+// serveSessionless serves one sessionless POST: sr is its _meta, read
+// (ok false when it names no revision, though the header names a
+// sessionless one).
+func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, sr *mcp.Sessionless, ok bool) {
 	header := r.Header.Get(HeaderProtocolVersion)
+	bodyVersion := ""
+	if ok {
+		bodyVersion = sr.Version()
+	}
 	switch {
 	case !ok:
 		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
@@ -47,7 +51,7 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 			map[string]string{"header": HeaderProtocolVersion})))
 		return
 	}
-	if refusal := h.server.CheckSessionless(m); refusal != nil {
+	if refusal := h.server.CheckSessionless(sr); refusal != nil {
 		writeJSON(w, refusal.Status, jsonrpc.AppendError(nil, m.ID, refusal.Err))
 		return
 	}
@@ -60,7 +64,7 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 		return
 	}
 	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) []byte {
-		return h.server.ServeSessionless(ctx, m, sink)
+		return h.server.ServeSessionless(ctx, sr, sink)
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +127,7 @@ func principal(ctx context.Context) string {
 func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	entry, _ := r.EntryName()
 	if state, ok := jsonrpc.LookupString(r.Params, "requestState"); ok {
-		id, ours := cutPrefix(state, parkPrefix)
+		id, ours := strings.CutPrefix(state, parkPrefix)
 		if !ours {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is not one this gateway issued", nil)
 		}
@@ -215,11 +216,4 @@ func (b *Backend) park(ctx context.Context, call *modernCall, a *ask, key, metho
 	out = append(out, `}},"requestState":`...)
 	out = jsonrpc.AppendString(out, parkPrefix+id)
 	return append(out, '}'), nil
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
-		return "", false
-	}
-	return s[len(prefix):], true
 }

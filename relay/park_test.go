@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/relay"
@@ -38,20 +39,8 @@ func parkBackend(t *testing.T) *mcp.Server {
 // modernCall serves one 2026-07-28 tools/call of b1__ask_twice on f as who.
 func modernCall(t *testing.T, f *front, who, extra string) *jsonrpc.Message {
 	t.Helper()
-	m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b1__ask_twice","arguments":{}` + extra +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if refusal := f.CheckSessionless(m); refusal != nil {
-		t.Fatalf("refused: %+v", refusal.Err)
-	}
-	ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: who, Role: "r"})
-	a, err := jsonrpc.Parse(f.ServeSessionless(ctx, m, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return mcptest.Sessionless(t, f.Server, who, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b1__ask_twice","arguments":{}`+extra+
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`)
 }
 
 type parked struct {

@@ -127,8 +127,8 @@ func (c *serveConn) dispatch(ctx context.Context, data []byte) {
 	}
 	m, err := jsonrpc.Parse(data)
 	if err == nil && c.sessionless {
-		if _, ok := mcp.RequestVersion(m); ok {
-			c.serveSessionless(ctx, m)
+		if sr, ok := mcp.ReadSessionless(m); ok {
+			c.serveSessionless(ctx, sr, m)
 			return
 		}
 	}
@@ -204,8 +204,8 @@ func unblockRead(r io.Reader) {
 // its own goroutine for a request; a refusal (a revision not served, no
 // client capabilities, an unknown method) is answered as its error. It
 // holds the unit of work begun for the message.
-func (c *serveConn) serveSessionless(ctx context.Context, m *jsonrpc.Message) {
-	if refusal := c.server.CheckSessionless(m); refusal != nil {
+func (c *serveConn) serveSessionless(ctx context.Context, sr *mcp.Sessionless, m *jsonrpc.Message) {
+	if refusal := c.server.CheckSessionless(sr); refusal != nil {
 		if m.IsRequest() {
 			c.send(ctx, jsonrpc.AppendError(nil, m.ID, refusal.Err))
 		}
@@ -218,6 +218,6 @@ func (c *serveConn) serveSessionless(ctx context.Context, m *jsonrpc.Message) {
 	}
 	go func() {
 		defer c.work.Done()
-		c.send(ctx, c.server.ServeSessionless(ctx, m, c.out))
+		c.send(ctx, c.server.ServeSessionless(ctx, sr, c.out))
 	}()
 }

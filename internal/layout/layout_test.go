@@ -18,10 +18,10 @@ var layers = [][]string{
 	// Foundations: they import nothing of ours.
 	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
-	{"mcp", "wire", "store/sqlite", "internal/mcptest"},
+	{"mcp", "wire", "store/sqlite"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry"},
+	{"mcphttp", "stdio", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},
 	// Backends and the proxy: transports and the wire put together.
 	{"backend", "proxy"},
 	// The gateway assembles everything.
