@@ -42,18 +42,11 @@ const allCaps = `{"elicitation":{},"roots":{}}`
 
 func inputRequired(t *testing.T, a *jsonrpc.Message) (keys []string, state string) {
 	t.Helper()
-	var r struct {
-		ResultType    string                     `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  string                     `json:"requestState"`
-	}
-	if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || r.ResultType != "input_required" || r.RequestState == "" {
-		t.Fatalf("want an InputRequiredResult with requestState, got %s %s", a.Result, a.Error)
-	}
-	for k := range r.InputRequests {
+	reqs, state := mcptest.InputRequired(t, a)
+	for k := range reqs {
 		keys = append(keys, k)
 	}
-	return keys, r.RequestState
+	return keys, state
 }
 
 // A sessionless request's handler asks; the client answers on retries;

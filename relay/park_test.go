@@ -43,28 +43,19 @@ func modernCall(t *testing.T, f *front, who, extra string) *jsonrpc.Message {
 		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`)
 }
 
-type parked struct {
-	ResultType    string `json:"resultType"`
-	InputRequests map[string]struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	} `json:"inputRequests"`
-	RequestState string `json:"requestState"`
-}
-
 func asked(t *testing.T, a *jsonrpc.Message, question string) (key, state string) {
 	t.Helper()
-	var p parked
-	if a.Error != nil || json.Unmarshal(a.Result, &p) != nil || p.ResultType != "input_required" || len(p.InputRequests) != 1 || p.RequestState == "" {
-		t.Fatalf("want an InputRequiredResult with one request, got %s %s", a.Result, a.Error)
+	reqs, state := mcptest.InputRequired(t, a)
+	if len(reqs) != 1 {
+		t.Fatalf("want an InputRequiredResult with one request, got %s", a.Result)
 	}
-	for k, in := range p.InputRequests {
+	for k, in := range reqs {
 		if in.Method != "sampling/createMessage" || !strings.Contains(string(in.Params), question) {
 			t.Errorf("asked %s %s, want the backend's sampling of %q, its params as sent", in.Method, in.Params, question)
 		}
 		key = k
 	}
-	return key, p.RequestState
+	return key, state
 }
 
 func TestABackendsRequestsReachAModernCallerInItsResult(t *testing.T) {

@@ -6,6 +6,7 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -38,4 +39,26 @@ func Sessionless(tb testing.TB, s *mcp.Server, who, body string) *jsonrpc.Messag
 		tb.Fatal(err)
 	}
 	return a
+}
+
+// InputRequest is one request of an InputRequiredResult, its params as sent.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// InputRequired reads a as an InputRequiredResult and returns its requests
+// by key and its requestState; an answer of any other kind, or one without
+// requestState, fails tb.
+func InputRequired(tb testing.TB, a *jsonrpc.Message) (map[string]InputRequest, string) {
+	tb.Helper()
+	var r struct {
+		ResultType    string                  `json:"resultType"`
+		InputRequests map[string]InputRequest `json:"inputRequests"`
+		RequestState  string                  `json:"requestState"`
+	}
+	if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || r.ResultType != "input_required" || r.RequestState == "" {
+		tb.Fatalf("want an InputRequiredResult with requestState, got %s %v", a.Result, a.Error)
+	}
+	return r.InputRequests, r.RequestState
 }
