@@ -57,6 +57,18 @@ type Sessionless struct {
 	version      string
 	capabilities json.RawMessage
 	logRank      int32
+	paramHeaders map[string][]string
+}
+
+// WithParamHeaders gives the request the Mcp-Param-{Name} headers its
+// transport received, keyed by the lower-cased name (an empty map when it
+// received none). A transport without headers (stdio) does not call it,
+// and then no tool call is checked against them (headerparams.go).
+func (sr *Sessionless) WithParamHeaders(h map[string][]string) {
+	if h == nil {
+		h = map[string][]string{}
+	}
+	sr.paramHeaders = h
 }
 
 // ReadSessionless reads m's params._meta once; ok is false when it names
@@ -107,6 +119,7 @@ type requestMeta struct {
 	version      string
 	capabilities json.RawMessage
 	logRank      int32 // 0: no log level, so no log messages
+	paramHeaders map[string][]string
 	// answers are the client's answers to what the request asks
 	// (mrtr.go), gathered on the first Ask.
 	answers    map[string]json.RawMessage
@@ -169,7 +182,7 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	if !m.IsRequest() {
 		return nil // notifications/cancelled: closing the stream cancels
 	}
-	rm := requestMeta{server: s, version: sr.version, capabilities: sr.capabilities, logRank: sr.logRank}
+	rm := requestMeta{server: s, version: sr.version, capabilities: sr.capabilities, logRank: sr.logRank, paramHeaders: sr.paramHeaders}
 	if sink == nil {
 		sink = sinkFunc(func(context.Context, []byte) error { return nil })
 	}

@@ -47,17 +47,28 @@ type Tool struct {
 	// its backend judge).
 	SkipValidation bool
 
-	schema *jsonschema.Schema
+	schema  *jsonschema.Schema
+	headers []HeaderParam // its x-mcp-header arguments (headerparams.go)
 }
 
 // AddTools registers tools, replacing any of the same name in place. An
-// input schema that does not compile is an error and nothing is added.
+// input schema that does not compile, or whose x-mcp-header annotations
+// break the rules (HeaderParams), is an error and nothing is added.
 func (s *Server) AddTools(tools ...*Tool) error {
 	slots := make([]*slot[*Tool], 0, len(tools))
 	for _, t := range tools {
 		if t.Name == "" || t.Handler == nil {
 			return fmt.Errorf("mcp: tool %q needs a name and a handler", t.Name)
 		}
+		listed := t.InputSchema
+		if len(listed) == 0 && t.Definition != nil {
+			listed, _ = jsonrpc.Lookup(t.Definition, "inputSchema")
+		}
+		hp, err := HeaderParams(listed)
+		if err != nil {
+			return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+		}
+		t.headers = hp
 		if len(t.InputSchema) == 0 {
 			t.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
@@ -111,6 +122,11 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 	if args != nil && args[0] != '{' {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: arguments must be an object",
 			map[string]string{"name": name})
+	}
+	if r.meta != nil && r.meta.paramHeaders != nil && len(t.headers) > 0 {
+		if msg := checkHeaderParams(t.headers, args, r.meta.paramHeaders); msg != "" {
+			return nil, jsonrpc.NewError(CodeHeaderMismatch, msg, map[string]string{"name": name})
+		}
 	}
 	if t.schema != nil {
 		if vs := validate(t.schema, args); len(vs) > 0 {

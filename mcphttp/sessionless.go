@@ -63,6 +63,7 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	sr.WithParamHeaders(paramHeaders(r.Header))
 	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) []byte {
 		return h.server.ServeSessionless(ctx, sr, sink)
 	})
@@ -70,14 +71,28 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 
 // sessionlessStatus is the HTTP status of a sessionless answer sent as
 // plain JSON: 400 for a request that needed a capability the client did
-// not declare (-32021), 200 otherwise (the error is in the body).
+// not declare (-32021) or whose Mcp-Param headers did not match its
+// arguments (-32020, found by the engine once the tool is known), 200
+// otherwise (the error is in the body).
 func sessionlessStatus(answer []byte) int {
 	if e, _ := jsonrpc.Lookup(answer, "error"); e != nil {
-		if code, _ := jsonrpc.Lookup(e, "code"); string(code) == "-32021" {
+		if code, _ := jsonrpc.Lookup(e, "code"); string(code) == "-32021" || string(code) == "-32020" {
 			return http.StatusBadRequest
 		}
 	}
 	return http.StatusOK
+}
+
+// paramHeaders collects a request's Mcp-Param-{Name} headers, keyed by
+// the lower-cased name.
+func paramHeaders(h http.Header) map[string][]string {
+	out := map[string][]string{}
+	for k, vs := range h {
+		if len(k) > len(mcp.HeaderParamPrefix) && strings.EqualFold(k[:len(mcp.HeaderParamPrefix)], mcp.HeaderParamPrefix) {
+			out[strings.ToLower(k[len(mcp.HeaderParamPrefix):])] = vs
+		}
+	}
+	return out
 }
 
 // headerMismatch says how Mcp-Method, and Mcp-Name for a request naming

@@ -12,19 +12,29 @@ func (b *Backend) addTools(s *mcp.Server, es []entry) {
 	if len(es) == 0 {
 		return
 	}
-	tools := make([]*mcp.Tool, len(es))
-	for i, e := range es {
-		tools[i] = &mcp.Tool{
+	tools := make([]*mcp.Tool, 0, len(es))
+	kept := es[:0:0]
+	for _, e := range es {
+		// A tool whose x-mcp-header annotations break the rules is left
+		// out, as a client of 2026-07-28 must (SEP-2243), and alone: the
+		// server would refuse the whole batch for it.
+		schema, _ := jsonrpc.Lookup(e.def, "inputSchema")
+		if _, err := mcp.HeaderParams(schema); err != nil {
+			b.drop(kindTool, e, err)
+			continue
+		}
+		t := &mcp.Tool{
 			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name,
 			SkipValidation: true, // the backend judges its own arguments
 			Handler:        b.callTool(e.orig),
 		}
 		if b.validate {
-			b.validateAgainstListed(tools[i], e)
+			b.validateAgainstListed(t, e)
 		}
+		tools, kept = append(tools, t), append(kept, e)
 	}
 	if err := s.AddTools(tools...); err != nil {
-		for _, e := range es {
+		for _, e := range kept {
 			b.drop(kindTool, e, err)
 		}
 	}

@@ -337,3 +337,25 @@ func TestNameCollisionIsResolvedByTheBackendsPrefix(t *testing.T) {
 		t.Errorf("after a resync b2__whoami answered %q", got)
 	}
 }
+
+// A listed tool whose x-mcp-header annotations break SEP-2243's rules is
+// left out of the front, as a 2026-07-28 client must leave it out, and
+// alone: the backend's other tools are relayed. A valid annotation is
+// relayed with the tool, so the front checks the call's headers.
+func TestAToolWithAnInvalidHeaderAnnotationIsLeftOutAlone(t *testing.T) {
+	bs := newBackendServer(t, "b1", 0)
+	bs.Handle("tools/list", mcp.HandlerFunc(func(context.Context, *mcp.Request) (json.RawMessage, error) {
+		return json.RawMessage(`{"tools":[` +
+			`{"name":"good","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},` +
+			`{"name":"number","inputSchema":{"type":"object","properties":{"s":{"type":"number","x-mcp-header":"Score"}}}},` +
+			`{"name":"twice","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"F"},"b":{"type":"string","x-mcp-header":"f"}}}},` +
+			`{"name":"plain","inputSchema":{"type":"object"}}]}`), nil
+	}))
+	f := newFront(t)
+	must(t, relay.New("b1", connect(t, bs.Server), relay.Options{}).Sync(ctx, f.Server))
+	got := names(f.list(t, "tools/list", "tools"), "name")
+	slices.Sort(got)
+	if want := []string{"b1__good", "b1__plain"}; !slices.Equal(got, want) {
+		t.Errorf("front tools %v, want %v", got, want)
+	}
+}
