@@ -65,8 +65,9 @@ type Client struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 
-	initResult json.RawMessage
-	version    string
+	initResult  json.RawMessage // or the server/discover result (client_era.go)
+	version     string
+	sessionless bool
 }
 
 // ErrClosed is returned by calls on a closed client.
@@ -114,7 +115,9 @@ func (c *Client) Initialize(ctx context.Context) (json.RawMessage, error) {
 	return res, nil
 }
 
-// InitializeResult is the server's answer to initialize.
+// InitializeResult is the server's answer to initialize, or to
+// server/discover for a sessionless server (both name its capabilities,
+// instructions and identity).
 func (c *Client) InitializeResult() json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,7 +156,14 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	c.calls[string(id)] = ch
+	sessionless, version := c.sessionless, c.version
 	c.mu.Unlock()
+	if method == "server/discover" && !sessionless {
+		sessionless, version = true, SessionlessVersions[len(SessionlessVersions)-1] // the probe
+	}
+	if sessionless {
+		params = c.stampSessionless(params, version)
+	}
 	defer func() {
 		c.mu.Lock()
 		delete(c.calls, string(id))
@@ -184,8 +194,15 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 	}
 }
 
-// Notify sends a notification.
+// Notify sends a notification (with the revision in _meta, to a
+// sessionless server).
 func (c *Client) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	c.mu.Lock()
+	sessionless, version := c.sessionless, c.version
+	c.mu.Unlock()
+	if sessionless {
+		params = c.stampSessionless(params, version)
+	}
 	return c.conn.Write(ctx, &jsonrpc.Message{Method: method, Params: params})
 }
 

@@ -12,6 +12,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -243,4 +244,80 @@ func lookupPath(v json.RawMessage, path []string) json.RawMessage {
 		v, _ = jsonrpc.Lookup(v, k)
 	}
 	return v
+}
+
+// EncodeHeaderValue is how a client writes an Mcp-Name or Mcp-Param value:
+// as it is when it is visible ASCII with no space at either end and does
+// not look like the Base64 sentinel, else =?base64?…?= of its UTF-8 bytes.
+func EncodeHeaderValue(s string) string {
+	plain := s != "" && s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t' &&
+		!(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; plain && i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			plain = false
+		}
+	}
+	if plain || s == "" {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// ParamHeaders are the Mcp-Param headers a client sends with a call of a
+// tool annotated ps with args: one per annotated argument given (not
+// null), as name, value pairs.
+func ParamHeaders(ps []HeaderParam, args json.RawMessage) [][2]string {
+	var out [][2]string
+	for _, p := range ps {
+		v := lookupPath(args, p.Path)
+		if len(v) == 0 || string(v) == "null" {
+			continue
+		}
+		var s string
+		switch p.Type {
+		case "string":
+			if json.Unmarshal(v, &s) != nil {
+				continue
+			}
+			s = EncodeHeaderValue(s)
+		case "integer":
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				continue
+			}
+			s = strconv.FormatFloat(f, 'f', -1, 64)
+		default:
+			s = string(v)
+		}
+		out = append(out, [2]string{HeaderParamPrefix + p.Name, s})
+	}
+	return out
+}
+
+// HeaderParams is the x-mcp-header arguments of the tool r calls (nil for
+// any other request).
+func (r *Request) HeaderParams() []HeaderParam {
+	if r.target.tool == nil {
+		return nil
+	}
+	return r.target.tool.headers
+}
+
+type outgoingHeadersKey struct{}
+
+// WithOutgoingHeaders asks the transport that sends a request made with
+// ctx to add these headers (name, value pairs): how a relay hands its
+// Streamable HTTP connection the Mcp-Param headers of a call. Transports
+// without headers ignore them.
+func WithOutgoingHeaders(ctx context.Context, h [][2]string) context.Context {
+	if len(h) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, outgoingHeadersKey{}, h)
+}
+
+// OutgoingHeaders are the headers WithOutgoingHeaders put in ctx.
+func OutgoingHeaders(ctx context.Context) [][2]string {
+	h, _ := ctx.Value(outgoingHeadersKey{}).([][2]string)
+	return h
 }

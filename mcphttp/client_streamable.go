@@ -52,8 +52,11 @@ type StreamableConn struct {
 	version   string
 	// The two as header values, shared by every request that carries them.
 	sessionHdr, versionHdr []string
-	listening              bool   // the standalone GET stream was started
-	initID                 string // the key of the initialize request in flight, if any
+	listening              bool              // the standalone GET stream was started
+	initID                 string            // the key of the initialize request in flight, if any
+	discoverID             string            // the same for server/discover
+	sessionless            bool              // the server answered server/discover (client_sessionless.go)
+	streams                map[string]func() // closes a sessionless request's answer stream, by id
 	closed                 bool
 	// retry is the reconnection time the server asked for in its latest
 	// SSE retry field (0: none; back off instead).
@@ -102,9 +105,13 @@ func (c *StreamableConn) setVersion(v string) {
 // sending notes what a request about to be sent means for the connection:
 // the answer to an initialize names the revision.
 func (c *StreamableConn) sending(m *jsonrpc.Message) {
-	if m.Method == "initialize" && m.ID != nil {
+	if (m.Method == "initialize" || m.Method == "server/discover") && m.ID != nil {
 		c.mu.Lock()
-		c.initID = m.ID.Key()
+		if m.Method == "initialize" {
+			c.initID = m.ID.Key()
+		} else {
+			c.discoverID = m.ID.Key()
+		}
 		c.mu.Unlock()
 	}
 }
@@ -114,8 +121,17 @@ func (c *StreamableConn) sending(m *jsonrpc.Message) {
 // send anything after it.
 func (c *StreamableConn) arrived(m *jsonrpc.Message) {
 	c.mu.Lock()
-	initID := c.initID
+	initID, discoverID := c.initID, c.discoverID
 	c.mu.Unlock()
+	if discoverID != "" && m.ID != nil && m.ID.Key() == discoverID {
+		c.mu.Lock()
+		c.discoverID = ""
+		c.mu.Unlock()
+		if m.Result != nil {
+			c.discovered(m.Result)
+		}
+		return
+	}
 	if initID == "" || m.ID == nil || m.ID.Key() != initID || m.Result == nil {
 		return
 	}
@@ -142,9 +158,12 @@ func (c *StreamableConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 // for a request, its answer then arrives on Read — the server's, or one
 // made up here when HTTP fails.
 func (c *StreamableConn) Write(ctx context.Context, m *jsonrpc.Message) error {
+	if c.cancelled(m) {
+		return nil
+	}
 	out := outgoingOf(m)
 	c.sending(m)
-	resp, x, err := c.post(ctx, m.Append(nil))
+	resp, x, err := c.post(ctx, m, m.Append(nil))
 	if err != nil {
 		return err
 	}
@@ -153,7 +172,7 @@ func (c *StreamableConn) Write(ctx context.Context, m *jsonrpc.Message) error {
 
 // post sends msg and returns the server's answer with the exchange that
 // holds it, for receive (or RoundTrip) to read and end.
-func (c *StreamableConn) post(ctx context.Context, msg []byte) (*http.Response, *exchange, error) {
+func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg []byte) (*http.Response, *exchange, error) {
 	if err := c.usable(); err != nil {
 		return nil, nil, err
 	}
@@ -161,9 +180,9 @@ func (c *StreamableConn) post(ctx context.Context, msg []byte) (*http.Response, 
 	var resp *http.Response
 	var err error
 	if c.direct != nil {
-		resp, err = postDirect(c.direct, c.http, c.newPOST(x, msg), func() *http.Request { return c.newPOST(x, msg) })
+		resp, err = postDirect(c.direct, c.http, c.newPOST(x, m, msg), func() *http.Request { return c.newPOST(x, m, msg) })
 	} else {
-		resp, err = c.http.Do(c.newPOST(x, msg))
+		resp, err = c.http.Do(c.newPOST(x, m, msg))
 	}
 	if err != nil {
 		x.cancel()
@@ -194,7 +213,7 @@ func (c *StreamableConn) usable() error {
 
 // newPOST builds a POST of msg; it is every relayed call's upstream
 // request, so it parses nothing and sets constant header values.
-func (c *StreamableConn) newPOST(ctx context.Context, msg []byte) *http.Request {
+func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []byte) *http.Request {
 	req := newPOSTRequest(ctx, c.u, msg, c.opts.Header)
 	c.mu.Lock()
 	if c.sessionHdr != nil {
@@ -204,6 +223,7 @@ func (c *StreamableConn) newPOST(ctx context.Context, msg []byte) *http.Request 
 		req.Header[HeaderProtocolVersion] = c.versionHdr
 	}
 	c.mu.Unlock()
+	c.sessionlessHeaders(ctx, req, m)
 	req.Header["Accept"] = acceptPOST
 	req.Header["Content-Type"] = contentTypeJSON
 	return req
@@ -259,7 +279,12 @@ func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.R
 			x.cancel()
 			return ctx.Err()
 		}
-		c.readResponseStream(out, resp.Body, x.cancel)
+		stop := x.cancel
+		if len(out.requests) == 1 && c.Sessionless() {
+			forget := c.trackStream(out.requests[0], x.cancel)
+			stop = func() { forget(); x.cancel() }
+		}
+		c.readResponseStream(out, resp.Body, stop)
 		return nil
 	default:
 		drain(resp.Body)

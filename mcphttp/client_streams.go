@@ -50,7 +50,8 @@ func (c *StreamableConn) readResponseStream(out outgoing, body io.ReadCloser, ca
 			}
 			return
 		}
-		for attempt := 0; len(waiting) > 0 && lastID != "" && attempt < maxResumes; attempt++ {
+		// A sessionless stream is not resumed: 2026-07-28 has no GET.
+		for attempt := 0; len(waiting) > 0 && lastID != "" && attempt < maxResumes && !c.Sessionless(); attempt++ {
 			if !c.pause(attempt) {
 				return
 			}

@@ -1,0 +1,213 @@
+// client_era.go lets the client speak either era to its server. Connect
+// probes with server/discover (2026-07-28, no session): a server that
+// answers it is spoken to sessionless from then on, every request carrying
+// the revision, the client's identity and its capabilities in _meta; one
+// that answers in a way only a 2025-era server would (an unknown method, a
+// plain 400, an unsupported-version error without our revision) gets an
+// initialize instead, as before. An answer that proves nothing either way
+// — no connection, 401, 403, 429, a 5xx — is an error, so that the caller
+// tries again later rather than settle on the wrong era.
+
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Era names what the client speaks to a server (ClientOptions.Era, and
+// what Connect learned).
+type Era string
+
+const (
+	// EraAuto probes with server/discover and falls back to initialize.
+	EraAuto Era = ""
+	// EraSession is the 2024-11-05 … 2025-11-25 era: initialize, a session.
+	EraSession Era = "session"
+	// EraSessionless is 2026-07-28: no session, _meta on every request.
+	EraSessionless Era = "sessionless"
+)
+
+// ErrInconclusive says a probe's answer told nothing of the server's era.
+var ErrInconclusive = errors.New("mcp: the server's era could not be learned")
+
+// probeTimeout bounds the wait for server/discover: a 2025-era server may
+// ignore a request sent before initialize instead of refusing it.
+const probeTimeout = 5 * time.Second
+
+// Connect readies the client in era (EraAuto: the server's), and returns
+// the era spoken. EraSession is Initialize; EraSessionless is
+// server/discover, which must succeed.
+func (c *Client) Connect(ctx context.Context, era Era) (Era, error) {
+	if era == EraSession {
+		_, err := c.Initialize(ctx)
+		return EraSession, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	res, err := c.Call(pctx, "server/discover", nil)
+	timedOut := pctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if err == nil {
+		if v := SessionlessVersionOf(res); v != "" {
+			c.mu.Lock()
+			c.initResult, c.version, c.sessionless = res, v, true
+			c.mu.Unlock()
+			return EraSessionless, nil
+		}
+		if era == EraSessionless {
+			return "", fmt.Errorf("mcp: server/discover names no sessionless revision we speak: %.200s", res)
+		}
+		// It discovers, but names only revisions of the session era.
+	} else if era == EraSessionless {
+		return "", err
+	} else if !timedOut && !provesSessionEra(err) {
+		return "", fmt.Errorf("%w: %w", ErrInconclusive, err)
+	}
+	_, err = c.Initialize(ctx)
+	return EraSession, err
+}
+
+// SessionlessVersionOf is the newest sessionless revision that a
+// server/discover result supports and we speak, or "".
+func SessionlessVersionOf(res json.RawMessage) string {
+	raw, _ := jsonrpc.Lookup(res, "supportedVersions")
+	var vs []string
+	if json.Unmarshal(raw, &vs) != nil {
+		return ""
+	}
+	for i := len(SessionlessVersions) - 1; i >= 0; i-- {
+		if slices.Contains(vs, SessionlessVersions[i]) {
+			return SessionlessVersions[i]
+		}
+	}
+	return ""
+}
+
+// provesSessionEra reports whether err, the answer to server/discover,
+// comes from a server of the 2025 era: a JSON-RPC error from the server
+// itself, or an HTTP refusal other than one that says nothing of the
+// protocol (401, 403, 429, 5xx). The transport's own failures (no
+// connection) prove nothing.
+func provesSessionEra(err error) bool {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return false
+	}
+	if je.Code == CodeUnsupportedProtocolVersion {
+		return true // modern, but none of its revisions is ours: the 2025 era it is
+	}
+	status, _ := jsonrpc.Lookup(je.Data, "httpStatus")
+	if len(status) == 0 {
+		// No HTTP status: the server's own error, or a made-up one for a
+		// connection that failed (a transport error has a reason).
+		reason, _ := jsonrpc.Lookup(je.Data, "reason")
+		return je.Code != jsonrpc.CodeInternalError || len(reason) == 0
+	}
+	var s int
+	_ = json.Unmarshal(status, &s)
+	return s != 401 && s != 403 && s != 429 && s < 500
+}
+
+// Sessionless reports whether the client speaks 2026-07-28 to its server.
+func (c *Client) Sessionless() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionless
+}
+
+// Ping checks that the server is there: ping in a session, server/discover
+// without one (2026-07-28 has no ping).
+func (c *Client) Ping(ctx context.Context) error {
+	method := "ping"
+	if c.Sessionless() {
+		method = "server/discover"
+	}
+	_, err := c.Call(ctx, method, nil)
+	return err
+}
+
+// stampSessionless gives params the _meta members a sessionless request
+// carries: the revision v, always; the client's identity and capabilities
+// unless params already say them (a relay passes its caller's
+// capabilities on).
+func (c *Client) stampSessionless(params json.RawMessage, v string) json.RawMessage {
+	meta := make([]byte, 0, 160+len(c.opts.Capabilities))
+	meta = append(meta, `"`+MetaProtocolVersion+`":`...)
+	meta = jsonrpc.AppendString(meta, v)
+	has := metaHas(params, MetaClientCapabilities, MetaClientInfo)
+	if !has[0] {
+		meta = append(meta, `,"`+MetaClientCapabilities+`":`...)
+		meta = append(meta, c.opts.Capabilities...)
+	}
+	if !has[1] {
+		meta = append(meta, `,"`+MetaClientInfo+`":`...)
+		meta = append(meta, c.infoJSON()...)
+	}
+	return WithMeta(params, meta, func(key string) bool { return key != MetaProtocolVersion })
+}
+
+func (c *Client) infoJSON() []byte {
+	b, _ := json.Marshal(c.opts.Info)
+	return b
+}
+
+// metaHas reports which of keys params._meta holds.
+func metaHas(params json.RawMessage, keys ...string) []bool {
+	out := make([]bool, len(keys))
+	meta := paramsMeta(params)
+	if meta == nil {
+		return out
+	}
+	_ = jsonrpc.Members(meta, func(k string, _ json.RawMessage) bool {
+		if i := slices.Index(keys, k); i >= 0 {
+			out[i] = true
+		}
+		return true
+	})
+	return out
+}
+
+// WithMeta returns params with members (encoded "key":value pairs, comma
+// separated, without braces) first in its _meta, followed by those of the
+// _meta it had for which keep is true; every other member of params is
+// kept byte for byte. params that are empty or null become an object.
+func WithMeta(params json.RawMessage, members []byte, keep func(key string) bool) json.RawMessage {
+	out := make([]byte, 0, len(params)+len(members)+16)
+	out = append(out, `{"_meta":{`...)
+	out = append(out, members...)
+	wrote := len(members) > 0
+	old := paramsMeta(params)
+	if old != nil {
+		_ = jsonrpc.Members(old, func(k string, v json.RawMessage) bool {
+			if keep(k) {
+				if wrote {
+					out = append(out, ',')
+				}
+				out = jsonrpc.AppendString(out, k)
+				out = append(out, ':')
+				out = append(out, v...)
+				wrote = true
+			}
+			return true
+		})
+	}
+	out = append(out, '}')
+	if len(params) > 0 && params[0] == '{' {
+		_ = jsonrpc.Members(params, func(k string, v json.RawMessage) bool {
+			if k != "_meta" {
+				out = append(out, ',')
+				out = jsonrpc.AppendString(out, k)
+				out = append(out, ':')
+				out = append(out, v...)
+			}
+			return true
+		})
+	}
+	return append(out, '}')
+}

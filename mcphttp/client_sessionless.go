@@ -1,0 +1,107 @@
+// client_sessionless.go is the client side of 2026-07-28 on Streamable
+// HTTP. The connection learns the era from the answer to server/discover,
+// as it learns a 2025 revision from the answer to initialize; from then on
+// every POST carries MCP-Protocol-Version, Mcp-Method, Mcp-Name for a
+// request naming an entry (encoded as the revision says), and the
+// Mcp-Param headers the caller put in the request's context. There is no
+// session id, no GET stream and no DELETE. A request is cancelled by
+// closing its answer's stream, so a notifications/cancelled is not POSTed
+// but closes the stream of the request it names.
+
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// probeVersion is the revision server/discover is sent with before the
+// era is known.
+var probeVersion = []string{mcp.SessionlessVersions[len(mcp.SessionlessVersions)-1]}
+
+// Sessionless reports whether the server answered server/discover, and the
+// connection speaks 2026-07-28 to it.
+func (c *StreamableConn) Sessionless() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionless
+}
+
+// sessionlessHeaders adds the revision's headers to a POST of m, when m
+// is sessionless: the connection speaks the era, or m is the probe.
+func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Request, m *jsonrpc.Message) {
+	c.mu.Lock()
+	on, version := c.sessionless, c.versionHdr
+	c.mu.Unlock()
+	if !on {
+		if m.Method != "server/discover" {
+			return
+		}
+		version = probeVersion
+	}
+	req.Header[HeaderProtocolVersion] = version
+	req.Header[HeaderMethod] = []string{m.Method}
+	member := ""
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read":
+		member = "uri"
+	}
+	if member != "" {
+		if v, ok := jsonrpc.LookupString(m.Params, member); ok {
+			req.Header[HeaderName] = []string{mcp.EncodeHeaderValue(v)}
+		}
+	}
+	for _, h := range mcp.OutgoingHeaders(ctx) {
+		req.Header[http.CanonicalHeaderKey(h[0])] = []string{h[1]}
+	}
+}
+
+// discovered notes the answer to server/discover: a result naming a
+// sessionless revision we speak puts the connection in that era.
+func (c *StreamableConn) discovered(result json.RawMessage) {
+	if v := mcp.SessionlessVersionOf(result); v != "" {
+		c.mu.Lock()
+		c.sessionless, c.version, c.versionHdr = true, v, []string{v}
+		c.mu.Unlock()
+	}
+}
+
+// cancelled closes the answer stream of the request a
+// notifications/cancelled names, which is how a sessionless request is
+// cancelled; ok is false when m is no such notification on a sessionless
+// connection.
+func (c *StreamableConn) cancelled(m *jsonrpc.Message) (ok bool) {
+	if m.Method != "notifications/cancelled" || !c.Sessionless() {
+		return false
+	}
+	id, _ := jsonrpc.Lookup(m.Params, "requestId")
+	c.mu.Lock()
+	stop := c.streams[string(id)]
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return true
+}
+
+// trackStream keeps the way to close the answer stream of request id
+// while it is read; the returned func forgets it.
+func (c *StreamableConn) trackStream(id jsonrpc.ID, stop func()) (forget func()) {
+	c.mu.Lock()
+	if c.streams == nil {
+		c.streams = map[string]func(){}
+	}
+	c.streams[string(id)] = stop
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.streams, string(id))
+		c.mu.Unlock()
+	}
+}

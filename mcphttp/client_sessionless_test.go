@@ -1,0 +1,212 @@
+// client_sessionless_test.go pins how the client learns a server's era
+// (mcp.Client.Connect) over Streamable HTTP, against real servers of both
+// eras — the fixture, sessionless and not, and the official Go SDK in its
+// stateless mode — and what it sends once it speaks 2026-07-28: the
+// revision's headers, the _meta of every request, no session.
+
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// headerLog keeps the headers and bodies of the POSTs a server received.
+type headerLog struct {
+	mu    sync.Mutex
+	posts []http.Header
+	meta  []string
+}
+
+func (l *headerLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			l.mu.Lock()
+			l.posts = append(l.posts, r.Header.Clone())
+			l.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *headerLog) last() http.Header {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.posts[len(l.posts)-1]
+}
+
+func serveForEra(t *testing.T, h http.Handler) (string, *headerLog) {
+	t.Helper()
+	l := &headerLog{}
+	srv := httptest.NewServer(l.wrap(h))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp", l
+}
+
+func connectEra(ctx context.Context, t *testing.T, url string, era mcp.Era) (*mcp.Client, mcp.Era, error) {
+	t.Helper()
+	conn, err := DialStreamable(ctx, url, ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "era-test", Version: "1"},
+		Capabilities: json.RawMessage(`{"elicitation":{}}`)})
+	t.Cleanup(func() { _ = c.Close() })
+	got, err := c.Connect(ctx, era)
+	return c, got, err
+}
+
+func TestTheClientLearnsEachServersEra(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := testCtx(t)
+	modern := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
+	legacy := NewHandler(fixture.New(fixture.Options{}), Options{})
+	t.Cleanup(func() { modern.Close(); legacy.Close() })
+	sdkServer := newSDKServer()
+	sdkStateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return sdkServer }, &sdk.StreamableHTTPOptions{Stateless: true})
+	sdkStateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return sdkServer }, nil)
+	for _, c := range []struct {
+		rule    string
+		handler http.Handler
+		want    mcp.Era
+		tool    string
+	}{
+		{"a server that answers server/discover is spoken to sessionless", modern, mcp.EraSessionless, `{"name":"test_simple_text","arguments":{}}`},
+		{"a 2025-era server gets an initialize", legacy, mcp.EraSession, `{"name":"test_simple_text","arguments":{}}`},
+		{"the Go SDK in stateless mode is spoken to sessionless", sdkStateless, mcp.EraSessionless, `{"name":"echo","arguments":{"text":"hi"}}`},
+		{"the Go SDK with sessions discovers only session revisions, and gets an initialize", sdkStateful, mcp.EraSession, `{"name":"echo","arguments":{"text":"hi"}}`},
+	} {
+		t.Run(c.rule, func(t *testing.T) {
+			url, log := serveForEra(t, c.handler)
+			client, era, err := connectEra(ctx, t, url, mcp.EraAuto)
+			if err != nil || era != c.want {
+				t.Fatalf("Connect: era %q, %v; want %q", era, err, c.want)
+			}
+			if client.Sessionless() != (c.want == mcp.EraSessionless) {
+				t.Errorf("Sessionless() = %v", client.Sessionless())
+			}
+			res, err := client.Call(ctx, "tools/call", json.RawMessage(c.tool))
+			if err != nil {
+				t.Fatalf("tools/call: %v", err)
+			}
+			if !strings.Contains(string(res), `"content"`) {
+				t.Errorf("tools/call: %s", res)
+			}
+			h := log.last()
+			if c.want == mcp.EraSessionless {
+				name, _ := jsonrpc.LookupString(json.RawMessage(c.tool), "name")
+				for k, v := range map[string]string{HeaderProtocolVersion: mcp.Version20260728, HeaderMethod: "tools/call", HeaderName: name, HeaderSessionID: ""} {
+					if got := h.Get(k); got != v {
+						t.Errorf("%s: %q, want %q", k, got, v)
+					}
+				}
+			} else if h.Get(HeaderSessionID) == "" || h.Get(HeaderMethod) != "" {
+				t.Errorf("a session's call went with session %q and Mcp-Method %q", h.Get(HeaderSessionID), h.Get(HeaderMethod))
+			}
+		})
+	}
+}
+
+// A sessionless call carries the revision, the client and its
+// capabilities in _meta; the caller's own _meta members stay, and a
+// revision the caller put there is replaced by the one spoken.
+func TestASessionlessRequestCarriesItsMeta(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := testCtx(t)
+	var got json.RawMessage
+	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "meta", Version: "1"}})
+	if err := srv.AddTools(&mcp.Tool{Name: "meta", Handler: func(_ context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		got, _ = jsonrpc.Lookup(r.Params, "_meta")
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}})
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(srv, Options{Sessionless: true})
+	t.Cleanup(h.Close)
+	url, _ := serveForEra(t, h)
+	client, _, err := connectEra(ctx, t, url, mcp.EraSessionless)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Call(ctx, "tools/call", json.RawMessage(`{"name":"meta","_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"1999-01-01","x.example/k":"v"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`,
+		`"io.modelcontextprotocol/clientInfo":{"name":"era-test"`, `"progressToken":7`, `"x.example/k":"v"`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("_meta %s lacks %s", got, want)
+		}
+	}
+	if strings.Contains(string(got), "1999-01-01") {
+		t.Errorf("the caller's revision went upstream: %s", got)
+	}
+}
+
+// An answer that says nothing of the protocol leaves the era unknown, so
+// that the caller tries again rather than settle on the wrong one.
+func TestAProbeThatProvesNothingIsAnError(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := testCtx(t)
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway} {
+		url, _ := serveForEra(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", status) }))
+		_, era, err := connectEra(ctx, t, url, mcp.EraAuto)
+		if !errors.Is(err, mcp.ErrInconclusive) {
+			t.Errorf("HTTP %d: era %q, err %v; want ErrInconclusive", status, era, err)
+		}
+	}
+	// A plain 400 is a 2025-era refusal: initialize comes next.
+	var initialized bool
+	url, _ := serveForEra(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct{ Method string }
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		if m.Method == "initialize" {
+			initialized = true
+		}
+		http.Error(w, "bad request", http.StatusBadRequest)
+	}))
+	if _, _, err := connectEra(ctx, t, url, mcp.EraAuto); err == nil || !initialized {
+		t.Errorf("after a plain 400 to server/discover: initialize sent %v (err %v)", initialized, err)
+	}
+}
+
+// A tool's Mcp-Param headers go out as the relay put them in the
+// context, and a sessionless server checks them against the body.
+func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := testCtx(t)
+	h := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
+	t.Cleanup(h.Close)
+	url, log := serveForEra(t, h)
+	client, _, err := connectEra(ctx, t, url, mcp.EraSessionless)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"region":"Hello, 世界","priority":3,"query":"q"}`)
+	ps, err := mcp.HeaderParams(json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"priority":{"type":"integer","x-mcp-header":"Priority"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hctx := mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(ps, args))
+	if _, err := client.Call(hctx, "tools/call", json.RawMessage(`{"name":"test_header_params","arguments":`+string(args)+`}`)); err != nil {
+		t.Fatalf("with its headers: %v", err)
+	}
+	if got := log.last().Get("Mcp-Param-Region"); got != "=?base64?SGVsbG8sIOS4lueVjA==?=" {
+		t.Errorf("Mcp-Param-Region %q", got)
+	}
+	var je *jsonrpc.Error
+	if _, err := client.Call(ctx, "tools/call", json.RawMessage(`{"name":"test_header_params","arguments":`+string(args)+`}`)); !errors.As(err, &je) || je.Code != mcp.CodeHeaderMismatch {
+		t.Errorf("without them: %v, want -32020", err)
+	}
+}
