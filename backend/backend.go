@@ -81,6 +81,8 @@ type Backend struct {
 	// sessions are the per-client upstream sessions of the current
 	// connection, or nil; guarded by mu.
 	sessions *sessionPool
+	// era is what the backend's server was learned to speak (era.go).
+	era eraCache
 }
 
 // New returns a backend relaying spec's server into front; claims is the
@@ -197,7 +199,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		},
 	})
 	defer client.Close()
-	if _, err := client.Initialize(start); err != nil {
+	if err := b.connect(start, client); err != nil {
 		return 0, err
 	}
 	var router relay.Router
@@ -232,7 +234,10 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 
 // serve waits for the connection to end, syncing again on list_changed
 // and pinging the server.
-func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *relay.Backend, resync <-chan struct{}) error {
+func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *relay.Backend, resync chan struct{}) error {
+	if client.Sessionless() {
+		defer b.listen(ctx, client, resync)()
+	}
 	var ping <-chan time.Time
 	if b.opts.PingInterval > 0 {
 		t := time.NewTicker(b.opts.PingInterval)
@@ -256,7 +261,7 @@ func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *relay.Backe
 			cancel()
 		case <-ping:
 			pctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
-			_, err := client.Call(pctx, "ping", nil)
+			err := client.Ping(pctx)
 			cancel()
 			// A server without ping (-32601) is alive; any other error,
 			// including the transport's own -32603, means it is not.

@@ -298,7 +298,7 @@ func (p *sessionPool) dial() (relay.Upstream, error) {
 		// anything else unrelated to a call is not relayed from here.
 		OnNotification: func(m *jsonrpc.Message) { inflight.OnNotification(m) },
 	})
-	if _, err := client.Initialize(start); err != nil {
+	if err := p.b.connect(start, client); err != nil {
 		_ = client.Close()
 		return relay.Upstream{}, errors.New(scrub(err.Error(), p.b.secrets))
 	}

@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // Kinds of backend.
@@ -72,6 +74,10 @@ type Spec struct {
 	// SessionMax caps the per-client upstream sessions open at once
 	// (default DefaultSessionMax).
 	SessionMax int
+	// Era is what the gateway speaks to the backend: mcp.EraAuto (learn
+	// it, era.go), mcp.EraSession or mcp.EraSessionless. Only stdio and
+	// http backends are ever spoken to sessionless.
+	Era mcp.Era
 
 	// Arguments is the tools begin's arguments, JSON (proxy, process);
 	// nil sends a begin without arguments.

@@ -73,6 +73,11 @@ type Backend struct {
 	// is asked. Off by default; a schema the validator cannot compile
 	// leaves its tool unchecked, logged.
 	ValidateArguments bool `yaml:"validate_arguments"`
+	// Era is which revisions of MCP the gateway speaks to the backend:
+	// auto (the default: server/discover, then initialize), session
+	// (2024-11-05 … 2025-11-25) or sessionless (2026-07-28; stdio and
+	// http only). See backend_era.go.
+	Era string `yaml:"era"`
 
 	// Env and Headers exist only to be refused with a useful message: a
 	// value in clear in the file would be a secret in clear.
@@ -193,6 +198,9 @@ func (c *Config) validateBackend(key string, b Backend) error {
 		}
 	}
 	if err := validateBackendSessions(key, b); err != nil {
+		return err
+	}
+	if err := validateBackendEra(key, b); err != nil {
 		return err
 	}
 	if b.MinRole != "" && !c.KnownRole(b.MinRole) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -24,6 +25,7 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 	s := backend.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
 	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
+	s.Era = eraFor(b.Era)
 	for _, r := range b.MinRoles {
 		s.MinRoles = append(s.MinRoles, backend.RoleRule{Kind: r.Kind, Name: r.Name, Role: r.Role})
 	}
@@ -54,6 +56,17 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 		return s, fmt.Errorf("%s: %w", key, err)
 	}
 	return s, nil
+}
+
+// eraFor is the backend.Spec era of a configured one.
+func eraFor(era string) mcp.Era {
+	switch era {
+	case config.EraSession:
+		return mcp.EraSession
+	case config.EraSessionless:
+		return mcp.EraSessionless
+	}
+	return mcp.EraAuto
 }
 
 // backendSpecs builds every configured backend's Spec before anything

@@ -35,13 +35,15 @@ import (
 )
 
 // bkChildEnv, set to "fixture", makes the test binary the fixture on its
-// stdin and stdout: the stdio backend of these tests.
+// stdin and stdout: the stdio backend of these tests ("fixture-sessionless":
+// serving 2026-07-28 beside the session).
 const bkChildEnv = "MCPGATE_GATEWAY_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	pfChildMain() // children_test.go: the backends of the partial-failure and fidelity tests
-	if os.Getenv(bkChildEnv) == "fixture" {
-		if err := stdio.Serve(context.Background(), fixture.New(fixture.Options{}), os.Stdin, os.Stdout, stdio.Options{}); err != nil {
+	if role := os.Getenv(bkChildEnv); role == "fixture" || role == "fixture-sessionless" {
+		opts := stdio.Options{Sessionless: role == "fixture-sessionless"}
+		if err := stdio.Serve(context.Background(), fixture.New(fixture.Options{}), os.Stdin, os.Stdout, opts); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -32,7 +32,8 @@ import (
 const rlHeader = "listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\n"
 
 // rlFixture is the fixture over Streamable HTTP, counting the upstream
-// sessions opened on it (POSTs without a session id: initialize).
+// sessions opened on it (POSTs without a session id: initialize; the
+// server/discover probe before it says its method in Mcp-Method).
 type rlFixture struct {
 	url   string
 	inits atomic.Int32
@@ -41,7 +42,7 @@ type rlFixture struct {
 func rlStartFixture(t *testing.T) *rlFixture {
 	f := &rlFixture{}
 	f.url, _ = bkFixtureHTTP(t, func(r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get(mcphttp.HeaderSessionID) == "" {
+		if r.Method == http.MethodPost && r.Header.Get(mcphttp.HeaderSessionID) == "" && r.Header.Get(mcphttp.HeaderMethod) == "" {
 			f.inits.Add(1)
 		}
 	})

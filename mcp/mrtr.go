@@ -147,6 +147,9 @@ type requestState struct {
 	Entry     string                     `json:"n"`
 	Expires   int64                      `json:"e"` // unix seconds
 	Answers   map[string]json.RawMessage `json:"a,omitempty"`
+	// Upstream is the requestState of the server a gateway relayed the
+	// request to, kept sealed here so that only this caller can resume it.
+	Upstream string `json:"u,omitempty"`
 }
 
 // stateTTL bounds how long a client may take to answer.
@@ -256,6 +259,38 @@ func (s *Server) openState(ctx context.Context, r *Request, raw json.RawMessage,
 		return st, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState has expired", nil)
 	}
 	return st, nil
+}
+
+// SealUpstreamState wraps the requestState an upstream server answered a
+// relayed request with, for r's caller: sealed like the engine's own,
+// bound to the caller, the request's method and entry, and an expiry, so
+// that another caller, request or entry cannot resume it. Only a
+// sessionless request has one.
+func (r *Request) SealUpstreamState(ctx context.Context, upstream string) (string, error) {
+	if r.meta == nil {
+		return "", errors.New("mcp: only a sessionless request has a requestState")
+	}
+	return r.meta.server.sealState(requestState{Principal: principalOf(ctx), Method: r.Method, Entry: r.target.Name,
+		Expires: time.Now().Add(stateTTL).Unix(), Upstream: upstream})
+}
+
+// OpenUpstreamState is the upstream requestState r's own requestState
+// wraps (SealUpstreamState); ok is false when r has none. One that does
+// not verify for r is -32602.
+func (r *Request) OpenUpstreamState(ctx context.Context) (upstream string, ok bool, err error) {
+	raw, _ := jsonrpc.Lookup(r.Params, "requestState")
+	if raw == nil || r.meta == nil {
+		return "", false, nil
+	}
+	var sealed string
+	st, err := r.meta.server.openState(ctx, r, raw, &sealed)
+	if err != nil {
+		return "", true, err
+	}
+	if st.Upstream == "" {
+		return "", true, errBadState
+	}
+	return st.Upstream, true, nil
 }
 
 // isInputRequired reports whether err asks for input.

@@ -78,6 +78,8 @@ type Backend struct {
 	// parked are calls for 2026-07-28 callers waiting for their retry
 	// (park.go).
 	parked parks
+	// sessionless says the backend speaks 2026-07-28 (sessionless.go).
+	sessionless bool
 	// instructions are the backend's own, from its initialize result.
 	instructions string
 	// offersLogging says the backend takes logging/setLevel; levelSent is
@@ -91,7 +93,8 @@ type Backend struct {
 }
 
 // New returns a Backend relaying through client, which must be connected
-// and initialized (its capabilities decide which lists are asked for).
+// (Initialize or Connect: its capabilities decide which lists are asked
+// for, and its era how calls go up).
 func New(name string, client *mcp.Client, opts Options) *Backend {
 	switch opts.Prefix {
 	case "":
@@ -118,7 +121,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments, instructions: instructionsOf(client.InitializeResult()),
-		offersLogging: offersLogging(client.InitializeResult()),
+		offersLogging: offersLogging(client.InitializeResult()), sessionless: client.Sessionless(),
 	}
 }
 

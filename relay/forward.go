@@ -63,6 +63,14 @@ func (b *Backend) unprefix(r *mcp.Request, orig string) (json.RawMessage, error)
 // backend's Inflight registry, so that what the backend sends about the
 // call reaches r (inflight.go).
 func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+	if b.sessionless {
+		client, inflight, release, err := b.upstream(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return b.forwardSessionless(ctx, r, client, inflight, method, params) // sessionless.go
+	}
 	if r != nil && r.MultiRoundTrip() {
 		return b.forwardModern(ctx, r, method, params) // park.go
 	}
@@ -71,6 +79,7 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 		return nil, err
 	}
 	defer release()
+	params = withoutReservedMeta(params)
 	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
 	defer wd.stop()
 	defer done()

@@ -40,7 +40,7 @@ func (c *Claims) SetLevel(ctx context.Context, level mcp.LogLevel) {
 	}
 	var ask []*Backend
 	for _, b := range c.live {
-		if b.offersLogging && (b.levelSent == 0 || rank < b.levelSent) {
+		if b.offersLogging && !b.sessionless && (b.levelSent == 0 || rank < b.levelSent) {
 			b.levelSent = rank
 			ask = append(ask, b)
 		}
@@ -51,12 +51,21 @@ func (c *Claims) SetLevel(ctx context.Context, level mcp.LogLevel) {
 	}
 }
 
+// Level is the most verbose level a client asked of the gateway ("" for
+// none): what a sessionless backend, which has no logging/setLevel, is
+// asked to log at in each request's _meta.
+func (c *Claims) Level() mcp.LogLevel {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.level
+}
+
 // catchUpLevel asks a backend that just came up for the level clients
 // asked for before it did.
 func (c *Claims) catchUpLevel(ctx context.Context, b *Backend) {
 	c.mu.Lock()
 	level := c.level
-	ask := level != "" && b.offersLogging && b.levelSent == 0
+	ask := level != "" && b.offersLogging && !b.sessionless && b.levelSent == 0
 	if ask {
 		b.levelSent = logLevelRank[level]
 	}

@@ -1,0 +1,230 @@
+// sessionless.go relays to a backend that speaks 2026-07-28 (the client
+// learned it at Connect), for callers of either era.
+//
+// What goes up: the caller's params with the revision's reserved _meta
+// keys taken out — they describe the caller's connection to the gateway,
+// not the gateway's to the backend — and the gateway's put in: the
+// revision (by the client), the caller's capabilities (the backend asks
+// only for what the caller can give), and a log level. A tools/call
+// carries the Mcp-Param headers its listed schema asks for.
+//
+// What comes back may be an InputRequiredResult. A 2026-07-28 caller gets
+// it as it came, its requestState sealed for that caller, request and
+// entry (the retry's is opened again before it goes up). A 2025 caller
+// cannot retry, so the gateway asks it on its session — elicitation,
+// sampling, roots, as server-to-client requests — and retries for it, up
+// to maxInputRounds; what the caller did not declare it can give is
+// -32021, with the reason.
+
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// maxInputRounds bounds the rounds a 2025 caller's call is retried for.
+const maxInputRounds = 8
+
+// reservedMeta are the _meta keys a sessionless request uses to say what
+// it is; a caller's are not passed upstream.
+var reservedMeta = map[string]bool{
+	mcp.MetaProtocolVersion: true, mcp.MetaClientCapabilities: true, mcp.MetaClientInfo: true, mcp.MetaLogLevel: true,
+}
+
+// withoutReservedMeta returns params without the reserved _meta keys a
+// caller sent (params itself when it has none: the common case costs one
+// scan).
+func withoutReservedMeta(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+		return params
+	}
+	return mcp.WithMeta(params, nil, func(k string) bool { return !reservedMeta[k] })
+}
+
+// sessionlessParams is what goes up to a sessionless backend for r.
+func (b *Backend) sessionlessParams(r *mcp.Request, params json.RawMessage) json.RawMessage {
+	var meta []byte
+	if r != nil {
+		if caps := r.ClientCapabilities(); len(caps) > 0 {
+			meta = append(meta, `"`+mcp.MetaClientCapabilities+`":`...)
+			meta = append(meta, caps...)
+		}
+	}
+	if level := b.callerLogLevel(r); level != "" {
+		if len(meta) > 0 {
+			meta = append(meta, ',')
+		}
+		meta = append(meta, `"`+mcp.MetaLogLevel+`":`...)
+		meta = jsonrpc.AppendString(meta, level)
+	}
+	return mcp.WithMeta(params, meta, func(k string) bool { return !reservedMeta[k] })
+}
+
+// callerLogLevel is the level a sessionless backend is asked to log at
+// for r: the caller's own, when its request names one, else the most
+// verbose any client asked of the gateway ("" for none: no log messages).
+func (b *Backend) callerLogLevel(r *mcp.Request) string {
+	if r != nil {
+		if meta, _ := jsonrpc.Lookup(r.Params, "_meta"); len(meta) > 0 && meta[0] == '{' {
+			if v, ok := jsonrpc.LookupString(meta, mcp.MetaLogLevel); ok {
+				return v
+			}
+		}
+	}
+	return string(b.claims.Level())
+}
+
+// forwardSessionless makes r's call on a sessionless backend's client.
+func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
+	method string, params json.RawMessage) (json.RawMessage, error) {
+	params = b.sessionlessParams(r, params)
+	if r != nil && r.MultiRoundTrip() {
+		switch upstream, ok, err := r.OpenUpstreamState(ctx); {
+		case err != nil:
+			return nil, err
+		case ok:
+			if params, err = setMember(params, "requestState", jsonrpc.AppendString(nil, upstream)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if r != nil && method == "tools/call" {
+		args, _ := jsonrpc.Lookup(params, "arguments")
+		ctx = mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(r.HeaderParams(), args))
+	}
+	for round := 0; ; round++ {
+		res, err := b.callSessionless(ctx, r, client, inflight, method, params)
+		if err != nil || !isInputRequiredResult(res) {
+			return res, err
+		}
+		if r != nil && r.MultiRoundTrip() {
+			return b.sealForCaller(ctx, r, res)
+		}
+		if round == maxInputRounds {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+				"backend "+b.name+" asked for input more than the gateway retries for", map[string]string{"backend": b.name})
+		}
+		if params, err = b.answerForSessionCaller(ctx, r, res, params); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (b *Backend) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
+	method string, params json.RawMessage) (json.RawMessage, error) {
+	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
+	defer wd.stop()
+	defer done()
+	res, err := b.call(ctx, client, method, params)
+	if err != nil {
+		return nil, b.failure(ctx, method, err)
+	}
+	return res, nil
+}
+
+func isInputRequiredResult(res json.RawMessage) bool {
+	rt, _ := jsonrpc.LookupString(res, "resultType")
+	return rt == "input_required"
+}
+
+// sealForCaller gives a 2026-07-28 caller the backend's
+// InputRequiredResult with its requestState sealed for that caller.
+func (b *Backend) sealForCaller(ctx context.Context, r *mcp.Request, res json.RawMessage) (json.RawMessage, error) {
+	upstream, ok := jsonrpc.LookupString(res, "requestState")
+	if !ok {
+		return res, nil
+	}
+	sealed, err := r.SealUpstreamState(ctx, upstream)
+	if err != nil {
+		return nil, err
+	}
+	return withStringMember(res, "requestState", sealed)
+}
+
+// answerForSessionCaller asks a 2025 caller, on its session, what the
+// backend's InputRequiredResult asks, and returns the params of the retry:
+// the answers in inputResponses, the backend's requestState as it came.
+func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, res, params json.RawMessage) (json.RawMessage, error) {
+	if r == nil {
+		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredCapability, "backend "+b.name+" asks for input, and there is no caller to ask", nil)
+	}
+	reqs, _ := jsonrpc.Lookup(res, "inputRequests")
+	var inputs []mcp.Input
+	var refusal *jsonrpc.Error
+	_ = jsonrpc.Members(reqs, func(key string, v json.RawMessage) bool {
+		m, _ := jsonrpc.LookupString(v, "method")
+		p, _ := jsonrpc.Lookup(v, "params")
+		capability := requestCapability[m]
+		if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
+			refusal = jsonrpc.NewError(mcp.CodeMissingRequiredCapability,
+				"backend "+b.name+" asks the client for "+m+", and the client did not declare "+orUnknown(capability),
+				map[string]string{"backend": b.name, "method": m})
+			return false
+		}
+		inputs = append(inputs, mcp.Input{Key: key, Method: m, Params: p})
+		return true
+	})
+	if refusal != nil {
+		return nil, refusal
+	}
+	answers, err := r.Ask(ctx, inputs...)
+	if err != nil {
+		return nil, err
+	}
+	responses := []byte{'{'}
+	for i, in := range inputs {
+		if i > 0 {
+			responses = append(responses, ',')
+		}
+		responses = jsonrpc.AppendString(responses, in.Key)
+		responses = append(responses, ':')
+		responses = append(responses, answers[i]...)
+	}
+	responses = append(responses, '}')
+	params, err = setMember(params, "inputResponses", responses)
+	if err != nil {
+		return nil, err
+	}
+	if state, err := jsonrpc.Lookup(res, "requestState"); err == nil && len(state) > 0 {
+		return setMember(params, "requestState", state)
+	}
+	return params, nil
+}
+
+func orUnknown(capability string) string {
+	if capability == "" {
+		return "a capability for it (the method is unknown)"
+	}
+	return "the " + capability + " capability"
+}
+
+// setMember returns obj with member key set to v: replaced where it is,
+// added first where it is not; every other byte is kept.
+func setMember(obj []byte, key string, v json.RawMessage) (json.RawMessage, error) {
+	if raw, err := jsonrpc.Lookup(obj, key); err == nil && raw != nil {
+		return withMember(obj, key, v)
+	}
+	trimmed := strings.TrimSpace(string(obj))
+	if trimmed == "" || trimmed == "null" {
+		obj = []byte("{}")
+	}
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: params must be an object", nil)
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(v)+4)
+	out = append(out, '{')
+	out = jsonrpc.AppendString(out, key)
+	out = append(out, ':')
+	out = append(out, v...)
+	rest := bytes.TrimSpace(obj[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
+}

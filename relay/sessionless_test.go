@@ -1,0 +1,244 @@
+// sessionless_test.go pins the relay to a backend that speaks 2026-07-28:
+// its InputRequiredResults reach a 2026-07-28 caller with a requestState
+// sealed for that caller, and are asked of a 2025 caller on its session,
+// the gateway retrying for it; the caller's reserved _meta keys never go
+// up as they came.
+
+package relay_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/relay"
+)
+
+// sessionlessConn serves a Client's requests with s.ServeSessionless, as
+// a 2026-07-28 transport does: each on its own, no session.
+type sessionlessConn struct {
+	s    *mcp.Server
+	in   chan *jsonrpc.Message
+	done chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	seen []*jsonrpc.Message // every request, as it came
+}
+
+func (c *sessionlessConn) Write(ctx context.Context, m *jsonrpc.Message) error {
+	m = m.Clone()
+	c.mu.Lock()
+	c.seen = append(c.seen, m)
+	c.mu.Unlock()
+	sr, ok := mcp.ReadSessionless(m)
+	if !ok || !m.IsRequest() {
+		return nil
+	}
+	go func() {
+		sink := sinkFunc(func(_ context.Context, msg []byte) error {
+			n, err := jsonrpc.Parse(append([]byte(nil), msg...))
+			if err == nil {
+				c.push(n)
+			}
+			return nil
+		})
+		if answer, err := jsonrpc.Parse(c.s.ServeSessionless(context.WithoutCancel(ctx), sr, sink)); err == nil {
+			c.push(answer)
+		}
+	}()
+	return nil
+}
+
+type sinkFunc func(ctx context.Context, msg []byte) error
+
+func (f sinkFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
+
+func (c *sessionlessConn) push(m *jsonrpc.Message) {
+	select {
+	case c.in <- m:
+	case <-c.done:
+	}
+}
+
+func (c *sessionlessConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *sessionlessConn) Close() error { c.once.Do(func() { close(c.done) }); return nil }
+
+func (c *sessionlessConn) requests(method string) []*jsonrpc.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*jsonrpc.Message
+	for _, m := range c.seen {
+		if m.Method == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// mrtrBackend asks twice, the 2026-07-28 way: each round's answers come
+// with the retry, and it asks the second question once it has the first.
+func mrtrBackend(t *testing.T) *mcp.Server {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "mrtr", Version: "1"}})
+	ask := func(q string) mcp.Input {
+		return mcp.Input{Key: q, Method: "sampling/createMessage", Params: map[string]any{"messages": []any{map[string]any{"role": "user",
+			"content": map[string]string{"type": "text", "text": q + "?"}}}, "maxTokens": 10}}
+	}
+	must(t, s.AddTools(&mcp.Tool{Name: "ask_twice", SkipValidation: true,
+		Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			first, err := r.Ask(ctx, ask("first"))
+			if err != nil {
+				return nil, err
+			}
+			second, err := r.Ask(ctx, ask("second"))
+			if err != nil {
+				return nil, err
+			}
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(first[0]) + " | " + string(second[0]))}})
+		}}))
+	return s
+}
+
+// relayedSessionless relays back, spoken to sessionless, into a front
+// whose 2025 session declared capabilities.
+func relayedSessionless(t *testing.T, back *mcp.Server, capabilities string) (*front, *sessionlessConn) {
+	t.Helper()
+	inf := relay.NewInflight()
+	conn := &sessionlessConn{s: back, in: make(chan *jsonrpc.Message, 64), done: make(chan struct{})}
+	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "relay-test", Version: "1"},
+		Capabilities: relay.ClientCapabilities, OnRequest: inf.OnRequest,
+		OnNotification: func(m *jsonrpc.Message) { inf.OnNotification(m) }})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if era, err := c.Connect(ctx, mcp.EraAuto); err != nil || era != mcp.EraSessionless {
+		t.Fatalf("Connect: %q %v", era, err)
+	}
+	f := newFrontCaps(t, capabilities)
+	must(t, relay.New("b1", c, relay.Options{Inflight: inf}).Sync(ctx, f.Server))
+	return f, conn
+}
+
+func sampled(text string) string {
+	return `{"role":"assistant","content":{"type":"text","text":"` + text + `"},"model":"m"}`
+}
+
+func TestASessionlessBackendsInputRequestsReachAModernCallerSealed(t *testing.T) {
+	f, conn := relayedSessionless(t, mrtrBackend(t), "{}")
+	call := func(who, extra string) *jsonrpc.Message {
+		return mcptest.Sessionless(t, f.Server, who, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b1__ask_twice","arguments":{}`+extra+
+			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`)
+	}
+	reqs, state := mcptest.InputRequired(t, call("alice", ""))
+	if _, ok := reqs["first"]; !ok || len(reqs) != 1 {
+		t.Fatalf("round 1: %v, want the backend's question under its own key", reqs)
+	}
+	reqs, state = mcptest.InputRequired(t, call("alice", `,"inputResponses":{"first":`+sampled("one")+`},"requestState":"`+state+`"`))
+	if _, ok := reqs["second"]; !ok || state == "" {
+		t.Fatalf("round 2: %v state %q", reqs, state)
+	}
+	upstream, _ := jsonrpc.LookupString(conn.requests("tools/call")[1].Params, "requestState")
+	// The backend's own state never reaches the caller: it holds the
+	// first answer, and is sealed for alice in what she got.
+	if strings.Contains(state, "one") || state == upstream {
+		t.Fatalf("the caller got the backend's requestState as it is: %q", state)
+	}
+	for _, bad := range []struct{ who, state string }{{"mallory", state}, {"alice", state[:len(state)-2] + "xx"}} {
+		a := call(bad.who, `,"inputResponses":{"second":`+sampled("two")+`},"requestState":"`+bad.state+`"`)
+		if e, _ := a.ErrorObject(); e == nil || e.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("the state as %s, or altered: %s %s, want -32602", bad.who, a.Result, a.Error)
+		}
+	}
+	done := call("alice", `,"inputResponses":{"second":`+sampled("two")+`},"requestState":"`+state+`"`)
+	if done.Error != nil || !strings.Contains(string(done.Result), "one") || !strings.Contains(string(done.Result), "two") {
+		t.Fatalf("the last round: %s %s, want the result with both answers", done.Result, done.Error)
+	}
+	// What went up carried the gateway's revision and the caller's
+	// capabilities, and the backend's own state on the retry.
+	ups := conn.requests("tools/call")
+	final := ups[len(ups)-1].Params
+	meta, _ := jsonrpc.Lookup(final, "_meta")
+	if v, _ := jsonrpc.LookupString(meta, mcp.MetaProtocolVersion); v != mcp.Version20260728 ||
+		!strings.Contains(string(meta), `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`) {
+		t.Errorf("upstream _meta %s", meta)
+	}
+	if s, _ := jsonrpc.LookupString(final, "requestState"); s == state || s == "" {
+		t.Errorf("upstream requestState %q, want the backend's own", s)
+	}
+}
+
+func TestASessionCallerIsAskedOnItsSessionForASessionlessBackend(t *testing.T) {
+	f, conn := relayedSessionless(t, mrtrBackend(t), `{"sampling":{}}`)
+	caller := &callerSink{f: f, answer: sampled("yes")}
+	m := frontCall(t, context.Background(), f, caller, `{"name":"b1__ask_twice","arguments":{}}`)
+	if m == nil || m.Error != nil || strings.Count(toolText(t, m.Result), "yes") != 2 {
+		t.Fatalf("the call: %+v, want the result with the caller's two answers", m)
+	}
+	asks := 0
+	for _, r := range caller.all() {
+		if r.Method == "sampling/createMessage" {
+			asks++
+		}
+	}
+	if asks != 2 {
+		t.Errorf("the caller was asked %d times on its session, want 2", asks)
+	}
+	if n := len(conn.requests("tools/call")); n != 3 {
+		t.Errorf("the backend got %d rounds, want 3", n)
+	}
+}
+
+// A 2025 caller that did not declare what the backend asks for is
+// answered -32021, saying what was asked.
+func TestASessionCallerWithoutTheCapabilityIsAnsweredMissingCapability(t *testing.T) {
+	back := mrtrBackend(t)
+	// The backend is told the caller's capabilities; this one asks anyway.
+	must(t, back.AddTools(&mcp.Tool{Name: "ask_anyway", SkipValidation: true,
+		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"?"}}}}`), nil
+		}}))
+	f2, _ := relayedSessionless(t, back, `{"roots":{}}`)
+	m := frontCall(t, context.Background(), f2, &callerSink{f: f2}, `{"name":"b1__ask_anyway","arguments":{}}`)
+	if e, _ := m.ErrorObject(); e == nil || e.Code != mcp.CodeMissingRequiredCapability || !strings.Contains(e.Message, "elicitation") {
+		t.Fatalf("got %s %s, want -32021 naming elicitation", m.Result, m.Error)
+	}
+}
+
+// The revision's reserved _meta keys a caller sends describe its own
+// connection: a 2025 backend never sees them (a backend that also speaks
+// 2026-07-28 would take the call for a sessionless one); other _meta
+// members go up as they came.
+func TestReservedMetaKeysAreNotPassedToASessionBackend(t *testing.T) {
+	back, _ := newBackRig(t)
+	var got json.RawMessage
+	must(t, back.AddTools(&mcp.Tool{Name: "meta", SkipValidation: true,
+		Handler: func(_ context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			got, _ = jsonrpc.Lookup(r.Params, "_meta")
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}})
+		}}))
+	f, _ := relayedBothWays(t, back, nil)
+	m := frontCall(t, context.Background(), f, &callerSink{f: f},
+		`{"name":"b1__meta","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug","x.example/k":1}}`)
+	if m == nil || m.Error != nil {
+		t.Fatalf("call: %+v", m)
+	}
+	if strings.Contains(string(got), "io.modelcontextprotocol/") || !strings.Contains(string(got), `"x.example/k":1`) {
+		t.Errorf("the backend saw _meta %s", got)
+	}
+}
