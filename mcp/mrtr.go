@@ -87,9 +87,7 @@ func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, 
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: %s is not something a request can ask of its client", in.Method)
 		}
 		if c, _ := jsonrpc.Lookup(r.meta.capabilities, capability); len(c) == 0 || string(c) == "null" {
-			return nil, jsonrpc.NewError(CodeMissingRequiredCapability,
-				"the client did not declare the "+capability+" capability",
-				map[string]any{"requiredCapabilities": map[string]struct{}{capability: {}}})
+			return nil, MissingCapability(capability, "the client did not declare the "+capability+" capability", nil)
 		}
 		a, ok := answers[in.Key]
 		if !ok {
@@ -291,6 +289,17 @@ func (r *Request) OpenUpstreamState(ctx context.Context) (upstream string, ok bo
 		return "", true, errBadState
 	}
 	return st.Upstream, true, nil
+}
+
+// MissingCapability is the revision's -32021: the request needs a client
+// capability the client did not declare. data.requiredCapabilities names
+// it as a ClientCapabilities object; extra members go beside it.
+func MissingCapability(capability, message string, extra map[string]string) *jsonrpc.Error {
+	data := map[string]any{"requiredCapabilities": map[string]struct{}{capability: {}}}
+	for k, v := range extra {
+		data[k] = v
+	}
+	return jsonrpc.NewError(CodeMissingRequiredCapability, message, data)
 }
 
 // isInputRequired reports whether err asks for input.

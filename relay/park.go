@@ -7,7 +7,8 @@
 // the backend call goes on waiting, and the caller's retry — carrying the
 // answer in inputResponses and the park's id in requestState — gives the
 // backend its answer and waits for what comes next: the call's result, or
-// the backend's next request, parked again.
+// the backend's next request, parked again. A request for what the caller
+// did not declare it can give ends the call with -32021.
 //
 // The requestState is an unguessable id of a park kept here, bound to the
 // caller, the method and the entry; a retry that does not match, or comes
@@ -176,9 +177,13 @@ func (b *Backend) await(ctx context.Context, r *mcp.Request, call *modernCall, m
 		case a := <-call.asks:
 			capability := requestCapability[a.m.Method]
 			if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
+				// The backend hears what such a client would say, and
+				// the caller why its call cannot go on (the revision's
+				// -32021): the call is over.
 				a.answer <- askAnswer{err: jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
 					"the client did not declare the "+capability+" capability", nil)}
-				continue
+				call.cancel()
+				return nil, b.missingCapability(capability, a.m.Method)
 			}
 			return b.park(ctx, call, a, "", method, entry)
 		case <-ctx.Done():

@@ -86,3 +86,16 @@ func TestABackendsRequestsReachAModernCallerInItsResult(t *testing.T) {
 		t.Fatalf("the retry with the last answer: %s %s, want the call's result with both answers", done.Result, done.Error)
 	}
 }
+
+// A 2026-07-28 caller that did not declare what a 2025 backend asks of it
+// is answered -32021 saying what was asked; the backend hears -32601, as
+// from such a client, and its call is ended.
+func TestAModernCallerWithoutTheCapabilityIsAnsweredMissingCapability(t *testing.T) {
+	f, _ := relayedBothWays(t, parkBackend(t), relay.NewClaims())
+	a := mcptest.Sessionless(t, f.Server, "alice", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b1__ask_twice","arguments":{}`+
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}}}`)
+	if e, _ := a.ErrorObject(); e == nil || e.Code != mcp.CodeMissingRequiredCapability || !strings.Contains(e.Message, "sampling") ||
+		!strings.Contains(string(e.Data), `"requiredCapabilities":{"sampling":{}}`) {
+		t.Fatalf("got %s %s, want -32021 naming sampling, in data.requiredCapabilities too", a.Result, a.Error)
+	}
+}

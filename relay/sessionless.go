@@ -162,9 +162,7 @@ func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, re
 		p, _ := jsonrpc.Lookup(v, "params")
 		capability := requestCapability[m]
 		if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
-			refusal = jsonrpc.NewError(mcp.CodeMissingRequiredCapability,
-				"backend "+b.name+" asks the client for "+m+", and the client did not declare "+orUnknown(capability),
-				map[string]string{"backend": b.name, "method": m})
+			refusal = b.missingCapability(capability, m)
 			return false
 		}
 		inputs = append(inputs, mcp.Input{Key: key, Method: m, Params: p})
@@ -197,11 +195,15 @@ func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, re
 	return params, nil
 }
 
-func orUnknown(capability string) string {
+// missingCapability is -32021 for a backend's request of method, which
+// needs capability and the caller did not declare it.
+func (b *Backend) missingCapability(capability, method string) *jsonrpc.Error {
+	what := "the " + capability + " capability"
 	if capability == "" {
-		return "a capability for it (the method is unknown)"
+		what = "a capability for it (the method is unknown)"
 	}
-	return "the " + capability + " capability"
+	return mcp.MissingCapability(capability, "backend "+b.name+" asks the client for "+method+", and the client did not declare "+what,
+		map[string]string{"backend": b.name, "method": method})
 }
 
 // setMember returns obj with member key set to v: replaced where it is,
