@@ -11,16 +11,21 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpgate/mcpgate/internal/otlptest"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -235,5 +240,55 @@ func TestTracingHeaderMissingFromTheEnvironmentRefusesNew(t *testing.T) {
 	_, err := mtNew(gwContext(t), t, "tracing:\n  otlp_endpoint: \"http://127.0.0.1:4318\"\n  headers_from: {Authorization: TR_SURELY_UNSET_VAR}\n")
 	if err == nil || !strings.Contains(err.Error(), "tracing.headers_from.Authorization") {
 		t.Errorf("New = %v, want an error naming tracing.headers_from.Authorization", err)
+	}
+}
+
+// Trace context in _meta (2026-07-28, SEP-414): a request's
+// _meta.traceparent makes its server span the caller's child, with no
+// header, and the backend gets the trace context of the gateway's client
+// span in its request's _meta, in place of the caller's.
+func TestTracingFollowsTraceContextInMeta(t *testing.T) {
+	rcv := otlptest.Start(t)
+	var seen atomic.Value
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tr-back", Version: "1"}})
+	if err := back.AddTools(&mcp.Tool{Name: "traced", Handler: func(_ context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		meta, _ := jsonrpc.Lookup(r.Params, "_meta")
+		tp, _ := jsonrpc.LookupString(meta, "traceparent")
+		seen.Store(tp)
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}})
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(back, mcphttp.Options{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.CloseClientConnections(); ts.Close() })
+	e := gwStart(t, fmt.Sprintf("backends:\n  - {name: tb, kind: http, url: %q}\ntracing: {otlp_endpoint: %q}\n", ts.URL, rcv.URL()))
+	bkRun(t, e.gw)
+	admin, _ := e.token("root", "admin")
+	ctx := gwContext(t)
+	c := e.dial(gwStreamable, gwBearer(admin))
+	trWaitTool(t, c, "tb__traced")
+	if _, err := gwCall(ctx, c, "tools/call", map[string]any{"name": "tb__traced", "arguments": map[string]any{},
+		"_meta": map[string]any{"traceparent": trTraceparent}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	if err := e.closeGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.Spans()
+	call := trFind(t, spans, "tools/call tb__traced", true)
+	if call.TraceID != trCallerTrace || call.ParentSpanID != trCallerSpan {
+		t.Errorf("server span in trace %s under %s, want the caller's %s under %s (from _meta)", call.TraceID, call.ParentSpanID, trCallerTrace, trCallerSpan)
+	}
+	var client otlptest.Span
+	for _, s := range spans {
+		if s.ParentSpanID == call.SpanID && s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+			client = s
+		}
+	}
+	got, _ := seen.Load().(string)
+	if want := "00-" + trCallerTrace + "-" + client.SpanID + "-01"; client.SpanID == "" || got != want {
+		t.Errorf("the backend got traceparent %q, want the gateway's client span %q", got, want)
 	}
 }

@@ -161,6 +161,7 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 	if method == "server/discover" && !sessionless {
 		sessionless, version = true, SessionlessVersions[len(SessionlessVersions)-1] // the probe
 	}
+	params = withOutgoingMeta(ctx, params)
 	if sessionless {
 		params = c.stampSessionless(params, version)
 	}

@@ -173,6 +173,34 @@ func metaHas(params json.RawMessage, keys ...string) []bool {
 	return out
 }
 
+type outgoingMetaKey struct{}
+
+// WithOutgoingMeta asks the Client that sends a request made with ctx to
+// set these _meta members on it (encoded "key":value pairs, comma
+// separated), replacing any of the same keys: how the gateway's tracing
+// passes the trace context of its client span upstream (traceparent,
+// tracestate).
+func WithOutgoingMeta(ctx context.Context, keys []string, members []byte) context.Context {
+	if len(members) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, outgoingMetaKey{}, outgoingMeta{keys, members})
+}
+
+type outgoingMeta struct {
+	keys    []string
+	members []byte
+}
+
+// withOutgoingMeta applies what WithOutgoingMeta put in ctx to params.
+func withOutgoingMeta(ctx context.Context, params json.RawMessage) json.RawMessage {
+	om, ok := ctx.Value(outgoingMetaKey{}).(outgoingMeta)
+	if !ok {
+		return params
+	}
+	return WithMeta(params, om.members, func(k string) bool { return !slices.Contains(om.keys, k) })
+}
+
 // WithMeta returns params with members (encoded "key":value pairs, comma
 // separated, without braces) first in its _meta, followed by those of the
 // _meta it had for which keep is true; every other member of params is

@@ -50,7 +50,8 @@ func (t *Tracer) Observer() mcp.Observer { return observer{t} }
 
 type observer struct{ t *Tracer }
 
-func (o observer) Begin(ctx context.Context, _ *mcp.Request) context.Context {
+func (o observer) Begin(ctx context.Context, r *mcp.Request) context.Context {
+	ctx = o.t.fromMeta(ctx, r.Params) // meta.go
 	ctx, _ = o.t.tracer.Start(ctx, "mcp", trace.WithSpanKind(trace.SpanKindServer))
 	return ctx
 }

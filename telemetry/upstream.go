@@ -18,10 +18,12 @@ import (
 // Upstream is a relay.Observer: it starts a client span named for the
 // method, with the backend's name, and ends it with the backend's
 // JSON-RPC code, or "unreachable" when the backend could not be reached.
+// The call carries the span's trace context in its _meta.
 // The error's message is not recorded: a backend may echo arguments in it.
 func (t *Tracer) Upstream(ctx context.Context, backend, method string) (context.Context, func(error)) {
 	ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(keyMethod.String(cut(method)), keyBackend.String(cut(backend))))
+	ctx = t.toMeta(ctx) // the backend continues the trace (meta.go)
 	return ctx, func(err error) {
 		defer span.End()
 		if err == nil || !span.IsRecording() {
