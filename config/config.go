@@ -37,9 +37,10 @@ type Config struct {
 // HTTP configures the MCP endpoint's transports.
 type HTTP struct {
 	Stateless bool `yaml:"stateless"`
-	// Sessionless also serves 2026-07-28 (sessionless) requests on /mcp
-	// (experimental: the revision is not whole yet).
-	Sessionless  bool  `yaml:"sessionless"`
+	// Sessionless serves 2026-07-28 (sessionless) requests beside the
+	// 2025 era on /mcp and stdio (default true; false serves the 2025
+	// era only). See SessionlessOn.
+	Sessionless  *bool `yaml:"sessionless"`
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// BodyTimeout bounds the time to read a request body (default 30s).
 	BodyTimeout    Duration `yaml:"body_timeout"`
@@ -51,6 +52,9 @@ type HTTP struct {
 	// transport (default 64).
 	MaxSessionsPerIdentity int `yaml:"max_sessions_per_identity"`
 }
+
+// SessionlessOn reports whether 2026-07-28 is served (the default).
+func (h HTTP) SessionlessOn() bool { return h.Sessionless == nil || *h.Sessionless }
 
 // Auth configures authentication.
 type Auth struct {

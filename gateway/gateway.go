@@ -200,7 +200,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 	h := g.cfg.HTTP
 	opts := mcphttp.Options{
 		Stateless:              h.Stateless,
-		Sessionless:            h.Sessionless,
+		Sessionless:            h.SessionlessOn(),
 		MaxBodyBytes:           h.MaxBodyBytes,
 		IdleTimeout:            h.SessionIdle.Duration,
 		MaxSessions:            h.MaxSessions,

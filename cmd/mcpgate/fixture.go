@@ -42,7 +42,7 @@ func fixtureCommand() *cobra.Command {
 			ctx := cmd.Context()
 			go fixture.Watch(ctx, srv, 3*time.Second)
 			if stdio {
-				return serveStdio(ctx, srv, log)
+				return serveStdio(ctx, srv, log, modern)
 			}
 			// As a container's program (a process backend's), the
 			// fixture listens where the container contract says.
@@ -64,7 +64,7 @@ func fixtureCommand() *cobra.Command {
 	f.StringVar(&listen, "listen", "127.0.0.1:3000", "address to serve HTTP on (default 127.0.0.1:$PORT when PORT is set)")
 	f.BoolVar(&stdio, "stdio", false, "serve one session on stdin/stdout instead of HTTP")
 	f.BoolVar(&stateless, "stateless", false, "serve Streamable HTTP without sessions")
-	f.BoolVar(&modern, "sessionless", false, "also serve 2026-07-28 (sessionless) requests on /mcp (experimental)")
+	f.BoolVar(&modern, "sessionless", true, "serve 2026-07-28 (sessionless) requests beside the 2025 era (--sessionless=false: the 2025 era only)")
 	f.BoolVar(&asResults, "validation-errors-as-results", false, "answer schema violations with isError results instead of -32602")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd

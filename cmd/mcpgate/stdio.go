@@ -13,9 +13,10 @@ import (
 
 // serveStdio serves one session on stdin/stdout until stdin ends or ctx
 // is cancelled. Logs go to stderr only: stdout is the protocol.
-func serveStdio(ctx context.Context, srv *mcp.Server, log *slog.Logger) error {
+func serveStdio(ctx context.Context, srv *mcp.Server, log *slog.Logger, sessionless bool) error {
 	return stdio.Serve(ctx, srv, os.Stdin, os.Stdout, stdio.Options{
-		Logger:   log,
-		Identity: mcp.Identity{Subject: "stdio"},
+		Logger:      log,
+		Identity:    mcp.Identity{Subject: "stdio"},
+		Sessionless: sessionless,
 	})
 }
