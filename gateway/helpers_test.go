@@ -497,12 +497,13 @@ func gwIsToolError(res json.RawMessage) bool {
 // gwNames lists the values of member in the array at key of a list result.
 func gwNames(t *testing.T, res json.RawMessage, key, member string) []string {
 	t.Helper()
-	var page map[string][]map[string]any
-	if err := json.Unmarshal(res, &page); err != nil {
+	var page map[string]json.RawMessage
+	var items []map[string]any
+	if err := json.Unmarshal(res, &page); err != nil || json.Unmarshal(page[key], &items) != nil {
 		t.Fatalf("list result %s: %v", res, err)
 	}
 	var out []string
-	for _, item := range page[key] {
+	for _, item := range items {
 		s, _ := item[member].(string)
 		out = append(out, s)
 	}

@@ -161,11 +161,20 @@ func (cl *rlClient) drain() {
 // tools lists the tool names the session sees, sorted.
 func (cl *rlClient) tools(t *testing.T) []string {
 	t.Helper()
-	res, err := gwCall(gwContext(t), cl.c, "tools/list", map[string]any{})
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
+	var names []string
+	params := map[string]any{}
+	for {
+		res, err := gwCall(gwContext(t), cl.c, "tools/list", params)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		names = append(names, gwNames(t, res, "tools", "name")...)
+		cursor, ok := jsonrpc.LookupString(res, "nextCursor")
+		if !ok || cursor == "" {
+			break
+		}
+		params = map[string]any{"cursor": cursor}
 	}
-	names := gwNames(t, res, "tools", "name")
 	slices.Sort(names)
 	return names
 }

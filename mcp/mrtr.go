@@ -76,6 +76,18 @@ func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, 
 		}
 		return out, nil
 	}
+	if r.meta.task != nil {
+		for _, in := range inputs {
+			capability, ok := inputCapability[in.Method]
+			if !ok {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: %s is not something a request can ask of its client", in.Method)
+			}
+			if c, _ := jsonrpc.Lookup(r.meta.capabilities, capability); len(c) == 0 || string(c) == "null" {
+				return nil, MissingCapability(capability, "the client did not declare the "+capability+" capability", nil)
+			}
+		}
+		return r.meta.task.ask(ctx, inputs) // tasks.go: input_required until tasks/update
+	}
 	answers, err := r.meta.gathered(ctx, r)
 	if err != nil {
 		return nil, err

@@ -81,7 +81,9 @@ type Server struct {
 	sessions map[*Session]struct{}
 	// listeners are the open subscriptions/listen (listen.go).
 	listeners map[*listener]struct{}
-	caps      json.RawMessage
+	// tasks are the tasks its tools run (tasks.go).
+	tasks tasks
+	caps  json.RawMessage
 
 	infoJSON    json.RawMessage // opts.Info, encoded once (sessionless results carry it)
 	stateOnce   sync.Once
@@ -128,6 +130,9 @@ func NewServer(opts Options) *Server {
 		"resources/unsubscribe":    HandlerFunc(serveUnsubscribe),
 		"prompts/list":             HandlerFunc(s.servePromptsList),
 		"prompts/get":              HandlerFunc(s.servePromptsGet),
+		"tasks/get":                HandlerFunc(s.serveTasksGet),
+		"tasks/update":             HandlerFunc(s.serveTasksUpdate),
+		"tasks/cancel":             HandlerFunc(s.serveTasksCancel),
 	}
 	if opts.Complete != nil {
 		s.methods["completion/complete"] = s.gatedComplete(opts.Complete)

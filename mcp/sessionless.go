@@ -120,6 +120,8 @@ type requestMeta struct {
 	capabilities json.RawMessage
 	logRank      int32 // 0: no log level, so no log messages
 	paramHeaders map[string][]string
+	// task is the task the request runs as, if it does (tasks.go).
+	task *task
 	// answers are the client's answers to what the request asks
 	// (mrtr.go), gathered on the first Ask.
 	answers    map[string]json.RawMessage
@@ -209,6 +211,12 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 func (s *Server) errorForRequest(method string, err error) *jsonrpc.Error {
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
+		if je.Code == jsonrpc.CodeResourceNotFound && method == "resources/read" {
+			// 2026-07-28 answers an unknown resource -32602 (SEP-2164);
+			// -32002 is the earlier revisions' code, a relayed 2025
+			// backend's included. Message and data stay.
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: je.Message, Data: je.Data}
+		}
 		return je
 	}
 	s.log.Error("mcp handler failed", "method", method, "err", err, "stack", string(debug.Stack()))
@@ -280,6 +288,6 @@ func (s *Server) discover() json.RawMessage {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions,omitempty"`
-	}{SessionlessVersions, s.caps, s.instructions()})
+	}{SessionlessVersions, withTasksExtension(s.caps), s.instructions()})
 	return out
 }

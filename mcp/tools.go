@@ -46,6 +46,10 @@ type Tool struct {
 	// SkipValidation leaves argument checking to the handler (a relay lets
 	// its backend judge).
 	SkipValidation bool
+	// TaskSupport says the tool may run as a task (TaskOptional,
+	// TaskRequired; "" for never): its handler returns RunAsTask for the
+	// part that does (tasks.go).
+	TaskSupport string
 
 	schema  *jsonschema.Schema
 	headers []HeaderParam // its x-mcp-header arguments (headerparams.go)
@@ -103,8 +107,9 @@ func (t *Tool) definition() (json.RawMessage, error) {
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 		Annotations  json.RawMessage `json:"annotations,omitempty"`
+		Execution    *toolExecution  `json:"execution,omitempty"`
 		Meta         json.RawMessage `json:"_meta,omitempty"`
-	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Meta})
+	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.execution(), t.Meta})
 }
 
 func (s *Server) serveToolsList(ctx context.Context, r *Request) (json.RawMessage, error) {
@@ -133,7 +138,17 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 			return s.invalidArguments(name, vs)
 		}
 	}
+	if t.TaskSupport == TaskRequired && !clientTakesTasks(r) {
+		return nil, errTasksNotDeclared("tool " + name)
+	}
 	res, err := t.Handler(ctx, r, args)
+	var rt *runAsTask
+	if errors.As(err, &rt) {
+		if t.TaskSupport != "" && clientTakesTasks(r) {
+			return s.startTask(ctx, r, rt.rest)
+		}
+		res, err = rt.rest(ctx, r) // no task for this client: the rest is the call
+	}
 	if err == nil {
 		return res, nil
 	}

@@ -112,6 +112,8 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message) string {
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		member = "taskId" // the tasks extension's routing header (SEP-2663)
 	default:
 		return ""
 	}

@@ -32,6 +32,8 @@ func (e *stEnv) slPost(method, params string, kv ...string) stReply {
 		base = append(base, HeaderName, name)
 	} else if uri, ok := jsonrpc.LookupString([]byte(params), "uri"); ok {
 		base = append(base, HeaderName, uri)
+	} else if id, ok := jsonrpc.LookupString([]byte(params), "taskId"); ok {
+		base = append(base, HeaderName, id)
 	}
 	return e.post("", body, append(base, kv...)...)
 }
@@ -84,6 +86,9 @@ func TestSessionlessRequestsAreServedOnTheirOwn(t *testing.T) {
 			nil, 400, mcp.CodeHeaderMismatch, nil, nil},
 		{"an Mcp-Param header for an argument not given is 400 and -32020", "tools/call", `{"name":"test_header_params","arguments":{"query":"q"},` + slMeta + `}`,
 			[]string{"Mcp-Param-Region", "us-west1"}, 400, mcp.CodeHeaderMismatch, nil, nil},
+		{"an unknown resource is -32602 in this revision (SEP-2164), not -32002", "resources/read", `{"uri":"test://no-such-resource",` + slMeta + `}`,
+			nil, 200, jsonrpc.CodeInvalidParams, nil, nil},
+		{"Mcp-Name must be the task's id on tasks/get", "tasks/get", `{"taskId":"task-x",` + slMeta + `}`, []string{HeaderName, "task-y"}, 400, mcp.CodeHeaderMismatch, nil, nil},
 		{"initialize is no method of the revision: 404 and -32601", "initialize", `{` + slMeta + `}`, nil, 404, jsonrpc.CodeMethodNotFound, nil, nil},
 		{"ping is no method of the revision either", "ping", `{` + slMeta + `}`, nil, 404, jsonrpc.CodeMethodNotFound, nil, nil},
 		{"an unknown method is 404 and -32601", "no/such", `{` + slMeta + `}`, nil, 404, jsonrpc.CodeMethodNotFound, nil, nil},

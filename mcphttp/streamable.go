@@ -61,6 +61,7 @@ func (h *Handler) Close() {
 	}
 	if h.opts.Sessionless {
 		h.server.EndListeners() // answered, so their streams end (mcp/listen.go)
+		h.server.EndTasks()     // cancelled, and waited for (mcp/tasks.go)
 	}
 }
 

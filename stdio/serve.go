@@ -60,6 +60,9 @@ func Serve(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, opts
 		unblockRead(in)
 	}
 	c.drain()
+	if opts.Sessionless {
+		s.EndTasks() // mcp/tasks.go: its tasks end with the connection
+	}
 	return err
 }
 
