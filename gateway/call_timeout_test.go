@@ -9,9 +9,11 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +75,19 @@ func TestACallItsBackendNeverAnswersTimesOut(t *testing.T) {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the backend's handler was never cancelled")
+	}
+
+	// A 2026-07-28 caller's call to this 2025 backend outlives its
+	// request (park.go): the timeout ends it all the same.
+	_, err := mxSessionless{url: base + "/mcp"}.Call(gwContext(t), "tools/call", json.RawMessage(`{"name":"q__never","arguments":{}}`))
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(string(je.Data), `"kind":"timeout"`) {
+		t.Fatalf("a 2026-07-28 call never answered: %v, want -32603 with data.kind timeout", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the backend's handler was never cancelled (2026-07-28 caller)")
 	}
 
 	res, raw := fdMember(t, f.exchange(t, 2, "tools/call", `{"name":"q__working","arguments":{},"_meta":{"progressToken":"p"}}`))

@@ -72,19 +72,24 @@ func NewInflight() *Inflight {
 // the function that ends the registration, and the call's watchdog, armed
 // for timeout (0: none) before any progress for the call can kick it.
 func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration) (json.RawMessage, func(), *watchdog) {
-	return in.beginWith(ctx, r, params, timeout, nil)
+	if r == nil {
+		return params, func() {}, nil
+	}
+	return in.beginWith(ctx, r, params, timeout, r.Abort, nil)
 }
 
-// beginWith is begin for a call whose backend requests go to asks (nil:
-// to the caller, as server-to-client requests).
-func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration, asks chan *ask) (json.RawMessage, func(), *watchdog) {
+// beginWith is begin for a call whose watchdog ends it with abort and
+// whose backend requests go to asks (nil: to the caller, as
+// server-to-client requests).
+func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration,
+	abort func(error), asks chan *ask) (json.RawMessage, func(), *watchdog) {
 	if r == nil {
 		return params, func() {}, nil
 	}
 	in.mu.Lock()
 	in.seq++
 	c := &inflightCall{seq: in.seq, ctx: ctx, r: r, asks: asks}
-	c.watchdog.start(r, timeout)
+	c.watchdog.start(abort, timeout)
 	if tok := r.ProgressToken(); tok != nil {
 		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
 		if out, err := withProgressToken(params, json.RawMessage(gw)); err == nil {

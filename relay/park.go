@@ -52,6 +52,9 @@ type modernCall struct {
 	asks   chan *ask          // the backend's requests, from Inflight.OnRequest
 	done   chan modernResult  // the call's end
 	cancel context.CancelFunc // ends the backend call
+	// watchdog bounds the backend's quiet time (call_timeout), paused
+	// while the call is parked: then the caller is the one to wait for.
+	watchdog *watchdog
 }
 
 type modernResult struct {
@@ -144,6 +147,7 @@ func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method stri
 		if len(answer) == 0 || answer[0] != '{' {
 			return b.park(ctx, k.call, k.ask, k.key, method, entry) // asked again, under the same key
 		}
+		k.call.watchdog.resume() // the backend's turn again
 		k.ask.answer <- askAnswer{result: answer}
 		return b.await(ctx, r, k.call, method, entry)
 	}
@@ -152,14 +156,21 @@ func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method stri
 		return nil, err
 	}
 	// The backend call outlives the caller's request that started it.
-	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	bctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
+	cancel := func() { cancelCause(context.Canceled) }
 	call := &modernCall{asks: make(chan *ask), done: make(chan modernResult, 1), cancel: cancel}
-	params, end, _ := inflight.beginWith(bctx, r, params, 0, call.asks)
+	params, end, wd := inflight.beginWith(bctx, r, withoutReservedMeta(params), b.timeout, cancelCause, call.asks)
+	call.watchdog = wd
 	go func() {
 		defer release()
 		defer cancel()
 		res, err := b.call(bctx, client, method, params)
 		end()
+		wd.stop()
+		if err != nil && timedOut(bctx) {
+			b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)
+			err = b.timeoutError(b.timeout)
+		}
 		call.done <- modernResult{res, err}
 	}()
 	return b.await(ctx, r, call, method, entry)
@@ -200,6 +211,7 @@ func (b *Backend) park(ctx context.Context, call *modernCall, a *ask, key, metho
 	if key == "" {
 		key = b.parked.nextKey()
 	}
+	call.watchdog.pause() // the caller's turn: the park's own TTL bounds it
 	k := &park{call: call, ask: a, key: key, principal: principal(ctx), method: method, entry: entry}
 	k.timer = time.AfterFunc(parkTTL, func() {
 		if b.parked.take(id) != nil {

@@ -119,6 +119,11 @@ func mrtrBackend(t *testing.T) *mcp.Server {
 // whose 2025 session declared capabilities.
 func relayedSessionless(t *testing.T, back *mcp.Server, capabilities string) (*front, *sessionlessConn) {
 	t.Helper()
+	return relayedSessionlessWith(t, back, capabilities, relay.NewClaims())
+}
+
+func relayedSessionlessWith(t *testing.T, back *mcp.Server, capabilities string, claims *relay.Claims) (*front, *sessionlessConn) {
+	t.Helper()
 	inf := relay.NewInflight()
 	conn := &sessionlessConn{s: back, in: make(chan *jsonrpc.Message, 64), done: make(chan struct{})}
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "relay-test", Version: "1"},
@@ -131,7 +136,7 @@ func relayedSessionless(t *testing.T, back *mcp.Server, capabilities string) (*f
 		t.Fatalf("Connect: %q %v", era, err)
 	}
 	f := newFrontCaps(t, capabilities)
-	must(t, relay.New("b1", c, relay.Options{Inflight: inf}).Sync(ctx, f.Server))
+	must(t, relay.New("b1", c, relay.Options{Inflight: inf, Claims: claims}).Sync(ctx, f.Server))
 	return f, conn
 }
 
@@ -241,4 +246,15 @@ func TestReservedMetaKeysAreNotPassedToASessionBackend(t *testing.T) {
 	if strings.Contains(string(got), "io.modelcontextprotocol/") || !strings.Contains(string(got), `"x.example/k":1`) {
 		t.Errorf("the backend saw _meta %s", got)
 	}
+	// A 2026-07-28 caller's call to the 2025 backend (park.go) likewise.
+	got = nil
+	a := mcptest.Sessionless(t, f.Server, "alice", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"b1__meta","arguments":{},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"x.example/k":2}}}`)
+	if a.Error != nil {
+		t.Fatalf("modern call: %s", a.Error)
+	}
+	if strings.Contains(string(got), "io.modelcontextprotocol/") || !strings.Contains(string(got), `"x.example/k":2`) {
+		t.Errorf("the backend saw _meta %s from a 2026-07-28 caller", got)
+	}
 }
+

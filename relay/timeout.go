@@ -14,32 +14,48 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // errCallTimeout is the cause of a call's context when its watchdog fired.
 var errCallTimeout = errors.New("relay: the backend did not answer in time")
 
-// watchdog aborts a call's request once it has been quiet for d; kick
-// restarts the wait (progress from the backend shows it is working). The
-// request's own context is ended (mcp.Request.Abort), so that no context
-// of its own is made for every relayed call.
+// watchdog aborts a call once it has been quiet for d; kick restarts the
+// wait (progress from the backend shows it is working). For a call made
+// for a session's caller the request's own context is ended
+// (mcp.Request.Abort), so that no context of its own is made for every
+// relayed call; a 2026-07-28 caller's call outlives its request, and its
+// own context is ended (park.go).
 type watchdog struct {
-	r     *mcp.Request
+	abort func(error)
 	timer *time.Timer
 	d     time.Duration
 }
 
-// start arms the watchdog for r, unless d (0 or less) turns it off.
-func (w *watchdog) start(r *mcp.Request, d time.Duration) {
-	if w == nil || d <= 0 || r == nil {
+// start arms the watchdog to abort, unless d (0 or less) turns it off.
+func (w *watchdog) start(abort func(error), d time.Duration) {
+	if w == nil || d <= 0 || abort == nil {
 		return
 	}
-	w.r, w.d = r, d
+	w.abort, w.d = abort, d
 	w.timer = time.AfterFunc(d, w.fire)
 }
 
-func (w *watchdog) fire() { w.r.Abort(errCallTimeout) }
+func (w *watchdog) fire() { w.abort(errCallTimeout) }
+
+// pause stops the wait while the call waits for its caller, not its
+// backend (a parked call); resume starts it afresh. Both are called by the
+// call's one waiter, in turn.
+func (w *watchdog) pause() {
+	if w != nil && w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+func (w *watchdog) resume() {
+	if w != nil && w.timer != nil {
+		w.timer.Reset(w.d)
+	}
+}
 
 // kick restarts the wait, unless the watchdog already fired. It is called
 // from the backend connection's read loop only, one kick at a time.
