@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		// The instructions are the backends' (relay/instructions.go).
 		InstructionsFrom: claims.Instructions,
 	})
-	g.server.Use(claims.ForwardLogLevel)
+	g.server.Use(claims.ForwardLogLevel, claims.RelayTasks)
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}

@@ -51,6 +51,8 @@ func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Reque
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		member = "taskId"
 	}
 	if member != "" {
 		if v, ok := jsonrpc.LookupString(m.Params, member); ok {

@@ -33,6 +33,7 @@ type Claims struct {
 	level  mcp.LogLevel                  // the most verbose logging/setLevel asked (loglevel.go)
 	front  *mcp.Server                   // the front server, once a Backend synced
 	graves *graveyard                    // entries of backends that are down; nil until one is
+	tasks  map[string]taskRoute          // task id → the backend that made it, for whom (tasks.go)
 }
 
 // NewClaims returns an empty ledger.

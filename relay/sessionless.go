@@ -100,6 +100,9 @@ func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client
 	}
 	for round := 0; ; round++ {
 		res, err := b.callSessionless(ctx, r, client, inflight, method, params)
+		if err == nil && r != nil && isTaskResult(res) {
+			b.claims.noteTask(ctx, b, res) // tasks.go: the caller's tasks/* go here
+		}
 		if err != nil || !isInputRequiredResult(res) {
 			return res, err
 		}
@@ -126,6 +129,11 @@ func (b *Backend) callSessionless(ctx context.Context, r *mcp.Request, client *m
 		return nil, b.failure(ctx, method, err)
 	}
 	return res, nil
+}
+
+func isTaskResult(res json.RawMessage) bool {
+	rt, _ := jsonrpc.LookupString(res, "resultType")
+	return rt == "task"
 }
 
 func isInputRequiredResult(res json.RawMessage) bool {

@@ -258,3 +258,46 @@ func TestReservedMetaKeysAreNotPassedToASessionBackend(t *testing.T) {
 	}
 }
 
+// A task a sessionless backend made is its caller's: the caller's
+// tasks/get and tasks/cancel reach the backend; another caller naming the
+// id is answered by the front as for an unknown task.
+func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tasker", Version: "1"}})
+	t.Cleanup(back.EndTasks)
+	must(t, back.AddTools(&mcp.Tool{Name: "wait", SkipValidation: true, TaskSupport: mcp.TaskOptional,
+		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+			return nil, mcp.RunAsTask(func(ctx context.Context, _ *mcp.Request) (json.RawMessage, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+		}}))
+	claims := relay.NewClaims()
+	f, conn := relayedSessionlessWith(t, back, "{}", claims)
+	f.Use(claims.RelayTasks)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	call := func(who, method, params string) *jsonrpc.Message {
+		return mcptest.Sessionless(t, f.Server, who, `{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+params+`,`+meta+`}}`)
+	}
+	created := call("alice", "tools/call", `"name":"b1__wait","arguments":{}`)
+	id, _ := jsonrpc.LookupString(created.Result, "taskId")
+	if rt, _ := jsonrpc.LookupString(created.Result, "resultType"); rt != "task" || id == "" {
+		t.Fatalf("tools/call: %s %s, want the backend's CreateTaskResult", created.Result, created.Error)
+	}
+	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+		if a := call("mallory", m, `"taskId":"`+id+`"`); a.Error == nil || !strings.Contains(string(a.Error), "-32602") {
+			t.Errorf("%s of alice's task by mallory: %s %s, want -32602", m, a.Result, a.Error)
+		}
+	}
+	if n := len(conn.requests("tasks/get")) + len(conn.requests("tasks/cancel")); n != 0 {
+		t.Errorf("mallory's requests reached the backend (%d)", n)
+	}
+	if a := call("alice", "tasks/get", `"taskId":"`+id+`"`); !strings.Contains(string(a.Result), `"status":"working"`) {
+		t.Errorf("alice's tasks/get: %s %s", a.Result, a.Error)
+	}
+	if a := call("alice", "tasks/cancel", `"taskId":"`+id+`"`); string(a.Result) != `{"resultType":"complete"}` {
+		t.Errorf("alice's tasks/cancel: %s %s", a.Result, a.Error)
+	}
+	if a := call("alice", "tasks/get", `"taskId":"`+id+`"`); !strings.Contains(string(a.Result), `"status":"cancelled"`) {
+		t.Errorf("after the cancel: %s %s", a.Result, a.Error)
+	}
+}
