@@ -70,7 +70,7 @@ func TestConformanceThroughSessionlessBackends(t *testing.T) {
 				t.Errorf("2025-11-25 requirements through a %s: %d passed, %d failed; want every check", name, p, f)
 			}
 			p, f = cnScoreAt(t, base+"/mcp", "2026-07-28")
-			peers.Score(t, "0.2.0-alpha.12 --requirements 2026-07-28 (experimental) through a %s: %d passed, %d failed (the fixture directly: %d, %d)", name, p, f, direct, df)
+			peers.Score(t, "0.2.0-alpha.12 --requirements 2026-07-28 through a %s: %d passed, %d failed (the fixture directly: %d, %d)", name, p, f, direct, df)
 			if p < direct || f > df {
 				t.Errorf("2026-07-28 requirements through a %s: %d passed, %d failed; the fixture directly %d, %d", name, p, f, direct, df)
 			}
