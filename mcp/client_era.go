@@ -51,6 +51,11 @@ func (c *Client) Connect(ctx context.Context, era Era) (Era, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	res, err := c.Call(pctx, "server/discover", nil)
+	if offersOurs(err) {
+		// A modern server refusing the revision it then lists as
+		// supported: ask again once, as the revision says to.
+		res, err = c.Call(pctx, "server/discover", nil)
+	}
 	timedOut := pctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if err == nil {
@@ -87,6 +92,24 @@ func SessionlessVersionOf(res json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// offersOurs reports whether err is -32022 naming, among the revisions
+// the server supports, a sessionless one we speak.
+func offersOurs(err error) bool {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != CodeUnsupportedProtocolVersion {
+		return false
+	}
+	raw, _ := jsonrpc.Lookup(je.Data, "supported")
+	var vs []string
+	_ = json.Unmarshal(raw, &vs)
+	for _, v := range vs {
+		if IsSessionlessVersion(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // provesSessionEra reports whether err, the answer to server/discover,

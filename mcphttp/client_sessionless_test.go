@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -208,5 +209,27 @@ func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
 	var je *jsonrpc.Error
 	if _, err := client.Call(ctx, "tools/call", json.RawMessage(`{"name":"test_header_params","arguments":`+string(args)+`}`)); !errors.As(err, &je) || je.Code != mcp.CodeHeaderMismatch {
 		t.Errorf("without them: %v, want -32020", err)
+	}
+}
+
+// A modern server that refuses the revision with -32022 while listing it
+// as supported is asked again, as the revision says, not given up on.
+func TestAnUnsupportedVersionNamingOursIsRetried(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := testCtx(t)
+	modern := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
+	t.Cleanup(modern.Close)
+	var refused atomic.Bool
+	url, _ := serveForEra(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !refused.Swap(true) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"]}}}`))
+			return
+		}
+		modern.ServeHTTP(w, r)
+	}))
+	if _, era, err := connectEra(ctx, t, url, mcp.EraAuto); err != nil || era != mcp.EraSessionless {
+		t.Fatalf("Connect: %q %v, want sessionless after one retry", era, err)
 	}
 }
