@@ -133,3 +133,58 @@ func TestTheGoSDKStatelessBehindTheGatewayServesBothEras(t *testing.T) {
 		}
 	})
 }
+
+// The Go SDK's client (v1.8.0), which chooses 2026-07-28 where it is
+// served, through the gateway in front of the fixture as a 2025 backend
+// and as a backend of the revision: it negotiates the revision with the
+// gateway, calls, gets progress, and is asked for sampling (in the result,
+// multi round-trip) either way.
+func TestTheGoSDKClientThroughTheGatewaySpeaks2026ToBackendsOfEitherEra(t *testing.T) {
+	gwLeakCheck(t)
+	legacy, _ := bkFixtureHTTP(t, nil)
+	modern, _, _ := slFixtureHTTP(t)
+	for name, url := range map[string]string{"a 2025 backend": legacy, "a 2026-07-28 backend": modern} {
+		t.Run(name, func(t *testing.T) {
+			base, _ := bkGateway(t, "backends:\n  - {name: fx, kind: http, url: \""+url+"\", prefix: \"-\"}\n")
+			bkWaitReady(t, base, http.StatusOK)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			progress := make(chan float64, 8)
+			client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1.8.0"}, &sdk.ClientOptions{
+				CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+					return &sdk.CreateMessageResult{Model: "m", Role: "assistant", Content: &sdk.TextContent{Text: "from the Go SDK"}}, nil
+				},
+				ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { progress <- r.Params.Progress },
+			})
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != mcp.Version20260728 {
+				t.Errorf("the Go SDK negotiated %q with the gateway, want %s", v, mcp.Version20260728)
+			}
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "test_simple_text"})
+			if err != nil || len(res.Content) == 0 {
+				t.Fatalf("test_simple_text: %+v %v", res, err)
+			}
+			params := &sdk.CallToolParams{Name: "test_tool_with_progress", Arguments: map[string]any{}}
+			params.SetProgressToken("p")
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				t.Fatalf("test_tool_with_progress: %v", err)
+			}
+			select {
+			case <-progress:
+			case <-ctx.Done():
+				t.Fatal("no progress reached the Go SDK")
+			}
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "hi"}})
+			if err != nil {
+				t.Fatalf("test_sampling: %v", err)
+			}
+			if tc, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(tc.Text, "from the Go SDK") {
+				t.Errorf("test_sampling: %+v, want the SDK's sampled answer", res.Content)
+			}
+		})
+	}
+}
