@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -56,7 +55,8 @@ func TestAnAnswerOverTheLimitFailsItsCallAtOnce(t *testing.T) {
 		{"an SSE event", `{"name":"ev__huge","arguments":{},"_meta":{"progressToken":1}}`},
 		{"a wire frame", `{"name":"ep__huge","arguments":{"bytes":300000}}`},
 	} {
-		start := time.Now()
+		// "At once": not after the backend's call_timeout (1m), which
+		// would answer data.kind timeout instead.
 		_, raw := fdMember(t, f.exchange(t, 10+i, "tools/call", c.params))
 		var e jsonrpc.Error
 		if err := json.Unmarshal([]byte(raw), &e); err != nil {
@@ -66,9 +66,6 @@ func TestAnAnswerOverTheLimitFailsItsCallAtOnce(t *testing.T) {
 		got, _ := jsonrpc.LookupString(e.Data, "limit")
 		if e.Code != jsonrpc.CodeInternalError || kind != "too_large" || got != fmt.Sprint(limit) {
 			t.Errorf("%s over the limit: %s, want -32603 with data.kind too_large and the limit", c.what, raw)
-		}
-		if took := time.Since(start); took > 20*time.Second {
-			t.Errorf("%s: answered after %v, not at once", c.what, took)
 		}
 	}
 	// Each backend is still up: a small answer comes through.
