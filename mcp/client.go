@@ -68,6 +68,8 @@ type Client struct {
 	initResult  json.RawMessage // or the server/discover result (client_era.go)
 	version     string
 	sessionless bool
+	metaHead    []byte // SessionlessMeta
+	infoJSON    []byte // opts.Info, encoded once
 }
 
 // ErrClosed is returned by calls on a closed client.
@@ -85,6 +87,7 @@ func NewClient(conn Conn, opts ClientOptions) *Client {
 		opts.Capabilities = emptyResult
 	}
 	c := &Client{conn: conn, opts: opts, log: opts.Logger, calls: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+	c.infoJSON, _ = json.Marshal(opts.Info)
 	c.rt, _ = conn.(RoundTripConn)
 	c.wg.Add(1)
 	go c.readLoop()

@@ -11,6 +11,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,8 +61,10 @@ func (c *Client) Connect(ctx context.Context, era Era) (Era, error) {
 	cancel()
 	if err == nil {
 		if v := SessionlessVersionOf(res); v != "" {
+			head := append([]byte(`"`+MetaProtocolVersion+`":`), jsonrpc.AppendString(nil, v)...)
+			head = append(append(head, `,"`+MetaClientInfo+`":`...), c.infoJSON...)
 			c.mu.Lock()
-			c.initResult, c.version, c.sessionless = res, v, true
+			c.initResult, c.version, c.sessionless, c.metaHead = res, v, true, head
 			c.mu.Unlock()
 			return EraSessionless, nil
 		}
@@ -158,8 +161,13 @@ func (c *Client) Ping(ctx context.Context) error {
 // stampSessionless gives params the _meta members a sessionless request
 // carries: the revision v, always; the client's identity and capabilities
 // unless params already say them (a relay passes its caller's
-// capabilities on).
+// capabilities on). params whose _meta opens with SessionlessMeta — a
+// relay built it whole — go as they are.
 func (c *Client) stampSessionless(params json.RawMessage, v string) json.RawMessage {
+	if head := c.SessionlessMeta(); head != nil && len(params) > len(`{"_meta":{`)+len(head) &&
+		string(params[:len(`{"_meta":{`)]) == `{"_meta":{` && bytes.HasPrefix(params[len(`{"_meta":{`):], head) {
+		return params
+	}
 	meta := make([]byte, 0, 160+len(c.opts.Capabilities))
 	meta = append(meta, `"`+MetaProtocolVersion+`":`...)
 	meta = jsonrpc.AppendString(meta, v)
@@ -170,14 +178,20 @@ func (c *Client) stampSessionless(params json.RawMessage, v string) json.RawMess
 	}
 	if !has[1] {
 		meta = append(meta, `,"`+MetaClientInfo+`":`...)
-		meta = append(meta, c.infoJSON()...)
+		meta = append(meta, c.infoJSON...)
 	}
 	return WithMeta(params, meta, func(key string) bool { return key != MetaProtocolVersion })
 }
 
-func (c *Client) infoJSON() []byte {
-	b, _ := json.Marshal(c.opts.Info)
-	return b
+// SessionlessMeta is the head of the _meta the client gives a sessionless
+// request — the revision and the client's identity, as encoded members —
+// or nil before the client speaks 2026-07-28. A relay that builds a
+// request's _meta whole starts it with these (then its own capabilities),
+// and the client sends it as it is.
+func (c *Client) SessionlessMeta() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.metaHead
 }
 
 // metaHas reports which of keys params._meta holds.

@@ -23,6 +23,18 @@ import (
 // era is known.
 var probeVersion = []string{mcp.SessionlessVersions[len(mcp.SessionlessVersions)-1]}
 
+// methodHeaders are the Mcp-Method values of the methods a relay sends
+// most, shared by every request (the transport only reads them).
+var methodHeaders = map[string][]string{}
+
+func init() {
+	for _, m := range []string{"tools/call", "tools/list", "resources/read", "resources/list", "resources/templates/list",
+		"prompts/get", "prompts/list", "completion/complete", "server/discover", "subscriptions/listen",
+		"tasks/get", "tasks/update", "tasks/cancel", "notifications/cancelled"} {
+		methodHeaders[m] = []string{m}
+	}
+}
+
 // Sessionless reports whether the server answered server/discover, and the
 // connection speaks 2026-07-28 to it.
 func (c *StreamableConn) Sessionless() bool {
@@ -44,7 +56,11 @@ func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Reque
 		version = probeVersion
 	}
 	req.Header[HeaderProtocolVersion] = version
-	req.Header[HeaderMethod] = []string{m.Method}
+	if v, ok := methodHeaders[m.Method]; ok {
+		req.Header[HeaderMethod] = v
+	} else {
+		req.Header[HeaderMethod] = []string{m.Method}
+	}
 	member := ""
 	switch m.Method {
 	case "tools/call", "prompts/get":

@@ -32,3 +32,20 @@ func benchRelayed(b *testing.B, opts relay.Options) {
 		}
 	}
 }
+
+// BenchmarkRelayedToolsCallToASessionlessBackend is the same call, from a
+// 2025 caller, to a backend spoken to in 2026-07-28: what the revision's
+// _meta and the upstream leg cost the relay.
+func BenchmarkRelayedToolsCallToASessionlessBackend(b *testing.B) {
+	bs := newBackendServer(b, "b1", 0)
+	f, _ := relayedSessionlessWith(b, bs.Server, "{}", relay.NewClaims())
+	req := request(b, jsonrpc.ID("1"), "tools/call", `{"name":"b1__whoami","arguments":{}}`)
+	sink := &mcptest.Recorder{}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ans := f.ss.Handle(ctx, req, sink); ans == nil {
+			b.Fatal("no answer")
+		}
+	}
+}

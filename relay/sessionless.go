@@ -48,19 +48,23 @@ func withoutReservedMeta(params json.RawMessage) json.RawMessage {
 }
 
 // sessionlessParams is what goes up to a sessionless backend for r.
-func (b *Backend) sessionlessParams(r *mcp.Request, params json.RawMessage) json.RawMessage {
-	var meta []byte
+// The _meta is built whole, once: the client's own head (the revision and
+// the gateway's identity), then the caller's capabilities (the gateway's
+// own when the caller has none to tell), then a log level.
+func (b *Backend) sessionlessParams(client *mcp.Client, r *mcp.Request, params json.RawMessage) json.RawMessage {
+	head := client.SessionlessMeta()
+	meta := make([]byte, 0, len(head)+128)
+	meta = append(meta, head...)
+	caps := ClientCapabilities
 	if r != nil {
-		if caps := r.ClientCapabilities(); len(caps) > 0 {
-			meta = append(meta, `"`+mcp.MetaClientCapabilities+`":`...)
-			meta = append(meta, caps...)
+		if c := r.ClientCapabilities(); len(c) > 0 {
+			caps = c
 		}
 	}
+	meta = append(meta, `,"`+mcp.MetaClientCapabilities+`":`...)
+	meta = append(meta, caps...)
 	if level := b.callerLogLevel(r); level != "" {
-		if len(meta) > 0 {
-			meta = append(meta, ',')
-		}
-		meta = append(meta, `"`+mcp.MetaLogLevel+`":`...)
+		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
 		meta = jsonrpc.AppendString(meta, level)
 	}
 	return mcp.WithMeta(params, meta, func(k string) bool { return !reservedMeta[k] })
@@ -83,7 +87,7 @@ func (b *Backend) callerLogLevel(r *mcp.Request) string {
 // forwardSessionless makes r's call on a sessionless backend's client.
 func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
 	method string, params json.RawMessage) (json.RawMessage, error) {
-	params = b.sessionlessParams(r, params)
+	params = b.sessionlessParams(client, r, params)
 	if r != nil && r.MultiRoundTrip() {
 		switch upstream, ok, err := r.OpenUpstreamState(ctx); {
 		case err != nil:

@@ -117,12 +117,12 @@ func mrtrBackend(t *testing.T) *mcp.Server {
 
 // relayedSessionless relays back, spoken to sessionless, into a front
 // whose 2025 session declared capabilities.
-func relayedSessionless(t *testing.T, back *mcp.Server, capabilities string) (*front, *sessionlessConn) {
+func relayedSessionless(t testing.TB, back *mcp.Server, capabilities string) (*front, *sessionlessConn) {
 	t.Helper()
 	return relayedSessionlessWith(t, back, capabilities, relay.NewClaims())
 }
 
-func relayedSessionlessWith(t *testing.T, back *mcp.Server, capabilities string, claims *relay.Claims) (*front, *sessionlessConn) {
+func relayedSessionlessWith(t testing.TB, back *mcp.Server, capabilities string, claims *relay.Claims) (*front, *sessionlessConn) {
 	t.Helper()
 	inf := relay.NewInflight()
 	conn := &sessionlessConn{s: back, in: make(chan *jsonrpc.Message, 64), done: make(chan struct{})}

@@ -93,6 +93,6 @@ func (c *Claims) RelayTasks(next mcp.Handler) mcp.Handler {
 			return nil, err
 		}
 		defer release()
-		return b.callSessionless(ctx, r, client, inflight, r.Method, b.sessionlessParams(r, r.Params))
+		return b.callSessionless(ctx, r, client, inflight, r.Method, b.sessionlessParams(client, r, r.Params))
 	})
 }
