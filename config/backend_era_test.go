@@ -1,9 +1,6 @@
 package config
 
-import (
-	"errors"
-	"testing"
-)
+import "testing"
 
 // The era key: auto, session or sessionless; sessionless only where the
 // gateway can speak 2026-07-28 (stdio and http), refused naming the key.
@@ -21,18 +18,6 @@ func TestBackendEraKey(t *testing.T) {
 		{"an unknown era", `{name: a, kind: stdio, command: [x], era: "2026"}`, "backends[0].era"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte("backends: [" + tt.backend + "]"))
-			if tt.key == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Key != tt.key {
-				t.Fatalf("error %v, want one naming %s", err, tt.key)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantBackendKey(t, tt.backend, tt.key) })
 	}
 }

@@ -29,19 +29,24 @@ func TestBackendSessionKeys(t *testing.T) {
 		{"max when shared", http + `, session: shared, session_max: 3}`, "backends[0].session_max"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte("backends: [" + tt.backend + "]"))
-			if tt.key == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Key != tt.key {
-				t.Fatalf("error %v, want one naming %s", err, tt.key)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantBackendKey(t, tt.backend, tt.key) })
+	}
+}
+
+// wantBackendKey parses a configuration of one backend and fails unless
+// it is accepted (key "") or refused naming key.
+func wantBackendKey(t *testing.T, backend, key string) {
+	t.Helper()
+	_, err := Parse([]byte("backends: [" + backend + "]"))
+	if key == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Key != key {
+		t.Fatalf("error %v, want one naming %s", err, key)
 	}
 }
 

@@ -61,16 +61,7 @@ func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Reque
 	} else {
 		req.Header[HeaderMethod] = []string{m.Method}
 	}
-	member := ""
-	switch m.Method {
-	case "tools/call", "prompts/get":
-		member = "name"
-	case "resources/read":
-		member = "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		member = "taskId"
-	}
-	if member != "" {
+	if member := nameMember(m.Method); member != "" {
 		if v, ok := jsonrpc.LookupString(m.Params, member); ok {
 			req.Header[HeaderName] = []string{mcp.EncodeHeaderValue(v)}
 		}

@@ -106,15 +106,8 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message) string {
 	case len(v) != 1 || v[0] != m.Method:
 		return "header mismatch: Mcp-Method is " + quoted(r.Header.Get(HeaderMethod)) + " but the body's method is " + quoted(m.Method)
 	}
-	member := ""
-	switch m.Method {
-	case "tools/call", "prompts/get":
-		member = "name"
-	case "resources/read":
-		member = "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		member = "taskId" // the tasks extension's routing header (SEP-2663)
-	default:
+	member := nameMember(m.Method)
+	if member == "" {
 		return ""
 	}
 	want, ok := jsonrpc.LookupString(m.Params, member)
@@ -127,6 +120,21 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message) string {
 	}
 	if len(v) != 1 || decodeHeaderValue(v[0]) != want {
 		return "header mismatch: Mcp-Name does not match params." + member
+	}
+	return ""
+}
+
+// nameMember is the params member a method's Mcp-Name header mirrors
+// ("" for a method without one): the entry's name or URI, or the task's
+// id (the tasks extension's routing header, SEP-2663).
+func nameMember(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
 	}
 	return ""
 }

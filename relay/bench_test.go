@@ -22,6 +22,11 @@ func BenchmarkRelayedToolsCall(b *testing.B) {
 
 func benchRelayed(b *testing.B, opts relay.Options) {
 	f, _, _, _ := relayed(b, opts)
+	benchCalls(b, f)
+}
+
+// benchCalls makes the benchmark's calls of b1__whoami on f.
+func benchCalls(b *testing.B, f *front) {
 	req := request(b, jsonrpc.ID("1"), "tools/call", `{"name":"b1__whoami","arguments":{}}`)
 	sink := &mcptest.Recorder{}
 	ctx := context.Background()
@@ -39,13 +44,5 @@ func benchRelayed(b *testing.B, opts relay.Options) {
 func BenchmarkRelayedToolsCallToASessionlessBackend(b *testing.B) {
 	bs := newBackendServer(b, "b1", 0)
 	f, _ := relayedSessionlessWith(b, bs.Server, "{}", relay.NewClaims())
-	req := request(b, jsonrpc.ID("1"), "tools/call", `{"name":"b1__whoami","arguments":{}}`)
-	sink := &mcptest.Recorder{}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if ans := f.ss.Handle(ctx, req, sink); ans == nil {
-			b.Fatal("no answer")
-		}
-	}
+	benchCalls(b, f)
 }
