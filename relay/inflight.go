@@ -48,8 +48,12 @@ type Inflight struct {
 }
 
 type inflightCall struct {
-	seq   uint64
-	ctx   context.Context
+	seq uint64
+	ctx context.Context
+	// r and token are the front request the call's notifications go to
+	// and its progress token; a parked call's retry takes them over
+	// (rebind), so they are read through caller.
+	mu    sync.Mutex
 	r     *mcp.Request
 	token json.RawMessage // the caller's raw progress token, or nil
 	gwTok string          // the gateway's raw token ("\"gw-1\""), or ""
@@ -75,14 +79,18 @@ func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMe
 	if r == nil {
 		return params, func() {}, nil
 	}
-	return in.beginWith(ctx, r, params, timeout, r.Abort, nil)
+	params, end, c := in.beginWith(ctx, r, params, timeout, r.Abort, nil)
+	if c == nil {
+		return params, end, nil
+	}
+	return params, end, &c.watchdog
 }
 
 // beginWith is begin for a call whose watchdog ends it with abort and
 // whose backend requests go to asks (nil: to the caller, as
 // server-to-client requests).
 func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration,
-	abort func(error), asks chan *ask) (json.RawMessage, func(), *watchdog) {
+	abort func(error), asks chan *ask) (json.RawMessage, func(), *inflightCall) {
 	if r == nil {
 		return params, func() {}, nil
 	}
@@ -108,7 +116,27 @@ func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.R
 		log := in.log
 		in.mu.Unlock()
 		c.finish(log) // the caller's notifications go before the result
-	}, &c.watchdog
+	}, c
+}
+
+// caller is the front request c's notifications go to, and its progress
+// token.
+func (c *inflightCall) caller() (*mcp.Request, json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.r, c.token
+}
+
+// rebind makes r, a parked call's retry, the request its notifications
+// go to from now on: the first request's stream is gone. Progress goes
+// under r's token, or nowhere when r asked for none.
+func (c *inflightCall) rebind(r *mcp.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.r = r
+	if c.gwTok != "" {
+		c.token = r.ProgressToken()
+	}
 }
 
 // latest is the most recent call in flight, or nil.
@@ -141,7 +169,11 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 			return true
 		}
 		c.watchdog.kick()
-		params, err := withMember(m.Params, "progressToken", c.token)
+		_, token := c.caller()
+		if token == nil {
+			return true // a retry that asked for no progress
+		}
+		params, err := withMember(m.Params, "progressToken", token)
 		if err == nil {
 			c.notifyCaller(m.Method, params)
 		}
@@ -179,7 +211,8 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 	if c.asks != nil {
 		return c.askParked(ctx, m)
 	}
-	if capability, ok := requestCapability[m.Method]; ok && !clientOffers(c.r, capability) {
+	r, _ := c.caller()
+	if capability, ok := requestCapability[m.Method]; ok && !clientOffers(r, capability) {
 		// Answered as the client itself should answer what it never
 		// declared: it is not asked.
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
@@ -190,7 +223,7 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	res, err := c.r.Call(cctx, m.Method, m.Params)
+	res, err := r.Call(cctx, m.Method, m.Params)
 	if err == nil && m.Method == "elicitation/create" {
 		res = mcp.ElicitationDefaults(m.Params, res) // what the user left out is the default
 	}

@@ -83,13 +83,19 @@ func (o *outbox) close(stop <-chan struct{}) int {
 
 // notifyCaller queues a notification of method to c's caller.
 func (c *inflightCall) notifyCaller(method string, params json.RawMessage) {
-	c.out.push(func() { _ = c.r.Notify(c.ctx, method, params) })
+	c.out.push(func() {
+		r, _ := c.caller()
+		_ = r.Notify(c.ctx, method, params)
+	})
 }
 
 // logToCaller queues a log message to c's caller; the front session's
 // logging/setLevel applies when it is sent.
 func (c *inflightCall) logToCaller(level mcp.LogLevel, logger string, data json.RawMessage) {
-	c.out.push(func() { _ = c.r.Log(c.ctx, level, logger, data) })
+	c.out.push(func() {
+		r, _ := c.caller()
+		_ = r.Log(c.ctx, level, logger, data)
+	})
 }
 
 // finish ends c's outbox (see outbox.close) and logs the drops, if any,

@@ -8,7 +8,10 @@
 // answer in inputResponses and the park's id in requestState — gives the
 // backend its answer and waits for what comes next: the call's result, or
 // the backend's next request, parked again. A request for what the caller
-// did not declare it can give ends the call with -32021.
+// did not declare it can give ends the call with -32021. What the backend
+// sends about the call after a retry answered it (progress, log messages)
+// goes on that retry's stream; while the call is parked it has none, and
+// is dropped.
 //
 // The requestState is an unguessable id of a park kept here, bound to the
 // caller, the method and the entry; a retry that does not match, or comes
@@ -55,6 +58,9 @@ type modernCall struct {
 	// watchdog bounds the backend's quiet time (call_timeout), paused
 	// while the call is parked: then the caller is the one to wait for.
 	watchdog *watchdog
+	// inflight is the call's entry in the backend's registry: a retry
+	// takes over its notifications (inflightCall.rebind).
+	inflight *inflightCall
 }
 
 type modernResult struct {
@@ -147,7 +153,8 @@ func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method stri
 		if len(answer) == 0 || answer[0] != '{' {
 			return b.park(ctx, k.call, k.ask, k.key, method, entry) // asked again, under the same key
 		}
-		k.call.watchdog.resume() // the backend's turn again
+		k.call.inflight.rebind(r) // what the backend sends now goes on the retry's stream
+		k.call.watchdog.resume()  // the backend's turn again
 		k.ask.answer <- askAnswer{result: answer}
 		return b.await(ctx, r, k.call, method, entry)
 	}
@@ -159,8 +166,9 @@ func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method stri
 	bctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
 	cancel := func() { cancelCause(context.Canceled) }
 	call := &modernCall{asks: make(chan *ask), done: make(chan modernResult, 1), cancel: cancel}
-	params, end, wd := inflight.beginWith(bctx, r, withoutReservedMeta(params), b.timeout, cancelCause, call.asks)
-	call.watchdog = wd
+	params, end, ic := inflight.beginWith(bctx, r, withoutReservedMeta(params), b.timeout, cancelCause, call.asks)
+	wd := &ic.watchdog
+	call.watchdog, call.inflight = wd, ic
 	go func() {
 		defer release()
 		defer cancel()

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
@@ -97,5 +98,56 @@ func TestAModernCallerWithoutTheCapabilityIsAnsweredMissingCapability(t *testing
 	if e, _ := a.ErrorObject(); e == nil || e.Code != mcp.CodeMissingRequiredCapability || !strings.Contains(e.Message, "sampling") ||
 		!strings.Contains(string(e.Data), `"requiredCapabilities":{"sampling":{}}`) {
 		t.Fatalf("got %s %s, want -32021 naming sampling, in data.requiredCapabilities too", a.Result, a.Error)
+	}
+}
+
+// What a 2025 backend sends about a parked call once the caller's retry
+// has answered it — progress, here — goes on the retry's stream, under the
+// retry's progress token: the first request's stream is gone.
+func TestNotificationsAfterAParkReachTheRetry(t *testing.T) {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "asker", Version: "1"}})
+	must(t, s.AddTools(&mcp.Tool{Name: "ask_then_report", SkipValidation: true,
+		Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			if _, err := r.Call(ctx, "sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1}); err != nil {
+				return nil, err
+			}
+			if err := r.Progress(ctx, 1, 2, "after the answer"); err != nil {
+				return nil, err
+			}
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("done")}})
+		}}))
+	f, _ := relayedBothWays(t, s, relay.NewClaims())
+	serve := func(progress, extra string, sink mcp.Sink) *jsonrpc.Message {
+		m, err := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b1__ask_then_report","arguments":{}` + extra +
+			`,"_meta":{"progressToken":"` + progress + `","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`))
+		must(t, err)
+		sr, _ := mcp.ReadSessionless(m)
+		ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: "alice", Role: "r"})
+		a, err := jsonrpc.Parse(f.Server.ServeSessionless(ctx, sr, sink))
+		must(t, err)
+		return a
+	}
+	reqs, state := mcptest.InputRequired(t, serve("first", "", &mcptest.Recorder{}))
+	var key string
+	for k := range reqs {
+		key = k
+	}
+	var mu sync.Mutex
+	var sent []string
+	retry := sinkFunc(func(_ context.Context, msg []byte) error {
+		mu.Lock()
+		sent = append(sent, string(msg))
+		mu.Unlock()
+		return nil
+	})
+	done := serve("second", `,"inputResponses":{"`+key+`":{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}},"requestState":"`+state+`"`, retry)
+	if done.Error != nil || !strings.Contains(string(done.Result), "done") {
+		t.Fatalf("the retry: %s %s", done.Result, done.Error)
+	}
+	mu.Lock()
+	got := strings.Join(sent, "\n")
+	mu.Unlock()
+	if strings.Count(got, `"method":"notifications/progress"`) != 1 || !strings.Contains(got, `"progressToken":"second"`) {
+		t.Errorf("the retry's stream got %s, want the backend's progress under the retry's token", got)
 	}
 }
