@@ -1,0 +1,34 @@
+// splice.go rewrites one string member of a raw object in place of
+// re-encoding it: every other byte (unknown fields, _meta, key order,
+// whitespace, big numbers) stays as the peer sent it.
+
+package jsonrpc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoStringMember is returned by WithStringMember when the member is
+// absent or not a string.
+var ErrNoStringMember = errors.New("member is missing or not a string")
+
+// WithStringMember returns a copy of obj whose member key has the string
+// value v; every other byte is unchanged. The span of the old value falls
+// out of the capacities: Lookup returns a subslice of obj, and obj[i:j]
+// has cap(obj)-i, so no second scan is needed.
+func WithStringMember(obj []byte, key, v string) ([]byte, error) {
+	raw, err := Lookup(obj, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil, fmt.Errorf("%q: %w", key, ErrNoStringMember)
+	}
+	start := cap(obj) - cap(raw)
+	end := start + len(raw)
+	out := make([]byte, 0, len(obj)-(end-start)+len(v)+2)
+	out = append(out, obj[:start]...)
+	out = AppendString(out, v)
+	return append(out, obj[end:]...), nil
+}
