@@ -239,6 +239,16 @@ func (s *Server) completeResult(method string, result json.RawMessage) json.RawM
 		return result
 	}
 	if rt, _ := jsonrpc.Lookup(result, "resultType"); rt != nil {
+		// A relayed result of the revision keeps its hints, but what the
+		// gateway answers depends on the caller's role: no cache shared
+		// between callers may keep it.
+		if cacheable[method] {
+			if scope, ok := jsonrpc.LookupString(result, "cacheScope"); ok && scope != "private" {
+				if out, err := jsonrpc.WithStringMember(result, "cacheScope", "private"); err == nil {
+					return out
+				}
+			}
+		}
 		return result
 	}
 	info := s.infoJSON

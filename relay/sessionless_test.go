@@ -301,3 +301,24 @@ func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
 		t.Errorf("after the cancel: %s %s", a.Result, a.Error)
 	}
 }
+
+// A relayed read from a backend of the revision keeps its hints, but its
+// cacheScope becomes private: what the gateway answers depends on the
+// caller's role, so no cache shared between callers may keep it.
+func TestARelayedReadIsPrivateWhateverTheBackendSays(t *testing.T) {
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "public", Version: "1"}})
+	must(t, back.AddResources(&mcp.Resource{URI: "mem://shared", Name: "shared",
+		Read: func(context.Context, *mcp.Request, string, map[string]string) (json.RawMessage, error) {
+			return nil, nil // answered by the handler below
+		}}))
+	back.Handle("resources/read", mcp.HandlerFunc(func(context.Context, *mcp.Request) (json.RawMessage, error) {
+		return json.RawMessage(`{"resultType":"complete","ttlMs":60000,"cacheScope":"public","contents":[{"uri":"mem://shared","text":"x"}]}`), nil
+	}))
+	f, _ := relayedSessionless(t, back, "{}")
+	a := mcptest.Sessionless(t, f.Server, "alice", `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"mem://shared",`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if a.Error != nil || !strings.Contains(string(a.Result), `"cacheScope":"private"`) || !strings.Contains(string(a.Result), `"ttlMs":60000`) ||
+		strings.Contains(string(a.Result), `"public"`) {
+		t.Errorf("relayed read: %s %s, want the backend's ttlMs and cacheScope private", a.Result, a.Error)
+	}
+}
