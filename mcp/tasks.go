@@ -161,13 +161,14 @@ func (s *Server) startTask(ctx context.Context, r *Request, rest TaskFunc) (json
 	// progress has nowhere to go. Its questions go to the task (Ask).
 	tr := &Request{ID: r.ID, Method: r.Method, Params: r.Params, target: r.target, targeted: r.targeted,
 		sink: discardSink{}, meta: &requestMeta{server: s, version: r.Version(), capabilities: r.ClientCapabilities(), task: t}}
+	created := t.createResult() // as created: working, whatever the task does next
 	go func() {
 		defer s.tasks.wg.Done()
 		defer cancel()
 		res, err := runTask(tctx, tr, rest)
 		t.finish(res, err, s)
 	}()
-	return t.createResult(), nil
+	return created, nil
 }
 
 func runTask(ctx context.Context, r *Request, rest TaskFunc) (res json.RawMessage, err error) {
