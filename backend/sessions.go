@@ -146,7 +146,7 @@ func (p *sessionPool) open() int {
 // session's first call. A request without a lasting session (stateless
 // HTTP) goes on the shared connection.
 func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (relay.Upstream, func(), error) {
-	if r == nil || r.Session == nil || r.Session.Stateless() {
+	if r == nil || r.Session == nil {
 		return relay.Upstream{}, nil, nil
 	}
 	p.mu.Lock()

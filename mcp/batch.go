@@ -37,6 +37,11 @@ func (s *Session) HandleBatch(ctx context.Context, msgs []*jsonrpc.Message, errs
 		}()
 	}
 	wg.Wait()
+	return joinBatch(answers)
+}
+
+// joinBatch is the batch of the answers due (nil when none is).
+func joinBatch(answers [][]byte) []byte {
 	var out []byte
 	for _, a := range answers {
 		if a == nil {

@@ -28,6 +28,11 @@ func (s *Server) serveInitialize(ctx context.Context, r *Request) (json.RawMessa
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: protocolVersion is required", nil)
 	}
 	ss := r.Session
+	if ss == nil {
+		// A stateless client: answered, and nothing is kept
+		// (stateless.go); each later request names its revision.
+		return initializeResult(s, NegotiateVersion(p.ProtocolVersion))
+	}
 	if ss.initialized.Load() && ss.id != "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session already initialized")
 	}
@@ -38,7 +43,10 @@ func (s *Server) serveInitialize(ctx context.Context, r *Request) (json.RawMessa
 	ss.mu.Unlock()
 	ss.version.Store(&v)
 	ss.initialized.Store(true)
+	return initializeResult(s, v)
+}
 
+func initializeResult(s *Server, v string) (json.RawMessage, error) {
 	res := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`

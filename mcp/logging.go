@@ -41,7 +41,9 @@ func serveSetLevel(_ context.Context, r *Request) (json.RawMessage, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: unknown log level",
 			map[string]any{"level": p.Level})
 	}
-	r.Session.logLevel.Store(rank)
+	if r.Session != nil { // a stateless client's level has nowhere to stay
+		r.Session.logLevel.Store(rank)
+	}
 	return emptyResult, nil
 }
 

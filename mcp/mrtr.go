@@ -66,7 +66,7 @@ var inputMethods = map[string]bool{"tools/call": true, "prompts/get": true, "res
 // -32602.
 func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(inputs))
-	if r.meta == nil {
+	if r.meta == nil || r.meta.stateless {
 		for i, in := range inputs {
 			res, err := r.Call(ctx, in.Method, in.Params)
 			if err != nil {

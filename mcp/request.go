@@ -67,6 +67,9 @@ func (r *Request) Call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
+	if r.Session == nil && r.Stateless() {
+		return r.meta.server.statelessCall(ctx, r.sink, method, raw) // stateless.go
+	}
 	if r.Session == nil {
 		// 2026-07-28 has no requests from the server: it asks for input
 		// in its result instead (multi round-trip requests).
@@ -102,7 +105,7 @@ func (r *Request) ClientCapabilities() json.RawMessage {
 
 // MultiRoundTrip reports a 2026-07-28 request: what its handler needs of
 // the client is asked in its result, answered by a retry (mrtr.go).
-func (r *Request) MultiRoundTrip() bool { return r.meta != nil }
+func (r *Request) MultiRoundTrip() bool { return r.meta != nil && !r.meta.stateless }
 
 // ProgressToken returns the raw progress token the client attached to this
 // request in params._meta, or nil.
@@ -142,6 +145,9 @@ func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data a
 		if !r.Session.logs(level) {
 			return nil
 		}
+	case r.Stateless():
+		// A stateless client cannot have asked for a level: all go, as
+		// to a session that never set one.
 	case r.meta == nil || r.meta.logRank == 0 || levelRank[level] < r.meta.logRank:
 		// A sessionless request gets log messages only at or above the
 		// level its _meta asked for, and none when it asked for none.

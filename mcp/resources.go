@@ -172,6 +172,9 @@ func uriParam(params json.RawMessage) (string, error) {
 // existed and let it wait for updates it would never be allowed to read.
 func (s *Server) serveSubscribe(_ context.Context, r *Request) (json.RawMessage, error) {
 	uri := r.target.Name
+	if r.Session == nil {
+		return emptyResult, nil // a stateless client has no stream for updates
+	}
 	r.Session.mu.Lock()
 	r.Session.subscribed[uri] = struct{}{}
 	r.Session.mu.Unlock()
@@ -182,6 +185,9 @@ func serveUnsubscribe(_ context.Context, r *Request) (json.RawMessage, error) {
 	uri, err := uriParam(r.Params)
 	if err != nil {
 		return nil, err
+	}
+	if r.Session == nil {
+		return emptyResult, nil
 	}
 	r.Session.mu.Lock()
 	delete(r.Session.subscribed, uri)

@@ -83,15 +83,16 @@ type Server struct {
 	listeners map[*listener]struct{}
 	// tasks are the tasks its tools run (tasks.go).
 	tasks tasks
-	caps  json.RawMessage
+	// statelessCalls are its requests to stateless clients (stateless.go).
+	statelessCalls statelessCalls
+	caps           json.RawMessage
 
 	infoJSON    json.RawMessage // opts.Info, encoded once (sessionless results carry it)
 	stateOnce   sync.Once
 	stateSealer cipher.AEAD
 	stateErr    error
 
-	callSeq   atomic.Int64
-	stateless map[string]*Session // server-to-client calls of stateless sessions, by id
+	callSeq atomic.Int64
 }
 
 // NewServer returns a Server with the standard MCP methods in place.
@@ -108,7 +109,6 @@ func NewServer(opts Options) *Server {
 		gate:      opts.Gate,
 		sessions:  map[*Session]struct{}{},
 		listeners: map[*listener]struct{}{},
-		stateless: map[string]*Session{},
 	}
 	if s.gate == nil {
 		s.gate = openGate{}
@@ -215,24 +215,6 @@ func (s *Server) Sessions() int {
 func (s *Server) newCallID() jsonrpc.ID {
 	id := strconv.AppendInt([]byte(`"mcpgate-`), s.callSeq.Add(1), 10)
 	return append(id, '"')
-}
-
-func (s *Server) awaitAnswer(key string, ss *Session) {
-	s.mu.Lock()
-	s.stateless[key] = ss
-	s.mu.Unlock()
-}
-
-func (s *Server) answered(key string) {
-	s.mu.Lock()
-	delete(s.stateless, key)
-	s.mu.Unlock()
-}
-
-func (s *Server) waitingFor(key string) *Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stateless[key]
 }
 
 // broadcast sends a notification to every initialized session.

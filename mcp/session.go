@@ -32,7 +32,6 @@ type Session struct {
 	out      Sink // standalone stream for messages unrelated to a request; may be nil
 	identity Identity
 
-	stateless   bool
 	initialized atomic.Bool
 	version     atomic.Pointer[string]
 	logLevel    atomic.Int32
@@ -54,14 +53,8 @@ type SessionOptions struct {
 	ID       string   // transport's session id ("" for none)
 	Out      Sink     // standalone stream, may be nil and set later with SetOut
 	Identity Identity // the principal the session belongs to
-	// Version pre-negotiates a revision and marks the session initialized:
-	// a stateless HTTP request has no initialize of its own.
+	// Version pre-negotiates a revision and marks the session initialized.
 	Version string
-	// Stateless marks a session that lives for one HTTP request. The
-	// client's answer to a request it sends arrives in another request, so
-	// answers are routed through the server to whichever stateless session
-	// of the same identity is waiting for them.
-	Stateless bool
 }
 
 // NewSession starts a session on s. The transport must Close it.
@@ -71,7 +64,6 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		id:         o.ID,
 		out:        o.Out,
 		identity:   o.Identity,
-		stateless:  o.Stateless,
 		inflight:   map[string]*inflight{},
 		pending:    map[string]chan *jsonrpc.Message{},
 		subscribed: map[string]struct{}{},
@@ -113,10 +105,6 @@ func (s *Session) ClientCapabilities() json.RawMessage {
 
 // Done is closed when the session ends.
 func (s *Session) Done() <-chan struct{} { return s.done }
-
-// Stateless reports whether the session lives for one HTTP request only
-// (SessionOptions.Stateless): nothing keyed to it outlives that request.
-func (s *Session) Stateless() bool { return s.stateless }
 
 // SetOut sets (or, with nil, clears) the standalone stream.
 func (s *Session) SetOut(out Sink) {
@@ -294,16 +282,10 @@ func (s *Session) call(ctx context.Context, sink Sink, method string, params jso
 	}
 	s.pending[id.Key()] = ch
 	s.mu.Unlock()
-	if s.stateless {
-		s.server.awaitAnswer(id.Key(), s)
-	}
 	defer func() {
 		s.mu.Lock()
 		delete(s.pending, id.Key())
 		s.mu.Unlock()
-		if s.stateless {
-			s.server.answered(id.Key())
-		}
 	}()
 	if err := sink.Send(ctx, jsonrpc.AppendRequest(nil, id, method, params)); err != nil {
 		return nil, err
@@ -340,20 +322,11 @@ func (s *Session) EndInput() {
 	s.endInput.Do(func() { close(s.inputEnded) })
 }
 
-// deliver routes a client's answer to the call waiting for it: in this
-// session, or for a stateless one, in the stateless session of the same
-// identity that sent the request.
+// deliver routes a client's answer to the call waiting for it.
 func (s *Session) deliver(m *jsonrpc.Message) {
 	s.mu.Lock()
 	ch := s.pending[m.ID.Key()]
 	s.mu.Unlock()
-	if ch == nil && s.stateless {
-		if waiting := s.server.waitingFor(m.ID.Key()); waiting != nil && waiting.identity.Key() == s.identity.Key() {
-			waiting.mu.Lock()
-			ch = waiting.pending[m.ID.Key()]
-			waiting.mu.Unlock()
-		}
-	}
 	if ch == nil {
 		s.server.log.Debug("mcp: answer to no pending request", "session", s.id, "id", string(m.ID))
 		return

@@ -122,6 +122,9 @@ type requestMeta struct {
 	paramHeaders map[string][]string
 	// task is the task the request runs as, if it does (tasks.go).
 	task *task
+	// stateless marks a 2025-era stateless client's request
+	// (stateless.go): the server asks it during the call, and logs all.
+	stateless bool
 	// answers are the client's answers to what the request asks
 	// (mrtr.go), gathered on the first Ask.
 	answers    map[string]json.RawMessage

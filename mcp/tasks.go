@@ -402,7 +402,7 @@ func (s *Server) serveTasksCancel(ctx context.Context, r *Request) (json.RawMess
 // taskFor is the task a tasks/* request names, for a sessionless client
 // that declared the extension.
 func (s *Server) taskFor(ctx context.Context, r *Request) (*task, error) {
-	if r.meta == nil {
+	if r.meta == nil || r.meta.stateless {
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+r.Method, map[string]string{"method": r.Method})
 	}
 	if !clientTakesTasks(r) {

@@ -246,9 +246,9 @@ func (h *Handler) answerWith(w http.ResponseWriter, r *http.Request, hs *httpSes
 
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	if h.opts.Stateless {
-		sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Stateless: true})
-		defer sess.Close()
-		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte { return sess.Handle(ctx, m, sink) })
+		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte {
+			return h.server.ServeStateless(h.withIdentity(ctx, r), m, h.statelessVersion(r), sink)
+		})
 		return
 	}
 	if r.Header.Get(HeaderSessionID) != "" {
@@ -290,18 +290,29 @@ func identityOf(r *http.Request) mcp.Identity {
 	return id
 }
 
-// serveStateless answers one message with a session that lives only as
-// long as the POST; the revision comes from the header (2025-03-26 when
-// absent, as the specification says).
+// serveStateless answers one message on the engine's sessionless path
+// (mcp.Server.ServeStateless), as a 2026-07-28 request is served; the
+// revision comes from the header (2025-03-26 when absent, as the
+// specification says).
 func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-	sess := h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r), Stateless: true})
-	defer sess.Close()
+	version := h.statelessVersion(r)
 	if !m.IsRequest() {
-		sess.Handle(r.Context(), m, nil)
+		h.server.ServeStateless(h.withIdentity(r.Context(), r), m, version, nil)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte { return sess.Handle(ctx, m, sink) })
+	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte {
+		return h.server.ServeStateless(h.withIdentity(ctx, r), m, version, sink)
+	})
+}
+
+// withIdentity gives ctx the caller's identity, as a session bound to it
+// would (the zero identity when authentication put none in the request).
+func (h *Handler) withIdentity(ctx context.Context, r *http.Request) context.Context {
+	if _, ok := mcp.IdentityFrom(ctx); ok {
+		return ctx
+	}
+	return mcp.WithIdentity(ctx, identityOf(r))
 }
 
 func (h *Handler) statelessVersion(r *http.Request) string {
@@ -323,20 +334,25 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			return
 		}
 	}
-	var sess *mcp.Session
-	var hs *httpSession
 	if h.opts.Stateless {
-		sess = h.server.NewSession(mcp.SessionOptions{Identity: identityOf(r), Version: h.statelessVersion(r), Stateless: true})
-		defer sess.Close()
-	} else {
-		if hs = h.lookup(w, r); hs == nil {
+		version := h.statelessVersion(r)
+		if !mcp.AllowsBatch(version) {
+			writeJSON(w, http.StatusBadRequest, mcp.BatchRefused())
 			return
 		}
-		hs.busy.Add(1)
-		defer hs.busy.Add(-1)
-		hs.touch()
-		sess = hs.sess
+		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) []byte {
+			return h.server.ServeStatelessBatch(h.withIdentity(ctx, r), msgs, errs, version, sink)
+		})
+		return
 	}
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	hs.busy.Add(1)
+	defer hs.busy.Add(-1)
+	hs.touch()
+	sess := hs.sess
 	if !mcp.AllowsBatch(sess.Version()) {
 		writeJSON(w, http.StatusBadRequest, mcp.BatchRefused())
 		return

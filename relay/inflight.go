@@ -242,11 +242,11 @@ var requestCapability = map[string]string{
 // at initialize. A stateless session never saw the client's initialize:
 // the client is asked, and answers for itself.
 func clientOffers(r *mcp.Request, capability string) bool {
+	if r.Stateless() {
+		return true
+	}
 	if r.Session == nil {
 		return false
-	}
-	if r.Session.Stateless() {
-		return true
 	}
 	v, err := jsonrpc.Lookup(r.Session.ClientCapabilities(), capability)
 	return err == nil && len(v) > 0 && string(v) != "null"
