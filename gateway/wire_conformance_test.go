@@ -39,7 +39,9 @@ var wcWireGaps = map[string]struct {
 func TestConformanceThroughProcessBackend(t *testing.T) {
 	gwLeakCheck(t)
 	bin := mcptest.BuildMcpgate(t)
-	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: process, command: [\""+bin+"\", fixture], proxy_command: [\""+bin+"\", proxy], prefix: \"-\"}\n")
+	// call_timeout: the 2026-07-28 tasks scenarios' 60-second calls are
+	// plain calls over the wire (a backend of the 2025 era).
+	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: process, command: [\""+bin+"\", fixture], proxy_command: [\""+bin+"\", proxy], prefix: \"-\", call_timeout: 3s}\n")
 	bkWaitReady(t, base, http.StatusOK)
 	results := bkConformance(t, base+"/mcp")
 	var names, passed []string
@@ -91,5 +93,16 @@ func TestConformanceThroughProcessBackend(t *testing.T) {
 	}
 	if want := 44 - gapChecks; pass < want {
 		t.Errorf("%d checks passed, want at least %d (44 less the %d of the wire's gaps)", pass, want, gapChecks)
+	}
+	// 2026-07-28 callers through the wire: what the gateway makes of a
+	// 2025-era backend's results (resultType, multi round-trip requests
+	// from the server's own requests on tag 12) works across it too. What
+	// fails are the wire's gaps above, the tasks extension and the two
+	// multi round-trip shapes a 2025 backend cannot give (see
+	// TestConformanceNext2026ThroughTheGateway). Held as a floor.
+	p26, f26 := cnScoreAt(t, base+"/mcp", "2026-07-28")
+	peers.Score(t, "0.2.0-alpha.12 --requirements 2026-07-28: the fixture through a process backend: %d passed, %d failed", p26, f26)
+	if p26 < 161 {
+		t.Errorf("2026-07-28 through a process backend: %d passed (floor 161)", p26)
 	}
 }
