@@ -230,8 +230,10 @@ func (p *sessionPool) run(u *upstreamSession) {
 	up, err := p.dial()
 	if err != nil {
 		u.err = err
-		close(u.ready)
+		// Forgotten before its waiters hear of the failure: one that
+		// counts the open sessions next must not count this one.
 		p.forget(u)
+		close(u.ready)
 		p.b.log.Warn("backend: upstream session failed to open", "err", err)
 		return
 	}
