@@ -16,6 +16,14 @@ import (
 // errors, from jsonrpc.ParseBatch). It returns the array of answers, or nil
 // when the batch held only notifications and responses.
 func (s *Session) HandleBatch(ctx context.Context, msgs []*jsonrpc.Message, errs []error, related Sink) []byte {
+	return serveBatch(msgs, errs, func(m *jsonrpc.Message) []byte { return s.Handle(ctx, m, related) })
+}
+
+// serveBatch serves a batch's elements with serve: a notification or a
+// response at once, in order, the requests at the same time; a member that
+// did not parse is answered with its parse error. The answers due come
+// back in order, as one batch.
+func serveBatch(msgs []*jsonrpc.Message, errs []error, serve func(*jsonrpc.Message) []byte) []byte {
 	answers := make([][]byte, len(msgs))
 	var wg sync.WaitGroup
 	for i, m := range msgs {
@@ -27,13 +35,13 @@ func (s *Session) HandleBatch(ctx context.Context, msgs []*jsonrpc.Message, errs
 			continue
 		}
 		if !m.IsRequest() {
-			s.Handle(ctx, m, related)
+			serve(m)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i] = s.Handle(ctx, m, related)
+			answers[i] = serve(m)
 		}()
 	}
 	wg.Wait()

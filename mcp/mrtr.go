@@ -78,12 +78,8 @@ func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, 
 	}
 	if r.meta.task != nil {
 		for _, in := range inputs {
-			capability, ok := inputCapability[in.Method]
-			if !ok {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: %s is not something a request can ask of its client", in.Method)
-			}
-			if c, _ := jsonrpc.Lookup(r.meta.capabilities, capability); len(c) == 0 || string(c) == "null" {
-				return nil, MissingCapability(capability, "the client did not declare the "+capability+" capability", nil)
+			if err := r.meta.mayAsk(in); err != nil {
+				return nil, err
 			}
 		}
 		return r.meta.task.ask(ctx, inputs) // tasks.go: input_required until tasks/update
@@ -94,12 +90,8 @@ func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, 
 	}
 	var missing []Input
 	for i, in := range inputs {
-		capability, ok := inputCapability[in.Method]
-		if !ok {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: %s is not something a request can ask of its client", in.Method)
-		}
-		if c, _ := jsonrpc.Lookup(r.meta.capabilities, capability); len(c) == 0 || string(c) == "null" {
-			return nil, MissingCapability(capability, "the client did not declare the "+capability+" capability", nil)
+		if err := r.meta.mayAsk(in); err != nil {
+			return nil, err
 		}
 		a, ok := answers[in.Key]
 		if !ok {
@@ -116,6 +108,20 @@ func (r *Request) Ask(ctx context.Context, inputs ...Input) ([]json.RawMessage, 
 		return nil, &InputRequired{inputs: missing}
 	}
 	return out, nil
+}
+
+// mayAsk refuses an input the request may not ask of its client: a
+// method that asks nothing a client gives (a bug of the handler's), or one
+// needing a capability the client did not declare (-32021).
+func (m *requestMeta) mayAsk(in Input) error {
+	capability, ok := inputCapability[in.Method]
+	if !ok {
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: %s is not something a request can ask of its client", in.Method)
+	}
+	if c, _ := jsonrpc.Lookup(m.capabilities, capability); len(c) == 0 || string(c) == "null" {
+		return MissingCapability(capability, "the client did not declare the "+capability+" capability", nil)
+	}
+	return nil
 }
 
 // gathered is every answer the client has given this request: those of

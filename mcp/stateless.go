@@ -14,7 +14,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -65,24 +64,7 @@ func (s *Server) ServeStateless(ctx context.Context, m *jsonrpc.Message, version
 // requests are served at once, and the answers are returned in order as
 // one batch (nil when none is due).
 func (s *Server) ServeStatelessBatch(ctx context.Context, msgs []*jsonrpc.Message, errs []error, version string, sink Sink) []byte {
-	answers := make([][]byte, len(msgs))
-	var wg sync.WaitGroup
-	for i, m := range msgs {
-		if errs[i] != nil {
-			var pe *jsonrpc.ParseError
-			if errors.As(errs[i], &pe) {
-				answers[i] = pe.Response()
-			}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = s.ServeStateless(ctx, m, version, sink)
-		}()
-	}
-	wg.Wait()
-	return joinBatch(answers)
+	return serveBatch(msgs, errs, func(m *jsonrpc.Message) []byte { return s.ServeStateless(ctx, m, version, sink) })
 }
 
 // statelessCall sends the server's request to a stateless client on sink
