@@ -164,13 +164,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.serveStateless(w, r, m)
 		return
 	}
-	hs := h.lookup(w, r)
+	hs := h.hold(w, r)
 	if hs == nil {
 		return
 	}
-	hs.busy.Add(1)
-	defer hs.busy.Add(-1)
-	hs.touch()
+	defer hs.release()
 	if !m.IsRequest() {
 		hs.sess.Handle(r.Context(), m, nil)
 		w.WriteHeader(http.StatusAccepted)
@@ -285,6 +283,22 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	writeJSON(w, http.StatusOK, out)
 }
 
+// hold finds the request's session (answering the request itself when
+// there is none, and returning nil) and marks it busy and used until its
+// release, so that the reaper leaves it alone meanwhile.
+func (h *Handler) hold(w http.ResponseWriter, r *http.Request) *httpSession {
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return nil
+	}
+	hs.busy.Add(1)
+	hs.touch()
+	return hs
+}
+
+// release ends a hold.
+func (hs *httpSession) release() { hs.busy.Add(-1) }
+
 func identityOf(r *http.Request) mcp.Identity {
 	id, _ := mcp.IdentityFrom(r.Context())
 	return id
@@ -345,13 +359,11 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		})
 		return
 	}
-	hs := h.lookup(w, r)
+	hs := h.hold(w, r)
 	if hs == nil {
 		return
 	}
-	hs.busy.Add(1)
-	defer hs.busy.Add(-1)
-	hs.touch()
+	defer hs.release()
 	sess := hs.sess
 	if !mcp.AllowsBatch(sess.Version()) {
 		writeJSON(w, http.StatusBadRequest, mcp.BatchRefused())
