@@ -5,6 +5,8 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -31,4 +33,35 @@ func WithStringMember(obj []byte, key, v string) ([]byte, error) {
 	out = append(out, obj[:start]...)
 	out = AppendString(out, v)
 	return append(out, obj[end:]...), nil
+}
+
+// SetMember returns obj with member key set to the raw value v: replaced
+// where it is, added first where it is not; every other byte is kept.
+// Empty or null obj is taken as {}; anything else that is not an object
+// is -32602.
+func SetMember(obj []byte, key string, v json.RawMessage) (json.RawMessage, error) {
+	if raw, err := Lookup(obj, key); err == nil && len(raw) > 0 {
+		start := cap(obj) - cap(raw)
+		end := start + len(raw)
+		out := make([]byte, 0, len(obj)-(end-start)+len(v))
+		out = append(out, obj[:start]...)
+		out = append(out, v...)
+		return append(out, obj[end:]...), nil
+	}
+	if t := bytes.TrimSpace(obj); len(t) == 0 || string(t) == "null" {
+		obj = []byte("{}")
+	}
+	if obj[0] != '{' {
+		return nil, NewError(CodeInvalidParams, "invalid params: params must be an object", nil)
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(v)+4)
+	out = append(out, '{')
+	out = AppendString(out, key)
+	out = append(out, ':')
+	out = append(out, v...)
+	rest := bytes.TrimSpace(obj[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
 }

@@ -102,3 +102,45 @@ func TestAskRefusesWhatCannotBeTrusted(t *testing.T) {
 		t.Errorf("answers to the wrong key: asked %v again, want name", keys)
 	}
 }
+
+// The client's half: InputsOf reads what a round asks, in the server's
+// order, and RetryParams builds the retry from it, so that a client that
+// answers each input gets the complete result; every other member of the
+// first params (arguments, _meta) goes on every retry unchanged.
+func TestRetryParamsAnswerEachRound(t *testing.T) {
+	s := mrtrServer(t)
+	params := json.RawMessage(`{"name":"two_rounds","arguments":{"n":18446744073709551617},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + allCaps + `}}`)
+	var asked []string
+	for round := 1; ; round++ {
+		a := mcptest.Sessionless(t, s, "alice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+string(params)+`}`)
+		if a.Error != nil {
+			t.Fatalf("round %d: %s", round, a.Error)
+		}
+		if !mcp.IsInputRequired(a.Result) {
+			if round != 3 || !strings.Contains(string(a.Result), `"resultType":"complete"`) {
+				t.Fatalf("round %d: %s, want the complete result at round 3", round, a.Result)
+			}
+			break
+		}
+		inputs := mcp.InputsOf(a.Result)
+		answers := make([]json.RawMessage, len(inputs))
+		for i, in := range inputs {
+			asked = append(asked, in.Key+"="+in.Method)
+			answers[i] = json.RawMessage(`{"action":"accept","content":{"k":"` + in.Key + `"}}`)
+			if in.Method == "roots/list" {
+				answers[i] = json.RawMessage(`{"roots":[]}`)
+			}
+		}
+		next, err := mcp.RetryParams(params, a.Result, inputs, answers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(next), `"arguments":{"n":18446744073709551617}`) || !strings.Contains(string(next), `clientCapabilities":`+allCaps) {
+			t.Fatalf("round %d's retry lost a member: %s", round, next)
+		}
+		params = next
+	}
+	if want := "name=elicitation/create color=elicitation/create roots=roots/list"; strings.Join(asked, " ") != want {
+		t.Errorf("asked %q, want %q in the server's order", strings.Join(asked, " "), want)
+	}
+}

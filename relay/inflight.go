@@ -212,7 +212,7 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 		return c.askParked(ctx, m)
 	}
 	r, _ := c.caller()
-	if capability, ok := requestCapability[m.Method]; ok && !clientOffers(r, capability) {
+	if capability := mcp.InputCapability(m.Method); capability != "" && !clientOffers(r, capability) {
 		// Answered as the client itself should answer what it never
 		// declared: it is not asked.
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
@@ -228,14 +228,6 @@ func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.Raw
 		res = mcp.ElicitationDefaults(m.Params, res) // what the user left out is the default
 	}
 	return res, err
-}
-
-// requestCapability is the client capability each server-to-client request
-// needs.
-var requestCapability = map[string]string{
-	"sampling/createMessage": "sampling",
-	"elicitation/create":     "elicitation",
-	"roots/list":             "roots",
 }
 
 // clientOffers reports whether the front client of r declared capability

@@ -194,7 +194,7 @@ func (b *Backend) await(ctx context.Context, r *mcp.Request, call *modernCall, m
 			}
 			return nil, b.failure(ctx, method, res.err)
 		case a := <-call.asks:
-			capability := requestCapability[a.m.Method]
+			capability := mcp.InputCapability(a.m.Method)
 			if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
 				// The backend hears what such a client would say, and
 				// the caller why its call cannot go on (the revision's

@@ -22,7 +22,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -93,7 +92,7 @@ func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client
 		case err != nil:
 			return nil, err
 		case ok:
-			if params, err = setMember(params, "requestState", jsonrpc.AppendString(nil, upstream)); err != nil {
+			if params, err = jsonrpc.SetMember(params, "requestState", jsonrpc.AppendString(nil, upstream)); err != nil {
 				return nil, err
 			}
 		}
@@ -107,7 +106,7 @@ func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client
 		if err == nil && r != nil && isTaskResult(res) {
 			b.claims.noteTask(ctx, b, res) // tasks.go: the caller's tasks/* go here
 		}
-		if err != nil || !isInputRequiredResult(res) {
+		if err != nil || !mcp.IsInputRequired(res) {
 			return res, err
 		}
 		if r != nil && r.MultiRoundTrip() {
@@ -140,11 +139,6 @@ func isTaskResult(res json.RawMessage) bool {
 	return rt == "task"
 }
 
-func isInputRequiredResult(res json.RawMessage) bool {
-	rt, _ := jsonrpc.LookupString(res, "resultType")
-	return rt == "input_required"
-}
-
 // sealForCaller gives a 2026-07-28 caller the backend's
 // InputRequiredResult with its requestState sealed for that caller.
 func (b *Backend) sealForCaller(ctx context.Context, r *mcp.Request, res json.RawMessage) (json.RawMessage, error) {
@@ -166,45 +160,18 @@ func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, re
 	if r == nil {
 		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredCapability, "backend "+b.name+" asks for input, and there is no caller to ask", nil)
 	}
-	reqs, _ := jsonrpc.Lookup(res, "inputRequests")
-	var inputs []mcp.Input
-	var refusal *jsonrpc.Error
-	_ = jsonrpc.Members(reqs, func(key string, v json.RawMessage) bool {
-		m, _ := jsonrpc.LookupString(v, "method")
-		p, _ := jsonrpc.Lookup(v, "params")
-		capability := requestCapability[m]
+	inputs := mcp.InputsOf(res)
+	for _, in := range inputs {
+		capability := mcp.InputCapability(in.Method)
 		if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
-			refusal = b.missingCapability(capability, m)
-			return false
+			return nil, b.missingCapability(capability, in.Method)
 		}
-		inputs = append(inputs, mcp.Input{Key: key, Method: m, Params: p})
-		return true
-	})
-	if refusal != nil {
-		return nil, refusal
 	}
 	answers, err := r.Ask(ctx, inputs...)
 	if err != nil {
 		return nil, err
 	}
-	responses := []byte{'{'}
-	for i, in := range inputs {
-		if i > 0 {
-			responses = append(responses, ',')
-		}
-		responses = jsonrpc.AppendString(responses, in.Key)
-		responses = append(responses, ':')
-		responses = append(responses, answers[i]...)
-	}
-	responses = append(responses, '}')
-	params, err = setMember(params, "inputResponses", responses)
-	if err != nil {
-		return nil, err
-	}
-	if state, err := jsonrpc.Lookup(res, "requestState"); err == nil && len(state) > 0 {
-		return setMember(params, "requestState", state)
-	}
-	return params, nil
+	return mcp.RetryParams(params, res, inputs, answers)
 }
 
 // missingCapability is -32021 for a backend's request of method, which
@@ -216,29 +183,4 @@ func (b *Backend) missingCapability(capability, method string) *jsonrpc.Error {
 	}
 	return mcp.MissingCapability(capability, "backend "+b.name+" asks the client for "+method+", and the client did not declare "+what,
 		map[string]string{"backend": b.name, "method": method})
-}
-
-// setMember returns obj with member key set to v: replaced where it is,
-// added first where it is not; every other byte is kept.
-func setMember(obj []byte, key string, v json.RawMessage) (json.RawMessage, error) {
-	if raw, err := jsonrpc.Lookup(obj, key); err == nil && raw != nil {
-		return withMember(obj, key, v)
-	}
-	trimmed := strings.TrimSpace(string(obj))
-	if trimmed == "" || trimmed == "null" {
-		obj = []byte("{}")
-	}
-	if len(obj) == 0 || obj[0] != '{' {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: params must be an object", nil)
-	}
-	out := make([]byte, 0, len(obj)+len(key)+len(v)+4)
-	out = append(out, '{')
-	out = jsonrpc.AppendString(out, key)
-	out = append(out, ':')
-	out = append(out, v...)
-	rest := bytes.TrimSpace(obj[1:])
-	if len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, rest...), nil
 }

@@ -1,0 +1,69 @@
+package jsonrpc_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// SetMember replaces a member where it is and adds it first where it is
+// not, keeping every other byte; params that are not an object are -32602.
+func TestSetMemberReplacesInPlaceOrAddsFirst(t *testing.T) {
+	for _, tc := range []struct{ name, obj, key, v, want string }{
+		{"replaced where it is", `{"a":1, "k" : [1,2] ,"z":18446744073709551617}`, "k", `"x"`, `{"a":1, "k" : "x" ,"z":18446744073709551617}`},
+		{"added first", `{"a":1}`, "k", `{}`, `{"k":{},"a":1}`},
+		{"added to an empty object", `{ }`, "k", `true`, `{"k":true}`},
+		{"empty params", ``, "k", `1`, `{"k":1}`},
+		{"null params", ` null `, "k", `1`, `{"k":1}`},
+		{"an escaped key is the same key", `{"\u006b":0}`, "k", `2`, `{"\u006b":2}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := jsonrpc.SetMember([]byte(tc.obj), tc.key, json.RawMessage(tc.v))
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("SetMember(%s, %q, %s) = %s, %v; want %s", tc.obj, tc.key, tc.v, got, err, tc.want)
+			}
+		})
+	}
+	for _, obj := range []string{`[1]`, `"s"`, `3`} {
+		_, err := jsonrpc.SetMember([]byte(obj), "k", json.RawMessage(`1`))
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("SetMember(%s) = %v, want -32602", obj, err)
+		}
+	}
+}
+
+// FuzzSetMember: on any object, the result parses, holds v under key,
+// and holds every other member as it was.
+func FuzzSetMember(f *testing.F) {
+	f.Add(`{"a":1,"k":2}`, "k", `[true]`)
+	f.Add(`{}`, "k", `"v"`)
+	f.Add(`{"a":{"k":1}}`, "k", `null`)
+	f.Fuzz(func(t *testing.T, obj, key, v string) {
+		var before map[string]json.RawMessage
+		if json.Unmarshal([]byte(obj), &before) != nil || before == nil || !json.Valid([]byte(v)) || !utf8.ValidString(key) {
+			t.Skip() // the keys set are ours, always valid UTF-8
+		}
+		got, err := jsonrpc.SetMember([]byte(obj), key, json.RawMessage(v))
+		if err != nil {
+			t.Skip() // a key the lookup refuses (duplicates, unreadable)
+		}
+		var after map[string]json.RawMessage
+		if err := json.Unmarshal(got, &after); err != nil {
+			t.Fatalf("SetMember(%s, %q, %s) = %s: %v", obj, key, v, got, err)
+		}
+		lv, err := jsonrpc.Lookup(got, key)
+		if err != nil || string(lv) != strings.TrimSpace(v) {
+			t.Fatalf("SetMember(%s, %q, %s) = %s: Lookup gives %s, %v", obj, key, v, got, lv, err)
+		}
+		for k := range before {
+			if k != key && len(after[k]) == 0 {
+				t.Fatalf("SetMember(%s, %q, %s) = %s lost %q", obj, key, v, got, k)
+			}
+		}
+	})
+}
