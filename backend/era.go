@@ -10,11 +10,9 @@ package backend
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"time"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -61,33 +59,19 @@ func (b *Backend) listen(ctx context.Context, client *mcp.Client, resync chan<- 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for first := true; ctx.Err() == nil; first = false {
-			if !first {
-				select {
-				case resync <- struct{}{}:
-				default:
-				}
-				t := time.NewTimer(relisten)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-			}
-			_, err := client.Call(ctx, "subscriptions/listen", listenParams)
-			var je *jsonrpc.Error
-			switch {
-			case ctx.Err() != nil:
-				return
-			case errors.As(err, &je) && je.Code != jsonrpc.CodeInternalError:
-				// The server refuses to listen: its catalogue is read
-				// at each connection only.
-				b.log.Info("backend: subscriptions/listen refused; list changes are not followed", "code", je.Code)
-				return
-			case err != nil:
+		err := client.Listen(ctx, listenParams, relisten, func(err error) {
+			if err != nil {
 				b.log.Debug("backend: subscriptions/listen ended", "err", scrub(err.Error(), b.secrets))
 			}
+			select {
+			case resync <- struct{}{}:
+			default:
+			}
+		})
+		if ctx.Err() == nil {
+			// The server refuses to listen: its catalogue is read at
+			// each connection only.
+			b.log.Info("backend: subscriptions/listen refused; list changes are not followed", "err", scrub(err.Error(), b.secrets))
 		}
 	}()
 	return func() { cancel(); <-done }
