@@ -16,6 +16,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // processConn is the wire connection of a process backend and the two
@@ -63,6 +65,9 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	}()
 	argv := append(append([]string(nil), proxyCmd...),
 		"--listen", proxyAddr, "--upstream", "http://"+programAddr+"/mcp")
+	if s.Era != mcp.EraAuto {
+		argv = append(argv, "--upstream-era", string(s.Era)) // what the proxy speaks to the program
+	}
 	proxy, err := startChild(argv, os.Environ(), b.log.With("process", "proxy"))
 	if err != nil {
 		return nil, fmt.Errorf("starting the proxy: %w", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // processPids returns the pids of the last pair the backend started.
@@ -91,5 +92,48 @@ func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("the %s (pid %d) outlived its backend: %v", name, pid, err)
 		}
+	}
+}
+
+// A process backend's era is what its proxy speaks to the program: auto
+// finds the fixture's 2026-07-28, session keeps to initialize.
+func TestProcessBackendsEraIsWhatItsProxySpeaks(t *testing.T) {
+	bin := mcptest.BuildMcpgate(t)
+	for _, tc := range []struct {
+		era  mcp.Era
+		want string
+	}{{mcp.EraAuto, "sessionless"}, {mcp.EraSession, "session"}} {
+		t.Run(tc.want, func(t *testing.T) {
+			logs := &wtLog{}
+			opts := fast
+			opts.Logger = logs.logger()
+			f := newFront(t)
+			set := backend.NewSet(f.Server, opts)
+			if err := set.Add(backend.Spec{Name: "demo", Kind: backend.KindProcess, Era: tc.era,
+				Command: []string{bin, "fixture"}, ProxyCommand: []string{bin, "proxy"}}); err != nil {
+				t.Fatal(err)
+			}
+			run(t, set)
+			waitState(t, set.Backend("demo"), "up", isUp)
+			if text := f.callText(t, "demo__test_simple_text"); text != "This is a simple text response for testing." {
+				t.Fatalf("call = %q", text)
+			}
+			var eras []string
+			sc := bufio.NewScanner(strings.NewReader(logs.String()))
+			for sc.Scan() {
+				var l struct {
+					Child struct {
+						Msg string `json:"msg"`
+						Era string `json:"era"`
+					} `json:"child"`
+				}
+				if json.Unmarshal(sc.Bytes(), &l) == nil && l.Child.Msg == "upstream session started" {
+					eras = append(eras, l.Child.Era)
+				}
+			}
+			if len(eras) != 1 || eras[0] != tc.want {
+				t.Errorf("the proxy's upstream sessions: %q, want one of %s", eras, tc.want)
+			}
+		})
 	}
 }

@@ -76,7 +76,8 @@ type Spec struct {
 	SessionMax int
 	// Era is what the gateway speaks to the backend: mcp.EraAuto (learn
 	// it, era.go), mcp.EraSession or mcp.EraSessionless. Only stdio and
-	// http backends are ever spoken to sessionless.
+	// http backends are ever spoken to sessionless; a process backend's
+	// era is what its proxy speaks to the program (--upstream-era).
 	Era mcp.Era
 
 	// Arguments is the tools begin's arguments, JSON (proxy, process);
@@ -87,7 +88,7 @@ type Spec struct {
 	Secrets map[string]string
 	// ProxyCommand is the proxy to start beside the program (process);
 	// default: this executable's `proxy` command. Its --listen and
-	// --upstream flags are added.
+	// --upstream flags are added, and --upstream-era unless Era is auto.
 	ProxyCommand []string
 }
 

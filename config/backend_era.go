@@ -3,7 +3,10 @@
 // (2026-07-28) and falls back to initialize; session always initializes
 // (2024-11-05 … 2025-11-25); sessionless requires 2026-07-28. Only stdio
 // and http backends can be spoken to sessionless: legacy SSE is of the
-// session era, and the container wire carries the session era's exchanges.
+// session era, and the container wire carries the session era's
+// exchanges. A process backend's era is what its proxy speaks to the
+// program (mcpgate proxy --upstream-era); a proxy backend's is the
+// running proxy's own affair.
 
 package config
 
@@ -16,10 +19,13 @@ const (
 
 func validateBackendEra(key string, b Backend) error {
 	switch b.Era {
-	case "", EraAuto, EraSession:
-	case EraSessionless:
-		if b.Kind != BackendStdio && b.Kind != BackendHTTP {
-			return bad(key+".era", "%s is only for stdio and http backends", EraSessionless)
+	case "", EraAuto:
+	case EraSession, EraSessionless:
+		switch {
+		case b.Kind == BackendProxy:
+			return bad(key+".era", "a proxy backend's era is the running proxy's own (mcpgate proxy --upstream-era)")
+		case b.Era == EraSessionless && b.Kind != BackendStdio && b.Kind != BackendHTTP && b.Kind != BackendProcess:
+			return bad(key+".era", "%s is only for stdio, http and process backends", EraSessionless)
 		}
 	default:
 		return bad(key+".era", "%q is not %s, %s or %s", b.Era, EraAuto, EraSession, EraSessionless)

@@ -75,8 +75,8 @@ type Backend struct {
 	ValidateArguments bool `yaml:"validate_arguments"`
 	// Era is which revisions of MCP the gateway speaks to the backend:
 	// auto (the default: server/discover, then initialize), session
-	// (2024-11-05 … 2025-11-25) or sessionless (2026-07-28; stdio and
-	// http only). See backend_era.go.
+	// (2024-11-05 … 2025-11-25) or sessionless (2026-07-28; stdio, http
+	// and process only). See backend_era.go.
 	Era string `yaml:"era"`
 
 	// Env and Headers exist only to be refused with a useful message: a

@@ -94,18 +94,20 @@ func TestConformanceThroughProcessBackend(t *testing.T) {
 	if want := 44 - gapChecks; pass < want {
 		t.Errorf("%d checks passed, want at least %d (44 less the %d of the wire's gaps)", pass, want, gapChecks)
 	}
-	// 2026-07-28 callers through the wire: what the gateway makes of a
-	// 2025-era backend's results (resultType, multi round-trip requests
-	// from the server's own requests on tag 12) works across it too. What
-	// fails are the wire's gaps above, the tasks extension and the two
-	// multi round-trip shapes a 2025 backend cannot give (see
+	// 2026-07-28 callers through the wire. The proxy speaks 2026-07-28 to
+	// the fixture (proxy/sessionless.go); the gateway speaks the session
+	// era's exchanges to the proxy and makes of them what it makes of any
+	// 2025-era backend (resultType, multi round-trip requests from the
+	// server's requests on tag 12). What fails are the wire's gaps above,
+	// the tasks extension and the three multi round-trip shapes only a
+	// 2026-07-28 backend's own InputRequiredResult gives (see
 	// TestConformanceNext2026ThroughTheGateway). Held as a floor.
 	if testing.Short() {
 		return // a second run of the suite, of half a minute
 	}
 	p26, f26 := cnScoreAt(t, base+"/mcp", "2026-07-28")
 	peers.Score(t, "0.2.0-alpha.12 --requirements 2026-07-28: the fixture through a process backend: %d passed, %d failed", p26, f26)
-	if p26 < 161 {
-		t.Errorf("2026-07-28 through a process backend: %d passed (floor 161)", p26)
+	if p26 < 162 {
+		t.Errorf("2026-07-28 through a process backend: %d passed (floor 162)", p26)
 	}
 }

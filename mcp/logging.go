@@ -29,6 +29,12 @@ var levelRank = map[LogLevel]int32{
 	LevelError: 5, LevelCritical: 6, LevelAlert: 7, LevelEmergency: 8,
 }
 
+// Known reports whether l is one of the eight levels.
+func (l LogLevel) Known() bool {
+	_, ok := levelRank[l]
+	return ok
+}
+
 func serveSetLevel(_ context.Context, r *Request) (json.RawMessage, error) {
 	var p struct {
 		Level LogLevel `json:"level"`

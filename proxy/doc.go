@@ -6,7 +6,10 @@
 //   - Upstream is the one MCP session with the server: dialled lazily on the
 //     first exchange, kept while it lives, dialled afresh after it dies, and
 //     never used to retry an exchange behind its caller's back. Results and
-//     JSON-RPC errors come back as the bytes the server wrote.
+//     JSON-RPC errors come back as the bytes the server wrote. The session
+//     is of the server's era (mcp.Client.Connect): a 2026-07-28 server is
+//     spoken to sessionless, the proxy adding what the wire's exchanges do
+//     not say (sessionless.go).
 //   - Supervisor starts a stdio server itself, restarts it with backoff when
 //     it dies, and feeds it secrets as its environment.
 //   - Contract is the client of a program that follows the container

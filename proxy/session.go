@@ -31,6 +31,14 @@ type session struct {
 	// gone is closed when the conn's far end is gone (a stdio server's
 	// process exited); nil for HTTP.
 	gone <-chan struct{}
+	// sessionless: the server speaks 2026-07-28 (sessionless.go), and
+	// stopListen ends the session's subscriptions/listen.
+	sessionless bool
+	stopListen  context.CancelFunc
+	// headerParams are the tools' x-mcp-header arguments, by name, as
+	// the tools/list answers showed them (sessionless.go).
+	mu           sync.Mutex
+	headerParams map[string][]mcp.HeaderParam
 
 	refs      int  // exchanges using it; under Upstream.mu
 	retired   bool // under Upstream.mu
@@ -54,7 +62,14 @@ func (s *session) alive() bool {
 	}
 }
 
-func (s *session) close() { s.closeOnce.Do(func() { _ = s.client.Close() }) }
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		if s.stopListen != nil {
+			s.stopListen()
+		}
+		_ = s.client.Close()
+	})
+}
 
 // explain adds what is known of why the session ended to an exchange's
 // error: a stdio server's exit status says more than "client closed".
@@ -142,7 +157,7 @@ func (u *Upstream) dialSession(ctx context.Context) (*session, error) {
 	opts := mcp.ClientOptions{
 		Info:           u.cfg.ClientInfo,
 		Logger:         u.log,
-		OnNotification: u.hub.publish,
+		OnNotification: u.publishNote,
 		// Without an AskFunc the client answers ping itself and every
 		// other server-to-client request with -32601, and declares no
 		// capability (sampling, roots, elicitation) it could not serve.
@@ -152,11 +167,21 @@ func (u *Upstream) dialSession(ctx context.Context) (*session, error) {
 		opts.OnRequest = *ask
 	}
 	s.client = mcp.NewClient(conn, opts)
-	if _, err := s.client.Initialize(ctx); err != nil {
-		s.close()
-		return nil, &UnreachableError{Err: fmt.Errorf("initialize: %w", s.explain(err))}
+	era := u.cfg.Era
+	if u.cfg.Kind == KindSSE {
+		era = mcp.EraSession
 	}
-	u.log.Info("upstream session started", "kind", u.cfg.Kind, "protocol", s.client.ProtocolVersion())
+	era, err = s.client.Connect(ctx, era)
+	if err != nil {
+		s.close()
+		what := "initialize"
+		if era != mcp.EraSession {
+			what = "connect"
+		}
+		return nil, &UnreachableError{Err: fmt.Errorf("%s: %w", what, s.explain(err))}
+	}
+	s.sessionless = era == mcp.EraSessionless
+	u.log.Info("upstream session started", "kind", u.cfg.Kind, "protocol", s.client.ProtocolVersion(), "era", string(era))
 	return s, nil
 }
 
@@ -172,6 +197,11 @@ func (u *Upstream) install(s *session) error {
 	u.current = s
 	u.sessions[s] = struct{}{}
 	u.wg.Go(func() { u.watch(s) })
+	if s.sessionless {
+		ctx, stop := context.WithCancel(u.ctx)
+		s.stopListen = stop
+		u.wg.Go(func() { u.listen(ctx, s, stop) })
+	}
 	return nil
 }
 

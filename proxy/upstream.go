@@ -56,6 +56,10 @@ type UpstreamConfig struct {
 	Restart Backoff
 	// ClientInfo is what the proxy calls itself at initialize.
 	ClientInfo mcp.Implementation
+	// Era is what the proxy speaks to the server: mcp.EraAuto (default:
+	// server/discover, then initialize), mcp.EraSession or
+	// mcp.EraSessionless. A legacy SSE upstream is of the session era.
+	Era mcp.Era
 }
 
 // ContractURL is where a contract program listens: 127.0.0.1 on port (the
@@ -92,6 +96,11 @@ type Upstream struct {
 	// until set, and then the sessions dialled declare those
 	// capabilities.
 	ask atomic.Pointer[AskFunc]
+
+	// level is what logging/setLevel last set, for a sessionless
+	// upstream (sessionless.go); inputs numbers the inputs asked for.
+	level  atomic.Pointer[mcp.LogLevel]
+	inputs atomic.Uint64
 }
 
 // AskFunc answers one request the MCP server sent its client, with the
@@ -192,7 +201,12 @@ func (u *Upstream) Exchange(ctx context.Context, method string, params json.RawM
 		return nil, nil, err
 	}
 	defer u.release(s)
-	res, err := s.client.Call(ctx, method, params)
+	var res json.RawMessage
+	if s.sessionless {
+		res, err = u.exchangeSessionless(ctx, s, method, params)
+	} else {
+		res, err = s.client.Call(ctx, method, params)
+	}
 	if err == nil {
 		return res, nil, nil
 	}

@@ -147,7 +147,9 @@ func TestCall(t *testing.T) {
 				t.Errorf("tools/list printed %s", out)
 			}
 			out, _ = runCall(t, bin, exitAnswered, freshProxy(t), "tools/call", "test_simple_text", form)
-			if got := oneJSONLine(t, out); got != `{"content":[{"type":"text","text":"This is a simple text response for testing."}]}` {
+			// The proxy speaks 2026-07-28 to the fixture: its answer, byte for byte.
+			if got := oneJSONLine(t, out); got != `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpgate-fixture","version":"1.0.0"}},`+
+				`"content":[{"type":"text","text":"This is a simple text response for testing."}]}` {
 				t.Errorf("tools/call printed %s", got)
 			}
 			out, _ = runCall(t, bin, exitAnswered, freshProxy(t), "resources/read", "test://static-text", form)

@@ -20,8 +20,8 @@ import (
 
 func proxyCommand() *cobra.Command {
 	var (
-		listen, upstream, command, transport, info string
-		verbose                                    bool
+		listen, upstream, command, transport, info, era string
+		verbose                                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy",
@@ -39,6 +39,9 @@ func proxyCommand() *cobra.Command {
 			log := newLogger(cmd, level)
 			cfg, err := upstreamConfig(upstream, command, transport)
 			if err != nil {
+				return err
+			}
+			if cfg.Era, err = upstreamEra(era, cfg.Kind); err != nil {
 				return err
 			}
 			cfg.Logger = log
@@ -62,6 +65,7 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&upstream, "upstream", "", "MCP server URL (Streamable HTTP, or legacy SSE when the path ends in /sse)")
 	f.StringVar(&transport, "upstream-transport", "", "force the URL's transport: http or sse")
 	f.StringVar(&command, "upstream-command", "", "stdio MCP server to start and supervise, e.g. 'node server.js stdio'")
+	f.StringVar(&era, "upstream-era", "auto", "what to speak to the upstream: auto (server/discover, then initialize), session (2024-11-05 … 2025-11-25) or sessionless (2026-07-28)")
 	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd
@@ -90,6 +94,23 @@ func upstreamConfig(url, command, transport string) (proxy.UpstreamConfig, error
 		return proxy.UpstreamConfig{Kind: kind, URL: url}, nil
 	default:
 		return proxy.UpstreamConfig{Kind: proxy.KindContract}, nil
+	}
+}
+
+// upstreamEra is the --upstream-era flag's era for an upstream of kind.
+func upstreamEra(era, kind string) (mcp.Era, error) {
+	switch era {
+	case "", "auto":
+		return mcp.EraAuto, nil
+	case "session":
+		return mcp.EraSession, nil
+	case "sessionless":
+		if kind == proxy.KindSSE {
+			return "", fmt.Errorf("--upstream-era sessionless: a legacy SSE upstream is of the session era")
+		}
+		return mcp.EraSessionless, nil
+	default:
+		return "", fmt.Errorf("--upstream-era: %q is not auto, session or sessionless", era)
 	}
 }
 

@@ -1,0 +1,222 @@
+// sessionless.go is the proxy's side of an upstream that speaks
+// 2026-07-28 (the session's client learned it at Connect; wire.md §4).
+// The wire carries the session era's exchanges, so the proxy makes up
+// what a sessionless server needs and the exchange does not say:
+//
+//   - A log level in each request's _meta (the revision's servers log for
+//     a request only when it names one): the one logging/setLevel last
+//     set, answered by the proxy itself, or debug — a session-era server
+//     never told a level sends what it likes, and the gateway filters for
+//     each caller anyway. A level the request names itself is kept.
+//   - The answers to an InputRequiredResult: each input goes to the
+//     gateway as the server request it would have been in a session (tag
+//     12, ask.go), and the request is retried with the answers, up to
+//     maxInputRounds. What the gateway cannot answer is -32021.
+//   - The Mcp-Param headers of a tools/call over HTTP, from the tool's
+//     x-mcp-header annotations: learnt from every tools/list answer that
+//     passes, or from a listing of the proxy's own when a call names a
+//     tool no answer has shown yet.
+//   - The notifications of a session: a subscriptions/listen is kept open
+//     while the session lives, for the list changes; when it had to be
+//     opened again, the three list changes are told, since what changed
+//     meanwhile was not.
+
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// maxInputRounds bounds the retries of one exchange for input.
+const maxInputRounds = 8
+
+// defaultLogLevel is asked of a sessionless upstream before any
+// logging/setLevel.
+const defaultLogLevel = mcp.LevelDebug
+
+// listenParams opt in to the list changes a session would have told.
+var listenParams = json.RawMessage(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`)
+
+// relisten is the pause before a listen the server ended is opened again.
+const relisten = time.Second
+
+// listChanges are told when a listen had to be opened again.
+var listChanges = []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"}
+
+// exchangeSessionless is Exchange on a sessionless upstream session.
+func (u *Upstream) exchangeSessionless(ctx context.Context, s *session, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == "logging/setLevel" {
+		var p struct {
+			Level mcp.LogLevel `json:"level"`
+		}
+		if json.Unmarshal(params, &p) != nil || !p.Level.Known() {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: level must be a log level", nil)
+		}
+		u.level.Store(&p.Level)
+		return json.RawMessage(`{}`), nil
+	}
+	params = u.withLogLevel(params)
+	if method == "tools/call" && u.cfg.Kind != KindStdio {
+		ctx = mcp.WithOutgoingHeaders(ctx, u.paramHeaders(ctx, s, params))
+	}
+	for round := 0; ; round++ {
+		res, err := s.client.Call(ctx, method, params)
+		if err == nil && method == "tools/list" {
+			s.noteTools(res)
+		}
+		if err != nil || !mcp.IsInputRequired(res) {
+			return res, err
+		}
+		if round == maxInputRounds {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+				method+": the server asked for input more than the proxy retries for", nil)
+		}
+		inputs := mcp.InputsOf(res)
+		answers := make([]json.RawMessage, len(inputs))
+		for i, in := range inputs {
+			if answers[i], err = u.answerInput(ctx, in); err != nil {
+				return nil, err
+			}
+		}
+		if params, err = mcp.RetryParams(params, res, inputs, answers); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// answerInput asks the gateway for one input, as the server request it
+// stands for.
+func (u *Upstream) answerInput(ctx context.Context, in mcp.Input) (json.RawMessage, error) {
+	capability := mcp.InputCapability(in.Method)
+	ask := u.ask.Load()
+	if capability == "" || ask == nil {
+		return nil, mcp.MissingCapability(capability, "the server asks its client for "+in.Method+
+			", and the proxy has no gateway that could answer it", map[string]string{"method": in.Method})
+	}
+	params, _ := in.Params.(json.RawMessage)
+	id := jsonrpc.ID(strconv.AppendUint(nil, u.inputs.Add(1), 10))
+	res, err := (*ask)(ctx, &jsonrpc.Message{ID: id, Method: in.Method, Params: params})
+	var je *jsonrpc.Error
+	if errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound {
+		return nil, mcp.MissingCapability(capability, "the server asks its client for "+in.Method+
+			", and the gateway's client does not serve it: "+je.Message, map[string]string{"method": in.Method})
+	}
+	return res, err
+}
+
+// withLogLevel gives params the log level a sessionless server logs at
+// for the request, unless they name one.
+func (u *Upstream) withLogLevel(params json.RawMessage) json.RawMessage {
+	if meta, _ := jsonrpc.Lookup(params, "_meta"); len(meta) > 0 {
+		if v, _ := jsonrpc.Lookup(meta, mcp.MetaLogLevel); len(v) > 0 {
+			return params
+		}
+	}
+	level := defaultLogLevel
+	if l := u.level.Load(); l != nil {
+		level = *l
+	}
+	member := jsonrpc.AppendString([]byte(`"`+mcp.MetaLogLevel+`":`), string(level))
+	return mcp.WithMeta(params, member, func(string) bool { return true })
+}
+
+// listen keeps a subscriptions/listen open on s until ctx ends (stop
+// ends it, and so does the session's end) or the server refuses it.
+func (u *Upstream) listen(ctx context.Context, s *session, stop context.CancelFunc) {
+	err := s.client.Listen(ctx, listenParams, relisten, func(err error) {
+		if !s.alive() {
+			stop()
+			return
+		}
+		u.log.Debug("upstream subscriptions/listen ended; opening it again", "err", err)
+		for _, m := range listChanges {
+			u.hub.publish(&jsonrpc.Message{Method: m})
+		}
+	})
+	if ctx.Err() == nil {
+		u.log.Info("upstream refuses subscriptions/listen; its list changes are not followed", "err", err)
+	}
+}
+
+// publishNote hands a notification from the upstream to the hub; the
+// acknowledgement of the proxy's own listen is not the gateway's.
+func (u *Upstream) publishNote(m *jsonrpc.Message) {
+	if m.Method == "notifications/subscriptions/acknowledged" {
+		return
+	}
+	u.hub.publish(m)
+}
+
+// maxListPages bounds the proxy's own listing of the tools.
+const maxListPages = 100
+
+// paramHeaders are the Mcp-Param headers of the tools/call with params.
+func (u *Upstream) paramHeaders(ctx context.Context, s *session, params json.RawMessage) [][2]string {
+	name, _ := jsonrpc.LookupString(params, "name")
+	hp, ok := s.headerParamsOf(name)
+	if !ok {
+		u.listTools(ctx, s)
+		hp, _ = s.headerParamsOf(name)
+	}
+	if len(hp) == 0 {
+		return nil
+	}
+	args, _ := jsonrpc.Lookup(params, "arguments")
+	return mcp.ParamHeaders(hp, args)
+}
+
+// listTools lists the server's tools, every page, for their annotations.
+func (u *Upstream) listTools(ctx context.Context, s *session) {
+	params := u.withLogLevel(nil)
+	for range maxListPages {
+		res, err := s.client.Call(ctx, "tools/list", params)
+		if err != nil {
+			u.log.Debug("upstream tools/list for the Mcp-Param headers failed", "err", err)
+			return
+		}
+		s.noteTools(res)
+		cursor, ok := jsonrpc.LookupString(res, "nextCursor")
+		if !ok || cursor == "" {
+			return
+		}
+		params, _ = jsonrpc.SetMember(params, "cursor", jsonrpc.AppendString(nil, cursor))
+	}
+}
+
+// noteTools keeps the x-mcp-header annotations of the tools a tools/list
+// result lists. A tool whose annotations break the rules gets none: the
+// gateway leaves it out, as a client must.
+func (s *session) noteTools(res json.RawMessage) {
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(res, &list) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.headerParams == nil {
+		s.headerParams = map[string][]mcp.HeaderParam{}
+	}
+	for _, tool := range list.Tools {
+		hp, _ := mcp.HeaderParams(tool.InputSchema)
+		s.headerParams[tool.Name] = hp
+	}
+}
+
+func (s *session) headerParamsOf(name string) ([]mcp.HeaderParam, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hp, ok := s.headerParams[name]
+	return hp, ok
+}
