@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/stdio"
 )
 
@@ -29,6 +30,12 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild())
 	case "crash": // a server that cannot get going
 		os.Exit(7)
+	case "fixture-sessionless": // the fixture, both eras, over stdio
+		err := stdio.Serve(context.Background(), fixture.New(fixture.Options{}), os.Stdin, os.Stdout, stdio.Options{Sessionless: true})
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -54,6 +61,12 @@ func runChild() int {
 // crashingCommand is a child that exits with status 7 as it starts.
 func crashingCommand() ([]string, []string) {
 	return []string{os.Args[0]}, append(os.Environ(), childEnv+"=crash")
+}
+
+// sessionlessFixtureCommand is a child serving the fixture over stdio in
+// both eras.
+func sessionlessFixtureCommand() ([]string, []string) {
+	return []string{os.Args[0]}, append(os.Environ(), childEnv+"=fixture-sessionless", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 // childCommand is the command line and environment of a child server. A

@@ -270,3 +270,33 @@ func TestASessionlessUpstreamsCallsCarryTheirParamHeaders(t *testing.T) {
 		})
 	}
 }
+
+// Over stdio as over HTTP: a server that speaks 2026-07-28 is spoken to
+// sessionless, its log messages reach the notification channel before the
+// call's answer, and its input requests are asked of the gateway.
+func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
+	ctx := testCtx(t)
+	cmd, env := sessionlessFixtureCommand()
+	logs := &logWatch{}
+	up := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Logger: logs.logger()})
+	base := serveProxy(t, Options{Upstream: up})
+	const accepted = `{"action":"accept","content":{"name":"Ada"}}`
+	g := &askedGateway{answer: wire.Response{Result: json.RawMessage(accepted)}.Append(nil)}
+	cl, err := wire.Dial(ctx, base+"/", &wire.ClientOptions{Channels: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	scope, ans := begin(t, ctx, cl, "null")
+	f := &framed{cl: cl, scope: scope, begun: ans}
+	sub := f.subscribe(t, ctx)
+	result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_tool_with_logging","arguments":{}}`))
+	if note, err := sub.Next(ctx); err != nil || !strings.Contains(string(note.Result), `"notifications/message"`) {
+		t.Fatalf("the first notification: %s %v, want a log message before the answer", note.Result, err)
+	}
+	res := result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_input_required_result_elicitation","arguments":{}}`))
+	want(t, "the call after the gateway answered", res, `Ada`)
+	if !strings.Contains(logs.String(), `"era":"sessionless"`) {
+		t.Errorf("the proxy's log does not say the session is sessionless:\n%s", logs)
+	}
+}
