@@ -14,6 +14,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -236,7 +237,9 @@ var cacheable = map[string]bool{
 // completeResult adds to a result object what 2026-07-28 asks of every
 // result: resultType, the server's identity in _meta (merged into a _meta
 // the result has), and for cacheable results ttlMs and cacheScope. A
-// result that already says its resultType is left as it is.
+// result that already says its resultType (the engine's own
+// InputRequiredResult or ack, a relayed one) gets only this server's
+// identity, in place of any other, and a cacheable one cacheScope private.
 func (s *Server) completeResult(method string, result json.RawMessage) json.RawMessage {
 	if len(result) == 0 || result[0] != '{' {
 		return result
@@ -248,11 +251,11 @@ func (s *Server) completeResult(method string, result json.RawMessage) json.RawM
 		if cacheable[method] {
 			if scope, ok := jsonrpc.LookupString(result, "cacheScope"); ok && scope != "private" {
 				if out, err := jsonrpc.WithStringMember(result, "cacheScope", "private"); err == nil {
-					return out
+					result = out
 				}
 			}
 		}
-		return result
+		return s.withOwnServerInfo(result)
 	}
 	info := s.infoJSON
 	head := make([]byte, 0, len(result)+len(info)+96)
@@ -280,6 +283,27 @@ func (s *Server) completeResult(method string, result json.RawMessage) json.RawM
 		head = append(head, ',')
 	}
 	return append(head, rest...)
+}
+
+// withOwnServerInfo gives a result that already says its resultType (a
+// relayed one) this server's identity in _meta, in place of the one the
+// server it came from gave: the client is talking to this server.
+func (s *Server) withOwnServerInfo(result json.RawMessage) json.RawMessage {
+	meta, _ := jsonrpc.Lookup(result, "_meta")
+	if len(meta) > 0 && meta[0] != '{' {
+		return result
+	}
+	if cur, _ := jsonrpc.Lookup(meta, MetaServerInfo); bytes.Equal(cur, s.infoJSON) {
+		return result
+	}
+	meta, err := jsonrpc.SetMember(meta, MetaServerInfo, s.infoJSON)
+	if err != nil {
+		return result
+	}
+	if out, err := jsonrpc.SetMember(result, "_meta", meta); err == nil {
+		return out
+	}
+	return result
 }
 
 // noMembers reports whether the valid JSON object o has no member.

@@ -11,8 +11,9 @@ import (
 
 // What 2026-07-28 adds to every result is spliced in, the result's own
 // bytes and _meta kept: resultType first, the server's identity merged
-// into a _meta the result has, nothing added to a result that already
-// says its resultType.
+// into a _meta the result has; a result that already says its
+// resultType (the engine's own InputRequiredResult, a relayed one) gets
+// only the server's identity.
 func TestSessionlessResultsAreCompletedInPlace(t *testing.T) {
 	s := newServer(t, mcp.Options{Info: mcp.Implementation{Name: "srv", Version: "9"}})
 	for name, res := range map[string]string{
@@ -33,7 +34,7 @@ func TestSessionlessResultsAreCompletedInPlace(t *testing.T) {
 		"meta":       `{"resultType":"complete","content":[],"_meta":{` + info + `,"k":1.50}}`,
 		"emptymeta":  `{"resultType":"complete","_meta":{` + info + `}}`,
 		"empty":      `{"resultType":"complete","_meta":{` + info + `}}`,
-		"resulttype": `{"resultType":"input_required","inputRequests":{}}`,
+		"resulttype": `{"_meta":{` + info + `},"resultType":"input_required","inputRequests":{}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := mcptest.Sessionless(t, s, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)

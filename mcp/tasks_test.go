@@ -145,7 +145,7 @@ func TestTasksUpdateAnswersOnlyWhatIsAskedAndTheTaskGoesOnWhenAllIs(t *testing.T
 	}
 	update := func(responses string) {
 		a := taskCall(t, s, "alice", "tasks/update", `{"taskId":"`+id+`","inputResponses":`+responses+`,`+withTasks+`}`)
-		if string(a.Result) != `{"resultType":"complete"}` {
+		if string(a.Result) != taskAck {
 			t.Fatalf("tasks/update: %s %s, want the bare ack", a.Result, a.Error)
 		}
 	}
@@ -165,7 +165,7 @@ func TestCancellingAndFailingEndATask(t *testing.T) {
 	s := taskServer(t, make(chan struct{}))
 	id, _ := jsonrpc.LookupString(taskCall(t, s, "alice", "tools/call", `{"name":"job","arguments":{},`+withTasks+`}`).Result, "taskId")
 	for range 2 { // the second is on a terminal task: the same ack
-		if a := taskCall(t, s, "alice", "tasks/cancel", `{"taskId":"`+id+`",`+withTasks+`}`); string(a.Result) != `{"resultType":"complete"}` {
+		if a := taskCall(t, s, "alice", "tasks/cancel", `{"taskId":"`+id+`",`+withTasks+`}`); string(a.Result) != taskAck {
 			t.Fatalf("tasks/cancel: %s %s", a.Result, a.Error)
 		}
 	}
@@ -181,3 +181,7 @@ func TestCancellingAndFailingEndATask(t *testing.T) {
 		t.Errorf("an unknown task: %s", a.Result)
 	}
 }
+
+// taskAck is the answer to tasks/update and tasks/cancel: complete, and
+// nothing but the server's identity.
+const taskAck = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-test","version":"0.0.1"}},"resultType":"complete"}`

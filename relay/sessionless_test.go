@@ -294,7 +294,7 @@ func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
 	if a := call("alice", "tasks/get", `"taskId":"`+id+`"`); !strings.Contains(string(a.Result), `"status":"working"`) {
 		t.Errorf("alice's tasks/get: %s %s", a.Result, a.Error)
 	}
-	if a := call("alice", "tasks/cancel", `"taskId":"`+id+`"`); string(a.Result) != `{"resultType":"complete"}` {
+	if a := call("alice", "tasks/cancel", `"taskId":"`+id+`"`); string(a.Result) != `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"front","version":"1"}},"resultType":"complete"}` {
 		t.Errorf("alice's tasks/cancel: %s %s", a.Result, a.Error)
 	}
 	if a := call("alice", "tasks/get", `"taskId":"`+id+`"`); !strings.Contains(string(a.Result), `"status":"cancelled"`) {
@@ -320,5 +320,32 @@ func TestARelayedReadIsPrivateWhateverTheBackendSays(t *testing.T) {
 	if a.Error != nil || !strings.Contains(string(a.Result), `"cacheScope":"private"`) || !strings.Contains(string(a.Result), `"ttlMs":60000`) ||
 		strings.Contains(string(a.Result), `"public"`) {
 		t.Errorf("relayed read: %s %s, want the backend's ttlMs and cacheScope private", a.Result, a.Error)
+	}
+}
+
+// A relayed result of the revision names the gateway as its server, not
+// the backend: the caller talks to the gateway. Every other member of
+// its _meta stays.
+func TestARelayedResultNamesTheGatewayAsItsServer(t *testing.T) {
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "backend", Version: "9"}})
+	back.Handle("tools/call", mcp.HandlerFunc(func(context.Context, *mcp.Request) (json.RawMessage, error) {
+		return json.RawMessage(`{"resultType":"complete","_meta":{"x":1,"io.modelcontextprotocol/serverInfo":{"name":"backend","version":"9"}},"content":[]}`), nil
+	}))
+	must(t, back.AddTools(&mcp.Tool{Name: "t", SkipValidation: true,
+		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) { return nil, nil }}))
+	f, _ := relayedSessionless(t, back, "{}")
+	a := mcptest.Sessionless(t, f.Server, "alice", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"b1__t","arguments":{},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	var res struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if a.Error != nil || json.Unmarshal(a.Result, &res) != nil {
+		t.Fatalf("relayed call: %s %s", a.Result, a.Error)
+	}
+	if info := string(res.Meta["io.modelcontextprotocol/serverInfo"]); strings.Contains(info, "backend") || !strings.Contains(info, `"name"`) {
+		t.Errorf("relayed call's serverInfo %s, want the gateway's (result %s)", info, a.Result)
+	}
+	if string(res.Meta["x"]) != "1" || strings.Count(string(a.Result), "serverInfo") != 1 {
+		t.Errorf("relayed call's _meta %s: want x kept and one serverInfo", a.Result)
 	}
 }
