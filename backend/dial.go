@@ -35,7 +35,7 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 	case KindProxy:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
-		return dialWire(dctx, b.wireBegin(s.URL))
+		return b.dialWire(dctx, s.URL)
 	case KindProcess:
 		return b.startProcess(ctx)
 	}

@@ -18,12 +18,13 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // processConn is the wire connection of a process backend and the two
 // processes it stands on.
 type processConn struct {
-	*wireConn
+	*wiremcp.Conn
 	program, proxy *child
 	watchDone      chan struct{}
 }
@@ -83,13 +84,13 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	if err := waitAccepting(sctx, proxyAddr, proxy, "the proxy"); err != nil {
 		return nil, err
 	}
-	wc, err := dialWire(sctx, b.wireBegin("ws://"+proxyAddr+"/"))
+	wc, err := b.dialWire(sctx, "ws://"+proxyAddr+"/")
 	if err != nil {
 		return nil, err
 	}
 	b.log.Info("backend processes started", "program_pid", program.pid, "proxy_pid", proxy.pid,
 		"program", "http://"+programAddr+"/mcp", "proxy", "ws://"+proxyAddr+"/")
-	pc := &processConn{wireConn: wc, program: program, proxy: proxy, watchDone: make(chan struct{})}
+	pc := &processConn{Conn: wc, program: program, proxy: proxy, watchDone: make(chan struct{})}
 	go pc.watch()
 	return pc, nil
 }
@@ -99,18 +100,16 @@ func (pc *processConn) watch() {
 	defer close(pc.watchDone)
 	select {
 	case <-pc.program.done:
-		pc.fail(fmt.Errorf("the program exited: %w", pc.program.exitErr()))
-		_ = pc.cl.Close()
+		pc.End(fmt.Errorf("the program exited: %w", pc.program.exitErr()))
 	case <-pc.proxy.done:
-		pc.fail(fmt.Errorf("the proxy exited: %w", pc.proxy.exitErr()))
-		_ = pc.cl.Close()
-	case <-pc.ctx.Done():
+		pc.End(fmt.Errorf("the proxy exited: %w", pc.proxy.exitErr()))
+	case <-pc.Closed():
 	}
 }
 
 // Close ends the connection, then both process groups.
 func (pc *processConn) Close() error {
-	err := pc.wireConn.Close()
+	err := pc.Conn.Close()
 	<-pc.watchDone
 	pc.proxy.stop()
 	pc.program.stop()

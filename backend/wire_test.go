@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -71,7 +72,7 @@ func wtServeMCP(t *testing.T, s *mcp.Server, mux *http.ServeMux) string {
 
 // wtProxy serves a proxy in front of the upstream cfg names and returns
 // its ws:// URL and a kill that ends it as a crash would
-// (backend.ServeKillableProxy).
+// (proxytest.Serve).
 func wtProxy(t *testing.T, cfg proxy.UpstreamConfig, infoPath string) (string, func()) {
 	t.Helper()
 	up, err := proxy.NewUpstream(cfg)
@@ -82,7 +83,7 @@ func wtProxy(t *testing.T, cfg proxy.UpstreamConfig, infoPath string) (string, f
 	if infoPath == "" {
 		infoPath = filepath.Join(t.TempDir(), "no-DIVERGE.md")
 	}
-	return backend.ServeKillableProxy(t, up, infoPath)
+	return proxytest.Serve(t, up, infoPath)
 }
 
 // wtLog collects a backend's log lines.

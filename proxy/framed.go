@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mcpgate/mcpgate/wire"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // beginState is the connection's one tools begin.
@@ -150,17 +151,13 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 		h.s.log.Debug("proxy: channel on a scope that is not the begun tools scope; bare finish")
 		return
 	}
+	if method, params, ok := wiremcp.Method(req); ok {
+		_ = r.Respond(h.s.exchange(ctx, formFramed, method, params).Append(nil))
+		return
+	}
 	switch req := req.(type) {
 	case wire.Info:
 		_ = r.Respond(h.s.info().Append(nil))
-	case wire.McpListTools:
-		h.relay(ctx, r, "tools/list", req.Params)
-	case wire.McpListResources:
-		h.relay(ctx, r, "resources/list", req.Params)
-	case wire.McpCallTool:
-		h.relay(ctx, r, "tools/call", req.Params)
-	case wire.McpReadResource:
-		h.relay(ctx, r, "resources/read", req.Params)
 	case wire.McpNotifications:
 		_ = h.s.streamNotifications(ctx, formFramed, func(resp wire.Response) error { return r.Respond(resp.Append(nil)) })
 	case wire.Secrets:
@@ -168,10 +165,6 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 	case wire.Postgres, wire.Daemon:
 		h.s.log.Info("proxy: Postgres and Daemon channels are not served yet; bare finish")
 	}
-}
-
-func (h framedHandler) relay(ctx context.Context, r *wire.Responder, method string, params json.RawMessage) {
-	_ = r.Respond(h.s.exchange(ctx, formFramed, method, params).Append(nil))
 }
 
 // info answers Info from the image's DIVERGE.md; the program is never

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/wire"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // Options configure a Server.
@@ -67,17 +68,13 @@ func NewServer(o Options) *Server {
 
 // ServeHTTP routes the two forms.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if method, check, ok := wiremcp.PathMethod(r.URL.Path); ok {
+		s.servePath(w, r, method, check)
+		return
+	}
 	switch r.URL.Path {
 	case "/":
 		s.serveFramed(w, r)
-	case wire.PathListTools:
-		s.servePath(w, r, "tools/list", wire.CheckListParams)
-	case wire.PathListResources:
-		s.servePath(w, r, "resources/list", wire.CheckListParams)
-	case wire.PathCallTool:
-		s.servePath(w, r, "tools/call", wire.CheckCallToolParams)
-	case wire.PathReadResource:
-		s.servePath(w, r, "resources/read", wire.CheckReadResourceParams)
 	case wire.PathNotifications:
 		s.serveNotificationsPath(w, r)
 	default:

@@ -14,6 +14,7 @@ import (
 	"io"
 
 	"github.com/mcpgate/mcpgate/wire"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // caller prints answers on out and explanations on errOut.
@@ -25,33 +26,22 @@ type caller struct {
 // framed begins the proxy's framed connection with arguments, waits for
 // Begun, and asks on one channel of the begun scope.
 func (c *caller) framed(ctx context.Context, base string, arguments []byte, a ask) error {
-	cl, err := wire.Dial(ctx, base+"/", nil)
-	if err != nil {
-		return noAnswer("connecting", err)
-	}
-	defer cl.Close()
-	scope, err := cl.Open(ctx, wire.BeginTools{Arguments: arguments}.Append(nil))
-	if err != nil {
-		return noAnswer("sending the begin", err)
-	}
-	p, err := scope.Next(ctx)
-	if err != nil {
+	s, err := wiremcp.Begin(ctx, base, wiremcp.Options{Arguments: arguments})
+	var refused *wiremcp.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		c.print([]byte(refused.Value))
+		return exitWith(exitRefused, "the begin was refused")
+	case err != nil:
 		return unanswered("the tools begin", err)
 	}
-	begin, err := wire.DecodeBeginAnswer(p)
-	if err != nil {
-		return noAnswer("reading the begin's answer", err)
-	}
-	if !begin.Begun() {
-		c.print(begin.Error)
-		return exitWith(exitRefused, "the begin was refused")
-	}
-	ch, err := scope.OpenChannel(ctx, channelRequest(a).Append(nil))
-	if err != nil {
-		return noAnswer("sending the request", err)
-	}
+	defer s.Close()
 	switch a.name {
 	case askNotifications:
+		ch, err := s.Notifications(ctx)
+		if err != nil {
+			return noAnswer("sending the request", err)
+		}
 		return c.notifications(ctx, func(ctx context.Context) (wire.Response, error) {
 			p, err := ch.Next(ctx)
 			if err != nil {
@@ -60,39 +50,15 @@ func (c *caller) framed(ctx context.Context, base string, arguments []byte, a as
 			return wire.DecodeResponse(p)
 		})
 	case askInfo:
-		return c.info(ctx, ch)
+		return c.info(s.Info(ctx))
 	case askSecrets:
-		return c.secrets(ctx, ch, a)
+		return c.secrets(s.FeedRawSecrets(ctx, a.params), a)
 	}
-	p, err = ch.Next(ctx)
+	resp, err := s.Exchange(ctx, a.name, a.params)
 	if err != nil {
 		return unanswered(a.name, err)
 	}
-	resp, err := wire.DecodeResponse(p)
-	if err != nil {
-		return noAnswer("reading the answer", err)
-	}
 	return c.answer(resp)
-}
-
-// channelRequest is the channel request an ask is on the framed connection.
-func channelRequest(a ask) wire.ChannelRequest {
-	switch a.name {
-	case askListTools:
-		return wire.McpListTools{Params: a.params}
-	case askListResources:
-		return wire.McpListResources{Params: a.params}
-	case askCallTool:
-		return wire.McpCallTool{Params: a.params}
-	case askReadResource:
-		return wire.McpReadResource{Params: a.params}
-	case askNotifications:
-		return wire.McpNotifications{}
-	case askInfo:
-		return wire.Info{}
-	default:
-		return wire.Secrets{Raw: a.params}
-	}
 }
 
 // perPath asks on the ask's own path.
@@ -105,13 +71,7 @@ func (c *caller) perPath(ctx context.Context, base string, a ask) error {
 		defer sub.Close()
 		return c.notifications(ctx, sub.Next)
 	}
-	path := map[string]string{
-		askListTools:     wire.PathListTools,
-		askListResources: wire.PathListResources,
-		askCallTool:      wire.PathCallTool,
-		askReadResource:  wire.PathReadResource,
-	}[a.name]
-	resp, err := wire.CallPath(ctx, base, path, a.params)
+	resp, err := wire.CallPath(ctx, base, wiremcp.Path(a.name), a.params)
 	switch {
 	case errors.Is(err, wire.ErrNotServed):
 		return exitWith(exitNotServed, "%s: the proxy closed the path without an answer (not served)", a.name)
@@ -159,15 +119,10 @@ func (c *caller) notifications(ctx context.Context, next func(context.Context) (
 }
 
 // info prints the image's DIVERGE.md, parsed.
-func (c *caller) info(ctx context.Context, ch *wire.Channel) error {
-	p, err := ch.Next(ctx)
-	if err != nil {
-		return unanswered(askInfo, err)
-	}
-	ans, err := wire.DecodeInfoAnswer(p)
+func (c *caller) info(ans wire.InfoAnswer, err error) error {
 	switch {
 	case err != nil:
-		return noAnswer("reading the Info answer", err)
+		return unanswered(askInfo, err)
 	case ans.Missing():
 		return exitWith(exitRefused, "info: the image has no DIVERGE.md")
 	case ans.Error != nil:
@@ -180,18 +135,14 @@ func (c *caller) info(ctx context.Context, ch *wire.Channel) error {
 
 // secrets reports Fed on stderr (stdout stays empty: there is no JSON in
 // a Fed) or prints the program's refusal.
-func (c *caller) secrets(ctx context.Context, ch *wire.Channel, a ask) error {
-	p, err := ch.Next(ctx)
-	if err != nil {
-		return unanswered(askSecrets, err)
-	}
-	ans, err := wire.DecodeSecretsAnswer(p)
+func (c *caller) secrets(err error, a ask) error {
+	var refused *wiremcp.RefusedError
 	switch {
-	case err != nil:
-		return noAnswer("reading the secrets answer", err)
-	case !ans.Fed():
-		c.print(ans.Error)
+	case errors.As(err, &refused):
+		c.print([]byte(refused.Value))
 		return exitWith(exitRefused, "secrets: the program refused them")
+	case err != nil:
+		return unanswered(askSecrets, err)
 	}
 	fmt.Fprintf(c.errOut, "mcpgate call: secrets fed (%d values)\n", a.secrets)
 	return nil

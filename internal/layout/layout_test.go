@@ -21,11 +21,11 @@ var layers = [][]string{
 	{"mcp", "wire", "store/sqlite"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},
+	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},
 	// Backends and the proxy: transports and the wire put together.
 	{"backend", "proxy"},
-	// The gateway assembles everything.
-	{"gateway"},
+	// The gateway assembles everything; proxytest serves proxies to tests.
+	{"gateway", "internal/proxytest"},
 	// Programs.
 	{"cmd/mcpgate", "bench"},
 }
@@ -37,14 +37,14 @@ var forbidden = []struct {
 	from, to []string
 }{
 	{"the protocol packages know nothing of who calls or what is recorded",
-		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "fixture", "relay", "backend", "proxy"},
+		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "fixture", "relay", "backend", "proxy"},
 		[]string{"access", "auth", "audit", "metrics", "telemetry", "store", "store/sqlite"}},
 	{"the observers read what the engine resolved, never the audit log or the store",
 		[]string{"metrics", "telemetry"},
 		[]string{"audit", "store", "store/sqlite"}},
 	{"the gateway reads no payload: that belongs to the engine and the relay",
 		[]string{"gateway"},
-		[]string{"jsonrpc", "wire", "sse"}},
+		[]string{"jsonrpc", "wire", "wiremcp", "sse"}},
 }
 
 // imports maps each of our packages to ours it imports (not its tests').

@@ -1,9 +1,9 @@
-// wireconn_bench_test.go measures a tools/call through a proxy connection
+// conn_bench_test.go measures a tools/call through a proxy connection
 // as the backend's mcp.Client sees it (Write, then Read until the answer),
 // the fixture behind a real proxy: "progress" sends three notifications
 // before its result, which come out of Read first.
 
-package backend
+package wiremcp_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 func BenchmarkWireConnToolsCall(b *testing.B) {
@@ -21,9 +23,9 @@ func BenchmarkWireConnToolsCall(b *testing.B) {
 		{"progress", `{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":1}}`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			url := wcProxyFor(b, fixture.New(fixture.Options{}))
+			url := proxytest.For(b, fixture.New(fixture.Options{}))
 			ctx := context.Background()
-			c, err := dialWire(ctx, wireBegin{Name: "be", URL: url, Logger: slog.New(slog.DiscardHandler)})
+			c, err := wiremcp.Dial(ctx, url, wiremcp.DialOptions{Name: "be", Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,10 +1,10 @@
-// wireconn_internal_test.go pins what the wire connection answers itself,
+// conn_test.go pins what the wire connection answers itself,
 // as an mcp.Conn seen from the client: initialize (echoed revision, the
 // capabilities the wire carries, serverInfo from DIVERGE.md), ping while
 // the proxy lives and not after, an empty template list, -32601 for the
 // rest, and dropped notifications.
 
-package backend
+package wiremcp_test
 
 import (
 	"context"
@@ -13,108 +13,36 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/mcphttp"
-	"github.com/mcpgate/mcpgate/proxy"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // wcProxy serves a proxy in front of the fixture, with info as its
 // DIVERGE.md, and returns its URL and a kill that ends every connection.
 func wcProxy(t *testing.T, info string) (string, func()) {
 	t.Helper()
-	up := wcUpstream(t, fixture.New(fixture.Options{}))
+	up := proxytest.Upstream(t, fixture.New(fixture.Options{}))
 	path := filepath.Join(t.TempDir(), "DIVERGE.md")
 	if err := os.WriteFile(path, []byte(info), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return serveKillableProxy(t, up, path)
+	return proxytest.Serve(t, up, path)
 }
 
-// serveKillableProxy serves a proxy in front of up, with the DIVERGE.md at
-// infoPath, on a loopback socket, and returns its ws:// URL and a kill
-// that ends it as a crash would: listener and every connection, the
-// hijacked WebSocket included, closed at once. Killed when tb ends if not
-// before.
-func serveKillableProxy(tb testing.TB, up *proxy.Upstream, infoPath string) (string, func()) {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	srv := &http.Server{Handler: proxy.NewServer(proxy.Options{Upstream: up, InfoPath: infoPath}),
-		ConnState: func(c net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	var once sync.Once
-	kill := func() {
-		once.Do(func() {
-			_ = srv.Close()
-			mu.Lock()
-			for _, c := range conns {
-				_ = c.Close()
-			}
-			mu.Unlock()
-			<-done
-		})
-	}
-	tb.Cleanup(kill)
-	return "ws://" + ln.Addr().String(), kill
-}
-
-// wcUpstream serves s over Streamable HTTP on a test server and returns
-// the proxy's upstream client for it; both are closed when tb ends, the
-// upstream first.
-func wcUpstream(tb testing.TB, s *mcp.Server) *proxy.Upstream {
-	tb.Helper()
-	h := mcphttp.NewHandler(s, mcphttp.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	fx := httptest.NewServer(mux)
-	tb.Cleanup(func() { fx.Close(); h.Close() })
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: fx.URL + "/mcp"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = up.Close() })
-	return up
-}
-
-// wcProxyFor serves a real proxy in front of s (over Streamable HTTP),
-// without a DIVERGE.md, and returns its ws:// URL; everything is closed
-// when tb ends.
-func wcProxyFor(tb testing.TB, s *mcp.Server) string {
-	tb.Helper()
-	up := wcUpstream(tb, s)
-	px := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: up, InfoPath: filepath.Join(tb.TempDir(), "none")}))
-	tb.Cleanup(px.Close)
-	return "ws" + strings.TrimPrefix(px.URL, "http")
-}
-
-func wcDial(t *testing.T, url string) (*wireConn, context.Context) {
+func wcDial(t *testing.T, url string) (*wiremcp.Conn, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	t.Cleanup(cancel)
-	c, err := dialWire(ctx, wireBegin{Name: "be", URL: url, Logger: slog.New(slog.DiscardHandler)})
+	c, err := wiremcp.Dial(ctx, url, wiremcp.DialOptions{Name: "be", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +51,7 @@ func wcDial(t *testing.T, url string) (*wireConn, context.Context) {
 }
 
 // wcAsk writes one request and reads the next message.
-func wcAsk(t *testing.T, ctx context.Context, c *wireConn, id, method, params string) *jsonrpc.Message {
+func wcAsk(t *testing.T, ctx context.Context, c *wiremcp.Conn, id, method, params string) *jsonrpc.Message {
 	t.Helper()
 	var raw json.RawMessage
 	if params != "" {
@@ -289,7 +217,7 @@ func TestWireConnDeliversANotificationWhileItsCallRuns(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	c, ctx := wcDial(t, wcProxyFor(t, s))
+	c, ctx := wcDial(t, proxytest.For(t, s))
 	defer c.Close()
 	wcWarmUp(t, ctx, c)
 	for i := range 10 {
@@ -311,7 +239,7 @@ func TestWireConnDeliversANotificationWhileItsCallRuns(t *testing.T) {
 	}
 }
 
-func wcReadAnswer(t *testing.T, ctx context.Context, c *wireConn, id string) *jsonrpc.Message {
+func wcReadAnswer(t *testing.T, ctx context.Context, c *wiremcp.Conn, id string) *jsonrpc.Message {
 	t.Helper()
 	b, err := c.Read(ctx)
 	if err != nil {
@@ -327,7 +255,7 @@ func wcReadAnswer(t *testing.T, ctx context.Context, c *wireConn, id string) *js
 // wcWarmUp makes sure the proxy's notification stream is open: it hears
 // only what comes after its opening, which nothing announces, so calls
 // that log are made until one message came through.
-func wcWarmUp(t *testing.T, ctx context.Context, c *wireConn) {
+func wcWarmUp(t *testing.T, ctx context.Context, c *wiremcp.Conn) {
 	t.Helper()
 	for warm := 0; warm == 0; {
 		if err := c.Write(ctx, &jsonrpc.Message{ID: jsonrpc.ID("0"), Method: "tools/call", Params: json.RawMessage(`{"name":"test_tool_with_logging","arguments":{}}`)}); err != nil {

@@ -3,7 +3,7 @@
 // reader of the mcp.Conn: unbounded, so that no answer ever waits for the
 // reader, and ended once the connection is, after what it holds is read.
 
-package backend
+package wiremcp
 
 import (
 	"context"

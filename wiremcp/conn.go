@@ -1,0 +1,518 @@
+// conn.go makes one begun framed connection to an `mcpgate proxy` look
+// like an MCP server connection (an mcp.Conn), so that a proxy is driven by
+// the same mcp.Client, relay and restart loop as every other MCP server.
+//
+// The exchanges of the table (table.go) go on channels of their own, the
+// notification stream is read from the start, and the requests the
+// proxy's MCP server sends its client during a call (tag 12: sampling,
+// elicitation, roots) reach the client as requests from the server under
+// an id of this connection's own, their answers going back on the proxy's
+// channel. Everything else the client's JSON-RPC traffic needs is answered
+// here, locally:
+//
+//   - initialize: the proxy already holds its own upstream session, so the
+//     answer is made here — a requested revision we support is echoed, the
+//     capabilities are exactly what the wire carries (tools and resources,
+//     both with listChanged), and serverInfo is the image's DIVERGE.md name
+//     and version when it has them, else the name the dialler gave;
+//   - ping: answered while the connection lives, refused once it ended, so
+//     that a liveness ping notices a dead proxy;
+//   - resources/templates/list: an empty list (the wire has no form for it);
+//   - notifications/initialized and notifications/cancelled: dropped. The
+//     wire has no cancellation ("nobody cancels"): a cancelled call runs to
+//     its end at the program and its answer is dropped by the client;
+//   - any other request: -32601.
+//
+// One connection is one begin: the proxy accepts one framed connection in
+// its life and refuses every later one with HTTP 409.
+
+package wiremcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/wire"
+)
+
+// wireCapabilities is what a proxy backend declares: the entries the wire
+// carries, each of which may change (the notification stream says when).
+const wireCapabilities = `{"tools":{"listChanged":true},"resources":{"listChanged":true}}`
+
+// errNotServed is the message of a bare finish: the proxy received the
+// exchange and does not serve it.
+const errNotServed = "not served by the proxy"
+
+// DialOptions are what Dial needs.
+type DialOptions struct {
+	Options
+	// Name is the server's name when the image's DIVERGE.md gives none.
+	Name string
+	// Secrets are fed after the begin, name to value (none: no feed).
+	Secrets map[string]string
+	Logger  *slog.Logger
+}
+
+// Conn is an mcp.Conn over one begun framed connection.
+type Conn struct {
+	cl    *wire.Client
+	scope *wire.Scope
+	info  json.RawMessage // serverInfo, an mcp.Implementation
+	log   *slog.Logger
+
+	ctx    context.Context // ends every exchange at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	in     *inbox
+
+	// notes is the notification stream. order is held while a message
+	// joins the inbox, so that an answer is delivered only after every
+	// notification that reached us before it (a progress or log message
+	// the program sent before its result must reach the client first).
+	notes *wire.Channel
+	order sync.Mutex
+	// answers wait, under order, for readNotifications to deliver them
+	// after the notifications before them; once it has returned
+	// (readerGone), an answer is delivered by its exchange.
+	answers    []*jsonrpc.Message
+	readerGone bool
+	// kick wakes readNotifications for the answers: it cancels the
+	// context of its wait, or makes its next wait return at once.
+	kickMu     sync.Mutex
+	kicked     bool
+	kickCtx    context.Context
+	kickCancel context.CancelFunc
+
+	closeOnce sync.Once
+	mu        sync.Mutex
+	closed    bool  // Close was called
+	reason    error // set by fail: why the connection ended
+	// asked are the server requests (tag 12) given to the client and not
+	// yet answered, by the id they were given (askedID).
+	asked   map[string]chan *jsonrpc.Message
+	askedID uint64
+}
+
+// Dial dials the proxy at url, begins it, feeds it the secrets, reads
+// its Info and opens the notification stream; ctx bounds all of that. A
+// refusal of the begin or of the secrets is a *RefusedError.
+func Dial(ctx context.Context, url string, o DialOptions) (_ *Conn, err error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	// The channels the proxy opens are served once c exists; one that
+	// comes before (none should: the proxy asks only during an exchange)
+	// gets a bare finish.
+	var conn atomic.Pointer[Conn]
+	o.Channels = wire.HandlerFunc(func(ctx context.Context, r *wire.Responder, p []byte) {
+		if c := conn.Load(); c != nil {
+			c.serveProxyChannel(ctx, r, p)
+		}
+	})
+	s, err := Begin(ctx, url, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	if len(o.Secrets) > 0 {
+		if err := s.FeedSecrets(ctx, o.Secrets); err != nil {
+			return nil, err
+		}
+	}
+	c := &Conn{cl: s.Client, scope: s.Scope, log: o.Logger, in: newInbox(), asked: map[string]chan *jsonrpc.Message{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	conn.Store(c)
+	c.info = serverInfo(ctx, s, o.Name)
+	notes, err := s.Notifications(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	c.notes = notes
+	c.wg.Add(2)
+	go c.readNotifications()
+	go c.watch()
+	return c, nil
+}
+
+// serverInfo takes the image's name and version from its DIVERGE.md;
+// without them the server is named name.
+func serverInfo(ctx context.Context, s *Session, name string) json.RawMessage {
+	info := mcp.Implementation{Name: name, Version: "unknown"}
+	if ans, err := s.Info(ctx); err == nil && ans.Document != nil {
+		var doc struct {
+			Name    any `json:"name"`
+			Version any `json:"version"`
+		}
+		if json.Unmarshal(ans.Document, &doc) == nil {
+			if s, ok := doc.Name.(string); ok && s != "" {
+				info.Name = s
+			}
+			if doc.Version != nil {
+				info.Version = fmt.Sprint(doc.Version)
+			}
+		}
+	}
+	b, _ := json.Marshal(info)
+	return b
+}
+
+// readNotifications delivers each notification of the stream as a message
+// from Read, and the answers handed to it after the notifications that
+// arrived before them. It pops a notification only to deliver it at once:
+// were an exchange to deliver its own answer, a notification popped just
+// before the answer's drain and not yet delivered would follow the answer.
+func (c *Conn) readNotifications() {
+	defer c.wg.Done()
+	for {
+		p, err := c.notes.Next(c.waitContext())
+		// A kick's cancellation is context.Canceled itself; a stream's end
+		// wraps its cause.
+		stop := err != nil && (err != context.Canceled || c.ctx.Err() != nil)
+		c.order.Lock()
+		if err == nil {
+			c.deliverNote(p)
+		}
+		if len(c.answers) > 0 || stop {
+			c.drainNotesLocked()
+			for _, a := range c.answers {
+				c.in.push(a)
+			}
+			c.answers = nil
+		}
+		c.readerGone = stop
+		c.order.Unlock()
+		if stop {
+			return // the connection ended: watch reports it
+		}
+	}
+}
+
+// waitContext is the context of readNotifications' next wait: already
+// done after a kick, so that the answers handed over are not left waiting
+// for the next notification.
+func (c *Conn) waitContext() context.Context {
+	c.kickMu.Lock()
+	defer c.kickMu.Unlock()
+	if c.kicked {
+		c.kicked = false
+		if c.kickCtx != nil && c.kickCtx.Err() != nil {
+			c.kickCtx, c.kickCancel = nil, nil
+		}
+		return doneContext
+	}
+	if c.kickCtx == nil {
+		c.kickCtx, c.kickCancel = context.WithCancel(c.ctx)
+	}
+	return c.kickCtx
+}
+
+func (c *Conn) kick() {
+	c.kickMu.Lock()
+	defer c.kickMu.Unlock()
+	c.kicked = true
+	if c.kickCancel != nil {
+		c.kickCancel()
+	}
+}
+
+// deliverAnswer puts an exchange's answer in the inbox after the
+// notifications received before it. The proxy writes a call's answer after
+// the notifications its server sent before it (proxy/order.go); the wire
+// keeps the frames' order, and this keeps our side from reordering them.
+func (c *Conn) deliverAnswer(msg *jsonrpc.Message) {
+	c.order.Lock()
+	if c.readerGone {
+		c.drainNotesLocked()
+		c.in.push(msg)
+		c.order.Unlock()
+		return
+	}
+	c.answers = append(c.answers, msg)
+	c.order.Unlock()
+	c.kick()
+}
+
+// drainNotesLocked delivers the notifications that have arrived, without
+// waiting for more.
+func (c *Conn) drainNotesLocked() {
+	for {
+		p, err := c.notes.Next(doneContext) // only what has arrived
+		if err != nil {
+			return
+		}
+		c.deliverNote(p)
+	}
+}
+
+// doneContext is already cancelled: a Next with it returns only what is
+// queued.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (c *Conn) deliverNote(p []byte) {
+	resp, err := wire.DecodeResponse(p)
+	switch {
+	case err != nil:
+		c.log.Warn("wiremcp: unreadable notification from the proxy", "err", err)
+	case resp.Error != nil:
+		c.log.Warn("wiremcp: the proxy cannot reach its MCP server for notifications", "code", resp.Error.Code)
+	default:
+		m, err := jsonrpc.Parse(resp.Result)
+		if err != nil || m.Kind() != jsonrpc.KindNotification {
+			c.log.Warn("wiremcp: a notification from the proxy that is not one", "err", err)
+			return
+		}
+		c.in.push(m)
+	}
+}
+
+// End ends the connection for reason (the first reason given wins): what
+// a dialler that watches more than the wire (a process backend's child
+// processes) calls when something it watches ended.
+func (c *Conn) End(reason error) {
+	c.fail(reason)
+	_ = c.cl.Close()
+}
+
+// Closed is closed once Close has been called.
+func (c *Conn) Closed() <-chan struct{} { return c.ctx.Done() }
+
+// watch ends the inbox when the connection ends.
+func (c *Conn) watch() {
+	defer c.wg.Done()
+	select {
+	case <-c.cl.Done():
+		c.fail(c.cl.Err())
+	case <-c.ctx.Done():
+	}
+}
+
+// fail records why the connection ended (the first reason wins) and lets
+// Read report it once the inbox is drained.
+func (c *Conn) fail(reason error) {
+	c.mu.Lock()
+	if c.reason == nil && !c.closed {
+		c.reason = reason
+	}
+	c.mu.Unlock()
+	c.in.end()
+}
+
+func (c *Conn) ended() bool {
+	select {
+	case <-c.cl.Done():
+		return true
+	case <-c.ctx.Done():
+		return true
+	default:
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason != nil || c.closed
+}
+
+// Write takes one JSON-RPC message from the client, as the client built
+// it: a request is answered locally or sent on its own channel; an answer
+// goes back to the server request it answers (tag 12); notifications are
+// dropped (the wire carries none of them).
+func (c *Conn) Write(_ context.Context, m *jsonrpc.Message) error {
+	if c.ended() {
+		return errors.New("the connection to the proxy has ended")
+	}
+	switch m.Kind() {
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		c.answered(m)
+		return nil
+	case jsonrpc.KindNotification:
+		return nil // notifications/initialized, notifications/cancelled
+	}
+	switch m.Method {
+	case "initialize":
+		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), c.initializeResult(m.Params)))
+	case "ping":
+		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage("{}")))
+	case "resources/templates/list":
+		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage(`{"resourceTemplates":[]}`)))
+	default:
+		req, ok := ChannelRequest(m.Method, nil)
+		if !ok {
+			c.in.push(jsonrpc.NewErrorResponse(bytes.Clone(m.ID), jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s is not carried by the wire", m.Method)))
+			return nil
+		}
+		m = m.Clone() // m is the caller's again once Write returns
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return errors.New("the connection to the proxy has ended")
+		}
+		c.wg.Add(1) // under mu: Close waits only after closed is set
+		c.mu.Unlock()
+		req, _ = ChannelRequest(m.Method, m.Params)
+		go c.exchange(m.ID, req)
+	}
+	return nil
+}
+
+// initializeResult echoes a requested revision we support.
+func (c *Conn) initializeResult(params json.RawMessage) json.RawMessage {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(params, &p)
+	b := []byte(`{"protocolVersion":`)
+	b = jsonrpc.AppendString(b, mcp.NegotiateVersion(p.ProtocolVersion))
+	b = append(b, `,"capabilities":`+wireCapabilities+`,"serverInfo":`...)
+	b = append(b, c.info...)
+	return append(b, '}')
+}
+
+// exchange runs one MCP exchange on its own channel and turns its answer
+// into the JSON-RPC response to id, the result's bytes untouched.
+func (c *Conn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
+	defer c.wg.Done()
+	ch, err := c.scope.OpenChannel(c.ctx, req.Append(nil))
+	if err != nil {
+		c.in.push(jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended")))
+		return
+	}
+	p, err := ch.Next(c.ctx)
+	var out *jsonrpc.Message
+	var tooLarge *wire.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		out = mcp.TooLargeAnswer(id, int(tooLarge.Limit))
+	case errors.Is(err, wire.ErrBareFinish):
+		out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, errNotServed))
+	case err != nil:
+		out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended"))
+	default:
+		resp, derr := wire.DecodeResponse(p)
+		switch {
+		case derr != nil:
+			out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "unreadable answer from the proxy: %v", derr))
+		case resp.Error != nil:
+			out = jsonrpc.NewErrorResponse(id, resp.Error)
+		default:
+			out = jsonrpc.NewResult(id, resp.Result)
+		}
+	}
+	c.deliverAnswer(out)
+}
+
+// Read returns the next answer or notification; after the connection
+// ends, io.EOF (closed by us) or why it ended.
+func (c *Conn) Read(ctx context.Context) (*jsonrpc.Message, error) {
+	msg, ok, err := c.in.pop(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return msg, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != nil {
+		// %v, not %w: the reason often wraps io.EOF, which the client
+		// would take for a clean close and report as nothing.
+		return nil, fmt.Errorf("proxy connection ended: %v", c.reason)
+	}
+	return nil, io.EOF
+}
+
+// Close ends the connection and waits for every exchange to return.
+func (c *Conn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		c.cancel()
+		err = c.cl.Close()
+		c.wg.Wait()
+		c.in.end()
+	})
+	return err
+}
+
+// serveProxyChannel serves a channel the proxy opened. A server request
+// (tag 12) goes to the client as a request from the server, under an id
+// of this connection's own, and its answer goes back on the channel; the
+// Postgres and Daemon pairs are not served yet (bare finish).
+func (c *Conn) serveProxyChannel(ctx context.Context, r *wire.Responder, p []byte) {
+	req, err := wire.DecodeProxyChannelRequest(p)
+	if err != nil {
+		c.log.Info("wiremcp: a channel the proxy opened does not decode; bare finish", "err", err)
+		return
+	}
+	sr, ok := req.(wire.McpServerRequest)
+	if !ok {
+		c.log.Info("wiremcp: the proxy's Postgres and Daemon channels are not served yet; bare finish")
+		return
+	}
+	m, err := jsonrpc.Parse(sr.Request)
+	if err != nil {
+		return // DecodeProxyChannelRequest parsed it
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.askedID++
+	id := jsonrpc.ID(strconv.AppendQuote([]byte(nil), "wire-"+strconv.FormatUint(c.askedID, 10)))
+	answer := make(chan *jsonrpc.Message, 1)
+	c.asked[string(id)] = answer
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.asked, string(id))
+		c.mu.Unlock()
+	}()
+	// After the notifications that reached us before it, as an answer.
+	c.deliverAnswer(&jsonrpc.Message{ID: id, Method: m.Method, Params: m.Params})
+	select {
+	case a := <-answer:
+		resp := wire.Response{Result: a.Result}
+		if a.Error != nil {
+			resp = wire.Response{Error: jsonrpc.RawError(a.Error)}
+		}
+		if err := r.Respond(resp.Append(nil)); err != nil {
+			c.log.Debug("wiremcp: the answer to a server request was not sent", "method", m.Method, "err", err)
+		}
+	case <-ctx.Done(): // the connection ended: nothing to answer on
+	case <-c.ctx.Done():
+	}
+}
+
+// answered hands the client's answer to a server request to the channel
+// waiting for it; an answer to nothing asked is dropped.
+func (c *Conn) answered(m *jsonrpc.Message) {
+	c.mu.Lock()
+	ch := c.asked[string(m.ID)]
+	c.mu.Unlock()
+	if ch == nil {
+		c.log.Debug("wiremcp: an answer to no server request dropped", "id", string(m.ID))
+		return
+	}
+	select {
+	case ch <- m.Clone(): // m is the caller's again once Write returns
+	default:
+	}
+}
