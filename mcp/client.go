@@ -161,8 +161,9 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 	c.calls[string(id)] = ch
 	sessionless, version := c.sessionless, c.version
 	c.mu.Unlock()
-	if method == "server/discover" && !sessionless {
-		sessionless, version = true, SessionlessVersions[len(SessionlessVersions)-1] // the probe
+	if method == "server/discover" && !sessionless && version == "" {
+		// The probe. After initialize it is a request of the session.
+		sessionless, version = true, SessionlessVersions[len(SessionlessVersions)-1]
 	}
 	params = withOutgoingMeta(ctx, params)
 	if sessionless {

@@ -44,14 +44,16 @@ func (c *StreamableConn) Sessionless() bool {
 }
 
 // sessionlessHeaders adds the revision's headers to a POST of m, when m
-// is sessionless: the connection speaks the era, or m is the probe.
+// is sessionless: the connection speaks the era, or m is the probe (a
+// server/discover before any revision is known; once a session's
+// revision is, a server/discover is a request of that session).
 func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Request, m *jsonrpc.Message) {
 	c.mu.Lock()
 	on, version := c.sessionless, c.versionHdr
 	c.mu.Unlock()
 	if !on {
-		if m.Method != "server/discover" {
-			return
+		if m.Method != "server/discover" || version != nil {
+			return // a session's request, or not the probe
 		}
 		version = probeVersion
 	}

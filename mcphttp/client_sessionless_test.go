@@ -233,3 +233,33 @@ func TestAnUnsupportedVersionNamingOursIsRetried(t *testing.T) {
 		t.Fatalf("Connect: %q %v, want sessionless after one retry", era, err)
 	}
 }
+
+// Once a session is open, a server/discover is a request of that session:
+// a server that speaks both eras answers it, and the connection stays in
+// the session era (a relay passes such a request on for its own caller).
+func TestADiscoverOnASessionLeavesItsEra(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx := testCtx(t)
+	both := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
+	t.Cleanup(both.Close)
+	url, log := serveForEra(t, both)
+	c, era, err := connectEra(ctx, t, url, mcp.EraSession)
+	if err != nil || era != mcp.EraSession {
+		t.Fatalf("Connect: %q %v", era, err)
+	}
+	if _, err := c.Call(ctx, "server/discover", nil); err != nil {
+		t.Logf("server/discover on the session: %v", err) // the fixture may refuse it; what matters is what follows
+	}
+	if h := log.last(); h.Get(HeaderSessionID) == "" || h.Get(HeaderProtocolVersion) == mcp.Version20260728 {
+		t.Errorf("server/discover went without the session: %v", h)
+	}
+	if _, err := c.Call(ctx, "tools/list", nil); err != nil {
+		t.Fatalf("tools/list after a server/discover on the session: %v", err)
+	}
+	if c.Sessionless() {
+		t.Error("the client took a discover on its session for the probe")
+	}
+	if h := log.last(); h.Get(HeaderSessionID) == "" || h.Get(HeaderProtocolVersion) == mcp.Version20260728 {
+		t.Errorf("tools/list went without the session: %v", h)
+	}
+}

@@ -107,9 +107,12 @@ func (c *StreamableConn) setVersion(v string) {
 func (c *StreamableConn) sending(m *jsonrpc.Message) {
 	if (m.Method == "initialize" || m.Method == "server/discover") && m.ID != nil {
 		c.mu.Lock()
-		if m.Method == "initialize" {
+		switch {
+		case m.Method == "initialize":
 			c.initID = m.ID.Key()
-		} else {
+		case c.version == "":
+			// The probe. Once a revision is set, a server/discover is
+			// an ordinary request of the era the connection speaks.
 			c.discoverID = m.ID.Key()
 		}
 		c.mu.Unlock()

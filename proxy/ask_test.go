@@ -105,3 +105,39 @@ func TestServerRequestsWithoutAFramedConnectionAreRefused(t *testing.T) {
 		t.Errorf("the server heard %q, want %q", got, want)
 	}
 }
+
+// Tag 9 carries every other MCP request over every upstream transport:
+// prompts, templates, completion, logging and subscriptions reach the
+// server, and its answers (an error included) come back as it sent them;
+// initialize is not carried (a bare finish).
+func TestTag9CarriesEveryOtherRequest(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			f := beginFramed(t, ctx, serveProxy(t, Options{Upstream: newUpstream(t, tr.config(t))}))
+			for _, tc := range []struct{ method, params, want string }{
+				{"prompts/list", `{}`, `"test_simple_prompt"`},
+				{"prompts/get", `{"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b"}}`, `"messages"`},
+				{"resources/templates/list", ``, `"uriTemplate":"test://template/{id}/data"`},
+				{"completion/complete", `{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"x"}}`, `"completion"`},
+				{"logging/setLevel", `{"level":"info"}`, `{}`},
+				{"resources/subscribe", `{"uri":"test://watched-resource"}`, `{}`},
+				{"resources/unsubscribe", `{"uri":"test://watched-resource"}`, `{}`},
+				{"ping", ``, `{}`},
+			} {
+				var params json.RawMessage
+				if tc.params != "" {
+					params = json.RawMessage(tc.params)
+				}
+				ch := f.open(t, ctx, wire.McpRequest{Method: tc.method, Params: params}.Append(nil))
+				resp := mcpAnswer(t, ctx, ch)
+				want(t, tc.method, result(t, resp), tc.want)
+			}
+			ch := f.open(t, ctx, wire.McpRequest{Method: "no/such/method"}.Append(nil))
+			if resp := mcpAnswer(t, ctx, ch); resp.Error == nil || resp.Error.Code != jsonrpc.CodeMethodNotFound {
+				t.Errorf("an unknown method: %s, want the server's -32601", errorText(resp))
+			}
+			bareFinish(t, ctx, f.open(t, ctx, []byte("\x09"+`{"method":"initialize","params":{}}`)), "tag 9 initialize")
+		})
+	}
+}

@@ -17,9 +17,13 @@
 //     passes, or from a listing of the proxy's own when a call names a
 //     tool no answer has shown yet.
 //   - The notifications of a session: a subscriptions/listen is kept open
-//     while the session lives, for the list changes; when it had to be
-//     opened again, the three list changes are told, since what changed
-//     meanwhile was not.
+//     while the session lives, for the list changes and the resources
+//     subscribed to; when it had to be opened again, the three list
+//     changes are told, since what changed meanwhile was not.
+//   - resources/subscribe and unsubscribe, answered by the proxy: the
+//     listen is opened again with the new set of URIs (kept for the
+//     sessions to come), and the answer waits for its acknowledgement, so
+//     that an update after the answer is not missed.
 
 package proxy
 
@@ -27,6 +31,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,8 +46,9 @@ const maxInputRounds = 8
 // logging/setLevel.
 const defaultLogLevel = mcp.LevelDebug
 
-// listenParams opt in to the list changes a session would have told.
-var listenParams = json.RawMessage(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`)
+// ackWait bounds how long a subscribe waits for the listen that carries
+// it to be acknowledged.
+const ackWait = 5 * time.Second
 
 // relisten is the pause before a listen the server ended is opened again.
 const relisten = time.Second
@@ -60,6 +66,14 @@ func (u *Upstream) exchangeSessionless(ctx context.Context, s *session, method s
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: level must be a log level", nil)
 		}
 		u.level.Store(&p.Level)
+		return json.RawMessage(`{}`), nil
+	}
+	if method == "resources/subscribe" || method == "resources/unsubscribe" {
+		uri, ok := jsonrpc.LookupString(params, "uri")
+		if !ok {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: uri must be a string", nil)
+		}
+		u.subscribe(ctx, uri, method == "resources/subscribe")
 		return json.RawMessage(`{}`), nil
 	}
 	params = u.withLogLevel(params)
@@ -128,20 +142,101 @@ func (u *Upstream) withLogLevel(params json.RawMessage) json.RawMessage {
 }
 
 // listen keeps a subscriptions/listen open on s until ctx ends (stop
-// ends it, and so does the session's end) or the server refuses it.
+// ends it, and so does the session's end) or the server refuses it; a
+// change of the resources subscribed to opens it again with the new set.
 func (u *Upstream) listen(ctx context.Context, s *session, stop context.CancelFunc) {
-	err := s.client.Listen(ctx, listenParams, relisten, func(err error) {
-		if !s.alive() {
-			stop()
+	for {
+		params, changed := u.listenParams()
+		lctx, cancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-changed:
+				cancel()
+			case <-lctx.Done():
+			}
+		}()
+		err := s.client.Listen(lctx, params, relisten, func(err error) {
+			if !s.alive() {
+				stop()
+				return
+			}
+			u.log.Debug("upstream subscriptions/listen ended; opening it again", "err", err)
+			for _, m := range listChanges {
+				u.hub.publish(&jsonrpc.Message{Method: m})
+			}
+		})
+		cancel()
+		switch {
+		case ctx.Err() != nil:
 			return
+		case lctx.Err() != nil:
+			continue // the subscriptions changed
 		}
-		u.log.Debug("upstream subscriptions/listen ended; opening it again", "err", err)
-		for _, m := range listChanges {
-			u.hub.publish(&jsonrpc.Message{Method: m})
-		}
-	})
-	if ctx.Err() == nil {
 		u.log.Info("upstream refuses subscriptions/listen; its list changes are not followed", "err", err)
+		return
+	}
+}
+
+// listenParams are the listen's filter — the list changes a session would
+// have told, and the resources subscribed to — and a channel closed at the
+// next change of those.
+func (u *Upstream) listenParams() (json.RawMessage, <-chan struct{}) {
+	u.subMu.Lock()
+	defer u.subMu.Unlock()
+	b := []byte(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true`)
+	if len(u.subs) > 0 {
+		uris := make([]string, 0, len(u.subs))
+		for uri := range u.subs {
+			uris = append(uris, uri)
+		}
+		slices.Sort(uris)
+		b = append(b, `,"resourceSubscriptions":[`...)
+		for i, uri := range uris {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonrpc.AppendString(b, uri)
+		}
+		b = append(b, ']')
+	}
+	if u.subsChanged == nil {
+		u.subsChanged = make(chan struct{})
+	}
+	return append(b, "}}"...), u.subsChanged
+}
+
+// subscribe adds uri to the resources subscribed to, or takes it out, and
+// waits (up to ackWait) for the listen opened again to be acknowledged.
+func (u *Upstream) subscribe(ctx context.Context, uri string, on bool) {
+	u.subMu.Lock()
+	if _, had := u.subs[uri]; had == on {
+		u.subMu.Unlock()
+		return
+	}
+	if on {
+		if u.subs == nil {
+			u.subs = map[string]struct{}{}
+		}
+		u.subs[uri] = struct{}{}
+	} else {
+		delete(u.subs, uri)
+	}
+	if u.acked == nil {
+		u.acked = make(chan struct{})
+	}
+	acked := u.acked
+	if u.subsChanged != nil {
+		close(u.subsChanged)
+	}
+	u.subsChanged = make(chan struct{})
+	u.subMu.Unlock()
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-acked:
+	case <-t.C:
+		u.log.Info("upstream subscriptions/listen not acknowledged after a subscribe; answering anyway", "uri", uri)
+	case <-ctx.Done():
 	}
 }
 
@@ -149,6 +244,12 @@ func (u *Upstream) listen(ctx context.Context, s *session, stop context.CancelFu
 // acknowledgement of the proxy's own listen is not the gateway's.
 func (u *Upstream) publishNote(m *jsonrpc.Message) {
 	if m.Method == "notifications/subscriptions/acknowledged" {
+		u.subMu.Lock()
+		if u.acked != nil {
+			close(u.acked)
+		}
+		u.acked = make(chan struct{})
+		u.subMu.Unlock()
 		return
 	}
 	u.hub.publish(m)

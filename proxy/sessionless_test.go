@@ -28,15 +28,23 @@ type modernOnly struct {
 	mu        sync.Mutex
 	methods   []string
 	metas     map[string][]string // method → each request's _meta
+	params    map[string][]string // method → each request's params
 	listening chan struct{}
 	once      sync.Once
 }
 
 func serveModernOnly(t *testing.T) (string, *modernOnly) {
-	h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{Sessionless: true})
+	url, m, _ := serveModernFixture(t)
+	return url, m
+}
+
+// serveModernFixture is serveModernOnly with its fixture server.
+func serveModernFixture(t *testing.T) (string, *modernOnly, *mcp.Server) {
+	srv := fixture.New(fixture.Options{})
+	h := mcphttp.NewHandler(srv, mcphttp.Options{Sessionless: true})
 	t.Cleanup(h.Close)
-	m := &modernOnly{next: h, metas: map[string][]string{}, listening: make(chan struct{})}
-	return serveHandler(t, m), m
+	m := &modernOnly{next: h, metas: map[string][]string{}, params: map[string][]string{}, listening: make(chan struct{})}
+	return serveHandler(t, m), m, srv
 }
 
 func (m *modernOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,6 +63,7 @@ func (m *modernOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.methods = append(m.methods, msg.Method)
 	m.metas[msg.Method] = append(m.metas[msg.Method], string(meta))
+	m.params[msg.Method] = append(m.params[msg.Method], string(msg.Params))
 	m.mu.Unlock()
 	if msg.Method == "initialize" {
 		w.Header().Set("Content-Type", "application/json")
@@ -67,6 +76,12 @@ func (m *modernOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = &ackWatch{ResponseWriter: w, m: m}
 	}
 	m.next.ServeHTTP(w, r)
+}
+
+func (m *modernOnly) sentParams(method string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.params[method]...)
 }
 
 func (m *modernOnly) sent(method string) []string {
@@ -298,5 +313,52 @@ func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
 	want(t, "the call after the gateway answered", res, `Ada`)
 	if !strings.Contains(logs.String(), `"era":"sessionless"`) {
 		t.Errorf("the proxy's log does not say the session is sessionless:\n%s", logs)
+	}
+}
+
+// resources/subscribe to a sessionless server is the proxy's to answer:
+// its listen is opened again with the URI (answered once that listen is
+// acknowledged), an update of the resource reaches the notification
+// channels, and unsubscribe opens it again without.
+func TestASessionlessUpstreamsSubscriptionsFollowTheListen(t *testing.T) {
+	ctx := testCtx(t)
+	url, m, srv := serveModernFixture(t)
+	base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})})
+	f := beginFramed(t, ctx, base)
+	sub := f.subscribe(t, ctx)
+	result(t, f.exchange(t, ctx, "tools/list", "null"))
+	select { // the listen before the subscription
+	case <-m.listening:
+	case <-ctx.Done():
+		t.Fatal("the proxy opened no subscriptions/listen")
+	}
+	subscribe := `{"uri":"` + fixture.WatchedResource + `"}`
+	if res := result(t, f.exchange(t, ctx, "resources/subscribe", subscribe)); string(res) != `{}` {
+		t.Fatalf("resources/subscribe = %s, want {}", res)
+	}
+	withURI := `"resourceSubscriptions":["` + fixture.WatchedResource + `"]`
+	listens := m.sentParams("subscriptions/listen")
+	if n := len(listens); n < 2 || !strings.Contains(listens[n-1], withURI) {
+		t.Fatalf("listens %q: want one opened again for the subscription", listens)
+	}
+	srv.ResourceUpdated(fixture.WatchedResource)
+	for {
+		note, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no notifications/resources/updated: %v", err)
+		}
+		if strings.Contains(string(note.Result), `"notifications/resources/updated"`) {
+			want(t, "the update", note.Result, fixture.WatchedResource)
+			break
+		}
+	}
+	if res := result(t, f.exchange(t, ctx, "resources/unsubscribe", subscribe)); string(res) != `{}` {
+		t.Fatalf("resources/unsubscribe = %s, want {}", res)
+	}
+	if listens := m.sentParams("subscriptions/listen"); len(listens) < 3 || strings.Contains(listens[len(listens)-1], "resourceSubscriptions") {
+		t.Errorf("listens after the unsubscribe %q, want a third without the URI", listens)
+	}
+	if got := m.sent("resources/subscribe"); len(got) > 0 {
+		t.Errorf("resources/subscribe reached a server of 2026-07-28, which has no such method")
 	}
 }

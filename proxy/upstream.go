@@ -101,6 +101,13 @@ type Upstream struct {
 	// upstream (sessionless.go); inputs numbers the inputs asked for.
 	level  atomic.Pointer[mcp.LogLevel]
 	inputs atomic.Uint64
+	// subs are the resources subscribed to on a sessionless upstream;
+	// subsChanged is closed when they change, acked at each
+	// acknowledgement of a listen (sessionless.go).
+	subMu       sync.Mutex
+	subs        map[string]struct{}
+	subsChanged chan struct{}
+	acked       chan struct{}
 }
 
 // AskFunc answers one request the MCP server sent its client, with the

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/wire"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // serveProxy serves a proxy over httptest and returns its ws:// base URL.
@@ -260,18 +261,11 @@ func beginFramed(t *testing.T, ctx context.Context, base string) *framed {
 
 // request is the channel request for an MCP exchange.
 func request(method, params string) wire.ChannelRequest {
-	p := json.RawMessage(params)
-	switch method {
-	case "tools/list":
-		return wire.McpListTools{Params: p}
-	case "resources/list":
-		return wire.McpListResources{Params: p}
-	case "tools/call":
-		return wire.McpCallTool{Params: p}
-	case "resources/read":
-		return wire.McpReadResource{Params: p}
+	req, ok := wiremcp.ChannelRequest(method, json.RawMessage(params))
+	if !ok {
+		panic("no channel request for " + method)
 	}
-	panic("no channel request for " + method)
+	return req
 }
 
 // open opens a channel on the begun scope.

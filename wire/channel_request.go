@@ -1,14 +1,19 @@
 // channel_request.go is the payload of a channel request the client opens
-// on a tools begin scope: [tag][rest], nine asks. A request that does not
+// on a tools begin scope: [tag][rest], ten asks. A request that does not
 // decode is answered by a bare channel finish, so every way to fail is one
 // of the typed errors the spec names: ErrEmpty, UnknownTagError,
-// ConnectionIDError, McpParamsError, SecretsError.
+// ConnectionIDError, McpParamsError, SecretsError, McpRequestError.
 
 package wire
 
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 const (
@@ -21,11 +26,12 @@ const (
 	tagMcpReadResource  uint8 = 6
 	tagMcpNotifications uint8 = 7
 	tagSecrets          uint8 = 8
+	tagMcpRequest       uint8 = 9
 )
 
 // ChannelRequest is a decoded channel request: one of Postgres, Info,
 // Daemon, McpListTools, McpListResources, McpCallTool, McpReadResource,
-// McpNotifications, Secrets.
+// McpNotifications, Secrets, McpRequest.
 type ChannelRequest interface {
 	// Append appends the payload, tag first, to b.
 	Append(b []byte) []byte
@@ -59,6 +65,15 @@ type McpReadResource struct{ Params json.RawMessage }
 // McpNotifications subscribes to the MCP server's notifications (tag 7).
 type McpNotifications struct{}
 
+// McpRequest is any other MCP request (tag 9, this project's extension;
+// wire.md 3.7): prompts, templates, completion, logging, subscriptions and
+// the methods of later revisions. Params is the request's params JSON as
+// it arrived, nil when the payload has none.
+type McpRequest struct {
+	Method string
+	Params json.RawMessage
+}
+
 func (Postgres) channelRequest()         {}
 func (Info) channelRequest()             {}
 func (Daemon) channelRequest()           {}
@@ -68,6 +83,7 @@ func (McpCallTool) channelRequest()      {}
 func (McpReadResource) channelRequest()  {}
 func (McpNotifications) channelRequest() {}
 func (Secrets) channelRequest()          {}
+func (McpRequest) channelRequest()       {}
 
 // Append appends the tag and the connection id, big-endian.
 func (r Postgres) Append(b []byte) []byte {
@@ -102,6 +118,18 @@ func (r McpReadResource) Append(b []byte) []byte {
 
 // Append appends the tag alone.
 func (McpNotifications) Append(b []byte) []byte { return append(b, tagMcpNotifications) }
+
+// Append appends the tag and {"method","params"}; nil params are left out.
+func (r McpRequest) Append(b []byte) []byte {
+	b = append(b, tagMcpRequest)
+	b = append(b, `{"method":`...)
+	b = jsonrpc.AppendString(b, r.Method)
+	if r.Params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, r.Params...)
+	}
+	return append(b, '}')
+}
 
 func appendParams(b []byte, params json.RawMessage) []byte {
 	if params == nil {
@@ -154,6 +182,49 @@ func DecodeChannelRequest(p []byte) (ChannelRequest, error) {
 		return McpNotifications{}, nil
 	case tagSecrets:
 		return decodeSecrets(rest)
+	case tagMcpRequest:
+		return decodeMcpRequest(rest)
 	}
 	return nil, UnknownTagError{Tag: tag}
+}
+
+// decodeMcpRequest reads tag 9's {"method","params"}. A method the wire
+// refuses to carry — initialize, which the proxy's own session owns, and
+// notifications, which are not requests — is McpRequestError; so is a
+// method tags 3 to 6 name whose params do not pass their check.
+func decodeMcpRequest(rest []byte) (ChannelRequest, error) {
+	if err := checkJSON(rest); err != nil {
+		return nil, McpRequestError{Err: err}
+	}
+	if err := requireObject(rest, "the request"); err != nil {
+		return nil, McpRequestError{Err: err}
+	}
+	method, err := stringMember(rest, "method")
+	if err != nil {
+		return nil, McpRequestError{Err: err}
+	}
+	switch {
+	case method == "":
+		return nil, McpRequestError{Err: errors.New("the method is empty")}
+	case method == "initialize" || strings.HasPrefix(method, "notifications/"):
+		return nil, McpRequestError{Err: fmt.Errorf("%s is not carried by tag 9", method)}
+	}
+	params := member(rest, "params")
+	if check := exchangeCheck[method]; check != nil {
+		p := params
+		if p == nil {
+			p = json.RawMessage("null")
+		}
+		if err := check(p); err != nil {
+			return nil, McpRequestError{Err: err}
+		}
+	}
+	return McpRequest{Method: method, Params: params}, nil
+}
+
+// exchangeCheck is the check of the methods tags 3 to 6 carry, which tag
+// 9 may carry too.
+var exchangeCheck = map[string]func([]byte) error{
+	"tools/list": CheckListParams, "resources/list": CheckListParams,
+	"tools/call": CheckCallToolParams, "resources/read": CheckReadResourceParams,
 }

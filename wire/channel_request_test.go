@@ -32,6 +32,10 @@ func TestChannelRequestRoundTrip(t *testing.T) {
 		{"notifications carry nothing", wire.McpNotifications{}, "\x07"},
 		{"secrets", wire.Secrets{Values: map[string]string{"A": "1"}, Raw: json.RawMessage(`{"A":"1"}`)},
 			"\x08{\"A\":\"1\"}"},
+		{"any other request", wire.McpRequest{Method: "prompts/get", Params: json.RawMessage(`{"name":"p","arguments":{"a":"1"}}`)},
+			"\x09{\"method\":\"prompts/get\",\"params\":{\"name\":\"p\",\"arguments\":{\"a\":\"1\"}}}"},
+		{"any other request without params", wire.McpRequest{Method: "resources/templates/list"},
+			"\x09{\"method\":\"resources/templates/list\"}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.req.Append(nil); string(got) != tc.bytes {
@@ -62,6 +66,7 @@ func TestChannelRequestDecodeErrors(t *testing.T) {
 		id  wire.ConnectionIDError
 		mcp wire.McpParamsError
 		sec wire.SecretsError
+		req wire.McpRequestError
 	)
 	for _, tc := range []struct {
 		name    string
@@ -70,7 +75,7 @@ func TestChannelRequestDecodeErrors(t *testing.T) {
 		check   func() bool
 	}{
 		{"empty payload", "", nil, nil},
-		{"unknown tag", "\x09", &tag, func() bool { return tag.Tag == 9 }},
+		{"unknown tag", "\x0a", &tag, func() bool { return tag.Tag == 10 }},
 		{"postgres id of three bytes", "\x00\x01\x02\x03", &id, func() bool { return id.Len == 3 }},
 		{"postgres with no id", "\x00", &id, func() bool { return id.Len == 0 }},
 		{"daemon id of five bytes", "\x02\x01\x02\x03\x04\x05", &id, func() bool { return id.Len == 5 }},
@@ -93,6 +98,15 @@ func TestChannelRequestDecodeErrors(t *testing.T) {
 		{"secrets null", "\x08null", &sec, nil},
 		{"a secret that is a number", "\x08{\"A\":1}", &sec, nil},
 		{"a secret that is null", "\x08{\"A\":null}", &sec, nil},
+		{"a request absent", "\x09", &req, nil},
+		{"a request not JSON", "\x09{\"method\":", &req, nil},
+		{"a request that is a list", "\x09[\"prompts/list\"]", &req, nil},
+		{"a request without a method", "\x09{\"params\":{}}", &req, nil},
+		{"a request whose method is a number", "\x09{\"method\":9}", &req, nil},
+		{"a request whose method is empty", "\x09{\"method\":\"\"}", &req, nil},
+		{"initialize is the proxy's own", "\x09{\"method\":\"initialize\",\"params\":{}}", &req, nil},
+		{"a notification is not a request", "\x09{\"method\":\"notifications/cancelled\"}", &req, nil},
+		{"a tools/call without its name", "\x09{\"method\":\"tools/call\",\"params\":{}}", &req, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := wire.DecodeChannelRequest([]byte(tc.payload))
@@ -125,6 +139,7 @@ func TestMcpParamsGoThroughUntouched(t *testing.T) {
 		"\x06{\"uri\":\"file:///x\",\"_meta\":null,\"z\":{}}",
 		"\x03{\"cursor\":null,\"future\":true}",
 		"\x04  null ",
+		"\x09{\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"},\"n\":123456789012345678901234567890}}",
 	} {
 		req, err := wire.DecodeChannelRequest([]byte(p))
 		if err != nil {
@@ -152,7 +167,8 @@ func FuzzChannelRequest(f *testing.F) {
 	for _, s := range []string{
 		"", "\x00\x00\x00\x00\x01", "\x01", "\x02\x00\x00\x00\x02", "\x03null", "\x04{\"cursor\":\"x\"}",
 		"\x05{\"name\":\"a\",\"arguments\":{\"x\":1e999}}", "\x06{\"uri\":\"u\"}", "\x07tail",
-		"\x08{\"A\":\"secret\",\"B\":\"\\u0041\"}", "\x08{\"A\":12}", "\x09",
+		"\x08{\"A\":\"secret\",\"B\":\"\\u0041\"}", "\x08{\"A\":12}", "\x09", "\x0a",
+		"\x09{\"method\":\"prompts/get\",\"params\":{\"name\":\"x\"}}", "\x09{ \"params\": null, \"method\": \"p\\u0073\" }",
 	} {
 		f.Add([]byte(s))
 	}
@@ -161,6 +177,8 @@ func FuzzChannelRequest(f *testing.F) {
 			switch r.(type) {
 			case wire.Info, wire.McpNotifications:
 				return len(p) == 1
+			case wire.McpRequest:
+				return false // the object is rebuilt; its params are kept
 			}
 			return true
 		})

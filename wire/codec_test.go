@@ -59,10 +59,11 @@ func checkTypedError(t *testing.T, err error) {
 		sec  wire.SecretsError
 		body wire.BodyError
 		srv  wire.ServerRequestError
+		req  wire.McpRequestError
 	)
 	switch {
 	case errors.Is(err, wire.ErrEmpty), errors.As(err, &tag), errors.As(err, &id),
-		errors.As(err, &mcp), errors.As(err, &body), errors.As(err, &srv):
+		errors.As(err, &mcp), errors.As(err, &body), errors.As(err, &srv), errors.As(err, &req):
 	case errors.As(err, &sec):
 		if !secretsErrorText.MatchString(err.Error()) {
 			t.Fatalf("secrets error says more than it may: %q", err)

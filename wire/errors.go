@@ -48,6 +48,13 @@ type McpParamsError struct{ Err error }
 func (e McpParamsError) Error() string { return "wire: MCP params did not parse: " + e.Err.Error() }
 func (e McpParamsError) Unwrap() error { return e.Err }
 
+// McpRequestError is a tag 9 payload that is not {"method","params"}
+// with a method the wire carries.
+type McpRequestError struct{ Err error }
+
+func (e McpRequestError) Error() string { return "wire: MCP request did not parse: " + e.Err.Error() }
+func (e McpRequestError) Unwrap() error { return e.Err }
+
 // SecretsError is a secrets feed whose values do not parse. It keeps no
 // decoder error and quotes no input: a JSON parser's message can quote the
 // byte it stopped at, and that byte may belong to a secret. Offset is the

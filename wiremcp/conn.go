@@ -11,17 +11,20 @@
 // here, locally:
 //
 //   - initialize: the proxy already holds its own upstream session, so the
-//     answer is made here — a requested revision we support is echoed, the
-//     capabilities are exactly what the wire carries (tools and resources,
-//     both with listChanged), and serverInfo is the image's DIVERGE.md name
-//     and version when it has them, else the name the dialler gave;
+//     answer is made here — a requested revision we support is echoed, and
+//     serverInfo is the image's DIVERGE.md name and version when it has
+//     them, else the name the dialler gave. The capabilities (and the
+//     instructions) are the MCP server's when it says them: Dial asks
+//     server/discover on tag 9, which a server of 2026-07-28 answers.
+//     Otherwise they are all the wire carries (tools, resources with
+//     subscribe, prompts, completions, logging; a server without one of
+//     them answers its requests -32601, which a relay takes for none), or
+//     only tools and resources from a proxy that does not serve tag 9;
 //   - ping: answered while the connection lives, refused once it ended, so
 //     that a liveness ping notices a dead proxy;
-//   - resources/templates/list: an empty list (the wire has no form for it);
 //   - notifications/initialized and notifications/cancelled: dropped. The
 //     wire has no cancellation ("nobody cancels"): a cancelled call runs to
-//     its end at the program and its answer is dropped by the client;
-//   - any other request: -32601.
+//     its end at the program and its answer is dropped by the client.
 //
 // One connection is one begin: the proxy accepts one framed connection in
 // its life and refuses every later one with HTTP 409.
@@ -45,9 +48,15 @@ import (
 	"github.com/mcpgate/mcpgate/wire"
 )
 
-// wireCapabilities is what a proxy backend declares: the entries the wire
-// carries, each of which may change (the notification stream says when).
-const wireCapabilities = `{"tools":{"listChanged":true},"resources":{"listChanged":true}}`
+// wireCapabilities is what a proxy declares when its MCP server does not
+// say: all the wire carries, each entry of which may change (the
+// notification stream says when). seedCapabilities are what a proxy that
+// serves only the seed's four exchanges carries.
+const (
+	wireCapabilities = `{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},` +
+		`"prompts":{"listChanged":true},"completions":{},"logging":{}}`
+	seedCapabilities = `{"tools":{"listChanged":true},"resources":{"listChanged":true}}`
+)
 
 // errNotServed is the message of a bare finish: the proxy received the
 // exchange and does not serve it.
@@ -68,7 +77,10 @@ type Conn struct {
 	cl    *wire.Client
 	scope *wire.Scope
 	info  json.RawMessage // serverInfo, an mcp.Implementation
-	log   *slog.Logger
+	// caps and instructions are what initialize answers (discover).
+	caps         json.RawMessage
+	instructions string
+	log          *slog.Logger
 
 	ctx    context.Context // ends every exchange at Close
 	cancel context.CancelFunc
@@ -137,6 +149,7 @@ func Dial(ctx context.Context, url string, o DialOptions) (_ *Conn, err error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	conn.Store(c)
 	c.info = serverInfo(ctx, s, o.Name)
+	c.caps, c.instructions = discover(ctx, s)
 	notes, err := s.Notifications(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
@@ -146,6 +159,26 @@ func Dial(ctx context.Context, url string, o DialOptions) (_ *Conn, err error) {
 	go c.readNotifications()
 	go c.watch()
 	return c, nil
+}
+
+// discover asks the MCP server behind the proxy for its capabilities and
+// instructions (server/discover, tag 9): a server of 2026-07-28 says
+// them; for one that does not, the capabilities are all the wire carries,
+// or the seed's from a proxy that does not serve tag 9.
+func discover(ctx context.Context, s *Session) (caps json.RawMessage, instructions string) {
+	resp, err := s.Exchange(ctx, "server/discover", nil)
+	switch {
+	case errors.Is(err, wire.ErrBareFinish):
+		return json.RawMessage(seedCapabilities), ""
+	case err != nil || resp.Error != nil:
+		return json.RawMessage(wireCapabilities), ""
+	}
+	caps, _ = jsonrpc.Lookup(resp.Result, "capabilities")
+	if len(caps) == 0 || caps[0] != '{' {
+		return json.RawMessage(wireCapabilities), ""
+	}
+	instructions, _ = jsonrpc.LookupString(resp.Result, "instructions")
+	return caps, instructions
 }
 
 // serverInfo takes the image's name and version from its DIVERGE.md;
@@ -348,8 +381,6 @@ func (c *Conn) Write(_ context.Context, m *jsonrpc.Message) error {
 		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), c.initializeResult(m.Params)))
 	case "ping":
 		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage("{}")))
-	case "resources/templates/list":
-		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage(`{"resourceTemplates":[]}`)))
 	default:
 		req, ok := ChannelRequest(m.Method, nil)
 		if !ok {
@@ -378,7 +409,13 @@ func (c *Conn) initializeResult(params json.RawMessage) json.RawMessage {
 	_ = json.Unmarshal(params, &p)
 	b := []byte(`{"protocolVersion":`)
 	b = jsonrpc.AppendString(b, mcp.NegotiateVersion(p.ProtocolVersion))
-	b = append(b, `,"capabilities":`+wireCapabilities+`,"serverInfo":`...)
+	b = append(b, `,"capabilities":`...)
+	b = append(b, c.caps...)
+	if c.instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = jsonrpc.AppendString(b, c.instructions)
+	}
+	b = append(b, `,"serverInfo":`...)
 	b = append(b, c.info...)
 	return append(b, '}')
 }
@@ -399,6 +436,12 @@ func (c *Conn) exchange(id jsonrpc.ID, req wire.ChannelRequest) {
 	case errors.As(err, &tooLarge):
 		out = mcp.TooLargeAnswer(id, int(tooLarge.Limit))
 	case errors.Is(err, wire.ErrBareFinish):
+		if r, ok := req.(wire.McpRequest); ok {
+			// A proxy that does not serve tag 9 (or this method on it):
+			// the method is not there.
+			out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s: %s", r.Method, errNotServed))
+			break
+		}
 		out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, errNotServed))
 	case err != nil:
 		out = jsonrpc.NewErrorResponse(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the connection to the proxy has ended"))

@@ -13,16 +13,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/wire"
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
@@ -71,12 +76,24 @@ func wcAsk(t *testing.T, ctx context.Context, c *wiremcp.Conn, id, method, param
 	return m
 }
 
+// wcModernProxy is wcProxy with the fixture serving 2026-07-28 too.
+func wcModernProxy(t *testing.T) string {
+	t.Helper()
+	url, _ := proxytest.Serve(t, proxytest.Modern(t, fixture.New(fixture.Options{})), filepath.Join(t.TempDir(), "none"))
+	return url
+}
+
+// The connection answers initialize, ping and notifications itself; every
+// other request goes to the proxy: the four exchanges on their tags, the
+// rest on tag 9 (templates, prompts, completion, logging). A server that
+// does not say its capabilities is declared all the wire carries.
 func TestWireConnAnswersLocally(t *testing.T) {
 	url, _ := wcProxy(t, "---\nname: demo-image\nversion: 1.2.3\n---\nA demo.\n")
 	c, ctx := wcDial(t, url)
 
 	m := wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-	want := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"demo-image","version":"1.2.3"}}`
+	want := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},` +
+		`"prompts":{"listChanged":true},"completions":{},"logging":{}},"serverInfo":{"name":"demo-image","version":"1.2.3"}}`
 	if string(m.Result) != want {
 		t.Errorf("initialize = %s\nwant %s", m.Result, want)
 	}
@@ -90,17 +107,83 @@ func TestWireConnAnswersLocally(t *testing.T) {
 	if m := wcAsk(t, ctx, c, "2", "ping", ""); string(m.Result) != "{}" {
 		t.Errorf("ping = %s %s", m.Result, m.Error)
 	}
-	if m := wcAsk(t, ctx, c, "3", "resources/templates/list", ""); string(m.Result) != `{"resourceTemplates":[]}` {
-		t.Errorf("resources/templates/list = %s %s", m.Result, m.Error)
-	}
-	for i, method := range []string{"prompts/list", "completion/complete", "logging/setLevel"} {
-		m := wcAsk(t, ctx, c, "1"+string(rune('0'+i)), method, "{}")
-		if e, err := m.ErrorObject(); err != nil || e.Code != jsonrpc.CodeMethodNotFound {
-			t.Errorf("%s = %s %s, want -32601", method, m.Result, m.Error)
+	for i, tc := range []struct{ method, params, want string }{
+		{"resources/templates/list", "", `"uriTemplate":"test://template/{id}/data"`},
+		{"prompts/list", "{}", `"test_simple_prompt"`},
+		{"prompts/get", `{"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b"}}`, `"messages"`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"x"}}`, `"completion"`},
+		{"logging/setLevel", `{"level":"debug"}`, `{}`},
+		{"tools/call", `{"name":"test_simple_text","arguments":{}}`, "simple text"},
+	} {
+		m := wcAsk(t, ctx, c, "1"+string(rune('0'+i)), tc.method, tc.params)
+		if m.Error != nil || !strings.Contains(string(m.Result), tc.want) {
+			t.Errorf("%s = %s %s, want %s in the result", tc.method, m.Result, m.Error, tc.want)
 		}
 	}
-	if m := wcAsk(t, ctx, c, "4", "tools/call", `{"name":"test_simple_text","arguments":{}}`); !strings.Contains(string(m.Result), "simple text") {
-		t.Errorf("tools/call = %s %s", m.Result, m.Error)
+	if m := wcAsk(t, ctx, c, "5", "prompts/get", `{"name":"no_such_prompt"}`); m.Error == nil {
+		t.Errorf("prompts/get of no prompt = %s, want the server's error", m.Result)
+	}
+}
+
+// A server of 2026-07-28 says its capabilities and instructions
+// (server/discover, on tag 9): those are what initialize answers.
+func TestWireConnDeclaresWhatAModernServerSays(t *testing.T) {
+	c, ctx := wcDial(t, wcModernProxy(t))
+	m := wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	// The tasks extension is the fixture's own to declare, at 2026-07-28
+	// only: nothing but its discover answer puts it there.
+	if m.Error != nil || !strings.Contains(string(m.Result), `"io.modelcontextprotocol/tasks"`) {
+		t.Errorf("initialize = %s %s, want the capabilities the server discovered", m.Result, m.Error)
+	}
+}
+
+// seedProxy is a proxy of the seed's wire alone (a fake: no real proxy
+// refuses tag 9): it begins, has no Info, holds the notification stream,
+// answers tools/list, and bare-finishes every other channel.
+func seedProxy(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		_ = wire.Serve(r.Context(), ws, seedHandler{}, nil)
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+type seedHandler struct{}
+
+func (seedHandler) ServeScope(ctx context.Context, r *wire.Responder, _ []byte) {
+	_ = r.Respond(wire.BeginAnswer{}.Append(nil))
+	<-ctx.Done()
+}
+
+func (seedHandler) ServeChannel(ctx context.Context, r *wire.Responder, p []byte) {
+	switch req, _ := wire.DecodeChannelRequest(p); req.(type) {
+	case wire.Info:
+		_ = r.Respond(wire.InfoAnswer{}.Append(nil))
+	case wire.McpNotifications:
+		<-ctx.Done()
+	case wire.McpListTools:
+		_ = r.Respond(wire.Response{Result: json.RawMessage(`{"tools":[]}`)}.Append(nil))
+	}
+}
+
+// A proxy that does not serve tag 9 (an older one) bare-finishes it: the
+// capabilities are the seed's four exchanges, and the other methods are
+// -32601, as from a server without them.
+func TestWireConnToAProxyWithoutTag9(t *testing.T) {
+	url := seedProxy(t)
+	c, ctx := wcDial(t, url)
+	m := wcAsk(t, ctx, c, "1", "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	if !strings.Contains(string(m.Result), `"capabilities":{"tools":{"listChanged":true},"resources":{"listChanged":true}}`) {
+		t.Errorf("initialize = %s, want the seed's capabilities", m.Result)
+	}
+	m = wcAsk(t, ctx, c, "2", "prompts/list", "{}")
+	if e, err := m.ErrorObject(); err != nil || e.Code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("prompts/list = %s %s, want -32601", m.Result, m.Error)
 	}
 }
 

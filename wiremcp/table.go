@@ -1,11 +1,15 @@
 // table.go is which MCP method the wire carries how: on which channel
 // request of the framed form and on which path of the per-path form, with
-// the check its params get before they go anywhere.
+// the check its params get before they go anywhere. Tags 3 to 6 carry the
+// four exchanges of the seed; tag 9 every other request (wire.md 3.7) but
+// initialize, which the proxy's own session owns, and notifications. The
+// per-path form has the four paths only.
 
 package wiremcp
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/mcpgate/mcpgate/wire"
 )
@@ -33,7 +37,15 @@ func ChannelRequest(method string, params json.RawMessage) (wire.ChannelRequest,
 			return e.request(params), true
 		}
 	}
-	return nil, false
+	if !Carried(method) {
+		return nil, false
+	}
+	return wire.McpRequest{Method: method, Params: params}, true
+}
+
+// Carried reports whether the wire carries requests of method.
+func Carried(method string) bool {
+	return method != "" && method != "initialize" && !strings.HasPrefix(method, "notifications/")
 }
 
 // Method is the MCP request a decoded channel request carries, or false
@@ -49,6 +61,8 @@ func Method(req wire.ChannelRequest) (method string, params json.RawMessage, ok 
 		return "tools/call", r.Params, true
 	case wire.McpReadResource:
 		return "resources/read", r.Params, true
+	case wire.McpRequest:
+		return r.Method, r.Params, true
 	}
 	return "", nil, false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgate/mcpgate/wire"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // The exit statuses of mcpgate call.
@@ -67,8 +68,17 @@ type ask struct {
 	secrets int
 }
 
-// framedOnly reports whether the ask exists only on the framed connection.
-func (a ask) framedOnly() bool { return a.name == askInfo || a.name == askSecrets }
+// framedOnly reports whether the ask exists only on the framed connection:
+// Info, secrets, and the MCP requests of tag 9.
+func (a ask) framedOnly() bool {
+	switch a.name {
+	case askInfo, askSecrets:
+		return true
+	case askNotifications:
+		return false
+	}
+	return wiremcp.Path(a.name) == ""
+}
 
 func callCommand() *cobra.Command {
 	var (
@@ -85,6 +95,7 @@ func callCommand() *cobra.Command {
 			"  mcpgate call ws://127.0.0.1:14979 tools/call NAME ['{\"a\":1}']\n" +
 			"  mcpgate call ws://127.0.0.1:14979 resources/list [PARAMS]\n" +
 			"  mcpgate call ws://127.0.0.1:14979 resources/read URI\n" +
+			"  mcpgate call ws://127.0.0.1:14979 prompts/get '{\"name\":\"p\"}'     (any other request: framed only)\n" +
 			"  mcpgate call ws://127.0.0.1:14979 notifications [--count N]   (one JSON line each)\n" +
 			"  mcpgate call ws://127.0.0.1:14979 info                        (framed only)\n" +
 			"  mcpgate call ws://127.0.0.1:14979 secrets @values.json|JSON   (framed only; values are never printed)\n\n" +
@@ -209,7 +220,17 @@ func parseAsk(method string, args []string) (ask, error) {
 		}
 		return secretsAsk(args[0])
 	default:
-		return a, fmt.Errorf("unknown METHOD %q: want tools/list, tools/call, resources/list, resources/read, notifications, info or secrets", method)
+		if !strings.Contains(method, "/") || !wiremcp.Carried(method) {
+			return a, fmt.Errorf("unknown METHOD %q: want tools/list, tools/call, resources/list, resources/read, notifications, info, secrets or another MCP request (prompts/get, ...)", method)
+		}
+		if err := want(0, 1, "[PARAMS]"); err != nil {
+			return a, err
+		}
+		if len(args) == 1 {
+			if a.params = []byte(args[0]); !json.Valid(a.params) {
+				return a, fmt.Errorf("%s params are not JSON", method)
+			}
+		}
 	}
 	return a, nil
 }

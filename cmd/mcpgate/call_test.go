@@ -186,6 +186,21 @@ func TestCall(t *testing.T) {
 		}
 	})
 
+	t.Run("any other request goes on tag 9", func(t *testing.T) {
+		out, _ := runCall(t, bin, exitAnswered, freshProxy(t), "prompts/get", `{"name":"test_simple_prompt"}`)
+		if !strings.Contains(oneJSONLine(t, out), `"messages"`) {
+			t.Errorf("prompts/get printed %s", out)
+		}
+		out, _ = runCall(t, bin, exitAnswered, freshProxy(t), "resources/templates/list")
+		if !strings.Contains(oneJSONLine(t, out), `"uriTemplate"`) {
+			t.Errorf("resources/templates/list printed %s", out)
+		}
+		out, _ = runCall(t, bin, exitRefused, freshProxy(t), "no/such/method")
+		if !strings.Contains(oneJSONLine(t, out), `-32601`) {
+			t.Errorf("an unknown method printed %s, want the server's -32601", out)
+		}
+	})
+
 	t.Run("info prints the document", func(t *testing.T) {
 		doc := filepath.Join(t.TempDir(), "DIVERGE.md")
 		writeText(t, doc, "---\ntitle: Fixture\n---\n# The fixture\n")
@@ -278,7 +293,11 @@ func TestCall(t *testing.T) {
 			{base, "tools/call"},
 			{base, "tools/call", "x", "[1]"},
 			{base, "tools/list", "{"},
-			{base, "no/such/method"},
+			{base, "nomethod"},
+			{base, "initialize"},
+			{base, "notifications/cancelled"},
+			{base, "prompts/get", "{"},
+			{base, "prompts/list", "--per-path"},
 			{base, "secrets", "@" + filepath.Join(t.TempDir(), "missing.json"), "--framed"},
 			{base, "tools/list", "--per-path", "--arguments", "{}"},
 			{"ftp://127.0.0.1:1", "tools/list"},

@@ -16,12 +16,22 @@ import (
 	"github.com/mcpgate/mcpgate/proxy"
 )
 
-// Upstream serves s over Streamable HTTP on a test server and returns the
-// proxy's upstream client for it; both are closed when tb ends, the
-// upstream first.
+// Upstream serves s over Streamable HTTP on a test server, in the 2025
+// era only, and returns the proxy's upstream client for it; both are
+// closed when tb ends, the upstream first.
 func Upstream(tb testing.TB, s *mcp.Server) *proxy.Upstream {
+	return upstream(tb, s, mcphttp.Options{})
+}
+
+// Modern is Upstream with s serving 2026-07-28 beside the 2025 era: the
+// proxy speaks 2026-07-28 to it.
+func Modern(tb testing.TB, s *mcp.Server) *proxy.Upstream {
+	return upstream(tb, s, mcphttp.Options{Sessionless: true})
+}
+
+func upstream(tb testing.TB, s *mcp.Server, o mcphttp.Options) *proxy.Upstream {
 	tb.Helper()
-	h := mcphttp.NewHandler(s, mcphttp.Options{})
+	h := mcphttp.NewHandler(s, o)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	fx := httptest.NewServer(mux)
