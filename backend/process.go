@@ -4,8 +4,7 @@
 // another free loopback port; once both accept, the backend is a proxy
 // backend on that proxy. Closing the connection ends both process groups,
 // and either process ending ends the connection, so Backend's restart loop
-// restarts the pair — a fresh proxy, which accepts the new framed
-// connection (a proxy accepts one in its life).
+// restarts the pair — a fresh proxy for a fresh program.
 
 package backend
 
@@ -68,6 +67,12 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 		"--listen", proxyAddr, "--upstream", "http://"+programAddr+"/mcp")
 	if s.Era != mcp.EraAuto {
 		argv = append(argv, "--upstream-era", string(s.Era)) // what the proxy speaks to the program
+	}
+	if s.KeepAlive != 0 {
+		argv = append(argv, "--keepalive", max(s.KeepAlive, 0).String())
+	}
+	if s.KeepAliveTimeout != 0 {
+		argv = append(argv, "--keepalive-timeout", s.KeepAliveTimeout.String())
 	}
 	proxy, err := startChild(argv, os.Environ(), b.log.With("process", "proxy"))
 	if err != nil {

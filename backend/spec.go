@@ -86,6 +86,10 @@ type Spec struct {
 	// Secrets are fed to the proxy after the begin (proxy, process), name
 	// to value. Its values are treated as secrets: never reported.
 	Secrets map[string]string
+	// KeepAlive and KeepAliveTimeout are the framed connection's pings
+	// (proxy, process; wire.Options: zero is the default, a negative
+	// KeepAlive none). A process backend gives them to its proxy too.
+	KeepAlive, KeepAliveTimeout time.Duration
 	// ProxyCommand is the proxy to start beside the program (process);
 	// default: this executable's `proxy` command. Its --listen and
 	// --upstream flags are added, and --upstream-era unless Era is auto.

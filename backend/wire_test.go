@@ -29,6 +29,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/proxy"
+	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
 // A result with what a re-encoding relay would lose: an unknown field, an
@@ -282,8 +283,7 @@ func TestProxyBackendFeedsSecrets(t *testing.T) {
 }
 
 // A proxy that dies takes the backend down (its entries leave the front),
-// and a restart re-dials — which a proxy answers with 409 for its one
-// framed connection, or, as here, cannot answer at all.
+// and a restart re-dials, which a dead proxy cannot answer.
 func TestProxyBackendGoesDownWhenTheProxyDies(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
 	url, kill := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
@@ -297,9 +297,9 @@ func TestProxyBackendGoesDownWhenTheProxyDies(t *testing.T) {
 	t.Logf("down: %s", s.LastError)
 }
 
-// The one framed connection: a second backend dialling a proxy already
-// begun is refused with 409, and says so.
-func TestProxyBackendRedialIsRefused(t *testing.T) {
+// One framed connection at a time: a second backend dialling a proxy
+// whose connection is open is refused with 409, and says so.
+func TestProxyBackendRedialIsRefusedWhileAnotherIsOpen(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
 	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
@@ -309,5 +309,40 @@ func TestProxyBackendRedialIsRefused(t *testing.T) {
 	s := waitState(t, second, "down", isDown)
 	if !strings.Contains(s.LastError, "409") {
 		t.Errorf("LastError = %q, want the proxy's 409", s.LastError)
+	}
+}
+
+// A gateway that restarts finds its backend again: once the first
+// gateway's connection ended (here after `mcpgate call` took it before
+// any gateway, then a gateway that stopped), the next one re-attaches to
+// the begun container and is up, its calls answered.
+func TestProxyBackendReattachesAfterAnotherConnectionEnded(t *testing.T) {
+	base := wtServeMCP(t, wtServer(t), nil)
+	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// As mcpgate call does: begin, ask, go.
+	s, err := wiremcp.Begin(ctx, url, wiremcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Exchange(ctx, "tools/list", nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+
+	f := newFront(t)
+	first := backend.New(backend.Spec{Name: "p", Kind: backend.KindProxy, URL: url}, f.Server, nil, fast)
+	rctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = first.Run(rctx) }()
+	waitState(t, first, "up", isUp)
+	stop() // the gateway stops
+	<-done
+
+	f2 := newFront(t)
+	wtUpProxyBackend(t, f2, url)
+	if text := f2.callText(t, "p__test_simple_text"); text != "This is a simple text response for testing." {
+		t.Errorf("call after the re-attach = %q", text)
 	}
 }

@@ -3,12 +3,11 @@
 // with the spec's arguments and fed its secrets. What the proxy answers of
 // them is scrubbed of the secrets' values before anyone sees it.
 //
-// The proxy accepts one framed connection in its life and refuses every
-// later one with HTTP 409. A restart of a proxy backend therefore re-dials
-// a proxy that will refuse it unless the proxy itself was restarted; the
-// backend stays down, with the 409 as its last error, until that happens.
-// (A process backend restarts the proxy with the program, so it always
-// meets a fresh one.)
+// The proxy serves one framed connection at a time (HTTP 409 to another
+// while it is open), and a later connection re-attaches to the container
+// begun: a restart of a proxy backend, or of the gateway, re-dials and
+// finds the backend again once the old connection has ended — at once
+// when it was closed, within the keepalive when its peer vanished.
 
 package backend
 
@@ -24,8 +23,9 @@ import (
 func (b *Backend) dialWire(ctx context.Context, url string) (*wiremcp.Conn, error) {
 	s := b.spec
 	c, err := wiremcp.Dial(ctx, url, wiremcp.DialOptions{
-		Options: wiremcp.Options{Arguments: s.Arguments, ReadLimit: int64(s.MaxMessageBytes)},
-		Name:    s.Name, Secrets: s.Secrets, Logger: b.log,
+		Options: wiremcp.Options{Arguments: s.Arguments, ReadLimit: int64(s.MaxMessageBytes),
+			KeepAlive: s.KeepAlive, KeepAliveTimeout: s.KeepAliveTimeout},
+		Name: s.Name, Secrets: s.Secrets, Logger: b.log,
 	})
 	var re *wiremcp.RefusedError
 	if errors.As(err, &re) {

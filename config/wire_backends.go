@@ -4,10 +4,12 @@
 // environment or from files when the backend is built, never written in
 // the YAML in clear — and, for a process backend, the proxy to start.
 //
-// A proxy backend is one framed connection, and a proxy accepts one in its
-// life: when the connection ends, the gateway's re-dial is refused (HTTP
-// 409) until that proxy is restarted by whoever runs it. A process
-// backend restarts its own proxy with its program, so it always recovers.
+// A proxy backend is one framed connection; a proxy serves one at a time,
+// and a later one re-attaches to the container begun (wire.md 3.2), so a
+// gateway that restarts finds its backend again. keepalive and
+// keepalive_timeout are the connection's pings: a proxy whose host
+// vanished is noticed within their sum (and the proxy does the same with
+// a vanished gateway; a process backend's proxy is given them).
 
 package config
 
@@ -31,6 +33,11 @@ type WireBackend struct {
 	// ProxyCommand is the proxy to start beside the program (process;
 	// default: this mcpgate's `proxy`).
 	ProxyCommand []string `yaml:"proxy_command"`
+	// KeepAlive is how long the connection may be quiet before a ping,
+	// KeepAliveTimeout how long a pong may take (proxy, process; default
+	// 30s and 20s; keepalive 0s: no pings).
+	KeepAlive        *Duration `yaml:"keepalive"`
+	KeepAliveTimeout *Duration `yaml:"keepalive_timeout"`
 
 	// Secrets exists only to be refused with a useful message.
 	Secrets map[string]string `yaml:"secrets"`
@@ -45,6 +52,9 @@ func (b Backend) ArgumentsJSON() ([]byte, error) {
 }
 
 func validateWireBackend(key string, b Backend) error {
+	if err := validateKeepAlive(key, b); err != nil {
+		return err
+	}
 	if len(b.Secrets) > 0 {
 		return bad(key+".secrets", "values in clear are not allowed; name the gateway's environment variables in secrets_from, or files in secret_files")
 	}
@@ -118,6 +128,26 @@ func refuseWireKeys(key string, b Backend) error {
 		return bad(key+".secrets", "not used by kind %s (and values in clear are never allowed)", b.Kind)
 	case len(b.ProxyCommand) > 0:
 		return bad(key+".proxy_command", "not used by kind %s", b.Kind)
+	case b.KeepAlive != nil:
+		return bad(key+".keepalive", "not used by kind %s", b.Kind)
+	case b.KeepAliveTimeout != nil:
+		return bad(key+".keepalive_timeout", "not used by kind %s", b.Kind)
+	}
+	return nil
+}
+
+// validateKeepAlive checks the pings' durations.
+func validateKeepAlive(key string, b Backend) error {
+	for name, d := range map[string]*Duration{"keepalive": b.KeepAlive, "keepalive_timeout": b.KeepAliveTimeout} {
+		switch {
+		case d == nil:
+		case d.invalid != "":
+			return bad(key+"."+name, "%q is not a duration (write 30s, 1m)", d.invalid)
+		case d.Duration < 0:
+			return bad(key+"."+name, "must not be negative")
+		case name == "keepalive_timeout" && d.Duration == 0:
+			return bad(key+"."+name, "must be more than 0s (keepalive: 0s turns the pings off)")
+		}
 	}
 	return nil
 }

@@ -27,6 +27,11 @@ func TestWireBackendErrorsNameTheKey(t *testing.T) {
 		{"process with headers_from", "backends: [{name: a, kind: process, command: [x], headers_from: {A: B}}]", "backends[0].headers_from"},
 		{"arguments on stdio", "backends: [{name: a, kind: stdio, command: [x], arguments: {a: 1}}]", "backends[0].arguments"},
 		{"secrets_from on http", "backends: [{name: a, kind: http, url: \"http://h/mcp\", secrets_from: {A: B}}]", "backends[0].secrets_from"},
+		{"keepalive on http", "backends: [{name: a, kind: http, url: \"http://h/mcp\", keepalive: 10s}]", "backends[0].keepalive"},
+		{"keepalive_timeout on stdio", "backends: [{name: a, kind: stdio, command: [x], keepalive_timeout: 10s}]", "backends[0].keepalive_timeout"},
+		{"keepalive not a duration", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", keepalive: soon}]", "backends[0].keepalive"},
+		{"keepalive negative", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", keepalive: -1s}]", "backends[0].keepalive"},
+		{"keepalive_timeout of nothing", "backends: [{name: a, kind: process, command: [x], keepalive_timeout: 0s}]", "backends[0].keepalive_timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,5 +63,20 @@ func TestWireBackendArgumentsBecomeJSON(t *testing.T) {
 	}
 	if c.Backends[0].SecretsFrom["TOKEN"] != "MY_TOKEN" {
 		t.Errorf("secrets_from = %v", c.Backends[0].SecretsFrom)
+	}
+}
+
+// keepalive and keepalive_timeout are the wire's pings; 0s keepalive
+// turns them off.
+func TestWireBackendKeepAlive(t *testing.T) {
+	c, err := Parse([]byte("backends: [{name: a, kind: proxy, url: \"ws://h:1\", keepalive: 0s, keepalive_timeout: 5s}, {name: b, kind: process, command: [x], keepalive: 45s}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Backends[0]; a.KeepAlive == nil || a.KeepAlive.Duration != 0 || a.KeepAliveTimeout.Duration.String() != "5s" {
+		t.Errorf("a: %+v %+v", a.KeepAlive, a.KeepAliveTimeout)
+	}
+	if b := c.Backends[1]; b.KeepAlive.Duration.String() != "45s" || b.KeepAliveTimeout != nil {
+		t.Errorf("b: %+v %+v", b.KeepAlive, b.KeepAliveTimeout)
 	}
 }

@@ -24,6 +24,15 @@ func wireSpec(key string, b config.Backend, s *backend.Spec) error {
 		return fmt.Errorf("%s.arguments: cannot be sent as JSON: %v", key, err)
 	}
 	s.Arguments, s.ProxyCommand = args, b.ProxyCommand
+	if b.KeepAlive != nil {
+		s.KeepAlive = b.KeepAlive.Duration
+		if s.KeepAlive == 0 {
+			s.KeepAlive = -1 // 0s in the file: no pings
+		}
+	}
+	if b.KeepAliveTimeout != nil {
+		s.KeepAliveTimeout = b.KeepAliveTimeout.Duration
+	}
 	for name, from := range b.SecretsFrom {
 		v, ok := os.LookupEnv(from)
 		if !ok {

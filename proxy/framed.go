@@ -1,12 +1,19 @@
 // framed.go serves the framed connection's exchanges: the tools begin,
-// and the channels the client opens on it — Info, the five MCP exchanges,
+// and the channels the client opens on it — Info, the MCP exchanges,
 // Secrets; Postgres and Daemon are decoded and validated but not served
 // yet. The begun scope is also where the proxy opens its own channels to
 // ask the gateway what the MCP server asks of its client (ask.go).
+//
+// The container begins once; a connection begins each time (wire.md
+// 3.2). The first begin of the proxy's life registers the program; the
+// first begin of a later connection re-attaches: it is answered with the
+// same Begun, without /register, when its arguments are equal as JSON to
+// the first's, and refused ("kind":"begun") when they are not.
 
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +81,18 @@ func (b *beginState) await(ctx context.Context, scope uint32) bool {
 	}
 }
 
-type framedHandler struct{ s *Server }
+type framedHandler struct {
+	s     *Server
+	begin *beginState // this connection's
+}
+
+// container is the container's one begin: what it registered with.
+type container struct {
+	mu        sync.Mutex
+	begun     bool
+	arguments json.RawMessage // canonical (jsonCanonical)
+	answer    json.RawMessage
+}
 
 // wireError is this wire's error value: an object with a "kind".
 func wireError(kind, msg string) json.RawMessage {
@@ -93,24 +111,69 @@ func (h framedHandler) ServeScope(ctx context.Context, r *wire.Responder, payloa
 		h.s.log.Info("proxy: begin not served here; bare finish", "tag", payload[0])
 		return
 	}
-	if !h.s.begin.claim(r.Scope()) {
+	if !h.begin.claim(r.Scope()) {
 		_ = r.Respond(wire.BeginAnswer{Error: wireError("already_begun", "this connection has already begun")}.Append(nil))
 		return
 	}
-	answer, refusal := h.s.register(ctx, begin)
+	answer, again, refusal := h.s.beginContainer(ctx, begin)
 	if refusal != nil {
-		h.s.begin.settle(false)
+		h.begin.settle(false)
 		_ = r.Respond(wire.BeginAnswer{Error: refusal}.Append(nil))
 		return
 	}
 	if err := r.Respond(wire.BeginAnswer{Answer: answer}.Append(nil)); err != nil {
-		h.s.begin.settle(false)
+		h.begin.settle(false)
 		return
 	}
-	h.s.begin.settle(true)
+	h.begin.settle(true)
 	h.s.setAsker(ctx, r)
-	h.s.log.Info("proxy: begun", "image", imageName(begin))
+	if again {
+		h.s.log.Info("proxy: re-attached", "image", imageName(begin))
+	} else {
+		h.s.log.Info("proxy: begun", "image", imageName(begin))
+	}
 	<-ctx.Done() // the begun scope stays open and silent until the connection ends
+}
+
+// beginContainer begins the container, once in the proxy's life; again
+// reports a re-attach, answered with the Begun of the first time when the
+// arguments are equal as JSON, refused otherwise.
+func (s *Server) beginContainer(ctx context.Context, begin wire.BeginTools) (answer json.RawMessage, again bool, refusal json.RawMessage) {
+	args := jsonCanonical(begin.Arguments)
+	c := &s.container
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.begun {
+		if !bytes.Equal(args, c.arguments) {
+			return nil, true, wireError("begun", "the container has begun with other arguments; a later connection must begin with the same")
+		}
+		return c.answer, true, nil
+	}
+	answer, refusal = s.register(ctx, begin)
+	if refusal == nil {
+		c.begun, c.arguments, c.answer = true, args, answer
+	}
+	return answer, false, refusal
+}
+
+// jsonCanonical is a JSON value in one form of its own: objects' members
+// sorted, no space, numbers as written (so 1 and 1.0 differ); absent is
+// null.
+func jsonCanonical(v json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(v)) == 0 {
+		return json.RawMessage("null")
+	}
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	var x any
+	if d.Decode(&x) != nil {
+		return v
+	}
+	out, err := json.Marshal(x)
+	if err != nil {
+		return v
+	}
+	return out
 }
 
 // register asks a contract program to accept the begin's arguments; a
@@ -144,10 +207,10 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 		h.s.log.Info("proxy: channel request does not decode; bare finish", "err", err)
 		return
 	}
-	if !h.s.begin.isBegun() {
+	if !h.begin.isBegun() {
 		h.s.log.Debug("proxy: channel waits for Begun", "scope", r.Scope(), "channel", r.Channel())
 	}
-	if !h.s.begin.await(ctx, r.Scope()) {
+	if !h.begin.await(ctx, r.Scope()) {
 		h.s.log.Debug("proxy: channel on a scope that is not the begun tools scope; bare finish")
 		return
 	}

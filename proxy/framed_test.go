@@ -1,5 +1,6 @@
-// framed_test.go pins the framed connection (wire.md §3): one in the
-// proxy's life, no authorization, one tools begin — through the container
+// framed_test.go pins the framed connection (wire.md §3): one at a time,
+// a later one re-attaching, a vanished gateway's let go by the pings, no
+// authorization, one tools begin per connection — through the container
 // contract's /register when the program has one, with channels that come
 // early waiting for Begun — and the client channels that are not MCP
 // exchanges: Info, Postgres and Daemon. Its last test shows that a slow
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
@@ -29,9 +31,13 @@ import (
 	"github.com/mcpgate/mcpgate/wire"
 )
 
-func TestTheFramedConnectionIsAcceptedOnce(t *testing.T) {
+// One framed connection at a time: while one is open another upgrade is
+// refused with 409 before it happens, and the proxy logs the refusal with
+// the remote address; once it has ended, a new one is accepted.
+func TestOneFramedConnectionAtATime(t *testing.T) {
 	ctx := testCtx(t)
-	base := serveProxy(t, Options{Upstream: fixtureUpstream(t, nil)})
+	logs := &logWatch{}
+	base := serveProxy(t, Options{Upstream: fixtureUpstream(t, nil), Logger: logs.logger()})
 	httpBase := "http" + strings.TrimPrefix(base, "ws")
 
 	// A request that is no upgrade (a probe, a browser) takes nothing.
@@ -45,24 +51,99 @@ func TestTheFramedConnectionIsAcceptedOnce(t *testing.T) {
 	}
 
 	f := beginFramed(t, ctx, base)
-	refused := func(when string) {
-		t.Helper()
-		ws, resp, err := websocket.Dial(ctx, base+"/", nil)
-		if err == nil {
-			ws.CloseNow()
-			t.Fatalf("%s: a second framed connection was accepted", when)
-		}
-		if resp == nil || resp.StatusCode != http.StatusConflict {
-			t.Errorf("%s: %v; want HTTP 409 before the upgrade", when, err)
-		}
+	ws, resp, err := websocket.Dial(ctx, base+"/", nil)
+	if err == nil {
+		ws.CloseNow()
+		t.Fatal("a second framed connection was accepted while the first is open")
 	}
-	refused("while the first is open")
+	if resp == nil || resp.StatusCode != http.StatusConflict {
+		t.Errorf("while the first is open: %v; want HTTP 409 before the upgrade", err)
+	}
+	logs.waitFor(t, ctx, "proxy: a second framed connection refused while one is open", 1)
+	if !strings.Contains(logs.String(), `"remote":"127.0.0.1:`) {
+		t.Errorf("the refusal's log line names no remote address:\n%s", logs)
+	}
 	want(t, "the first connection, still", result(t, f.exchange(t, ctx, "tools/list", "null")), `"test_simple_text"`)
 
 	if err := f.cl.Close(); err != nil {
 		t.Fatal(err)
 	}
-	refused("after the first ended")
+	logs.waitFor(t, ctx, "proxy: framed connection ended", 1)
+	again := beginFramed(t, ctx, base)
+	want(t, "a connection after the first ended", result(t, again.exchange(t, ctx, "tools/list", "null")), `"test_simple_text"`)
+}
+
+// A later connection re-attaches to the begun container: its first begin,
+// with arguments equal as JSON to the first's, is answered with the same
+// Begun and the program is not registered again; other arguments are
+// refused ("kind":"begun") and the finish follows. The secrets fed on the
+// first connection still hold.
+func TestALaterConnectionReattaches(t *testing.T) {
+	ctx := testCtx(t)
+	logs := &logWatch{}
+	prog, programURL := serveContractProgram(t)
+	prog.let()
+	up := newUpstream(t, UpstreamConfig{Kind: KindContract, URL: programURL, Logger: logs.logger()})
+	base := serveProxy(t, Options{Upstream: up, Logger: logs.logger()})
+
+	first := dialFramed(t, ctx, base)
+	_, ans := begin(t, ctx, first, `{"ok": true, "n": [1, 2]}`)
+	if !ans.Begun() || string(ans.Answer) != registerAnswer {
+		t.Fatalf("first begin: %+v", ans)
+	}
+	recv(t, ctx, prog.registers)
+	_ = first.Close()
+	logs.waitFor(t, ctx, "proxy: framed connection ended", 1)
+
+	second := dialFramed(t, ctx, base)
+	scope, ans := begin(t, ctx, second, `{"n":[1,2],"ok":true}`)
+	if !ans.Begun() || string(ans.Answer) != registerAnswer {
+		t.Fatalf("re-attach: %+v, want the first Begun, %s", ans, registerAnswer)
+	}
+	f := &framed{cl: second, scope: scope, begun: ans}
+	want(t, "after the re-attach", result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_simple_text"}`)), "simple text")
+	logs.waitFor(t, ctx, "proxy: re-attached", 1)
+	_ = second.Close()
+	logs.waitFor(t, ctx, "proxy: framed connection ended", 2)
+
+	third := dialFramed(t, ctx, base)
+	refused, ans := begin(t, ctx, third, `{"ok": true, "n": [2, 1]}`)
+	if ans.Begun() || !strings.Contains(string(ans.Error), `"kind":"begun"`) {
+		t.Fatalf("a begin with other arguments: %+v, want kind begun", ans)
+	}
+	if _, err := refused.Next(ctx); !isEOF(err) {
+		t.Errorf("after the refusal: %v; want the finish", err)
+	}
+	select {
+	case body := <-prog.registers:
+		t.Errorf("the program was registered again: %s", body)
+	default:
+	}
+}
+
+// A gateway whose host vanished sends nothing, not even a close: the
+// proxy's pings go unanswered, it ends the connection, and the next
+// gateway's connection is accepted and re-attaches.
+func TestAVanishedGatewayDoesNotHoldTheSlot(t *testing.T) {
+	ctx := testCtx(t)
+	logs := &logWatch{}
+	base := serveProxy(t, Options{Upstream: fixtureUpstream(t, nil), Logger: logs.logger(),
+		KeepAlive: 20 * time.Millisecond, KeepAliveTimeout: 40 * time.Millisecond})
+	ws, _, err := websocket.Dial(ctx, base+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	begin := wire.AppendFrame(nil, wire.Frame{Type: wire.TypeRequest, Scope: 1, Payload: wire.BeginTools{}.Append(nil)})
+	if err := ws.Write(ctx, websocket.MessageBinary, begin); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitFor(t, ctx, "proxy: begun", 1)
+	// From here on this peer reads nothing, so it answers no ping.
+	logs.waitFor(t, ctx, "wire: the peer is gone: no pong", 1)
+	logs.waitFor(t, ctx, "proxy: framed connection ended", 1)
+	f := beginFramed(t, ctx, base)
+	want(t, "the next gateway", result(t, f.exchange(t, ctx, "tools/list", "null")), `"test_simple_text"`)
 }
 
 func TestAnAuthorizationFrameClosesTheConnection(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -24,6 +25,9 @@ type Options struct {
 	// InfoPath is the image's DIVERGE.md (default DefaultInfoPath).
 	InfoPath string
 	Logger   *slog.Logger
+	// KeepAlive and KeepAliveTimeout are the framed connection's pings
+	// (wire.Options; zero: the defaults).
+	KeepAlive, KeepAliveTimeout time.Duration
 }
 
 // Server serves the wire in front of one upstream.
@@ -33,8 +37,10 @@ type Server struct {
 	log      *slog.Logger
 	gate     *Gate
 
-	framed atomic.Bool // the one framed connection has been taken
-	begin  beginState
+	keepAlive, keepAliveTimeout time.Duration
+
+	framed    atomic.Bool // a framed connection is open
+	container container
 	// asker is the begun tools scope the server's requests are relayed
 	// on (ask.go), nil while there is none.
 	asker atomic.Pointer[wire.Responder]
@@ -58,8 +64,8 @@ func NewServer(o Options) *Server {
 	if required {
 		o.Logger.Info("proxy: the image declares secrets; MCP exchanges wait for them", "secrets", len(info.Secrets))
 	}
-	s := &Server{up: o.Upstream, infoPath: o.InfoPath, log: o.Logger, gate: NewGate(required)}
-	s.begin.init()
+	s := &Server{up: o.Upstream, infoPath: o.InfoPath, log: o.Logger, gate: NewGate(required),
+		keepAlive: o.KeepAlive, keepAliveTimeout: o.KeepAliveTimeout}
 	if s.up != nil {
 		s.up.SetAsk(s.ask)
 	}
@@ -82,25 +88,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveFramed accepts the one framed connection of the proxy's life; any
-// later upgrade is refused with 409 before it happens.
+// serveFramed accepts a framed connection when none is open; while one
+// is, every other upgrade is refused with 409 before it happens, and the
+// refusal logged.
 func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 	if !s.framed.CompareAndSwap(false, true) {
-		http.Error(w, "the framed connection has already been taken", http.StatusConflict)
+		s.log.Warn("proxy: a second framed connection refused while one is open", "remote", r.RemoteAddr)
+		http.Error(w, "a framed connection is open; one at a time", http.StatusConflict)
 		return
 	}
+	defer s.framed.Store(false)
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		// Nothing was accepted (a probe's plain GET, a handshake the library
-		// refused): the one connection is still the gateway's to make.
-		s.framed.Store(false)
+		// refused): the slot is free again.
 		s.log.Warn("proxy: framed upgrade failed", "err", err)
 		return
 	}
 	ws.SetReadLimit(-1)
 	s.log.Info("proxy: framed connection open", "remote", r.RemoteAddr)
-	err = wire.Serve(r.Context(), ws, framedHandler{s}, &wire.Options{Logger: s.log, ReadLimit: -1})
-	s.log.Info("proxy: framed connection ended", "err", err)
+	var begin beginState
+	begin.init()
+	err = wire.Serve(r.Context(), ws, framedHandler{s: s, begin: &begin}, &wire.Options{Logger: s.log, ReadLimit: -1,
+		KeepAlive: s.keepAlive, KeepAliveTimeout: s.keepAliveTimeout})
+	s.log.Info("proxy: framed connection ended", "remote", r.RemoteAddr, "err", err)
 }
 
 // exchange relays one MCP request, once, and turns the outcome into the

@@ -14,6 +14,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -38,7 +40,22 @@ type Options struct {
 	// ends that exchange with a *TooLargeError; anything else is
 	// disregarded. The connection stays up.
 	ReadLimit int64
+	// KeepAlive is how long the connection may be quiet (nothing read)
+	// before this side sends a WebSocket ping; KeepAliveTimeout is how
+	// long it then waits for the pong before it ends the connection, its
+	// peer gone (wire.md 3.2). Zero means DefaultKeepAlive and
+	// DefaultKeepAliveTimeout; a negative KeepAlive sends no pings.
+	KeepAlive, KeepAliveTimeout time.Duration
 }
+
+// ErrPeerGone is why a connection ended whose peer answered no ping.
+var ErrPeerGone = errors.New("wire: the peer is gone")
+
+// The keepalive defaults: a vanished peer is noticed within a minute.
+const (
+	DefaultKeepAlive        = 30 * time.Second
+	DefaultKeepAliveTimeout = 20 * time.Second
+)
 
 type role uint8
 
@@ -67,9 +84,14 @@ type conn struct {
 	rbuf  bytes.Buffer     // the reader goroutine's
 	rlim  io.LimitedReader // the reader goroutine's, applying limit
 
+	// lastRead is when a message was last read (UnixNano): a quiet
+	// connection is pinged (keepalive).
+	lastRead atomic.Int64
+
 	mu        sync.Mutex
 	scopes    map[uint32]*Scope
 	err       error   // set once the connection has ended; wraps ErrConnectionClosed
+	gone      error   // set when the keepalive ended it; wraps ErrPeerGone
 	scopeNums numbers // client role
 
 	handlers sync.WaitGroup
@@ -102,7 +124,48 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 		scopes: make(map[uint32]*Scope),
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.lastRead.Store(time.Now().UnixNano())
+	if o.KeepAlive >= 0 {
+		if o.KeepAlive == 0 {
+			o.KeepAlive = DefaultKeepAlive
+		}
+		if o.KeepAliveTimeout <= 0 {
+			o.KeepAliveTimeout = DefaultKeepAliveTimeout
+		}
+		go c.keepAlive(o.KeepAlive, o.KeepAliveTimeout)
+	}
 	return c
+}
+
+// keepAlive pings the peer whenever the connection has been quiet for
+// every, and ends the connection when a pong does not come within wait:
+// a peer whose host vanished sends nothing, not even a close.
+func (c *conn) keepAlive(every, wait time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, c.lastRead.Load())) < every {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, wait)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err != nil && c.ctx.Err() == nil {
+			c.log.Info("wire: the peer is gone: no pong", "wait", wait.String())
+			gone := fmt.Errorf("%w: no pong within %v", ErrPeerGone, wait)
+			c.mu.Lock()
+			c.gone = gone
+			c.mu.Unlock()
+			c.end(gone)
+			_ = c.ws.CloseNow()
+			return
+		}
+	}
 }
 
 // send writes one frame when it is this caller's turn. check runs with c.mu

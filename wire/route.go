@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -54,6 +55,7 @@ func (c *conn) read() (typ websocket.MessageType, msg []byte, oversized bool, er
 	if err != nil {
 		return 0, nil, false, err
 	}
+	c.lastRead.Store(time.Now().UnixNano())
 	c.rbuf.Reset()
 	if c.limit < 0 {
 		_, err = c.rbuf.ReadFrom(r)

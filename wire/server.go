@@ -46,7 +46,8 @@ func (f HandlerFunc) ServeChannel(ctx context.Context, r *Responder, p []byte) {
 // closes the connection (going away). A type-0 (authorization) frame
 // closes it too: this wire has no authorization. Serve returns nil after
 // a normal close, ctx's error after its cancellation, else why the
-// connection ended. opts may be nil.
+// connection ended (ErrPeerGone, wrapped, for a peer that answered no
+// ping). opts may be nil.
 func Serve(ctx context.Context, ws *websocket.Conn, h Handler, opts *Options) error {
 	c := newConn(ctx, ws, roleServer, opts)
 	c.serveScope, c.serveChannel = h.ServeScope, h.ServeChannel
@@ -56,6 +57,11 @@ func Serve(ctx context.Context, ws *websocket.Conn, h Handler, opts *Options) er
 		_ = ws.Close(websocket.StatusGoingAway, "server stopping")
 	})
 	err := c.readLoop()
+	c.mu.Lock()
+	if c.gone != nil {
+		err = c.gone // the reader only saw the socket the keepalive closed
+	}
+	c.mu.Unlock()
 	c.shutdown(err)
 	if !stop() {
 		<-stopped

@@ -26,8 +26,10 @@
 //     wire has no cancellation ("nobody cancels"): a cancelled call runs to
 //     its end at the program and its answer is dropped by the client.
 //
-// One connection is one begin: the proxy accepts one framed connection in
-// its life and refuses every later one with HTTP 409.
+// One connection is one begin. The proxy serves one framed connection at
+// a time (HTTP 409 to another while it is open); a later one re-attaches
+// to the begun container. Both sides ping a quiet connection
+// (Options.KeepAlive), so that a peer that vanished frees the slot.
 
 package wiremcp
 

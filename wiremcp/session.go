@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/wire"
 )
@@ -21,6 +22,9 @@ type Options struct {
 	Arguments json.RawMessage
 	// ReadLimit bounds one wire message (0: wire.DefaultReadLimit).
 	ReadLimit int64
+	// KeepAlive and KeepAliveTimeout are the connection's pings
+	// (wire.Options).
+	KeepAlive, KeepAliveTimeout time.Duration
 	// Channels serves the channels the proxy opens (nil: a bare finish
 	// for each).
 	Channels wire.Handler
@@ -55,7 +59,8 @@ func Begin(ctx context.Context, url string, o Options) (_ *Session, err error) {
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
 	}
-	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Options: wire.Options{ReadLimit: o.ReadLimit}, Channels: o.Channels})
+	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Channels: o.Channels,
+		Options: wire.Options{ReadLimit: o.ReadLimit, KeepAlive: o.KeepAlive, KeepAliveTimeout: o.KeepAliveTimeout}})
 	if err != nil {
 		return nil, err
 	}

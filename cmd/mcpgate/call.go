@@ -99,8 +99,9 @@ func callCommand() *cobra.Command {
 			"  mcpgate call ws://127.0.0.1:14979 notifications [--count N]   (one JSON line each)\n" +
 			"  mcpgate call ws://127.0.0.1:14979 info                        (framed only)\n" +
 			"  mcpgate call ws://127.0.0.1:14979 secrets @values.json|JSON   (framed only; values are never printed)\n\n" +
-			"--framed (the default) begins the proxy's one framed connection with --arguments and asks on a\n" +
-			"channel; a proxy accepts that connection once in its life. --per-path uses /tool/* instead.\n\n" +
+			"--framed (the default) begins a framed connection with --arguments and asks on a\n" +
+			"channel; a proxy serves one framed connection at a time, and a later one re-attaches (its\n" +
+			"--arguments must then be the first begin's). --per-path uses /tool/* instead.\n\n" +
 			"Exit status: 0 answered; 1 answered with an error or a refusal (printed on stdout); 2 not\n" +
 			"served (a bare finish); 3 no answer (bad usage, no connection, the connection ended).",
 		Args: func(_ *cobra.Command, args []string) error {

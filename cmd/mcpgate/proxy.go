@@ -11,16 +11,19 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/proxy"
+	"github.com/mcpgate/mcpgate/wire"
 )
 
 func proxyCommand() *cobra.Command {
 	var (
 		listen, upstream, command, transport, info, era string
+		keepAlive, keepAliveTimeout                     time.Duration
 		verbose                                         bool
 	)
 	cmd := &cobra.Command{
@@ -51,7 +54,11 @@ func proxyCommand() *cobra.Command {
 				return err
 			}
 			defer up.Close()
-			srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: info, Logger: log})
+			if keepAlive == 0 {
+				keepAlive = -1 // --keepalive 0: no pings
+			}
+			srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: info, Logger: log,
+				KeepAlive: keepAlive, KeepAliveTimeout: keepAliveTimeout})
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return err
@@ -66,6 +73,8 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&transport, "upstream-transport", "", "force the URL's transport: http or sse")
 	f.StringVar(&command, "upstream-command", "", "stdio MCP server to start and supervise, e.g. 'node server.js stdio'")
 	f.StringVar(&era, "upstream-era", "auto", "what to speak to the upstream: auto (server/discover, then initialize), session (2024-11-05 … 2025-11-25) or sessionless (2026-07-28)")
+	f.DurationVar(&keepAlive, "keepalive", wire.DefaultKeepAlive, "ping the gateway after this long without a frame (0: never)")
+	f.DurationVar(&keepAliveTimeout, "keepalive-timeout", wire.DefaultKeepAliveTimeout, "end the framed connection when a ping's pong takes longer")
 	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd
