@@ -54,6 +54,15 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	proxyAddr := net.JoinHostPort("127.0.0.1", proxyPort)
 
 	env := append(append(os.Environ(), s.Env...), "PORT="+programPort)
+	pgListen := "" // no database: the proxy's pair is off
+	if s.Postgres != "" {
+		pgPort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pgListen = net.JoinHostPort("127.0.0.1", pgPort)
+		env = append(env, "MCPGATE_POSTGRES_ADDR="+pgListen)
+	}
 	program, err := startChild(s.Command, env, b.log.With("process", "program"))
 	if err != nil {
 		return nil, fmt.Errorf("starting the program: %w", err)
@@ -64,7 +73,7 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 		}
 	}()
 	argv := append(append([]string(nil), proxyCmd...),
-		"--listen", proxyAddr, "--upstream", "http://"+programAddr+"/mcp")
+		"--listen", proxyAddr, "--upstream", "http://"+programAddr+"/mcp", "--postgres-listen="+pgListen)
 	if s.Era != mcp.EraAuto {
 		argv = append(argv, "--upstream-era", string(s.Era)) // what the proxy speaks to the program
 	}

@@ -90,6 +90,10 @@ type Spec struct {
 	// (proxy, process; wire.Options: zero is the default, a negative
 	// KeepAlive none). A process backend gives them to its proxy too.
 	KeepAlive, KeepAliveTimeout time.Duration
+	// Postgres is the host:port of the database the program's
+	// connections are paired with (proxy, process; "": declined). A
+	// process backend's program is told MCPGATE_POSTGRES_ADDR.
+	Postgres string
 	// ProxyCommand is the proxy to start beside the program (process);
 	// default: this executable's `proxy` command. Its --listen and
 	// --upstream flags are added, and --upstream-era unless Era is auto.

@@ -14,6 +14,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
@@ -22,11 +23,18 @@ import (
 // the begin, the secrets and the Info.
 func (b *Backend) dialWire(ctx context.Context, url string) (*wiremcp.Conn, error) {
 	s := b.spec
-	c, err := wiremcp.Dial(ctx, url, wiremcp.DialOptions{
+	o := wiremcp.DialOptions{
 		Options: wiremcp.Options{Arguments: s.Arguments, ReadLimit: int64(s.MaxMessageBytes),
 			KeepAlive: s.KeepAlive, KeepAliveTimeout: s.KeepAliveTimeout},
 		Name: s.Name, Secrets: s.Secrets, Logger: b.log,
-	})
+	}
+	if s.Postgres != "" {
+		o.Postgres = func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", s.Postgres)
+		}
+	}
+	c, err := wiremcp.Dial(ctx, url, o)
 	var re *wiremcp.RefusedError
 	if errors.As(err, &re) {
 		re.Value = scrub(re.Value, s.secrets())

@@ -15,7 +15,11 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/url"
+	"strings"
 )
 
 // WireBackend is the part of a Backend only proxy and process backends
@@ -38,6 +42,11 @@ type WireBackend struct {
 	// 30s and 20s; keepalive 0s: no pings).
 	KeepAlive        *Duration `yaml:"keepalive"`
 	KeepAliveTimeout *Duration `yaml:"keepalive_timeout"`
+	// Postgres is the database the program's connections are paired
+	// with (wire.md 3.8): host:port, or a postgres:// URL without
+	// credentials (the program's driver authenticates itself; the
+	// gateway only dials). Unset: the program's connections are declined.
+	Postgres string `yaml:"postgres"`
 
 	// Secrets exists only to be refused with a useful message.
 	Secrets map[string]string `yaml:"secrets"`
@@ -54,6 +63,11 @@ func (b Backend) ArgumentsJSON() ([]byte, error) {
 func validateWireBackend(key string, b Backend) error {
 	if err := validateKeepAlive(key, b); err != nil {
 		return err
+	}
+	if b.Postgres != "" {
+		if _, err := b.PostgresAddr(); err != nil {
+			return bad(key+".postgres", "%v", err)
+		}
 	}
 	if len(b.Secrets) > 0 {
 		return bad(key+".secrets", "values in clear are not allowed; name the gateway's environment variables in secrets_from, or files in secret_files")
@@ -132,6 +146,8 @@ func refuseWireKeys(key string, b Backend) error {
 		return bad(key+".keepalive", "not used by kind %s", b.Kind)
 	case b.KeepAliveTimeout != nil:
 		return bad(key+".keepalive_timeout", "not used by kind %s", b.Kind)
+	case b.Postgres != "":
+		return bad(key+".postgres", "not used by kind %s", b.Kind)
 	}
 	return nil
 }
@@ -150,4 +166,27 @@ func validateKeepAlive(key string, b Backend) error {
 		}
 	}
 	return nil
+}
+
+// PostgresAddr is the host:port of the postgres key.
+func (b Backend) PostgresAddr() (string, error) {
+	v := b.Postgres
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+			return "", fmt.Errorf("%q is not host:port or a postgres:// URL", v)
+		}
+		if u.User != nil {
+			return "", errors.New("must not carry credentials: the program's driver authenticates itself, and the gateway only dials")
+		}
+		v = u.Host
+		if u.Port() == "" {
+			v = net.JoinHostPort(u.Hostname(), "5432")
+		}
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" || port == "" {
+		return "", fmt.Errorf("%q is not host:port or a postgres:// URL", b.Postgres)
+	}
+	return v, nil
 }

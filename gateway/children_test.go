@@ -53,6 +53,8 @@ func pfChildMain() {
 		err = stdio.Serve(context.Background(), fdServer(os.Args[1]), os.Stdin, os.Stdout, stdio.Options{})
 	case ejRoleStdio:
 		err = (&ejServer{journal: os.Args[1]}).serveStdio(os.Stdin, os.Stdout)
+	case pgRoleProgram:
+		err = pgServeProgram() // postgres_pair_test.go
 	default:
 		return
 	}

@@ -33,6 +33,9 @@ func wireSpec(key string, b config.Backend, s *backend.Spec) error {
 	if b.KeepAliveTimeout != nil {
 		s.KeepAliveTimeout = b.KeepAliveTimeout.Duration
 	}
+	if b.Postgres != "" {
+		s.Postgres, _ = b.PostgresAddr() // checked by config
+	}
 	for name, from := range b.SecretsFrom {
 		v, ok := os.LookupEnv(from)
 		if !ok {

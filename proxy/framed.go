@@ -1,7 +1,7 @@
 // framed.go serves the framed connection's exchanges: the tools begin,
 // and the channels the client opens on it — Info, the MCP exchanges,
-// Secrets; Postgres and Daemon are decoded and validated but not served
-// yet. The begun scope is also where the proxy opens its own channels to
+// Secrets, the gateway's half of a Postgres pair (pairs.go); Daemon is
+// decoded and validated but not served yet. The begun scope is also where the proxy opens its own channels to
 // ask the gateway what the MCP server asks of its client (ask.go).
 //
 // The container begins once; a connection begins each time (wire.md
@@ -225,8 +225,10 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 		_ = h.s.streamNotifications(ctx, formFramed, func(resp wire.Response) error { return r.Respond(resp.Append(nil)) })
 	case wire.Secrets:
 		_ = r.Respond(h.s.feed(ctx, req).Append(nil))
-	case wire.Postgres, wire.Daemon:
-		h.s.log.Info("proxy: Postgres and Daemon channels are not served yet; bare finish")
+	case wire.Postgres:
+		h.s.servePostgresChannel(ctx, r, req.ConnID)
+	case wire.Daemon:
+		h.s.log.Info("proxy: Daemon channels are not served yet; bare finish")
 	}
 }
 

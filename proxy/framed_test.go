@@ -3,7 +3,8 @@
 // authorization, one tools begin per connection — through the container
 // contract's /register when the program has one, with channels that come
 // early waiting for Begun — and the client channels that are not MCP
-// exchanges: Info, Postgres and Daemon. Its last test shows that a slow
+// exchanges: Info, and Postgres and Daemon ids that pair nothing. Its last
+// test shows that a slow
 // tool call delays no other exchange on the connection.
 
 package proxy
@@ -387,7 +388,9 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-func TestPostgresAndDaemonAreNotServedYet(t *testing.T) {
+// A Postgres channel for no waiting connection is a bare finish, and so
+// is every Daemon channel (not served yet); ids that do not decode too.
+func TestUnknownPairsAreBareFinishes(t *testing.T) {
 	ctx := testCtx(t)
 	logs := &logWatch{}
 	f := beginFramed(t, ctx, serveProxy(t, Options{Upstream: fixtureUpstream(t, nil), Logger: logs.logger()}))
@@ -396,7 +399,7 @@ func TestPostgresAndDaemonAreNotServedYet(t *testing.T) {
 		payload []byte
 		log     string
 	}{
-		{"Postgres", wire.Postgres{ConnID: 1}.Append(nil), "not served yet"},
+		{"Postgres", wire.Postgres{ConnID: 1}.Append(nil), "a database channel for no waiting connection"},
 		{"Daemon", wire.Daemon{ConnID: 0xfffffffe}.Append(nil), "not served yet"},
 		{"Postgres with a 3-byte id", []byte{0, 0, 0, 1}, "does not decode"},
 		{"Daemon with a 5-byte id", []byte{2, 0, 0, 0, 1, 9}, "does not decode"},

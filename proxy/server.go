@@ -44,6 +44,7 @@ type Server struct {
 	// asker is the begun tools scope the server's requests are relayed
 	// on (ask.go), nil while there is none.
 	asker atomic.Pointer[wire.Responder]
+	pairs pairs // the program's database connections (pairs.go)
 }
 
 // NewServer prepares a proxy. The image's DIVERGE.md is read once here to

@@ -13,7 +13,7 @@
 #   supergateway                            a stdio-to-HTTP MCP gateway (a peer of the benchmarks)
 # and, from ../shared/peers/conformance-everything-server (no registry serves it), the
 # conformance suite's own reference server, copied into .cache/refserver with its
-# dependencies (npm ci).
+# dependencies (npm ci); and Debian's postgresql, with apt-get, when it is missing.
 #
 # Usage:
 #   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
@@ -155,6 +155,33 @@ install_ref() {
     ref_stamp >"$REF_STAMP"
 }
 
+# Debian's packages the tests run for real: PostgreSQL (the wire's Postgres
+# pair). Installed with apt-get when missing (as root, or with sudo -n); a
+# second run finds them and installs nothing. The tests start their own
+# servers on free loopback ports (internal/peers).
+have_postgres() {
+    command -v initdb >/dev/null 2>&1 && return 0
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
+install_debs() {
+    have_postgres && return 0
+    local sudo=()
+    if [[ "$(id -u)" != 0 ]]; then
+        command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || {
+            log "PostgreSQL is missing and apt-get needs root: the tests that run it will fail (MCPGATE_REQUIRE_PEERS) or skip"
+            return 0
+        }
+        sudo=(sudo -n)
+    fi
+    command -v apt-get >/dev/null 2>&1 || { log "PostgreSQL is missing and there is no apt-get"; return 0; }
+    log "installing Debian's postgresql (apt-get) ..."
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends postgresql >&2 \
+        || { "${sudo[@]}" apt-get update -q >&2 && "${sudo[@]}" apt-get install -y -q --no-install-recommends postgresql >&2; } \
+        || { log "apt-get install postgresql failed"; exit 1; }
+}
+
 vars() {
     printf '%s\n' PEERS_DIR NODE22 CONFORMANCE CONFORMANCE_NEXT SERVER_EVERYTHING INSPECTOR_CLI MCP_SDK_DIR SUPERGATEWAY REF_SERVER_DIR NODE_PATH
 }
@@ -171,16 +198,19 @@ case "$cmd" in
 install)
     do_install
     install_ref
+    install_debs
     while read -r v; do printf '%s=%s\n' "$v" "$(value_of "$v")"; done < <(vars)
     ;;
 env)
     do_install
     install_ref
+    install_debs
     while read -r v; do printf 'export %s=%q\n' "$v" "$(value_of "$v")"; done < <(vars)
     ;;
 check)
     do_install
     install_ref
+    install_debs
     printf 'node22:            %s\n' "$("$NODE22" --version)"
     for p in conformance sdk server-everything inspector-cli; do
         printf '%-18s %s\n' "$p:" "$("$NODE22" -p "require('$NODE_PATH_DIR/@modelcontextprotocol/$p/package.json').version")"

@@ -30,6 +30,10 @@ func (r *Responder) Scope() uint32 { return r.scope.id }
 // IsChannel reports whether the exchange is a channel rather than a scope.
 func (r *Responder) IsChannel() bool { return r.isChannel }
 
+// Context ends when the exchange does: its finish, its scope's, or the
+// connection's end.
+func (r *Responder) Context() context.Context { return r.ctx }
+
 // Channel returns the channel's number in the other side's space (0 for a
 // scope).
 func (r *Responder) Channel() uint32 { return r.channel }

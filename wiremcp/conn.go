@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,9 @@ type DialOptions struct {
 	// Secrets are fed after the begin, name to value (none: no feed).
 	Secrets map[string]string
 	Logger  *slog.Logger
+	// Postgres dials the database the program's connections are paired
+	// with (pairs.go); nil declines them.
+	Postgres func(context.Context) (net.Conn, error)
 }
 
 // Conn is an mcp.Conn over one begun framed connection.
@@ -115,6 +119,8 @@ type Conn struct {
 	// yet answered, by the id they were given (askedID).
 	asked   map[string]chan *jsonrpc.Message
 	askedID uint64
+
+	postgres func(context.Context) (net.Conn, error)
 }
 
 // Dial dials the proxy at url, begins it, feeds it the secrets, reads
@@ -147,7 +153,8 @@ func Dial(ctx context.Context, url string, o DialOptions) (_ *Conn, err error) {
 			return nil, err
 		}
 	}
-	c := &Conn{cl: s.Client, scope: s.Scope, log: o.Logger, in: newInbox(), asked: map[string]chan *jsonrpc.Message{}}
+	c := &Conn{cl: s.Client, scope: s.Scope, log: o.Logger, in: newInbox(), asked: map[string]chan *jsonrpc.Message{},
+		postgres: o.Postgres}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	conn.Store(c)
 	c.info = serverInfo(ctx, s, o.Name)
@@ -506,9 +513,15 @@ func (c *Conn) serveProxyChannel(ctx context.Context, r *wire.Responder, p []byt
 		c.log.Info("wiremcp: a channel the proxy opened does not decode; bare finish", "err", err)
 		return
 	}
-	sr, ok := req.(wire.McpServerRequest)
-	if !ok {
-		c.log.Info("wiremcp: the proxy's Postgres and Daemon channels are not served yet; bare finish")
+	var sr wire.McpServerRequest
+	switch req := req.(type) {
+	case wire.ProxyPostgres:
+		c.pairPostgres(ctx, r, req.ConnID)
+		return
+	case wire.McpServerRequest:
+		sr = req
+	default:
+		c.log.Info("wiremcp: the proxy's Daemon channels are not served yet; bare finish")
 		return
 	}
 	m, err := jsonrpc.Parse(sr.Request)

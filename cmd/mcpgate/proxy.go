@@ -23,6 +23,7 @@ import (
 func proxyCommand() *cobra.Command {
 	var (
 		listen, upstream, command, transport, info, era string
+		postgresListen                                  string
 		keepAlive, keepAliveTimeout                     time.Duration
 		verbose                                         bool
 	)
@@ -49,6 +50,19 @@ func proxyCommand() *cobra.Command {
 			}
 			cfg.Logger = log
 			cfg.ClientInfo = mcp.Implementation{Name: "mcpgate-proxy", Version: version}
+			// The Postgres pair's port, for the program's driver; a
+			// program the proxy starts is told where it is.
+			var pgln net.Listener
+			if postgresListen != "" {
+				if pgln, err = net.Listen("tcp", postgresListen); err != nil {
+					log.Warn("mcpgate proxy: the Postgres pair cannot listen; it is off", "addr", postgresListen, "err", err)
+				} else {
+					defer pgln.Close()
+					if cfg.Kind == proxy.KindStdio {
+						cfg.Env = append(os.Environ(), "MCPGATE_POSTGRES_ADDR="+pgln.Addr().String())
+					}
+				}
+			}
 			up, err := proxy.NewUpstream(cfg)
 			if err != nil {
 				return err
@@ -64,6 +78,14 @@ func proxyCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at ws://%s/ (upstream: %s)\n", ln.Addr(), describeUpstream(cfg))
+			if pgln != nil {
+				fmt.Fprintf(os.Stderr, "mcpgate proxy: the Postgres pair listens at %s (MCPGATE_POSTGRES_ADDR)\n", pgln.Addr())
+				go func() {
+					if err := srv.ServePostgres(pgln); err != nil {
+						log.Warn("mcpgate proxy: the Postgres pair stopped", "err", err)
+					}
+				}()
+			}
 			return serveUntilDone(cmd.Context(), ln, srv, log, nil)
 		},
 	}
@@ -75,6 +97,7 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&era, "upstream-era", "auto", "what to speak to the upstream: auto (server/discover, then initialize), session (2024-11-05 … 2025-11-25) or sessionless (2026-07-28)")
 	f.DurationVar(&keepAlive, "keepalive", wire.DefaultKeepAlive, "ping the gateway after this long without a frame (0: never)")
 	f.DurationVar(&keepAliveTimeout, "keepalive-timeout", wire.DefaultKeepAliveTimeout, "end the framed connection when a ping's pong takes longer")
+	f.StringVar(&postgresListen, "postgres-listen", "127.0.0.1:5432", "where the program's database driver connects, paired through the gateway with its database (\"\": off)")
 	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd

@@ -1,0 +1,80 @@
+// pairs.go is the gateway's half of the Postgres pair (wire.md 3.8): when
+// the proxy opens its channel [0][id] for a database connection of the
+// program's, the gateway dials its database and opens client channel
+// [0][id]; the database's bytes go to the proxy as channel responses on
+// the proxy-opened channel, and what comes on the client-opened channel
+// (the driver's bytes) is written to the database, in order, unread.
+// The database going away finishes the proxy-opened channel (the proxy
+// then closes the driver's socket); the proxy finishing the client-opened
+// one (the driver closed) closes the database connection. A database the
+// gateway cannot reach, or has none, is a bare finish: declined.
+
+package wiremcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+
+	"github.com/mcpgate/mcpgate/wire"
+)
+
+// pairChunk is the most of the database's bytes one channel response
+// carries.
+const pairChunk = 64 << 10
+
+func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
+	if c.postgres == nil {
+		c.log.Info("wiremcp: a database connection from the program, and no database to pair it with; declined", "conn", id)
+		return
+	}
+	db, err := c.postgres(ctx)
+	if err != nil {
+		c.log.Warn("wiremcp: the database cannot be reached; the program's connection is declined", "conn", id, "err", err)
+		return
+	}
+	defer db.Close()
+	ch, err := c.scope.OpenChannel(ctx, wire.Postgres{ConnID: id}.Append(nil))
+	if err != nil {
+		return
+	}
+	// The driver's bytes, to the database, until the proxy finishes.
+	toDB := make(chan struct{})
+	go func() {
+		defer close(toDB)
+		defer db.Close() // the driver closed: so does the database connection
+		for {
+			b, err := ch.Next(ctx)
+			if err != nil {
+				if errors.Is(err, wire.ErrBareFinish) {
+					c.log.Info("wiremcp: the proxy knows no database connection of that id", "conn", id)
+				}
+				return
+			}
+			if _, err := db.Write(b); err != nil {
+				return
+			}
+		}
+	}()
+	// The database's bytes, to the proxy, until it closes; returning
+	// finishes the proxy's channel.
+	buf := make([]byte, pairChunk)
+	for {
+		n, err := db.Read(buf)
+		if n > 0 {
+			if r.Respond(buf[:n]) != nil {
+				break
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.log.Debug("wiremcp: database connection read", "conn", id, "err", err)
+			}
+			break
+		}
+	}
+	_ = db.Close()
+	_ = r.Finish() // the proxy closes the driver's socket
+	<-toDB
+}
