@@ -63,6 +63,15 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 		pgListen = net.JoinHostPort("127.0.0.1", pgPort)
 		env = append(env, "MCPGATE_POSTGRES_ADDR="+pgListen)
 	}
+	daemonListen := "" // no daemon: the proxy's pair is off
+	if s.Daemon != "" {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		daemonListen = net.JoinHostPort("127.0.0.1", port)
+		env = append(env, "MCPGATE_DAEMON_URL=ws://"+daemonListen+"/daemon")
+	}
 	program, err := startChild(s.Command, env, b.log.With("process", "program"))
 	if err != nil {
 		return nil, fmt.Errorf("starting the program: %w", err)
@@ -73,7 +82,7 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 		}
 	}()
 	argv := append(append([]string(nil), proxyCmd...),
-		"--listen", proxyAddr, "--upstream", "http://"+programAddr+"/mcp", "--postgres-listen="+pgListen)
+		"--listen", proxyAddr, "--upstream", "http://"+programAddr+"/mcp", "--postgres-listen="+pgListen, "--daemon-listen="+daemonListen)
 	if s.Era != mcp.EraAuto {
 		argv = append(argv, "--upstream-era", string(s.Era)) // what the proxy speaks to the program
 	}

@@ -94,6 +94,10 @@ type Spec struct {
 	// connections are paired with (proxy, process; "": declined). A
 	// process backend's program is told MCPGATE_POSTGRES_ADDR.
 	Postgres string
+	// Daemon is the ws:// endpoint the program's daemon connections are
+	// relayed to (proxy, process; "": declined). A process backend's
+	// program is told MCPGATE_DAEMON_URL.
+	Daemon string
 	// ProxyCommand is the proxy to start beside the program (process);
 	// default: this executable's `proxy` command. Its --listen and
 	// --upstream flags are added, and --upstream-era unless Era is auto.

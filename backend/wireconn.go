@@ -26,7 +26,7 @@ func (b *Backend) dialWire(ctx context.Context, url string) (*wiremcp.Conn, erro
 	o := wiremcp.DialOptions{
 		Options: wiremcp.Options{Arguments: s.Arguments, ReadLimit: int64(s.MaxMessageBytes),
 			KeepAlive: s.KeepAlive, KeepAliveTimeout: s.KeepAliveTimeout},
-		Name: s.Name, Secrets: s.Secrets, Logger: b.log,
+		Name: s.Name, Secrets: s.Secrets, Logger: b.log, Daemon: s.Daemon,
 	}
 	if s.Postgres != "" {
 		o.Postgres = func(ctx context.Context) (net.Conn, error) {

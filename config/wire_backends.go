@@ -47,6 +47,10 @@ type WireBackend struct {
 	// credentials (the program's driver authenticates itself; the
 	// gateway only dials). Unset: the program's connections are declined.
 	Postgres string `yaml:"postgres"`
+	// Daemon is the ws:// (or wss://) endpoint the program's daemon
+	// connections are relayed to, message for message (wire.md 3.9).
+	// Unset: they are declined.
+	Daemon string `yaml:"daemon"`
 
 	// Secrets exists only to be refused with a useful message.
 	Secrets map[string]string `yaml:"secrets"`
@@ -67,6 +71,15 @@ func validateWireBackend(key string, b Backend) error {
 	if b.Postgres != "" {
 		if _, err := b.PostgresAddr(); err != nil {
 			return bad(key+".postgres", "%v", err)
+		}
+	}
+	if b.Daemon != "" {
+		u, err := url.Parse(b.Daemon)
+		switch {
+		case err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "":
+			return bad(key+".daemon", "%q is not a ws:// or wss:// URL", b.Daemon)
+		case u.User != nil:
+			return bad(key+".daemon", "must not carry credentials")
 		}
 	}
 	if len(b.Secrets) > 0 {
@@ -148,6 +161,8 @@ func refuseWireKeys(key string, b Backend) error {
 		return bad(key+".keepalive_timeout", "not used by kind %s", b.Kind)
 	case b.Postgres != "":
 		return bad(key+".postgres", "not used by kind %s", b.Kind)
+	case b.Daemon != "":
+		return bad(key+".daemon", "not used by kind %s", b.Kind)
 	}
 	return nil
 }

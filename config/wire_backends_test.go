@@ -31,6 +31,12 @@ func TestWireBackendErrorsNameTheKey(t *testing.T) {
 		{"keepalive_timeout on stdio", "backends: [{name: a, kind: stdio, command: [x], keepalive_timeout: 10s}]", "backends[0].keepalive_timeout"},
 		{"keepalive not a duration", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", keepalive: soon}]", "backends[0].keepalive"},
 		{"keepalive negative", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", keepalive: -1s}]", "backends[0].keepalive"},
+		{"postgres on http", "backends: [{name: a, kind: http, url: \"http://h/mcp\", postgres: \"db:5432\"}]", "backends[0].postgres"},
+		{"postgres without a port", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: db}]", "backends[0].postgres"},
+		{"postgres URL with credentials", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: \"postgres://u:hunter2@db/x\"}]", "backends[0].postgres"},
+		{"postgres URL of another scheme", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: \"mysql://db:3306\"}]", "backends[0].postgres"},
+		{"daemon on stdio", "backends: [{name: a, kind: stdio, command: [x], daemon: \"ws://d:1\"}]", "backends[0].daemon"},
+		{"daemon not ws", "backends: [{name: a, kind: process, command: [x], daemon: \"http://d:1\"}]", "backends[0].daemon"},
 		{"keepalive_timeout of nothing", "backends: [{name: a, kind: process, command: [x], keepalive_timeout: 0s}]", "backends[0].keepalive_timeout"},
 	}
 	for _, tt := range tests {
@@ -78,5 +84,23 @@ func TestWireBackendKeepAlive(t *testing.T) {
 	}
 	if b := c.Backends[1]; b.KeepAlive.Duration.String() != "45s" || b.KeepAliveTimeout != nil {
 		t.Errorf("b: %+v %+v", b.KeepAlive, b.KeepAliveTimeout)
+	}
+}
+
+// postgres names the database (host:port, or a postgres:// URL without
+// credentials, port 5432 by default); daemon the ws:// endpoint.
+func TestWireBackendPairs(t *testing.T) {
+	c, err := Parse([]byte("backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: \"db.internal:6543\", daemon: \"wss://svc/ws\"}, " +
+		"{name: b, kind: process, command: [x], postgres: \"postgres://db.internal/app?sslmode=disable\"}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"db.internal:6543", "db.internal:5432"} {
+		if got, err := c.Backends[i].PostgresAddr(); err != nil || got != want {
+			t.Errorf("backend %d: %q %v, want %s", i, got, err, want)
+		}
+	}
+	if c.Backends[0].Daemon != "wss://svc/ws" {
+		t.Errorf("daemon %q", c.Backends[0].Daemon)
 	}
 }

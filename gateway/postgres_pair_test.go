@@ -1,4 +1,5 @@
-// postgres_pair_test.go runs the Postgres pair end to end (wire.md 3.8):
+// postgres_pair_test.go runs the Postgres and Daemon pairs end to end
+// (wire.md 3.8, 3.9):
 // a real PostgreSQL; the gateway with a process backend whose program
 // (this test binary, role pgRoleProgram) has no database address but the
 // one its proxy tells it (MCPGATE_POSTGRES_ADDR), and reaches the
@@ -17,11 +18,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -29,6 +32,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/wire"
 )
 
 // pgRoleProgram is the child role of the program: an MCP server on
@@ -88,6 +92,30 @@ func pgServeProgram() error {
 	if err != nil {
 		return err
 	}
+	// daemon sends one frame on the Daemon pair and says what came back.
+	err = s.AddTools(&mcp.Tool{Name: "daemon", SkipValidation: true, Handler: func(ctx context.Context, _ *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		ws, _, err := websocket.Dial(ctx, os.Getenv("MCPGATE_DAEMON_URL"), nil)
+		if err != nil {
+			return nil, err
+		}
+		defer ws.CloseNow()
+		f := wire.AppendFrame(nil, wire.Frame{Type: wire.TypeRequest, Scope: 1, Payload: []byte("hello daemon")})
+		if err := ws.Write(ctx, websocket.MessageBinary, f); err != nil {
+			return nil, err
+		}
+		_, back, err := ws.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fr, err := wire.ParseFrame(back)
+		if err != nil {
+			return nil, err
+		}
+		return answer(fmt.Sprintf("the daemon answered %q on scope %d", fr.Payload, fr.Scope), nil)
+	}})
+	if err != nil {
+		return err
+	}
 	h := mcphttp.NewHandler(s, mcphttp.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -101,13 +129,14 @@ func pgServeProgram() error {
 // A program behind a process backend reaches a real PostgreSQL through
 // the pair: it writes and reads back 8 MB with COPY, and a bad statement's
 // error is the server's own.
-func TestAProgramReachesItsDatabaseThroughThePair(t *testing.T) {
+func TestAProgramReachesItsDatabaseAndDaemonThroughThePairs(t *testing.T) {
 	gwLeakCheck(t)
 	pg := peers.StartPostgres(t)
 	bin := mcptest.BuildMcpgate(t)
 	t.Setenv("BK_CHILD_ROLE", pgRoleProgram)
+	daemon := pgEchoDaemon(t)
 	base, _ := bkGateway(t, fmt.Sprintf("backends:\n  - {name: db, kind: process, command: [%q], env_from: {%s: BK_CHILD_ROLE}, "+
-		"proxy_command: [%q, proxy], postgres: %q, prefix: \"-\"}\n", os.Args[0], bkChildEnv, bin, pg.Addr))
+		"proxy_command: [%q, proxy], postgres: %q, daemon: %q, prefix: \"-\"}\n", os.Args[0], bkChildEnv, bin, pg.Addr, daemon))
 	bkWaitReady(t, base, http.StatusOK)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -134,4 +163,38 @@ func TestAProgramReachesItsDatabaseThroughThePair(t *testing.T) {
 	if got := call("exec", `{"sql":"SELEC 1"}`); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, `42601 syntax error at or near \"SELEC\"`) {
 		t.Errorf("bad SQL: %s, want the server's 42601", got)
 	}
+	// The Daemon pair through the same backend: the program's frame
+	// reaches the daemon endpoint and its answer comes back.
+	if got := call("daemon", `{}`); !strings.Contains(got, `the daemon answered \"echo: hello daemon\" on scope 1`) {
+		t.Errorf("daemon: %s", got)
+	}
+}
+
+// pgEchoDaemon is a daemon endpoint on the gateway's side: it answers
+// each frame with the same frame, its payload prefixed "echo: ".
+func pgEchoDaemon(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		for {
+			_, msg, err := ws.Read(r.Context())
+			if err != nil {
+				return
+			}
+			f, err := wire.ParseFrame(msg)
+			if err != nil {
+				return
+			}
+			f.Payload = append([]byte("echo: "), f.Payload...)
+			if err := ws.Write(r.Context(), websocket.MessageBinary, wire.AppendFrame(nil, f)); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/daemon"
 }

@@ -36,6 +36,7 @@ func wireSpec(key string, b config.Backend, s *backend.Spec) error {
 	if b.Postgres != "" {
 		s.Postgres, _ = b.PostgresAddr() // checked by config
 	}
+	s.Daemon = b.Daemon
 	for name, from := range b.SecretsFrom {
 		v, ok := os.LookupEnv(from)
 		if !ok {

@@ -1,7 +1,7 @@
 // framed.go serves the framed connection's exchanges: the tools begin,
 // and the channels the client opens on it — Info, the MCP exchanges,
-// Secrets, the gateway's half of a Postgres pair (pairs.go); Daemon is
-// decoded and validated but not served yet. The begun scope is also where the proxy opens its own channels to
+// Secrets, the gateway's half of a Postgres pair (pairs.go) or a Daemon
+// pair (daemon.go). The begun scope is also where the proxy opens its own channels to
 // ask the gateway what the MCP server asks of its client (ask.go).
 //
 // The container begins once; a connection begins each time (wire.md
@@ -228,7 +228,7 @@ func (h framedHandler) ServeChannel(ctx context.Context, r *wire.Responder, payl
 	case wire.Postgres:
 		h.s.servePostgresChannel(ctx, r, req.ConnID)
 	case wire.Daemon:
-		h.s.log.Info("proxy: Daemon channels are not served yet; bare finish")
+		h.s.serveDaemonChannel(ctx, r, req.ConnID)
 	}
 }
 

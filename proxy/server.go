@@ -43,8 +43,9 @@ type Server struct {
 	container container
 	// asker is the begun tools scope the server's requests are relayed
 	// on (ask.go), nil while there is none.
-	asker atomic.Pointer[wire.Responder]
-	pairs pairs // the program's database connections (pairs.go)
+	asker   atomic.Pointer[wire.Responder]
+	pairs   pairs   // the program's database connections (pairs.go)
+	daemons daemons // the program's daemon connections (daemon.go)
 }
 
 // NewServer prepares a proxy. The image's DIVERGE.md is read once here to

@@ -76,6 +76,9 @@ type DialOptions struct {
 	// Postgres dials the database the program's connections are paired
 	// with (pairs.go); nil declines them.
 	Postgres func(context.Context) (net.Conn, error)
+	// Daemon is the ws:// endpoint the program's daemon connections are
+	// paired with ("": declined).
+	Daemon string
 }
 
 // Conn is an mcp.Conn over one begun framed connection.
@@ -121,6 +124,7 @@ type Conn struct {
 	askedID uint64
 
 	postgres func(context.Context) (net.Conn, error)
+	daemon   string
 }
 
 // Dial dials the proxy at url, begins it, feeds it the secrets, reads
@@ -154,7 +158,7 @@ func Dial(ctx context.Context, url string, o DialOptions) (_ *Conn, err error) {
 		}
 	}
 	c := &Conn{cl: s.Client, scope: s.Scope, log: o.Logger, in: newInbox(), asked: map[string]chan *jsonrpc.Message{},
-		postgres: o.Postgres}
+		postgres: o.Postgres, daemon: o.Daemon}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	conn.Store(c)
 	c.info = serverInfo(ctx, s, o.Name)
@@ -518,11 +522,11 @@ func (c *Conn) serveProxyChannel(ctx context.Context, r *wire.Responder, p []byt
 	case wire.ProxyPostgres:
 		c.pairPostgres(ctx, r, req.ConnID)
 		return
+	case wire.ProxyDaemon:
+		c.pairDaemon(ctx, r, req.ConnID)
+		return
 	case wire.McpServerRequest:
 		sr = req
-	default:
-		c.log.Info("wiremcp: the proxy's Daemon channels are not served yet; bare finish")
-		return
 	}
 	m, err := jsonrpc.Parse(sr.Request)
 	if err != nil {

@@ -1,13 +1,14 @@
-// pairs.go is the gateway's half of the Postgres pair (wire.md 3.8): when
-// the proxy opens its channel [0][id] for a database connection of the
-// program's, the gateway dials its database and opens client channel
+// pairs.go is the gateway's half of the Postgres and Daemon pairs. The
+// Postgres pair (wire.md 3.8): when the proxy opens its channel [0][id]
+// for a database connection of the program's, the gateway dials its database and opens client channel
 // [0][id]; the database's bytes go to the proxy as channel responses on
 // the proxy-opened channel, and what comes on the client-opened channel
 // (the driver's bytes) is written to the database, in order, unread.
 // The database going away finishes the proxy-opened channel (the proxy
 // then closes the driver's socket); the proxy finishing the client-opened
 // one (the driver closed) closes the database connection. A database the
-// gateway cannot reach, or has none, is a bare finish: declined.
+// gateway cannot reach, or has none, is a bare finish: declined. The
+// Daemon pair is the same, message for message (pairDaemon).
 
 package wiremcp
 
@@ -16,6 +17,8 @@ import (
 	"errors"
 	"io"
 	"net"
+
+	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/wire"
 )
@@ -77,4 +80,54 @@ func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
 	_ = db.Close()
 	_ = r.Finish() // the proxy closes the driver's socket
 	<-toDB
+}
+
+// pairDaemon is the gateway's half of the Daemon pair (wire.md 3.9): for
+// the proxy's channel [1][id] it dials the daemon endpoint and opens
+// client channel [2][id], and relays message for message — the program's
+// frames (channel responses on the client channel) to the daemon, the
+// daemon's messages to the proxy as channel responses on its channel.
+// An endpoint that refuses, or none, is a bare finish: declined.
+func (c *Conn) pairDaemon(ctx context.Context, r *wire.Responder, id uint32) {
+	if c.daemon == "" {
+		c.log.Info("wiremcp: a daemon connection from the program, and no daemon to pair it with; declined", "conn", id)
+		return
+	}
+	ws, _, err := websocket.Dial(ctx, c.daemon, nil)
+	if err != nil {
+		c.log.Warn("wiremcp: the daemon endpoint refused; the program's connection is declined", "conn", id, "err", err)
+		return
+	}
+	ws.SetReadLimit(-1)
+	defer ws.CloseNow()
+	ch, err := c.scope.OpenChannel(ctx, wire.Daemon{ConnID: id}.Append(nil))
+	if err != nil {
+		return
+	}
+	toDaemon := make(chan struct{})
+	go func() {
+		defer close(toDaemon)
+		defer ws.Close(websocket.StatusNormalClosure, "the program closed its connection")
+		for {
+			msg, err := ch.Next(ctx)
+			if err != nil {
+				return
+			}
+			if err := ws.Write(ctx, websocket.MessageBinary, msg); err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		typ, msg, err := ws.Read(ctx)
+		if err != nil {
+			break
+		}
+		if typ == websocket.MessageBinary && r.Respond(msg) != nil {
+			break
+		}
+	}
+	_ = ws.CloseNow()
+	_ = r.Finish() // the proxy closes the program's connection
+	<-toDaemon
 }

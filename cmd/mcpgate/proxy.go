@@ -23,7 +23,7 @@ import (
 func proxyCommand() *cobra.Command {
 	var (
 		listen, upstream, command, transport, info, era string
-		postgresListen                                  string
+		postgresListen, daemonListen                    string
 		keepAlive, keepAliveTimeout                     time.Duration
 		verbose                                         bool
 	)
@@ -63,6 +63,23 @@ func proxyCommand() *cobra.Command {
 					}
 				}
 			}
+			var dmln net.Listener
+			if daemonListen != "" {
+				if !loopbackAddr(daemonListen) {
+					return fmt.Errorf("--daemon-listen %s: the Daemon pair listens on loopback only (127.0.0.1 or ::1)", daemonListen)
+				}
+				if dmln, err = net.Listen("tcp", daemonListen); err != nil {
+					log.Warn("mcpgate proxy: the Daemon pair cannot listen; it is off", "addr", daemonListen, "err", err)
+				} else {
+					defer dmln.Close()
+					if cfg.Kind == proxy.KindStdio {
+						if cfg.Env == nil {
+							cfg.Env = os.Environ()
+						}
+						cfg.Env = append(cfg.Env, "MCPGATE_DAEMON_URL=ws://"+dmln.Addr().String()+proxy.DaemonPath)
+					}
+				}
+			}
 			up, err := proxy.NewUpstream(cfg)
 			if err != nil {
 				return err
@@ -78,6 +95,14 @@ func proxyCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at ws://%s/ (upstream: %s)\n", ln.Addr(), describeUpstream(cfg))
+			if dmln != nil {
+				fmt.Fprintf(os.Stderr, "mcpgate proxy: the Daemon pair listens at ws://%s%s (MCPGATE_DAEMON_URL)\n", dmln.Addr(), proxy.DaemonPath)
+				go func() {
+					if err := srv.ServeDaemons(dmln); err != nil {
+						log.Warn("mcpgate proxy: the Daemon pair stopped", "err", err)
+					}
+				}()
+			}
 			if pgln != nil {
 				fmt.Fprintf(os.Stderr, "mcpgate proxy: the Postgres pair listens at %s (MCPGATE_POSTGRES_ADDR)\n", pgln.Addr())
 				go func() {
@@ -98,6 +123,7 @@ func proxyCommand() *cobra.Command {
 	f.DurationVar(&keepAlive, "keepalive", wire.DefaultKeepAlive, "ping the gateway after this long without a frame (0: never)")
 	f.DurationVar(&keepAliveTimeout, "keepalive-timeout", wire.DefaultKeepAliveTimeout, "end the framed connection when a ping's pong takes longer")
 	f.StringVar(&postgresListen, "postgres-listen", "127.0.0.1:5432", "where the program's database driver connects, paired through the gateway with its database (\"\": off)")
+	f.StringVar(&daemonListen, "daemon-listen", "127.0.0.1:14980", "where the program dials the Daemon pair, ws://ADDR/daemon, relayed through the gateway (loopback only; \"\": off)")
 	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd
@@ -127,6 +153,19 @@ func upstreamConfig(url, command, transport string) (proxy.UpstreamConfig, error
 	default:
 		return proxy.UpstreamConfig{Kind: proxy.KindContract}, nil
 	}
+}
+
+// loopbackAddr reports whether addr's host is a loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // upstreamEra is the --upstream-era flag's era for an upstream of kind.

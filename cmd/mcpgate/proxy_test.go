@@ -33,3 +33,15 @@ func TestProxyUpstreamEraFlag(t *testing.T) {
 		}
 	}
 }
+
+// The Daemon pair listens on loopback only.
+func TestDaemonListenIsLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:14980": true, "[::1]:14980": true, "localhost:1": true,
+		":14980": false, "0.0.0.0:14980": false, "10.0.0.7:14980": false, "nonsense": false,
+	} {
+		if got := loopbackAddr(addr); got != want {
+			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
