@@ -388,8 +388,8 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-// A Postgres channel for no waiting connection is a bare finish, and so
-// is every Daemon channel (not served yet); ids that do not decode too.
+// A Postgres or Daemon channel for no waiting connection is a bare
+// finish; so are ids that do not decode.
 func TestUnknownPairsAreBareFinishes(t *testing.T) {
 	ctx := testCtx(t)
 	logs := &logWatch{}
@@ -400,7 +400,7 @@ func TestUnknownPairsAreBareFinishes(t *testing.T) {
 		log     string
 	}{
 		{"Postgres", wire.Postgres{ConnID: 1}.Append(nil), "a database channel for no waiting connection"},
-		{"Daemon", wire.Daemon{ConnID: 0xfffffffe}.Append(nil), "not served yet"},
+		{"Daemon", wire.Daemon{ConnID: 0xfffffffe}.Append(nil), "a daemon channel for no waiting connection"},
 		{"Postgres with a 3-byte id", []byte{0, 0, 0, 1}, "does not decode"},
 		{"Daemon with a 5-byte id", []byte{2, 0, 0, 0, 1, 9}, "does not decode"},
 		{"Daemon with no id", []byte{2}, "does not decode"},
