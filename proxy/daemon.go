@@ -105,6 +105,7 @@ func (s *Server) serveDaemon(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	ch.LimitQueue(pairQueue)
 	for {
 		msg, err := ch.Next(ctx)
 		switch {

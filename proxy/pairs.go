@@ -25,8 +25,12 @@ import (
 )
 
 // pairChunk is the most of the driver's bytes one channel response
-// carries.
-const pairChunk = 64 << 10
+// carries; pairQueue the most of the gateway's that wait unwritten before
+// the connection stops reading (wire.Channel.LimitQueue: back-pressure).
+const (
+	pairChunk = 64 << 10
+	pairQueue = 1 << 20
+)
 
 // pairs are the database connections of the program, by id.
 type pairs struct {
@@ -104,6 +108,7 @@ func (s *Server) pairDriver(c net.Conn) {
 		s.log.Info("proxy: the database connection's channel could not be opened", "conn", id, "err", err)
 		return
 	}
+	ch.LimitQueue(pairQueue)
 	s.log.Debug("proxy: database connection waits for the gateway", "conn", id)
 	for {
 		b, err := ch.Next(ctx)

@@ -101,6 +101,7 @@ func (cl *Client) Open(ctx context.Context, payload []byte) (*Scope, error) {
 // reader and every channel handler have returned. Open scopes and
 // channels end with ErrConnectionClosed.
 func (cl *Client) Close() error {
+	cl.c.beginClose()
 	err := cl.c.ws.Close(websocket.StatusNormalClosure, "")
 	<-cl.done
 	cl.c.handlers.Wait()

@@ -92,6 +92,13 @@ type conn struct {
 	scopes    map[uint32]*Scope
 	err       error   // set once the connection has ended; wraps ErrConnectionClosed
 	gone      error   // set when the keepalive ended it; wraps ErrPeerGone
+	pressure  *stream // a bounded stream over its bound: the reader waits for it
+	// stalled is set while the reader waits on back-pressure: reading
+	// nothing, it would read no pong either, so the keepalive pauses.
+	stalled atomic.Bool
+
+	closing     chan struct{} // closed when the connection is being closed or has ended
+	closingOnce sync.Once
 	scopeNums numbers // client role
 
 	handlers sync.WaitGroup
@@ -124,6 +131,7 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 		scopes: make(map[uint32]*Scope),
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.closing = make(chan struct{})
 	c.lastRead.Store(time.Now().UnixNano())
 	if o.KeepAlive >= 0 {
 		if o.KeepAlive == 0 {
@@ -149,7 +157,7 @@ func (c *conn) keepAlive(every, wait time.Duration) {
 			return
 		case <-t.C:
 		}
-		if time.Since(time.Unix(0, c.lastRead.Load())) < every {
+		if c.stalled.Load() || time.Since(time.Unix(0, c.lastRead.Load())) < every {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(c.ctx, wait)
@@ -227,6 +235,10 @@ func (c *conn) removeScopeLocked(s *Scope, reason error) {
 	s.endLocked(reason)
 }
 
+// beginClose lets a reader that waits on back-pressure go: the connection
+// is being closed.
+func (c *conn) beginClose() { c.closingOnce.Do(func() { close(c.closing) }) }
+
 // end ends every scope and channel, without finishes, because the
 // connection ended. Streams report an error wrapping ErrConnectionClosed
 // and cause; handlers see their contexts end.
@@ -240,6 +252,7 @@ func (c *conn) end(cause error) {
 		cause = errors.New("connection ended")
 	}
 	c.err = fmt.Errorf("%w: %w", ErrConnectionClosed, cause)
+	c.beginClose()
 	for id, s := range c.scopes {
 		if s.answers != nil {
 			s.answers.fail(c.err)

@@ -39,6 +39,16 @@ func (c *conn) readLoop() error {
 		if stop != nil {
 			return stop
 		}
+		c.mu.Lock()
+		st := c.pressure
+		c.pressure = nil
+		c.mu.Unlock()
+		if st != nil {
+			c.stalled.Store(true)
+			st.waitDrained(c.closing) // back-pressure: read nothing more meanwhile
+			c.stalled.Store(false)
+			c.lastRead.Store(time.Now().UnixNano())
+		}
 		if reason != "" {
 			c.log.Debug("wire: frame disregarded", "reason", reason,
 				"type", f.Type.String(), "scope", f.Scope, "channel", f.Channel)
@@ -162,7 +172,9 @@ func (c *conn) channelAnswerLocked(f Frame) string {
 		return "channel response names no open channel"
 	}
 	if f.Type == TypeChannelResponse {
-		ch.answers.push(f.Payload)
+		if ch.answers.push(f.Payload) {
+			c.pressure = ch.answers // readLoop waits for it, outside the lock
+		}
 		return ""
 	}
 	delete(s.own, f.Channel)

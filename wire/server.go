@@ -54,6 +54,7 @@ func Serve(ctx context.Context, ws *websocket.Conn, h Handler, opts *Options) er
 	stopped := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(stopped)
+		c.beginClose()
 		_ = ws.Close(websocket.StatusGoingAway, "server stopping")
 	})
 	err := c.readLoop()

@@ -2,7 +2,11 @@
 // the reader goroutine pushes each response as it arrives and never waits
 // for the consumer, so one slow reader of one exchange never holds up the
 // frames of another. The queue is unbounded for that reason; the wire has
-// no flow control of its own.
+// no flow control of its own. A byte stream (a pair's channel) may bound
+// its queue instead (limit): beyond the bound the reader goroutine waits,
+// outside every lock, until the consumer has caught up — the peer's
+// writes then wait on TCP, which is the back-pressure — at the cost of
+// the connection's other exchanges while it waits.
 
 package wire
 
@@ -19,20 +23,63 @@ type stream struct {
 	got   bool          // a response arrived: a finish is io.EOF, not bare
 	end   error         // set once: io.EOF, ErrBareFinish, or why it ended
 	wake  chan struct{} // closed on push or end; made only when someone waits
+
+	limit   int           // bytes that may wait unread (0: no bound)
+	size    int           // bytes waiting
+	drained chan struct{} // closed when size falls to limit, or at the end
 }
 
 func newStream() *stream { return &stream{} }
 
-// push queues one response; after the end it is dropped.
-func (s *stream) push(p []byte) {
+// push queues one response; after the end it is dropped. It reports
+// whether the queue is now over its bound (the reader should waitDrained).
+func (s *stream) push(p []byte) (over bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.end != nil {
-		return
+		return false
 	}
 	s.got = true
 	s.queue = append(s.queue, p)
+	s.size += len(p)
 	s.signal()
+	return s.limit > 0 && s.size > s.limit
+}
+
+// setLimit bounds the bytes that may wait unread.
+func (s *stream) setLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit = n
+}
+
+// waitDrained waits until the queue is back within its bound, the stream
+// has ended, or done is closed.
+func (s *stream) waitDrained(done <-chan struct{}) {
+	for {
+		s.mu.Lock()
+		if s.end != nil || s.limit == 0 || s.size <= s.limit {
+			s.mu.Unlock()
+			return
+		}
+		if s.drained == nil {
+			s.drained = make(chan struct{})
+		}
+		drained := s.drained
+		s.mu.Unlock()
+		select {
+		case <-drained:
+		case <-done:
+			return
+		}
+	}
+}
+
+func (s *stream) signalDrained() {
+	if s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
 }
 
 // finish ends the stream after what is queued: io.EOF, or ErrBareFinish
@@ -52,6 +99,7 @@ func (s *stream) fail(err error) {
 	if s.end == nil {
 		s.end = err
 		s.signal()
+		s.signalDrained()
 	}
 }
 
@@ -71,6 +119,10 @@ func (s *stream) next(ctx context.Context) ([]byte, error) {
 			p := s.queue[s.head]
 			s.queue[s.head] = nil
 			s.head++
+			s.size -= len(p)
+			if s.size <= s.limit {
+				s.signalDrained()
+			}
 			if s.head == len(s.queue) {
 				s.queue, s.head = s.queue[:0], 0
 			}

@@ -24,8 +24,12 @@ import (
 )
 
 // pairChunk is the most of the database's bytes one channel response
-// carries.
-const pairChunk = 64 << 10
+// carries; pairQueue the most of the program's that wait unwritten before
+// the connection stops reading (wire.Channel.LimitQueue: back-pressure).
+const (
+	pairChunk = 64 << 10
+	pairQueue = 1 << 20
+)
 
 func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
 	if c.postgres == nil {
@@ -42,6 +46,7 @@ func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
 	if err != nil {
 		return
 	}
+	ch.LimitQueue(pairQueue)
 	// The driver's bytes, to the database, until the proxy finishes.
 	toDB := make(chan struct{})
 	go func() {
@@ -104,6 +109,7 @@ func (c *Conn) pairDaemon(ctx context.Context, r *wire.Responder, id uint32) {
 	if err != nil {
 		return
 	}
+	ch.LimitQueue(pairQueue)
 	toDaemon := make(chan struct{})
 	go func() {
 		defer close(toDaemon)
