@@ -88,18 +88,18 @@ type conn struct {
 	// connection is pinged (keepalive).
 	lastRead atomic.Int64
 
-	mu        sync.Mutex
-	scopes    map[uint32]*Scope
-	err       error   // set once the connection has ended; wraps ErrConnectionClosed
-	gone      error   // set when the keepalive ended it; wraps ErrPeerGone
-	pressure  *stream // a bounded stream over its bound: the reader waits for it
+	mu       sync.Mutex
+	scopes   map[uint32]*Scope
+	err      error   // set once the connection has ended; wraps ErrConnectionClosed
+	gone     error   // set when the keepalive ended it; wraps ErrPeerGone
+	pressure *stream // a bounded stream over its bound: the reader waits for it
 	// stalled is set while the reader waits on back-pressure: reading
 	// nothing, it would read no pong either, so the keepalive pauses.
 	stalled atomic.Bool
 
 	closing     chan struct{} // closed when the connection is being closed or has ended
 	closingOnce sync.Once
-	scopeNums numbers // client role
+	scopeNums   numbers // client role
 
 	handlers sync.WaitGroup
 }
