@@ -93,9 +93,9 @@ func (c perPathCaller) call(ctx context.Context) error {
 }
 func (perPathCaller) close(context.Context) {}
 
-// framed is the wire's one framed connection to a proxy, begun once; a
-// proxy accepts a single framed connection in its life, so every framed
-// caller shares it, as the gateway would.
+// framed is the wire's framed connection to a proxy, begun once; a proxy
+// serves one framed connection at a time, so every framed caller shares
+// it, as the gateway would.
 type framed struct {
 	cl    *wire.Client
 	scope *wire.Scope
@@ -125,13 +125,24 @@ func dialFramed(ctx context.Context, base string) (*framed, error) {
 
 func (f *framed) close() { _ = f.cl.Close() }
 
-// framedCaller opens one channel per call.
-type framedCaller struct{ f *framed }
+// framedCaller opens one channel per call: req, or the tools/call.
+type framedCaller struct {
+	f   *framed
+	req []byte
+}
 
-var callRequest = wire.McpCallTool{Params: []byte(callParams)}.Append(nil)
+var (
+	callRequest = wire.McpCallTool{Params: []byte(callParams)}.Append(nil)
+	// promptRequest is a prompts/get on tag 9.
+	promptRequest = wire.McpRequest{Method: "prompts/get", Params: []byte(`{"name":"test_simple_prompt"}`)}.Append(nil)
+)
 
 func (c framedCaller) call(ctx context.Context) error {
-	ch, err := c.f.scope.OpenChannel(ctx, callRequest)
+	req := c.req
+	if req == nil {
+		req = callRequest
+	}
+	ch, err := c.f.scope.OpenChannel(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -144,7 +155,7 @@ func (c framedCaller) call(ctx context.Context) error {
 		return err
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("tools/call: %s", resp.Error.Raw())
+		return fmt.Errorf("framed call: %s", resp.Error.Raw())
 	}
 	return nil
 }

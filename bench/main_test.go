@@ -67,8 +67,8 @@ func TestShortRunMeasuresEveryPathAndReportsEveryFigure(t *testing.T) {
 			t.Errorf("%s %s: %d calls, %d errors (%s)", r.Path, r.Load, r.Stats.Calls, r.Stats.Errors, r.FirstError)
 		}
 	}
-	want := []string{"null-relay", "direct", "mcpgate-http", "mcpgate-stdio", "wire-per-path", "wire-framed",
-		"wire-per-path-stdio", "wire-framed-stdio", "go-sdk-http", "go-sdk-stdio"}
+	want := []string{"null-relay", "direct", "mcpgate-http", "mcpgate-http-2026", "mcpgate-stdio", "wire-per-path", "wire-framed",
+		"wire-framed-prompts", "wire-per-path-stdio", "wire-framed-stdio", "go-sdk-http", "go-sdk-stdio"}
 	if withPeers {
 		want = append(want, "supergateway-stdio")
 	}
@@ -77,7 +77,13 @@ func TestShortRunMeasuresEveryPathAndReportsEveryFigure(t *testing.T) {
 			t.Errorf("no row for %s", p)
 		}
 	}
+	if res.Postgres == nil && os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
+		t.Error("the Postgres pair was not measured (PostgreSQL is required)")
+	}
 	for _, r := range res.Ratios {
+		if r.Absent && strings.Contains(r.Name, "Postgres") && os.Getenv("MCPGATE_REQUIRE_PEERS") == "" {
+			continue // PostgreSQL is not installed here
+		}
 		if r.Absent && (withPeers || !strings.Contains(r.Name, "supergateway")) {
 			t.Errorf("figure %q: a row it needs did not run", r.Name)
 		}

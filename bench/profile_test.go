@@ -126,7 +126,7 @@ func BenchmarkWireFramed64(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.close()
-	c := framedCaller{f}
+	c := framedCaller{f: f}
 	b.ReportAllocs()
 	b.SetParallelism(32) // 64 callers on 2 cores
 	b.ResetTimer()

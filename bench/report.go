@@ -27,6 +27,7 @@ type results struct {
 	Ratios    []ratio         `json:"ratios"`
 	Sessions  []sessionMemory `json:"idle_sessions"`
 	Startup   startupResult   `json:"time_to_first_answer"`
+	Postgres  *pairResult     `json:"postgres_pair,omitempty"`
 }
 
 type startupResult struct {
@@ -89,6 +90,14 @@ func (r *results) ratios() {
 	div("mcpgate-stdio / supergateway-stdio calls/s (c=16)", "mcpgate-stdio", c16, "supergateway-stdio", c16, 3)
 	div("wire-framed / wire-per-path calls/s (c=64)", "wire-framed", c64, "wire-per-path", c64, 5)
 	div("wire-framed / wire-per-path calls/s (c=1)", "wire-framed", c1, "wire-per-path", c1, 0)
+	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target)", true
+	if p := r.Postgres; p != nil && p.DirectMBps > 0 {
+		r.Ratios = append(r.Ratios, ratio{Name: fmt.Sprintf("Postgres pair COPY MB/s / direct COPY MB/s (%d MB)", p.MB),
+			Value: p.PairMBps / p.DirectMBps, Unit: "×", Target: "(no target)", Met: true})
+	} else {
+		r.Ratios = append(r.Ratios, ratio{Name: "Postgres pair COPY MB/s / direct COPY MB/s", Unit: "×", Target: "(no target)", Absent: true})
+	}
+	div("wire-framed-prompts / wire-framed calls/s (c=64): prompts/get on tag 9 beside tools/call", "wire-framed-prompts", c64, "wire-framed", c64, 0)
 	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target)", true
 	div("wire-framed-stdio / wire-per-path-stdio calls/s (c=64)", "wire-framed-stdio", c64, "wire-per-path-stdio", c64, 0)
 	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target; a stdio upstream)", true
@@ -174,6 +183,10 @@ func (r *results) markdown() string {
 			fmt.Fprintf(&b, "| %d | %.1f MiB | %.1f MiB | %.1f KiB | %v | %d |\n", s.Sessions, float64(s.RSSBeforeBytes)/(1<<20),
 				float64(s.RSSAfterBytes)/(1<<20), s.BytesPerSession/1024, s.Held, s.MaxSessions)
 		}
+	}
+	if p := r.Postgres; p != nil {
+		fmt.Fprintf(&b, "\nPostgres pair: a COPY of %d MB into PostgreSQL, median of %d: %.1f MB/s direct, %.1f MB/s through the pair (direct %v, pair %v).\n",
+			p.MB, p.Repeats, p.DirectMBps, p.PairMBps, p.EachDirect, p.EachPair)
 	}
 	fmt.Fprintf(&b, "\nTime to first answer after `mcpgate serve` starts (process start → first successful tools/call): median %.1f ms (each: %v ms).\n",
 		r.Startup.MedianMs, r.Startup.EachMs)

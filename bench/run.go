@@ -88,6 +88,14 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	if res.Sessions, err = e.idleSessions(ctx, o); err != nil {
 		return fmt.Errorf("idle sessions: %w", err)
 	}
+	fmt.Fprintln(stdout, "the Postgres pair ...")
+	mb := 64
+	if o.short {
+		mb = 8
+	}
+	if res.Postgres, err = e.postgresPair(ctx, mb); err != nil {
+		return fmt.Errorf("the Postgres pair: %w", err)
+	}
 	fmt.Fprintln(stdout, "time to first answer ...")
 	if res.Startup, err = e.startup(ctx, o); err != nil {
 		return fmt.Errorf("start-up: %w", err)
@@ -121,12 +129,12 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	if err != nil {
 		return nil, cleanup, err
 	}
-	perPath, framedT, f, err := e.startProxy(ctx, "", "http upstream: the fixture", "--upstream", backend)
+	perPath, framedT, prompts, f, err := e.startProxy(ctx, "", "http upstream: the fixture", "--upstream", backend)
 	if err != nil {
 		return nil, cleanup, err
 	}
 	closers = append(closers, f.close)
-	perPathStdio, framedStdio, fStdio, err := e.startProxy(ctx, "-stdio", "stdio upstream: mcpgate fixture --stdio",
+	perPathStdio, framedStdio, _, fStdio, err := e.startProxy(ctx, "-stdio", "stdio upstream: mcpgate fixture --stdio",
 		"--upstream-command", e.mcpgate+" fixture --stdio")
 	if err != nil {
 		return nil, cleanup, err
@@ -170,8 +178,8 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 			xs = append(xs, alone)
 		}
 	}
-	wire := map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, perPathStdio: {64}, framedStdio: {64}}
-	for _, t := range []*target{perPath, framedT, perPathStdio, framedStdio} {
+	wire := map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}}
+	for _, t := range []*target{perPath, framedT, prompts, perPathStdio, framedStdio} {
 		for _, c := range wire[t] {
 			x := &experiment{t: t, conc: c}
 			if err := x.prepare(ctx, nil); err != nil {

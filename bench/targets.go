@@ -143,24 +143,27 @@ func (e *env) sessionless(t *target, name, note string) *target {
 // startProxy starts mcpgate proxy in front of the fixture — upstream is
 // "--upstream URL" or "--upstream-command CMD" — and returns its two
 // forms as targets, their names ending in suffix.
-func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...string) (perPath, framedT *target, f *framed, err error) {
+func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...string) (perPath, framedT, prompts *target, f *framed, err error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	base := "ws://" + addr
 	perPath = &target{name: "wire-per-path" + suffix, note: "mcpgate proxy (" + what + "), one WebSocket per call (/tool/call-tool)",
 		open: func(context.Context) (caller, error) { return perPathCaller{base: base}, nil }}
-	argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md")}, upstream...)
+	argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md"),
+		"--postgres-listen=", "--daemon-listen="}, upstream...)
 	if err := e.start(ctx, perPath, "proxy"+suffix, nil, argv...); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if f, err = dialFramed(ctx, base); err != nil {
-		return nil, nil, nil, fmt.Errorf("the framed connection: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("the framed connection: %w", err)
 	}
 	framedT = &target{name: "wire-framed" + suffix, note: "mcpgate proxy (" + what + "), channels on one framed connection",
-		open: func(context.Context) (caller, error) { return framedCaller{f}, nil }, proc: perPath.proc}
-	return perPath, framedT, f, nil
+		open: func(context.Context) (caller, error) { return framedCaller{f: f}, nil }, proc: perPath.proc}
+	prompts = &target{name: "wire-framed-prompts" + suffix, note: "the same framed connection, prompts/get (tag 9) instead of tools/call",
+		open: func(context.Context) (caller, error) { return framedCaller{f: f, req: promptRequest}, nil }, proc: perPath.proc}
+	return perPath, framedT, prompts, f, nil
 }
 
 // startSDKRelay starts the go-sdk relay in front of a backend: a stdio

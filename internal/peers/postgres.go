@@ -8,6 +8,7 @@
 package peers
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -51,32 +52,61 @@ func postgresBin() string {
 }
 
 // StartPostgres starts a server for t, or skips t (fails it when
-// MCPGATE_REQUIRE_PEERS is set) when PostgreSQL is not installed.
+// MCPGATE_REQUIRE_PEERS is set) when PostgreSQL is not installed. It is
+// stopped when t ends.
 func StartPostgres(t testing.TB) Postgres {
 	t.Helper()
-	bin := postgresBin()
-	if bin == "" {
+	if postgresBin() == "" {
 		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
 			t.Fatal("PostgreSQL is not installed (scripts/peers.sh installs Debian's postgresql)")
 		}
 		t.Skip("PostgreSQL is not installed; scripts/peers.sh installs it")
 	}
-	dir, err := os.MkdirTemp("", "mcpgate-pg-")
+	p, stop, err := RunPostgres()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(stop)
+	return p
+}
+
+// ErrNoPostgres is RunPostgres's error when PostgreSQL is not installed.
+var ErrNoPostgres = errors.New("PostgreSQL is not installed (scripts/peers.sh installs Debian's postgresql)")
+
+// RunPostgres starts a server in a temporary folder; stop stops it and
+// removes the folder.
+func RunPostgres() (p Postgres, stop func(), err error) {
+	bin := postgresBin()
+	if bin == "" {
+		return p, nil, ErrNoPostgres
+	}
+	dir, err := os.MkdirTemp("", "mcpgate-pg-")
+	if err != nil {
+		return p, nil, err
+	}
+	var cleanups []func()
+	stop = func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	cleanups = append(cleanups, func() { _ = os.RemoveAll(dir) })
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("running as root, and there is no postgres user to run PostgreSQL as: %v", err)
+			return p, nil, fmt.Errorf("running as root, and there is no postgres user to run PostgreSQL as: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
+			return p, nil, err
 		}
 	}
 	run := func(name string, args ...string) *exec.Cmd {
@@ -87,11 +117,11 @@ func StartPostgres(t testing.TB) Postgres {
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := run("initdb", "-D", data, "-U", "mcpgate", "-A", "trust", "-E", "UTF8", "--no-sync").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return p, nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return p, nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
@@ -99,31 +129,30 @@ func StartPostgres(t testing.TB) Postgres {
 		"-c", "fsync=off", "-c", "max_connections=1100", "-c", "shared_buffers=32MB")
 	logFile, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
-		t.Fatal(err)
+		return p, nil, err
 	}
 	server.Stdout, server.Stderr = logFile, logFile
 	if err := server.Start(); err != nil {
-		t.Fatalf("postgres: %v", err)
+		return p, nil, fmt.Errorf("postgres: %w", err)
 	}
-	t.Cleanup(func() {
+	cleanups = append(cleanups, func() {
 		_ = syscall.Kill(-server.Process.Pid, syscall.SIGQUIT) // immediate shutdown
 		_ = server.Wait()
 		_ = logFile.Close()
 	})
-	p := Postgres{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), User: "mcpgate", DB: "postgres"}
+	p = Postgres{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), User: "mcpgate", DB: "postgres"}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		// pg_isready says when the server takes connections (accepting
 		// on the port comes before that).
 		err := exec.Command(filepath.Join(bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(port)).Run()
 		if err == nil {
-			break
+			return p, stop, nil
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-			t.Fatalf("postgres is not ready on %s: %v\n%s", p.Addr, err, log)
+			return p, nil, fmt.Errorf("postgres is not ready on %s: %w\n%s", p.Addr, err, log)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a server that is starting
 	}
-	return p
 }

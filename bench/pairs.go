@@ -1,0 +1,123 @@
+// pairs.go measures the wire's Postgres pair: the same COPY into a real
+// PostgreSQL (peers.RunPostgres), once over a direct loopback connection
+// and once through the pair — the driver connected to an `mcpgate proxy`'s
+// --postgres-listen, the bytes over the framed wire, the gateway's side
+// (package wiremcp, in this process) dialling the database — in the same
+// run. Without PostgreSQL installed the figure is reported as not run.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/wiremcp"
+)
+
+// pairResult is the COPY's throughput each way, medians of the repeats.
+type pairResult struct {
+	MB         int       `json:"mb"`
+	Repeats    int       `json:"repeats"`
+	DirectMBps float64   `json:"direct_mb_per_sec"`
+	PairMBps   float64   `json:"pair_mb_per_sec"`
+	EachDirect []float64 `json:"each_direct"`
+	EachPair   []float64 `json:"each_pair"`
+}
+
+const (
+	pairRowBytes = 8 << 10
+	pairRepeats  = 3
+)
+
+func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
+	pg, stop, err := peers.RunPostgres()
+	if errors.Is(err, peers.ErrNoPostgres) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	pgListen, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	t := &target{name: "proxy-pair", open: func(ctx context.Context) (caller, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", pgListen)
+		if err != nil {
+			return nil, err
+		}
+		_ = c.Close()
+		return perPathCaller{base: "ws://" + addr}, nil
+	}}
+	if err := e.start(ctx, t, "proxy-pair", nil, e.mcpgate, "proxy", "--listen", addr, "--upstream", e.backend,
+		"--info", filepath.Join(e.dir, "no-DIVERGE.md"), "--postgres-listen", pgListen, "--daemon-listen="); err != nil {
+		return nil, err
+	}
+	gw, err := wiremcp.Dial(ctx, "ws://"+addr, wiremcp.DialOptions{Name: "bench", Postgres: func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", pg.Addr)
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("the gateway's side of the pair: %w", err)
+	}
+	defer gw.Close()
+	res := &pairResult{MB: mb, Repeats: pairRepeats}
+	rows := mb << 20 / pairRowBytes
+	body := strings.Repeat("p", pairRowBytes-16)
+	copyOnce := func(via string, n int) (float64, error) {
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, via, pg.DB))
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close(ctx)
+		table := fmt.Sprintf("copy_%d", n)
+		if _, err := c.Exec(ctx, "CREATE UNLOGGED TABLE "+table+" (id int, body text)"); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		got, err := c.CopyFrom(ctx, pgx.Identifier{table}, []string{"id", "body"}, pgx.CopyFromSlice(rows, func(i int) ([]any, error) {
+			return []any{i, body}, nil
+		}))
+		if err != nil || got != int64(rows) {
+			return 0, fmt.Errorf("COPY: %d of %d rows: %v", got, rows, err)
+		}
+		return float64(mb) / time.Since(start).Seconds(), nil
+	}
+	n := 0
+	for range pairRepeats { // interleaved, so that neither way always runs first
+		for _, way := range []struct {
+			via  string
+			into *[]float64
+		}{{pg.Addr, &res.EachDirect}, {pgListen, &res.EachPair}} {
+			n++
+			v, err := copyOnce(way.via, n)
+			if err != nil {
+				return nil, err
+			}
+			*way.into = append(*way.into, v)
+		}
+	}
+	res.DirectMBps, res.PairMBps = medianOf(res.EachDirect), medianOf(res.EachPair)
+	return res, nil
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
