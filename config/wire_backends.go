@@ -47,6 +47,10 @@ type WireBackend struct {
 	// credentials (the program's driver authenticates itself; the
 	// gateway only dials). Unset: the program's connections are declined.
 	Postgres string `yaml:"postgres"`
+	// PostgresFrom names the gateway's environment variable that holds
+	// the database instead (the same forms; a URL's credentials, if any,
+	// are dropped: the gateway never authenticates, so it never needs them).
+	PostgresFrom string `yaml:"postgres_from"`
 	// Daemon is the ws:// (or wss://) endpoint the program's daemon
 	// connections are relayed to, message for message (wire.md 3.9).
 	// Unset: they are declined.
@@ -71,6 +75,9 @@ func validateWireBackend(key string, b Backend) error {
 	if b.Postgres != "" {
 		if _, err := b.PostgresAddr(); err != nil {
 			return bad(key+".postgres", "%v", err)
+		}
+		if b.PostgresFrom != "" {
+			return bad(key+".postgres_from", "postgres and postgres_from exclude each other")
 		}
 	}
 	if b.Daemon != "" {
@@ -161,6 +168,8 @@ func refuseWireKeys(key string, b Backend) error {
 		return bad(key+".keepalive_timeout", "not used by kind %s", b.Kind)
 	case b.Postgres != "":
 		return bad(key+".postgres", "not used by kind %s", b.Kind)
+	case b.PostgresFrom != "":
+		return bad(key+".postgres_from", "not used by kind %s", b.Kind)
 	case b.Daemon != "":
 		return bad(key+".daemon", "not used by kind %s", b.Kind)
 	}
@@ -184,14 +193,22 @@ func validateKeepAlive(key string, b Backend) error {
 }
 
 // PostgresAddr is the host:port of the postgres key.
-func (b Backend) PostgresAddr() (string, error) {
-	v := b.Postgres
+func (b Backend) PostgresAddr() (string, error) { return PostgresAddr(b.Postgres, false) }
+
+// PostgresAddr is the host:port of a database named host:port or by a
+// postgres:// URL; a URL's credentials are refused, unless dropCredentials
+// (a value read from the environment, never written in the file).
+func PostgresAddr(v string, dropCredentials bool) (string, error) {
+	given := v
 	if strings.Contains(v, "://") {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+			if dropCredentials {
+				return "", errors.New("is not host:port or a postgres:// URL") // it may hold a secret: not quoted
+			}
 			return "", fmt.Errorf("%q is not host:port or a postgres:// URL", v)
 		}
-		if u.User != nil {
+		if u.User != nil && !dropCredentials {
 			return "", errors.New("must not carry credentials: the program's driver authenticates itself, and the gateway only dials")
 		}
 		v = u.Host
@@ -201,7 +218,10 @@ func (b Backend) PostgresAddr() (string, error) {
 	}
 	host, port, err := net.SplitHostPort(v)
 	if err != nil || host == "" || port == "" {
-		return "", fmt.Errorf("%q is not host:port or a postgres:// URL", b.Postgres)
+		if dropCredentials {
+			return "", errors.New("is not host:port or a postgres:// URL") // it may hold a secret: not quoted
+		}
+		return "", fmt.Errorf("%q is not host:port or a postgres:// URL", given)
 	}
 	return v, nil
 }

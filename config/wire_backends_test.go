@@ -35,6 +35,8 @@ func TestWireBackendErrorsNameTheKey(t *testing.T) {
 		{"postgres without a port", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: db}]", "backends[0].postgres"},
 		{"postgres URL with credentials", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: \"postgres://u:hunter2@db/x\"}]", "backends[0].postgres"},
 		{"postgres URL of another scheme", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: \"mysql://db:3306\"}]", "backends[0].postgres"},
+		{"postgres and postgres_from", "backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres: \"db:1\", postgres_from: DB}]", "backends[0].postgres_from"},
+		{"postgres_from on sse", "backends: [{name: a, kind: sse, url: \"http://h/sse\", postgres_from: DB}]", "backends[0].postgres_from"},
 		{"daemon on stdio", "backends: [{name: a, kind: stdio, command: [x], daemon: \"ws://d:1\"}]", "backends[0].daemon"},
 		{"daemon not ws", "backends: [{name: a, kind: process, command: [x], daemon: \"http://d:1\"}]", "backends[0].daemon"},
 		{"keepalive_timeout of nothing", "backends: [{name: a, kind: process, command: [x], keepalive_timeout: 0s}]", "backends[0].keepalive_timeout"},
@@ -102,5 +104,17 @@ func TestWireBackendPairs(t *testing.T) {
 	}
 	if c.Backends[0].Daemon != "wss://svc/ws" {
 		t.Errorf("daemon %q", c.Backends[0].Daemon)
+	}
+}
+
+// A database from the environment may be a URL with credentials: they
+// are dropped (the gateway never authenticates), and a value that does
+// not parse is not quoted in the error.
+func TestPostgresAddrFromTheEnvironment(t *testing.T) {
+	if got, err := PostgresAddr("postgres://app:hunter2@db.internal:6000/app", true); err != nil || got != "db.internal:6000" {
+		t.Errorf("%q %v", got, err)
+	}
+	if _, err := PostgresAddr("hunter2", true); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a bad value from the environment: %v", err)
 	}
 }

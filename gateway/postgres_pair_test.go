@@ -135,8 +135,11 @@ func TestAProgramReachesItsDatabaseAndDaemonThroughThePairs(t *testing.T) {
 	bin := mcptest.BuildMcpgate(t)
 	t.Setenv("BK_CHILD_ROLE", pgRoleProgram)
 	daemon := pgEchoDaemon(t)
+	// The database from the gateway's environment, as a URL whose
+	// credentials the gateway drops: the program's driver authenticates.
+	t.Setenv("PG_PAIR_URL", "postgres://mcpgate:not-needed@"+pg.Addr+"/postgres")
 	base, _ := bkGateway(t, fmt.Sprintf("backends:\n  - {name: db, kind: process, command: [%q], env_from: {%s: BK_CHILD_ROLE}, "+
-		"proxy_command: [%q, proxy], postgres: %q, daemon: %q, prefix: \"-\"}\n", os.Args[0], bkChildEnv, bin, pg.Addr, daemon))
+		"proxy_command: [%q, proxy], postgres_from: PG_PAIR_URL, daemon: %q, prefix: \"-\"}\n", os.Args[0], bkChildEnv, bin, daemon))
 	bkWaitReady(t, base, http.StatusOK)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -36,6 +36,17 @@ func wireSpec(key string, b config.Backend, s *backend.Spec) error {
 	if b.Postgres != "" {
 		s.Postgres, _ = b.PostgresAddr() // checked by config
 	}
+	if b.PostgresFrom != "" {
+		v, ok := os.LookupEnv(b.PostgresFrom)
+		if !ok {
+			return fmt.Errorf("%s.postgres_from: environment variable %s is not set", key, b.PostgresFrom)
+		}
+		addr, err := config.PostgresAddr(v, true)
+		if err != nil {
+			return fmt.Errorf("%s.postgres_from: the value of %s %v", key, b.PostgresFrom, err)
+		}
+		s.Postgres = addr
+	}
 	s.Daemon = b.Daemon
 	for name, from := range b.SecretsFrom {
 		v, ok := os.LookupEnv(from)
