@@ -54,22 +54,27 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	proxyAddr := net.JoinHostPort("127.0.0.1", proxyPort)
 
 	env := append(append(os.Environ(), s.Env...), "PORT="+programPort)
-	pgListen := "" // no database: the proxy's pair is off
-	if s.Postgres != "" {
-		pgPort, err := freePort()
-		if err != nil {
-			return nil, err
+	// The pairs' ports, free ones for the proxy to listen on and the
+	// program to be told; "" turns a pair the backend has no use for off.
+	pairAddr := func(used bool) (string, error) {
+		if !used {
+			return "", nil
 		}
-		pgListen = net.JoinHostPort("127.0.0.1", pgPort)
+		port, err := freePort()
+		return net.JoinHostPort("127.0.0.1", port), err
+	}
+	pgListen, err := pairAddr(s.Postgres != "")
+	if err != nil {
+		return nil, err
+	}
+	daemonListen, err := pairAddr(s.Daemon != "")
+	if err != nil {
+		return nil, err
+	}
+	if pgListen != "" {
 		env = append(env, "MCPGATE_POSTGRES_ADDR="+pgListen)
 	}
-	daemonListen := "" // no daemon: the proxy's pair is off
-	if s.Daemon != "" {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		daemonListen = net.JoinHostPort("127.0.0.1", port)
+	if daemonListen != "" {
 		env = append(env, "MCPGATE_DAEMON_URL=ws://"+daemonListen+"/daemon")
 	}
 	program, err := startChild(s.Command, env, b.log.With("process", "program"))

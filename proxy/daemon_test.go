@@ -3,10 +3,8 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,30 +40,10 @@ func echoDaemon(t *testing.T) (url string, closed <-chan struct{}) {
 	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/daemon", done
 }
 
-// serveDaemonPair is a proxy with its daemon listener, begun by a gateway
-// connection (wiremcp) whose daemon endpoint is daemon; it returns the
-// URL the program dials.
+// serveDaemonPair is a proxy whose gateway's daemon endpoint is daemon;
+// it returns the URL the program dials.
 func serveDaemonPair(t *testing.T, daemon string) string {
-	t.Helper()
-	ctx := testCtx(t)
-	logs := &logWatch{}
-	srv := NewServer(Options{Upstream: fixtureUpstream(t, nil), Logger: logs.logger(), InfoPath: filepath.Join(t.TempDir(), "none")})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.ServeDaemons(ln) }()
-	t.Cleanup(func() { _ = ln.Close(); <-served })
-	c, err := wiremcp.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), wiremcp.DialOptions{Name: "d", Daemon: daemon})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	logs.waitFor(t, ctx, "proxy: begun", 1)
-	return "ws://" + ln.Addr().String() + DaemonPath
+	return servePairs(t, wiremcp.DialOptions{Daemon: daemon}).daemon
 }
 
 func dialDaemon(t *testing.T, ctx context.Context, url string) *websocket.Conn {

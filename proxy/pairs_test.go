@@ -18,34 +18,44 @@ import (
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
-// pgPair is a proxy with its database listener, and a gateway connection
-// (wiremcp) whose database is dial.
+// pgPair is a proxy with its database and daemon listeners, begun by a
+// gateway connection (wiremcp) with the pairs o names.
 type pgPair struct {
 	srv    *Server
 	driver string // the address the program's driver connects to
+	daemon string // the URL the program dials for the Daemon pair
 }
 
-func servePair(t *testing.T, dial func(context.Context) (net.Conn, error)) *pgPair {
+func servePairs(t *testing.T, o wiremcp.DialOptions) *pgPair {
 	t.Helper()
 	ctx := testCtx(t)
 	logs := &logWatch{}
 	srv := NewServer(Options{Upstream: fixtureUpstream(t, nil), Logger: logs.logger(), InfoPath: filepath.Join(t.TempDir(), "none")})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	listen := func(serve func(net.Listener) error) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan struct{})
+		go func() { defer close(served); _ = serve(ln) }()
+		t.Cleanup(func() { _ = ln.Close(); <-served })
+		return ln.Addr().String()
 	}
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.ServePostgres(ln) }()
-	t.Cleanup(func() { _ = ln.Close(); <-served })
-	c, err := wiremcp.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), wiremcp.DialOptions{Name: "pg", Postgres: dial})
+	p := &pgPair{srv: srv, driver: listen(srv.ServePostgres), daemon: "ws://" + listen(srv.ServeDaemons) + DaemonPath}
+	o.Name = "pairs"
+	c, err := wiremcp.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	logs.waitFor(t, ctx, "proxy: begun", 1)
-	return &pgPair{srv: srv, driver: ln.Addr().String()}
+	return p
+}
+
+func servePair(t *testing.T, dial func(context.Context) (net.Conn, error)) *pgPair {
+	return servePairs(t, wiremcp.DialOptions{Postgres: dial})
 }
 
 // openPairs is how many of the program's connections the proxy holds.

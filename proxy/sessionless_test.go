@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -177,15 +178,7 @@ func TestASessionlessUpstreamsInputRequestsAreAskedOfTheGateway(t *testing.T) {
 	url, _ := serveModernOnly(t)
 	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})
 	base := serveProxy(t, Options{Upstream: up})
-	const accepted = `{"action":"accept","content":{"name":"Ada"}}`
-	g := &askedGateway{answer: wire.Response{Result: json.RawMessage(accepted)}.Append(nil)}
-	cl, err := wire.Dial(ctx, base+"/", &wire.ClientOptions{Channels: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
-	scope, ans := begin(t, ctx, cl, "null")
-	f := &framed{cl: cl, scope: scope, begun: ans}
+	f, g := beginAsked(t, ctx, base, `{"action":"accept","content":{"name":"Ada"}}`)
 	res := result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_input_required_result_elicitation","arguments":{}}`))
 	want(t, "the call after the gateway answered", res, `"resultType":"complete"`)
 	want(t, "the call after the gateway answered", res, `Ada`)
@@ -295,15 +288,7 @@ func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
 	logs := &logWatch{}
 	up := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Logger: logs.logger()})
 	base := serveProxy(t, Options{Upstream: up})
-	const accepted = `{"action":"accept","content":{"name":"Ada"}}`
-	g := &askedGateway{answer: wire.Response{Result: json.RawMessage(accepted)}.Append(nil)}
-	cl, err := wire.Dial(ctx, base+"/", &wire.ClientOptions{Channels: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
-	scope, ans := begin(t, ctx, cl, "null")
-	f := &framed{cl: cl, scope: scope, begun: ans}
+	f, _ := beginAsked(t, ctx, base, `{"action":"accept","content":{"name":"Ada"}}`)
 	sub := f.subscribe(t, ctx)
 	result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_tool_with_logging","arguments":{}}`))
 	if note, err := sub.Next(ctx); err != nil || !strings.Contains(string(note.Result), `"notifications/message"`) {
@@ -361,4 +346,18 @@ func TestASessionlessUpstreamsSubscriptionsFollowTheListen(t *testing.T) {
 	if got := m.sent("resources/subscribe"); len(got) > 0 {
 		t.Errorf("resources/subscribe reached a server of 2026-07-28, which has no such method")
 	}
+}
+
+// beginAsked begins a framed connection to the proxy at base whose
+// gateway answers every server request (tag 12) with answer.
+func beginAsked(t *testing.T, ctx context.Context, base, answer string) (*framed, *askedGateway) {
+	t.Helper()
+	g := &askedGateway{answer: wire.Response{Result: json.RawMessage(answer)}.Append(nil)}
+	cl, err := wire.Dial(ctx, base+"/", &wire.ClientOptions{Channels: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	scope, ans := begin(t, ctx, cl, "null")
+	return &framed{cl: cl, scope: scope, begun: ans}, g
 }
