@@ -51,6 +51,9 @@ type WireBackend struct {
 	// the database instead (the same forms; a URL's credentials, if any,
 	// are dropped: the gateway never authenticates, so it never needs them).
 	PostgresFrom string `yaml:"postgres_from"`
+	// PostgresFile names a file that holds it instead (a trailing newline
+	// cut), as secret_files does for secrets.
+	PostgresFile string `yaml:"postgres_file"`
 	// Daemon is the ws:// (or wss://) endpoint the program's daemon
 	// connections are relayed to, message for message (wire.md 3.9).
 	// Unset: they are declined.
@@ -76,9 +79,9 @@ func validateWireBackend(key string, b Backend) error {
 		if _, err := b.PostgresAddr(); err != nil {
 			return bad(key+".postgres", "%v", err)
 		}
-		if b.PostgresFrom != "" {
-			return bad(key+".postgres_from", "postgres and postgres_from exclude each other")
-		}
+	}
+	if n := btoi(b.Postgres != "") + btoi(b.PostgresFrom != "") + btoi(b.PostgresFile != ""); n > 1 {
+		return bad(key+".postgres", "postgres, postgres_from and postgres_file exclude each other")
 	}
 	if b.Daemon != "" {
 		u, err := url.Parse(b.Daemon)
@@ -170,6 +173,8 @@ func refuseWireKeys(key string, b Backend) error {
 		return bad(key+".postgres", "not used by kind %s", b.Kind)
 	case b.PostgresFrom != "":
 		return bad(key+".postgres_from", "not used by kind %s", b.Kind)
+	case b.PostgresFile != "":
+		return bad(key+".postgres_file", "not used by kind %s", b.Kind)
 	case b.Daemon != "":
 		return bad(key+".daemon", "not used by kind %s", b.Kind)
 	}
@@ -224,4 +229,11 @@ func PostgresAddr(v string, dropCredentials bool) (string, error) {
 		return "", fmt.Errorf("%q is not host:port or a postgres:// URL", given)
 	}
 	return v, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

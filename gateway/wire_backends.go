@@ -47,6 +47,17 @@ func wireSpec(key string, b config.Backend, s *backend.Spec) error {
 		}
 		s.Postgres = addr
 	}
+	if b.PostgresFile != "" {
+		v, err := os.ReadFile(b.PostgresFile)
+		if err != nil {
+			return fmt.Errorf("%s.postgres_file: %w", key, err) // names the file, never its content
+		}
+		addr, err := config.PostgresAddr(strings.TrimRight(string(v), "\r\n"), true)
+		if err != nil {
+			return fmt.Errorf("%s.postgres_file: the content of %s %v", key, b.PostgresFile, err)
+		}
+		s.Postgres = addr
+	}
 	s.Daemon = b.Daemon
 	for name, from := range b.SecretsFrom {
 		v, ok := os.LookupEnv(from)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -138,6 +139,28 @@ func TestTag9CarriesEveryOtherRequest(t *testing.T) {
 				t.Errorf("an unknown method: %s, want the server's -32601", errorText(resp))
 			}
 			bareFinish(t, ctx, f.open(t, ctx, []byte("\x09"+`{"method":"initialize","params":{}}`)), "tag 9 initialize")
+		})
+	}
+}
+
+// roots/list takes the same way as sampling: the gateway's answer is what
+// the server hears, over every upstream transport.
+func TestRootsReachTheGatewayOnTag12(t *testing.T) {
+	const roots = `{"roots":[{"uri":"file:///workspace","name":"workspace"}]}`
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			base := serveProxy(t, Options{Upstream: newUpstream(t, tr.config(t))})
+			f, g := beginAsked(t, ctx, base, roots)
+			res := result(t, f.exchange(t, ctx, "tools/call", `{"name":"ask_roots","arguments":{}}`))
+			if got := toolText(t, res); got != roots {
+				t.Errorf("the server heard %q, want the gateway's roots %s", got, roots)
+			}
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if len(g.asked) != 1 || !strings.Contains(string(g.asked[0].Request), `"roots/list"`) {
+				t.Errorf("the gateway was asked %d times (%v), want roots/list once", len(g.asked), g.asked)
+			}
 		})
 	}
 }

@@ -69,6 +69,13 @@ func testServer(exitTool bool) *mcp.Server {
 			return nil, ctx.Err()
 		}},
 		{Name: "ask_client", Handler: askClientTool},
+		{Name: "ask_roots", Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			res, err := r.Call(ctx, "roots/list", nil)
+			if err != nil {
+				return nil, err
+			}
+			return textResult(string(res))
+		}},
 		{Name: "env", Handler: func(_ context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
 			name, _ := jsonrpc.LookupString(args, "name")
 			return textResult(os.Getenv(name))

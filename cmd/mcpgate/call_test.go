@@ -82,7 +82,8 @@ var proxyAddrRE = regexp.MustCompile(`ws://127\.0\.0\.1:\d+`)
 // base URL and its stderr (debug logs included).
 func startProxy(t *testing.T, bin string, env []string, args ...string) (string, *watchedOutput) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"proxy", "--listen", "127.0.0.1:0", "--verbose"}, args...)...)
+	// The pairs are off unless args turn them on: tests run many proxies.
+	cmd := exec.Command(bin, append([]string{"proxy", "--listen", "127.0.0.1:0", "--verbose", "--postgres-listen=", "--daemon-listen="}, args...)...)
 	cmd.Env = append(cliEnv(t), env...)
 	stderr := &watchedOutput{}
 	cmd.Stderr = stderr

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,5 +46,35 @@ func TestDaemonListenIsLoopbackOnly(t *testing.T) {
 		if got := loopbackAddr(addr); got != want {
 			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// A stdio program the proxy starts is told where its pairs are
+// (MCPGATE_POSTGRES_ADDR, MCPGATE_DAEMON_URL), the addresses the proxy
+// printed as it started.
+func TestTheProxyTellsItsProgramWhereThePairsAre(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env")
+	script := filepath.Join(dir, "program.sh")
+	writeText(t, script, "#!/bin/sh\nenv > "+envFile+"\nexec "+bin+" fixture --stdio\n")
+	if err := os.Chmod(script, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	base, logs := startProxy(t, bin, nil, "--upstream-command", script,
+		"--postgres-listen", "127.0.0.1:0", "--daemon-listen", "127.0.0.1:0", "--info", filepath.Join(dir, "none.md"))
+	pg := logs.waitFor(t, regexp.MustCompile(`the Postgres pair listens at 127\.0\.0\.1:\d+`))
+	daemon := logs.waitFor(t, regexp.MustCompile(`the Daemon pair listens at ws://127\.0\.0\.1:\d+/daemon`))
+	runCall(t, bin, exitAnswered, base, "tools/list") // the program starts with the first exchange
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(b)
+	if want := "MCPGATE_POSTGRES_ADDR=" + strings.TrimPrefix(pg, "the Postgres pair listens at "); !strings.Contains(env, want+"\n") {
+		t.Errorf("the program's environment lacks %s", want)
+	}
+	if want := "MCPGATE_DAEMON_URL=" + strings.TrimPrefix(daemon, "the Daemon pair listens at "); !strings.Contains(env, want+"\n") {
+		t.Errorf("the program's environment lacks %s", want)
 	}
 }
