@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -193,7 +194,11 @@ func TestAThousandDatabaseConnections(t *testing.T) {
 	}
 	pg := peers.StartPostgres(t)
 	p := servePair(t, dialPG(pg.Addr))
-	ctx := testCtx(t)
+	// PostgreSQL starts a process for each connection: a thousand take
+	// tens of seconds on a busy machine (the race detector, other
+	// packages' tests), longer than testCtx allows.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	dsn := fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, p.driver, pg.DB)
 	sem := make(chan struct{}, 50)
 	var wg sync.WaitGroup
