@@ -66,6 +66,21 @@ func (p *pgPair) openPairs() int {
 	return len(p.srv.pairs.open)
 }
 
+// waitNoPairs waits until the proxy holds no pair: each ends on its own
+// goroutines once its sockets close, and tells no one.
+func (p *pgPair) waitNoPairs(t *testing.T, ctx context.Context) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for p.openPairs() != 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d pairs still held", p.openPairs())
+		case <-tick.C:
+		}
+	}
+}
+
 func dialPG(addr string) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
 		var d net.Dialer
@@ -175,13 +190,7 @@ func TestADatabaseThatGoesAwayMidQueryEndsThePair(t *testing.T) {
 	}
 	killer.Close(ctx)
 	victim.Close(ctx)
-	for p.openPairs() != 0 { // the pairs end as their sockets close
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d pairs still held", p.openPairs())
-		default:
-		}
-	}
+	p.waitNoPairs(t, ctx) // the pairs end as their sockets close
 }
 
 // A thousand connections of the program, fifty at a time: each one is
@@ -229,13 +238,7 @@ func TestAThousandDatabaseConnections(t *testing.T) {
 	if next := p.srv.pairs.next.Load(); next != uint32(conns) {
 		t.Errorf("%d ids minted for %d connections", next, conns)
 	}
-	for p.openPairs() != 0 {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d pairs still held", p.openPairs())
-		default:
-		}
-	}
+	p.waitNoPairs(t, ctx)
 }
 
 // With no database to pair with (the gateway declines), or before any
