@@ -91,8 +91,17 @@ func startProxy(t *testing.T, bin string, env []string, args ...string) (string,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		// Interrupted, the proxy stops what it started (a stdio program);
+		// killed only if it does not end.
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
 	})
 	return stderr.waitFor(t, proxyAddrRE), stderr
 }
