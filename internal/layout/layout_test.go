@@ -18,7 +18,7 @@ var layers = [][]string{
 	// Foundations: they import nothing of ours.
 	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
-	{"mcp", "wire", "store/sqlite"},
+	{"mcp", "wire", "store/sqlite", "store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
 	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},

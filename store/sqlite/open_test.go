@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/sqlite"
+	"github.com/mcpgate/mcpgate/store/storetest"
 )
 
 // openStore opens path and closes it when the test ends.
@@ -105,7 +106,7 @@ func TestMigrationsRunOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open #%d: %v", i+1, err)
 		}
-		if err := s.CreateToken(ctx, token("tok_"+strconv.Itoa(i), []byte{byte(i)})); err != nil {
+		if err := s.CreateToken(ctx, storetest.Token("tok_"+strconv.Itoa(i), []byte{byte(i)})); err != nil {
 			t.Fatalf("open #%d: %v", i+1, err)
 		}
 		if err := s.Close(); err != nil {
@@ -174,7 +175,7 @@ func TestSecondStoreSeesTheFirstsWrites(t *testing.T) {
 	path := dbPath(t)
 	server, cli := openStore(t, path), openStore(t, path)
 
-	if err := server.CreateToken(ctx, token("tok_a", []byte("a"))); err != nil {
+	if err := server.CreateToken(ctx, storetest.Token("tok_a", []byte("a"))); err != nil {
 		t.Fatal(err)
 	}
 	toks, err := cli.Tokens(ctx)
