@@ -22,16 +22,20 @@ type Config struct {
 	// by default).
 	Listen string `yaml:"listen"`
 	// Store is the SQLite database file (default
-	// $XDG_DATA_HOME/mcpgate/mcpgate.db).
-	Store      string     `yaml:"store"`
-	HTTP       HTTP       `yaml:"http"`
-	Auth       Auth       `yaml:"auth"`
-	Roles      Roles      `yaml:"roles"`
-	RateLimits RateLimits `yaml:"rate_limits"`
-	Audit      Audit      `yaml:"audit"`
-	Metrics    Metrics    `yaml:"metrics"`
-	Backends   []Backend  `yaml:"backends"`
-	Tracing    Tracing    `yaml:"tracing"`
+	// $XDG_DATA_HOME/mcpgate/mcpgate.db), or a PostgreSQL URL
+	// (postgres://USER@HOST/DATABASE) shared by replicas; see store.go.
+	Store string `yaml:"store"`
+	// StorePasswordFile holds the PostgreSQL store's password (a trailing
+	// newline cut); without it the driver reads PGPASSWORD or ~/.pgpass.
+	StorePasswordFile string     `yaml:"store_password_file"`
+	HTTP              HTTP       `yaml:"http"`
+	Auth              Auth       `yaml:"auth"`
+	Roles             Roles      `yaml:"roles"`
+	RateLimits        RateLimits `yaml:"rate_limits"`
+	Audit             Audit      `yaml:"audit"`
+	Metrics           Metrics    `yaml:"metrics"`
+	Backends          []Backend  `yaml:"backends"`
+	Tracing           Tracing    `yaml:"tracing"`
 }
 
 // HTTP configures the MCP endpoint's transports.

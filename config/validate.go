@@ -27,6 +27,9 @@ func bad(key, format string, args ...any) error {
 
 // Validate reports the first problem, naming its key.
 func (c *Config) Validate() error {
+	if err := c.validateStore(); err != nil {
+		return err
+	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return bad("listen", "not a host:port address: %v", err)
 	}

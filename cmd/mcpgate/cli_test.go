@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
 var (
@@ -171,117 +172,127 @@ func cliPost(t *testing.T, url, token, session, body string) (*http.Response, st
 func TestCLI(t *testing.T) {
 	bin := buildBinary(t)
 
-	t.Run("token create, list and revoke", func(t *testing.T) {
-		db := filepath.Join(t.TempDir(), "mcpgate.db")
-		stdout, stderr, err := cliRun(t, bin, "token", "create", "--name", "ci", "--role", "editor", "--expires", "1h", "--store", db)
-		if err != nil {
-			t.Fatalf("token create: %v\n%s", err, stderr)
+	// Every store: the SQLite file of one machine, and a PostgreSQL
+	// database replicas share.
+	storeOf := func(t *testing.T, kind string) string {
+		if kind == "postgres" {
+			return peers.StartPostgres(t).DSN()
 		}
-		if !regexp.MustCompile(`^mcpg_[A-Za-z0-9_-]{43}\n$`).MatchString(stdout) {
-			t.Fatalf("token create printed %q on stdout, want exactly one line: the token", stdout)
-		}
-		secret := strings.TrimSpace(stdout)
-		id := cliTokenIDRE.FindString(stderr)
-		if id == "" || strings.Contains(stderr, secret) {
-			t.Fatalf("token create's stderr %q: want the token's id, and never the token", stderr)
-		}
-
-		stdout, stderr, err = cliRun(t, bin, "token", "create", "--name", "x", "--role", "boss", "--store", db)
-		if err == nil || !strings.Contains(stderr, "boss") || cliTokenRE.MatchString(stdout) {
-			t.Errorf("token create --role boss: err %v, stdout %q, stderr %q; want a failure naming the role", err, stdout, stderr)
-		}
-
-		list := func() string {
-			stdout, stderr, err := cliRun(t, bin, "token", "list", "--store", db)
+		return filepath.Join(t.TempDir(), "mcpgate.db")
+	}
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run("token create, list and revoke ("+kind+")", func(t *testing.T) {
+			db := storeOf(t, kind)
+			stdout, stderr, err := cliRun(t, bin, "token", "create", "--name", "ci", "--role", "editor", "--expires", "1h", "--store", db)
 			if err != nil {
-				t.Fatalf("token list: %v\n%s", err, stderr)
+				t.Fatalf("token create: %v\n%s", err, stderr)
 			}
-			if strings.Contains(stdout, secret) || strings.Contains(stdout, "mcpg_") || strings.Contains(stderr, secret) {
-				t.Errorf("token list shows a secret:\n%s", stdout)
+			if !regexp.MustCompile(`^mcpg_[A-Za-z0-9_-]{43}\n$`).MatchString(stdout) {
+				t.Fatalf("token create printed %q on stdout, want exactly one line: the token", stdout)
 			}
-			return stdout
-		}
-		out := list()
-		row := cliRow(out, id)
-		if row == "" || !strings.Contains(row, " ci ") || !strings.Contains(row, " editor ") || !strings.Contains(row, "active") {
-			t.Errorf("token list:\n%s\nwant a row with %s, ci, editor, active", out, id)
-		}
-		if strings.Count(out, "tok_") != 1 {
-			t.Errorf("token list:\n%s\nwant one token (the refused create made none)", out)
-		}
-
-		stdout, stderr, err = cliRun(t, bin, "token", "revoke", id, "--store", db)
-		if err != nil || !strings.Contains(stdout, id) {
-			t.Fatalf("token revoke: %v, stdout %q, stderr %q", err, stdout, stderr)
-		}
-		if row := cliRow(list(), id); !strings.Contains(row, "revoked") {
-			t.Errorf("after revoke, the token's row is %q, want revoked", row)
-		}
-		if _, stderr, err := cliRun(t, bin, "token", "revoke", "tok_nosuchtoken", "--store", db); err == nil {
-			t.Errorf("revoking an unknown id succeeded; stderr %q", stderr)
-		}
-	})
-
-	t.Run("serve prints a first admin token once, and it works", func(t *testing.T) {
-		db := filepath.Join(t.TempDir(), "mcpgate.db")
-		p := cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)
-		printed := p.waitLine(t, "the connect command", func(l string) bool { return strings.HasPrefix(l, "connect:") })
-		connect := printed[len(printed)-1]
-		url := cliMCPURLRE.FindString(connect)
-		token := cliTokenRE.FindString(connect)
-		if url == "" || token == "" {
-			t.Fatalf("connect line %q names no URL or no token", connect)
-		}
-		if shown := cliTokenRE.FindAllString(strings.Join(printed, "\n"), -1); len(shown) != 2 || shown[0] != token {
-			t.Errorf("first run printed tokens %v, want the one token, shown and in the connect command", shown)
-		}
-		id := cliTokenIDRE.FindString(strings.Join(printed, "\n"))
-
-		if resp, body := cliPost(t, url, "", "", cliInitialize); resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("initialize without a token: %d %s, want 401", resp.StatusCode, body)
-		}
-		resp, body := cliPost(t, url, token, "", cliInitialize)
-		session := resp.Header.Get("Mcp-Session-Id")
-		if resp.StatusCode != http.StatusOK || session == "" {
-			t.Fatalf("initialize: %d %s (session %q)", resp.StatusCode, body, session)
-		}
-		if resp, body := cliPost(t, url, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("notifications/initialized: %d %s", resp.StatusCode, body)
-		}
-		resp, body = cliPost(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`)
-		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "This is a simple text response for testing.") {
-			t.Fatalf("tools/call test_simple_text: %d %s", resp.StatusCode, body)
-		}
-		for _, shown := range cliTokenRE.FindAllString(strings.Join(p.stop(t), "\n"), -1) {
-			if shown != token {
-				t.Errorf("serve printed a second token %s", shown)
+			secret := strings.TrimSpace(stdout)
+			id := cliTokenIDRE.FindString(stderr)
+			if id == "" || strings.Contains(stderr, secret) {
+				t.Fatalf("token create's stderr %q: want the token's id, and never the token", stderr)
 			}
-		}
 
-		stdout, stderr, err := cliRun(t, bin, "audit", "tail", "-n", "5", "--store", db)
-		if err != nil {
-			t.Fatalf("audit tail: %v\n%s", err, stderr)
-		}
-		row := cliRow(stdout, "test_simple_text")
-		if !strings.Contains(row, " ok ") || !strings.Contains(row, id) || !strings.Contains(row, " admin ") {
-			t.Errorf("audit tail:\n%s\nwant test_simple_text by %s (admin) with outcome ok", stdout, id)
-		}
-		if strings.Contains(stdout, token) {
-			t.Error("audit tail shows the token")
-		}
+			stdout, stderr, err = cliRun(t, bin, "token", "create", "--name", "x", "--role", "boss", "--store", db)
+			if err == nil || !strings.Contains(stderr, "boss") || cliTokenRE.MatchString(stdout) {
+				t.Errorf("token create --role boss: err %v, stdout %q, stderr %q; want a failure naming the role", err, stdout, stderr)
+			}
 
-		// A second run on the same store creates and prints no token.
-		p = cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)
-		printed = p.waitLine(t, "the token count", func(l string) bool { return strings.Contains(l, "service token(s)") })
-		printed = append(printed, p.stop(t)...)
-		if all := strings.Join(printed, "\n"); cliTokenRE.MatchString(all) || strings.Contains(all, "created an admin") {
-			t.Errorf("second run printed a new token:\n%s", all)
-		}
-		stdout, _, err = cliRun(t, bin, "token", "list", "--store", db)
-		if err != nil || strings.Count(stdout, "tok_") != 1 {
-			t.Errorf("after two runs, token list (%v):\n%s\nwant the one first-run token", err, stdout)
-		}
-	})
+			list := func() string {
+				stdout, stderr, err := cliRun(t, bin, "token", "list", "--store", db)
+				if err != nil {
+					t.Fatalf("token list: %v\n%s", err, stderr)
+				}
+				if strings.Contains(stdout, secret) || strings.Contains(stdout, "mcpg_") || strings.Contains(stderr, secret) {
+					t.Errorf("token list shows a secret:\n%s", stdout)
+				}
+				return stdout
+			}
+			out := list()
+			row := cliRow(out, id)
+			if row == "" || !strings.Contains(row, " ci ") || !strings.Contains(row, " editor ") || !strings.Contains(row, "active") {
+				t.Errorf("token list:\n%s\nwant a row with %s, ci, editor, active", out, id)
+			}
+			if strings.Count(out, "tok_") != 1 {
+				t.Errorf("token list:\n%s\nwant one token (the refused create made none)", out)
+			}
+
+			stdout, stderr, err = cliRun(t, bin, "token", "revoke", id, "--store", db)
+			if err != nil || !strings.Contains(stdout, id) {
+				t.Fatalf("token revoke: %v, stdout %q, stderr %q", err, stdout, stderr)
+			}
+			if row := cliRow(list(), id); !strings.Contains(row, "revoked") {
+				t.Errorf("after revoke, the token's row is %q, want revoked", row)
+			}
+			if _, stderr, err := cliRun(t, bin, "token", "revoke", "tok_nosuchtoken", "--store", db); err == nil {
+				t.Errorf("revoking an unknown id succeeded; stderr %q", stderr)
+			}
+		})
+
+		t.Run("serve prints a first admin token once, and it works ("+kind+")", func(t *testing.T) {
+			db := storeOf(t, kind)
+			p := cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)
+			printed := p.waitLine(t, "the connect command", func(l string) bool { return strings.HasPrefix(l, "connect:") })
+			connect := printed[len(printed)-1]
+			url := cliMCPURLRE.FindString(connect)
+			token := cliTokenRE.FindString(connect)
+			if url == "" || token == "" {
+				t.Fatalf("connect line %q names no URL or no token", connect)
+			}
+			if shown := cliTokenRE.FindAllString(strings.Join(printed, "\n"), -1); len(shown) != 2 || shown[0] != token {
+				t.Errorf("first run printed tokens %v, want the one token, shown and in the connect command", shown)
+			}
+			id := cliTokenIDRE.FindString(strings.Join(printed, "\n"))
+
+			if resp, body := cliPost(t, url, "", "", cliInitialize); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("initialize without a token: %d %s, want 401", resp.StatusCode, body)
+			}
+			resp, body := cliPost(t, url, token, "", cliInitialize)
+			session := resp.Header.Get("Mcp-Session-Id")
+			if resp.StatusCode != http.StatusOK || session == "" {
+				t.Fatalf("initialize: %d %s (session %q)", resp.StatusCode, body, session)
+			}
+			if resp, body := cliPost(t, url, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("notifications/initialized: %d %s", resp.StatusCode, body)
+			}
+			resp, body = cliPost(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(body, "This is a simple text response for testing.") {
+				t.Fatalf("tools/call test_simple_text: %d %s", resp.StatusCode, body)
+			}
+			for _, shown := range cliTokenRE.FindAllString(strings.Join(p.stop(t), "\n"), -1) {
+				if shown != token {
+					t.Errorf("serve printed a second token %s", shown)
+				}
+			}
+
+			stdout, stderr, err := cliRun(t, bin, "audit", "tail", "-n", "5", "--store", db)
+			if err != nil {
+				t.Fatalf("audit tail: %v\n%s", err, stderr)
+			}
+			row := cliRow(stdout, "test_simple_text")
+			if !strings.Contains(row, " ok ") || !strings.Contains(row, id) || !strings.Contains(row, " admin ") {
+				t.Errorf("audit tail:\n%s\nwant test_simple_text by %s (admin) with outcome ok", stdout, id)
+			}
+			if strings.Contains(stdout, token) {
+				t.Error("audit tail shows the token")
+			}
+
+			// A second run on the same store creates and prints no token.
+			p = cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)
+			printed = p.waitLine(t, "the token count", func(l string) bool { return strings.Contains(l, "service token(s)") })
+			printed = append(printed, p.stop(t)...)
+			if all := strings.Join(printed, "\n"); cliTokenRE.MatchString(all) || strings.Contains(all, "created an admin") {
+				t.Errorf("second run printed a new token:\n%s", all)
+			}
+			stdout, _, err = cliRun(t, bin, "token", "list", "--store", db)
+			if err != nil || strings.Count(stdout, "tok_") != 1 {
+				t.Errorf("after two runs, token list (%v):\n%s\nwant the one first-run token", err, stdout)
+			}
+		})
+	}
 
 	t.Run("serve --no-auth refuses a non-loopback address", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "mcpgate.db")

@@ -22,7 +22,6 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 type serveFlags struct {
@@ -56,7 +55,7 @@ func serveCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "configuration file (YAML)")
 	fl.StringVar(&f.listen, "listen", "", "HTTP address (default 127.0.0.1:8080)")
-	fl.StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+")")
+	fl.StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+"), or postgres://USER@HOST/DB (password: PGPASSWORD or store_password_file)")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (local development; loopback only)")
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one session on stdin/stdout as the configured local identity")
 	fl.BoolVar(&f.stateless, "stateless", false, "serve Streamable HTTP without sessions")
@@ -123,7 +122,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	log := newLogger(cmd, level)
 	ctx := cmd.Context()
-	st, err := sqlite.Open(ctx, cfg.Store)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -176,7 +175,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err := firstRun(ctx, cmd.OutOrStdout(), gw, cfg, url); err != nil {
 		return err
 	}
-	log.Info("serving", "mcp", url, "sse", "http://"+ln.Addr().String()+"/sse", "auth", !cfg.Auth.Disabled, "store", cfg.Store)
+	log.Info("serving", "mcp", url, "sse", "http://"+ln.Addr().String()+"/sse", "auth", !cfg.Auth.Disabled, "store", config.StoreDisplay(cfg.Store))
 	return serveUntilDone(ctx, ln, gw.Handler(), log, func() { _ = gw.EndSessions() })
 }
 
@@ -191,7 +190,7 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	}
 	tokens := gw.Tokens()
 	if len(tokens.List()) > 0 {
-		fmt.Fprintf(out, "mcpgate: %d service token(s) in %s (mcpgate token list)\n", len(tokens.List()), cfg.Store)
+		fmt.Fprintf(out, "mcpgate: %d service token(s) in %s (mcpgate token list)\n", len(tokens.List()), config.StoreDisplay(cfg.Store))
 		return nil
 	}
 	secret, rec, err := tokens.Create(ctx, "first-run admin", "admin", time.Time{})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/store/sqlite"
+	"github.com/mcpgate/mcpgate/store"
 )
 
 // storeFlags are the flags every store command takes.
@@ -24,7 +24,7 @@ type storeFlags struct{ config, store string }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "configuration file (YAML)")
-	cmd.Flags().StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+")")
+	cmd.Flags().StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+"), or postgres://USER@HOST/DB (password: PGPASSWORD)")
 }
 
 func (f *storeFlags) load() (*config.Config, error) {
@@ -32,12 +32,12 @@ func (f *storeFlags) load() (*config.Config, error) {
 }
 
 // open loads the configuration and opens its store; the caller closes it.
-func (f *storeFlags) open(ctx context.Context) (*config.Config, *sqlite.Store, error) {
+func (f *storeFlags) open(ctx context.Context) (*config.Config, store.Store, error) {
 	cfg, err := f.load()
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := sqlite.Open(ctx, cfg.Store)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +73,7 @@ func tokenCreateCommand() *cobra.Command {
 				}
 				exp = time.Now().Add(d).UTC()
 			}
-			st, err := sqlite.Open(cmd.Context(), cfg.Store)
+			st, err := openStore(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ var layers = [][]string{
 	// Foundations: they import nothing of ours.
 	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
-	{"mcp", "wire", "store/sqlite", "store/storetest"},
+	{"mcp", "wire", "store/sqlite", "store/postgres", "store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
 	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},
@@ -38,10 +38,10 @@ var forbidden = []struct {
 }{
 	{"the protocol packages know nothing of who calls or what is recorded",
 		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "fixture", "relay", "backend", "proxy"},
-		[]string{"access", "auth", "audit", "metrics", "telemetry", "store", "store/sqlite"}},
+		[]string{"access", "auth", "audit", "metrics", "telemetry", "store", "store/sqlite", "store/postgres"}},
 	{"the observers read what the engine resolved, never the audit log or the store",
 		[]string{"metrics", "telemetry"},
-		[]string{"audit", "store", "store/sqlite"}},
+		[]string{"audit", "store", "store/sqlite", "store/postgres"}},
 	{"the gateway reads no payload: that belongs to the engine and the relay",
 		[]string{"gateway"},
 		[]string{"jsonrpc", "wire", "wiremcp", "sse"}},

@@ -1,0 +1,282 @@
+// Package postgres is the store.Store of a PostgreSQL database, shared by
+// several gateway replicas and the `mcpgate token` command run beside
+// them: tokens created through one replica are there for all, and every
+// replica's audit records land in one log.
+//
+// The schema is the SQLite store's, in PostgreSQL's types: times are UTC
+// unix nanoseconds in a bigint (timestamptz keeps microseconds only, and a
+// token's times come back to the nanosecond), durations microseconds.
+// Opening a database runs the missing migrations in one transaction under
+// an advisory lock, so that replicas starting at once do not race; a
+// database a newer mcpgate has migrated is refused. A batch of audit
+// records is one COPY: atomic, in order, one round trip.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// DefaultMaxConns bounds a store's connections when Options.MaxConns is
+// 0: a replica's writers are the audit batcher and token commands, its
+// readers the token refresh; a handful is plenty, and many replicas
+// share the server's max_connections.
+const DefaultMaxConns = 8
+
+// Options configure Open.
+type Options struct {
+	// MaxConns bounds the pool (0: DefaultMaxConns).
+	MaxConns int32
+	// Password, when set, is used in place of the URL's (which then need
+	// not carry one): it comes from the environment or a file, never the
+	// configuration file.
+	Password string
+}
+
+// Store is a store.Store on a PostgreSQL database. It is safe for
+// concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at url (postgres://…) and brings its
+// schema up to date.
+func Open(ctx context.Context, url string, o Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: the store URL does not parse (%v)", redact(err))
+	}
+	cfg.MaxConns = DefaultMaxConns
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.Password != "" {
+		cfg.ConnConfig.Password = o.Password
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return s, nil
+}
+
+// redact keeps a URL parse error from quoting the URL, which may hold a
+// password: only the kind of failure is said.
+func redact(err error) string {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		return "not a PostgreSQL connection string"
+	}
+	return "invalid connection string"
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// migrations[i] brings the schema from version i to version i+1. They are
+// only ever appended: a released one never changes.
+var migrations = []string{
+	`CREATE TABLE tokens (
+		id         text PRIMARY KEY,
+		name       text NOT NULL,
+		role       text NOT NULL,
+		hash       bytea NOT NULL UNIQUE,
+		created_at bigint NOT NULL,
+		expires_at bigint NOT NULL DEFAULT 0,
+		revoked_at bigint NOT NULL DEFAULT 0
+	);
+	CREATE TABLE audit (
+		id          bigserial PRIMARY KEY,
+		time        bigint NOT NULL,
+		subject     text NOT NULL,
+		token_id    text NOT NULL,
+		role        text NOT NULL,
+		kind        text NOT NULL,
+		name        text NOT NULL,
+		backend     text NOT NULL,
+		outcome     text NOT NULL,
+		code        bigint NOT NULL,
+		duration_us bigint NOT NULL
+	);
+	CREATE INDEX audit_time ON audit (time);`,
+}
+
+// migrationLock is the advisory lock key of the migrations ("mcpgate").
+const migrationLock = 0x6d6370676174
+
+func (s *Store) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		var version int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&version); err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this mcpgate knows (%d)", version, len(migrations))
+		}
+		for i := version; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		if version < len(migrations) {
+			if _, err := tx.Exec(ctx, `DELETE FROM schema_version`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, len(migrations)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// CreateToken saves t; store.ErrDuplicate if its id or hash is taken.
+func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO tokens (id, name, role, hash, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		t.ID, t.Name, t.Role, t.Hash, encodeTime(t.CreatedAt), encodeTime(t.ExpiresAt), encodeTime(t.RevokedAt))
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		// The server's message names the constraint, not the value.
+		return fmt.Errorf("postgres: create token %s: %w (%s)", t.ID, store.ErrDuplicate, pe.ConstraintName)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: create token %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// Tokens returns every token, oldest first.
+func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, role, hash, created_at, expires_at, revoked_at FROM tokens ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Token
+	for rows.Next() {
+		var t store.Token
+		var created, expires, revoked int64
+		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Hash, &created, &expires, &revoked); err != nil {
+			return nil, fmt.Errorf("postgres: tokens: %w", err)
+		}
+		t.CreatedAt, t.ExpiresAt, t.RevokedAt = decodeTime(created), decodeTime(expires), decodeTime(revoked)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: tokens: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeToken marks the token revoked at at; one revoked already keeps its
+// first revocation time.
+func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0`, id, encodeTime(at))
+	if err != nil {
+		return fmt.Errorf("postgres: revoke token %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tokens WHERE id = $1)`, id).Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: revoke token %s: %w", id, err)
+	}
+	if !exists {
+		return fmt.Errorf("postgres: revoke token %s: %w", id, store.ErrNotFound)
+	}
+	return nil // revoked before
+}
+
+var auditColumns = []string{"time", "subject", "token_id", "role", "kind", "name", "backend", "outcome", "code", "duration_us"}
+
+// AppendAudit writes records with one COPY: all of them or none, in order.
+func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"audit"}, auditColumns, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
+		r := records[i]
+		return []any{encodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome, r.Code, encodeDuration(r.Duration)}, nil
+	}))
+	if err != nil {
+		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
+	}
+	return nil
+}
+
+// TailAudit returns the latest n records by time (ties in the order they
+// were written), oldest first.
+func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT time, subject, token_id, role, kind, name, backend, outcome, code, duration_us
+		FROM (SELECT * FROM audit ORDER BY time DESC, id DESC LIMIT $1) latest
+		ORDER BY time, id`, n)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: tail audit: %w", err)
+	}
+	defer rows.Close()
+	out := make([]store.AuditRecord, 0, min(n, 1024))
+	for rows.Next() {
+		var r store.AuditRecord
+		var t, us int64
+		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
+			return nil, fmt.Errorf("postgres: tail audit: %w", err)
+		}
+		r.Time, r.Duration = decodeTime(t), time.Duration(us)*time.Microsecond
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: tail audit: %w", err)
+	}
+	return out, nil
+}
+
+// encodeTime is UTC unix nanoseconds, 0 for the zero time.
+func encodeTime(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func decodeTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// encodeDuration is whole microseconds.
+func encodeDuration(d time.Duration) int64 { return d.Microseconds() }
