@@ -162,7 +162,7 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
 	_, err := s.pool.Exec(ctx,
 		`INSERT INTO tokens (id, name, role, hash, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		t.ID, t.Name, t.Role, t.Hash, encodeTime(t.CreatedAt), encodeTime(t.ExpiresAt), encodeTime(t.RevokedAt))
+		t.ID, t.Name, t.Role, t.Hash, store.EncodeTime(t.CreatedAt), store.EncodeTime(t.ExpiresAt), store.EncodeTime(t.RevokedAt))
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		// The server's message names the constraint, not the value.
@@ -188,7 +188,7 @@ func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
 		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Hash, &created, &expires, &revoked); err != nil {
 			return nil, fmt.Errorf("postgres: tokens: %w", err)
 		}
-		t.CreatedAt, t.ExpiresAt, t.RevokedAt = decodeTime(created), decodeTime(expires), decodeTime(revoked)
+		t.CreatedAt, t.ExpiresAt, t.RevokedAt = store.DecodeTime(created), store.DecodeTime(expires), store.DecodeTime(revoked)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -200,7 +200,7 @@ func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
 // RevokeToken marks the token revoked at at; one revoked already keeps its
 // first revocation time.
 func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0`, id, encodeTime(at))
+	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0`, id, store.EncodeTime(at))
 	if err != nil {
 		return fmt.Errorf("postgres: revoke token %s: %w", id, err)
 	}
@@ -226,7 +226,7 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 	}
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"audit"}, auditColumns, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
 		r := records[i]
-		return []any{encodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome, r.Code, encodeDuration(r.Duration)}, nil
+		return []any{store.EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome, r.Code, store.EncodeDuration(r.Duration)}, nil
 	}))
 	if err != nil {
 		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
@@ -254,7 +254,7 @@ func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, erro
 		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
 			return nil, fmt.Errorf("postgres: tail audit: %w", err)
 		}
-		r.Time, r.Duration = decodeTime(t), time.Duration(us)*time.Microsecond
+		r.Time, r.Duration = store.DecodeTime(t), store.DecodeDuration(us)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -262,21 +262,3 @@ func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, erro
 	}
 	return out, nil
 }
-
-// encodeTime is UTC unix nanoseconds, 0 for the zero time.
-func encodeTime(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func decodeTime(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
-// encodeDuration is whole microseconds.
-func encodeDuration(d time.Duration) int64 { return d.Microseconds() }

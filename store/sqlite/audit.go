@@ -25,8 +25,8 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 			n := min(len(rest), auditRowsPerInsert)
 			args = args[:0]
 			for _, r := range rest[:n] {
-				args = append(args, encodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
-					r.Name, r.Backend, r.Outcome, r.Code, encodeDuration(r.Duration))
+				args = append(args, store.EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
+					r.Name, r.Backend, r.Outcome, r.Code, store.EncodeDuration(r.Duration))
 			}
 			var err error
 			if n == auditRowsPerInsert {
@@ -98,7 +98,7 @@ func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, erro
 		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
 			return nil, fmt.Errorf("sqlite: tail audit: %w", err)
 		}
-		r.Time, r.Duration = decodeTime(t), decodeDuration(us)
+		r.Time, r.Duration = store.DecodeTime(t), store.DecodeDuration(us)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

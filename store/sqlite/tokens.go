@@ -20,7 +20,7 @@ func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx,
 			`INSERT INTO tokens (id, name, role, hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, t.Name, t.Role, t.Hash, encodeTime(t.CreatedAt), encodeTime(t.ExpiresAt), encodeTime(t.RevokedAt))
+			t.ID, t.Name, t.Role, t.Hash, store.EncodeTime(t.CreatedAt), store.EncodeTime(t.ExpiresAt), store.EncodeTime(t.RevokedAt))
 		return err
 	})
 	if isUniqueViolation(err) {
@@ -49,7 +49,7 @@ func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
 		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Hash, &created, &expires, &revoked); err != nil {
 			return nil, fmt.Errorf("sqlite: tokens: %w", err)
 		}
-		t.CreatedAt, t.ExpiresAt, t.RevokedAt = decodeTime(created), decodeTime(expires), decodeTime(revoked)
+		t.CreatedAt, t.ExpiresAt, t.RevokedAt = store.DecodeTime(created), store.DecodeTime(expires), store.DecodeTime(revoked)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -70,7 +70,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 		if err != nil || revoked != 0 {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE id = ?`, encodeTime(at), id)
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE id = ?`, store.EncodeTime(at), id)
 		return err
 	})
 	if err != nil {
