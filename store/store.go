@@ -1,7 +1,7 @@
 // Package store is mcpgate's persistent state behind one small interface:
 // service tokens (only their hashes) and the audit log. The embedded SQLite
-// implementation (store/sqlite) is the default; the interface is kept
-// small enough for a Postgres one later.
+// implementation (store/sqlite) is the default; store/postgres is the one
+// replicas share. Both run the contract tests of store/storetest.
 package store
 
 import (
