@@ -56,7 +56,7 @@ func (g *Gate) Admit(ctx context.Context, e mcp.Entry) error {
 		return nil
 	}
 	base, _ := g.roles.Base(id.Role)
-	if ok, wait := g.limiter.allow(id, base, e); !ok {
+	if ok, wait := g.limiter.allow(ctx, id, base, e); !ok {
 		return rateLimited(wait)
 	}
 	return nil

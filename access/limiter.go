@@ -40,10 +40,17 @@ import (
 
 // Limiter admits or refuses calls by token bucket. It is safe for
 // concurrent use.
+//
+// The buckets live in this process unless the limiter is given shared
+// ones (WithShared): replicas behind one load balancer must spend from the
+// same buckets, or a burst of N admits N per replica.
 type Limiter struct {
 	rules    LimitRules
 	entryIDs []string
 	now      func() time.Time
+	shared   SharedBuckets // nil: the buckets below
+	// sharedErr hears of a failure to reach the shared buckets.
+	sharedErr func(error)
 
 	// mu guards the map. Every spend holds it for reading, and Sweep for
 	// writing, so that a bucket is never dropped between being looked up
@@ -56,6 +63,29 @@ type bucketKey struct {
 	identity string // mcp.Identity.Key()
 	rule     string // rule.id
 	entry    string // kind and name when PerEntry, else ""
+}
+
+// SharedBuckets are token buckets kept outside the process (in Redis:
+// package cluster), spent atomically by every replica. Take spends one
+// token of the bucket named by key, of shape l, or spends nothing and says
+// how long until a token is there. Keys are opaque: identity, rule and
+// entry, each length-prefixed (so no two bucket keys collide), which the
+// implementation may hash. An error means the buckets could not be
+// reached; the Limiter then admits (a rate limit that fails closed would
+// make the shared store's outage everyone's).
+type SharedBuckets interface {
+	Take(ctx context.Context, key string, l Limit) (ok bool, retryAfter time.Duration, err error)
+}
+
+// String is the key as SharedBuckets see it.
+func (k bucketKey) String() string {
+	var b []byte
+	for _, part := range [...]string{k.identity, k.rule, k.entry} {
+		b = strconv.AppendInt(b, int64(len(part)), 10)
+		b = append(b, ':')
+		b = append(b, part...)
+	}
+	return string(b)
 }
 
 // bucket serializes its spends: reserve-then-cancel is only exact when no
@@ -95,10 +125,19 @@ func NewLimiter(rules LimitRules, now func() time.Time) *Limiter {
 // from a custom role to its base role's rule, go through the Gate, which
 // knows the mapping.
 func (l *Limiter) Allow(id mcp.Identity, e mcp.Entry) (ok bool, retryAfter time.Duration) {
-	return l.allow(id, "", e)
+	return l.allow(context.Background(), id, "", e)
 }
 
-func (l *Limiter) allow(id mcp.Identity, base string, e mcp.Entry) (bool, time.Duration) {
+// WithShared returns a limiter of the same rules spending from b instead
+// of buckets of its own; failures to reach b are passed to onErr (which
+// may be nil) and admit the call.
+func (l *Limiter) WithShared(b SharedBuckets, onErr func(error)) *Limiter {
+	out := NewLimiter(l.rules, l.now)
+	out.shared, out.sharedErr = b, onErr
+	return out
+}
+
+func (l *Limiter) allow(ctx context.Context, id mcp.Identity, base string, e mcp.Entry) (bool, time.Duration) {
 	r := l.rules.ruleFor(id.Role, base, e, l.entryIDs)
 	if r.unlimited() {
 		return true, 0
@@ -109,6 +148,16 @@ func (l *Limiter) allow(id mcp.Identity, base string, e mcp.Entry) (bool, time.D
 		key.entry = string(e.Kind) + "\x00" + e.Name
 	case e.Kind == mcp.KindSession:
 		key.entry = string(mcp.KindSession)
+	}
+	if l.shared != nil {
+		ok, wait, err := l.shared.Take(ctx, key.String(), r.Limit)
+		if err != nil {
+			if l.sharedErr != nil {
+				l.sharedErr(err)
+			}
+			return true, 0
+		}
+		return ok, wait
 	}
 
 	l.mu.RLock()

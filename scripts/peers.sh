@@ -13,7 +13,8 @@
 #   supergateway                            a stdio-to-HTTP MCP gateway (a peer of the benchmarks)
 # and, from ../shared/peers/conformance-everything-server (no registry serves it), the
 # conformance suite's own reference server, copied into .cache/refserver with its
-# dependencies (npm ci); and Debian's postgresql, with apt-get, when it is missing.
+# dependencies (npm ci); and Debian's postgresql, redis-server and haproxy, with
+# apt-get, when they are missing.
 #
 # Usage:
 #   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
@@ -155,31 +156,37 @@ install_ref() {
     ref_stamp >"$REF_STAMP"
 }
 
-# Debian's packages the tests run for real: PostgreSQL (the wire's Postgres
-# pair). Installed with apt-get when missing (as root, or with sudo -n); a
-# second run finds them and installs nothing. The tests start their own
-# servers on free loopback ports (internal/peers).
-have_postgres() {
-    command -v initdb >/dev/null 2>&1 && return 0
-    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+# Debian's packages the tests run for real: PostgreSQL (the store, the wire's
+# Postgres pair), Redis (what replicas agree on at once) and HAProxy (the load
+# balancer in front of three serve replicas). Installed with apt-get when
+# missing (as root, or with sudo -n); a second run finds them and installs
+# nothing. The tests start their own servers on free loopback ports
+# (internal/peers).
+missing_debs() {
+    command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || printf '%s ' postgresql
+    command -v redis-server >/dev/null 2>&1 || printf '%s ' redis-server
+    command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || printf '%s ' haproxy
 }
 
 install_debs() {
-    have_postgres && return 0
+    local missing
+    missing="$(missing_debs)"
+    [[ -z "$missing" ]] && return 0
     local sudo=()
     if [[ "$(id -u)" != 0 ]]; then
         command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || {
-            log "PostgreSQL is missing and apt-get needs root: the tests that run it will fail (MCPGATE_REQUIRE_PEERS) or skip"
+            log "missing Debian packages ($missing) and apt-get needs root: the tests that run them will fail (MCPGATE_REQUIRE_PEERS) or skip"
             return 0
         }
         sudo=(sudo -n)
     fi
-    command -v apt-get >/dev/null 2>&1 || { log "PostgreSQL is missing and there is no apt-get"; return 0; }
-    log "installing Debian's postgresql (apt-get) ..."
+    command -v apt-get >/dev/null 2>&1 || { log "missing Debian packages ($missing) and there is no apt-get"; return 0; }
+    log "installing Debian packages (apt-get): $missing..."
     export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get install -y -q --no-install-recommends postgresql >&2 \
-        || { "${sudo[@]}" apt-get update -q >&2 && "${sudo[@]}" apt-get install -y -q --no-install-recommends postgresql >&2; } \
-        || { log "apt-get install postgresql failed"; exit 1; }
+    # shellcheck disable=SC2086 # the list is words
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends $missing >&2 \
+        || { "${sudo[@]}" apt-get update -q >&2 && "${sudo[@]}" apt-get install -y -q --no-install-recommends $missing >&2; } \
+        || { log "apt-get install $missing failed"; exit 1; }
 }
 
 vars() {
