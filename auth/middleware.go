@@ -161,7 +161,7 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		if a.tokens == nil {
 			return id, at, errNoTokens
 		}
-		rec, err := a.tokens.Verify(cred, now)
+		rec, err := a.tokens.VerifyFresh(ctx, cred, now)
 		at.tokenID = rec.ID
 		if err != nil {
 			return id, at, err

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/store"
@@ -43,7 +44,20 @@ type Tokens struct {
 	// revoked holds, for tokens whose holders keep a stream open, the
 	// channel closed when the token is revoked (Revoked).
 	revoked map[string]chan struct{}
+
+	// announce, when set, tells the other replicas of a token created or
+	// revoked here (package cluster publishes it); see Announce.
+	announce atomic.Pointer[func(id string, revokedAt time.Time)]
+	// missed singles out the refresh an unknown secret asks for
+	// (VerifyFresh): one at a time, at most one per missRefreshEvery.
+	missed   sync.Mutex
+	lastMiss time.Time
 }
+
+// missRefreshEvery bounds how often an unknown secret makes VerifyFresh
+// read the store: a token created on another replica a moment ago works at
+// once, and a flood of made-up secrets costs the store two reads a second.
+const missRefreshEvery = 500 * time.Millisecond
 
 // NewTokens returns an empty index over src; call Load before serving.
 // A nil logger discards.
@@ -117,7 +131,64 @@ func (t *Tokens) Create(ctx context.Context, name, role string, expires time.Tim
 	t.mu.Lock()
 	t.merge(rec)
 	t.mu.Unlock()
+	t.tell(rec.ID, time.Time{})
 	return secret, clone(rec), nil
+}
+
+// Announce has fn told of every token created (zero revokedAt) or revoked
+// through this index, after the store has it: the replicas' way of hearing
+// at once instead of at their next Refresh.
+func (t *Tokens) Announce(fn func(id string, revokedAt time.Time)) { t.announce.Store(&fn) }
+
+func (t *Tokens) tell(id string, revokedAt time.Time) {
+	if fn := t.announce.Load(); fn != nil {
+		(*fn)(id, revokedAt)
+	}
+}
+
+// Heard applies what another replica announced. A revocation of a token
+// known here takes effect at once, streams included; anything else (a
+// token created elsewhere, a revocation of one not seen yet) is read from
+// the store, which stays the source of truth.
+func (t *Tokens) Heard(ctx context.Context, id string, revokedAt time.Time) error {
+	if !revokedAt.IsZero() {
+		t.mu.Lock()
+		key, ok := t.byID[id]
+		if ok {
+			rec := t.byHash[key]
+			if rec.RevokedAt.IsZero() {
+				rec.RevokedAt = revokedAt
+				t.byHash[key] = rec
+				t.log.Info("token revoked elsewhere", "token_id", id)
+			}
+			t.signalRevoked(id)
+		}
+		t.mu.Unlock()
+		if ok {
+			return nil
+		}
+	}
+	return t.Refresh(ctx)
+}
+
+// VerifyFresh is Verify, except that a secret this index does not know
+// makes it read the store once (at most one such read per
+// missRefreshEvery) and look again: a token just created through another
+// replica works here at once.
+func (t *Tokens) VerifyFresh(ctx context.Context, secret string, now time.Time) (store.Token, error) {
+	rec, err := t.Verify(secret, now)
+	if !errors.Is(err, ErrUnknownToken) || !looksLikeToken(secret) {
+		return rec, err
+	}
+	t.missed.Lock()
+	if time.Since(t.lastMiss) >= missRefreshEvery {
+		t.lastMiss = time.Now()
+		if rerr := t.Refresh(ctx); rerr != nil && ctx.Err() == nil {
+			t.log.Warn("token refresh failed", "err", rerr)
+		}
+	}
+	t.missed.Unlock()
+	return t.Verify(secret, now)
 }
 
 // Revoke marks token id revoked in the source, then in the index: from the
@@ -138,6 +209,7 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 		}
 		t.signalRevoked(id)
 	}
+	t.tell(id, at)
 	return nil
 }
 

@@ -55,6 +55,11 @@ type SessionOptions struct {
 	Identity Identity // the principal the session belongs to
 	// Version pre-negotiates a revision and marks the session initialized.
 	Version string
+	// ClientInfo and ClientCapabilities are what the client said at
+	// initialize, for a session resumed with Version (a replica rebuilding
+	// a session another one initialized: mcphttp's sealed sessions).
+	ClientInfo         json.RawMessage
+	ClientCapabilities json.RawMessage
 }
 
 // NewSession starts a session on s. The transport must Close it.
@@ -69,6 +74,8 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		subscribed: map[string]struct{}{},
 		done:       make(chan struct{}),
 		inputEnded: make(chan struct{}),
+		clientInfo: o.ClientInfo,
+		clientCaps: o.ClientCapabilities,
 	}
 	if o.Version != "" {
 		v := o.Version
@@ -101,6 +108,13 @@ func (s *Session) ClientCapabilities() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clientCaps
+}
+
+// ClientInfo is the clientInfo of the initialize request (nil before).
+func (s *Session) ClientInfo() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientInfo
 }
 
 // Done is closed when the session ends.

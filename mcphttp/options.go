@@ -52,7 +52,18 @@ type Options struct {
 	// MessagesPath is where the legacy SSE transport tells clients to POST
 	// (default "/messages").
 	MessagesPath string
-	Logger       *slog.Logger
+	// Sealer, when set, makes a Streamable HTTP session's id sealed state
+	// (sealed.go): any replica holding the same key resumes a session
+	// another one opened, with no sticky load balancer.
+	Sealer *Sealer
+	// SealedMaxAge is how long a sealed id may be resumed after it was
+	// issued when there are no Shared sessions to say whether it is still
+	// open (default 24 hours).
+	SealedMaxAge time.Duration
+	// Shared, when set, keeps the sessions' liveness and the per-identity
+	// counts where every replica sees them (Redis: package cluster).
+	Shared SharedSessions
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -79,6 +90,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReplayBytes <= 0 {
 		o.ReplayBytes = 1 << 20
+	}
+	if o.Sealer == nil {
+		o.Shared = nil // only sealed sessions are shared
+	}
+	if o.SealedMaxAge <= 0 {
+		o.SealedMaxAge = 24 * time.Hour
 	}
 	if o.MessagesPath == "" {
 		o.MessagesPath = "/messages"

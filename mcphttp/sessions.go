@@ -18,7 +18,8 @@ import (
 )
 
 type httpSession struct {
-	id       string
+	id       string   // the Mcp-Session-Id: sid, or the sealed state (sealed.go)
+	sid      string   // the session's own random id (what logs name)
 	idHeader []string // id as a header value, shared by every response
 	owner    string   // Identity.Key of the creator
 	sess     *mcp.Session
@@ -35,7 +36,15 @@ type httpSession struct {
 	mu         sync.Mutex
 	standalone *eventWriter // the GET stream, if open
 	streamSeq  uint64       // events sent on the standalone stream
+
+	// sharedAt is when the shared sessions last heard this one is used
+	// (unix nanoseconds; sealed.go).
+	sharedAt atomic.Int64
 }
+
+// sealed reports whether the session's id is sealed state, which another
+// replica may resume.
+func (hs *httpSession) sealed() bool { return hs.id != hs.sid }
 
 func (hs *httpSession) touch() { hs.lastUsed.Store(time.Now().UnixNano()) }
 
@@ -59,7 +68,15 @@ type sessionTable struct {
 	// owned counts, by owner, the sessions in the table plus those
 	// reserved by an initialize being served.
 	owned map[string]int
+	// tombs are the sealed sessions ended here by DELETE, kept so that
+	// this replica does not resume them from their ids (with no shared
+	// sessions to say so), oldest first, at most maxTombs.
+	tombs     map[string]struct{}
+	tombOrder []string
 }
+
+// maxTombs bounds the ended sealed sessions a table remembers.
+const maxTombs = 100_000
 
 func newSessionID() string {
 	var b [16]byte
@@ -115,6 +132,47 @@ func (t *sessionTable) remove(id string) *httpSession {
 		t.release(hs.owner)
 	}
 	return hs
+}
+
+// adopt puts in a session resumed from its sealed id, unless a session of
+// that id is there already (a request resuming it at the same moment),
+// which it returns instead. Its owner's count grows past any cap: the
+// session exists already, and the cap was checked where it was opened.
+func (t *sessionTable) adopt(hs *httpSession) *httpSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if held := t.sessions[hs.id]; held != nil {
+		return held
+	}
+	t.sessions[hs.id] = hs
+	t.owned[hs.owner]++
+	return hs
+}
+
+// bury remembers that sealed session sid ended here.
+func (t *sessionTable) bury(sid string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tombs == nil {
+		t.tombs = map[string]struct{}{}
+	}
+	if _, ok := t.tombs[sid]; ok {
+		return
+	}
+	if len(t.tombOrder) >= maxTombs {
+		delete(t.tombs, t.tombOrder[0])
+		t.tombOrder = t.tombOrder[1:]
+	}
+	t.tombs[sid] = struct{}{}
+	t.tombOrder = append(t.tombOrder, sid)
+}
+
+// ended reports whether sealed session sid ended here.
+func (t *sessionTable) ended(sid string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.tombs[sid]
+	return ok
 }
 
 func (t *sessionTable) len() int {

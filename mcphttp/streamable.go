@@ -7,6 +7,7 @@ package mcphttp
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -107,7 +108,15 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		return nil
 	}
 	hs := h.table.get(id)
+	if hs == nil && h.opts.Sealer != nil {
+		hs = h.resume(r, id)
+	}
 	if hs == nil || hs.owner != identityKey(r) {
+		writeJSONError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		return nil
+	}
+	if !h.touchShared(r.Context(), hs) { // ended on another replica
+		h.end(hs)
 		writeJSONError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return nil
 	}
@@ -256,7 +265,13 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		}
 	}
 	owner := identityKey(r)
-	if !h.table.reserve(owner, h.opts.MaxSessionsPerIdentity) {
+	// With shared sessions the per-identity cap is theirs (every
+	// replica's sessions count); this replica's table only holds places.
+	limit := h.opts.MaxSessionsPerIdentity
+	if h.opts.Shared != nil {
+		limit = math.MaxInt
+	}
+	if !h.table.reserve(owner, limit) {
 		writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
 		return
 	}
@@ -265,19 +280,42 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
 		return
 	}
-	hs := &httpSession{id: newSessionID(), owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
-	hs.idHeader = []string{hs.id}
-	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: hs.id, Out: hs, Identity: identityOf(r)})
+	sid := newSessionID()
+	shared := h.opts.Shared != nil
+	if shared {
+		ok, err := h.opts.Shared.Open(r.Context(), ownerHash(owner), sid, h.opts.MaxSessionsPerIdentity, h.opts.IdleTimeout)
+		switch {
+		case err != nil:
+			h.table.unreserve(owner)
+			h.opts.Logger.Warn("shared sessions unreachable: initialize refused", "err", err)
+			writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: sessions cannot be opened now")
+			return
+		case !ok:
+			h.table.unreserve(owner)
+			writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
+			return
+		}
+	}
+	hs := &httpSession{id: sid, sid: sid, owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
+	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: sid, Out: hs, Identity: identityOf(r)})
 	hs.touch()
+	hs.sharedAt.Store(time.Now().UnixNano())
 	hs.busy.Add(1)
 	defer hs.busy.Add(-1)
 	out := hs.sess.Handle(r.Context(), m, nil)
 	if !hs.sess.Initialized() { // refused: no session comes of it
 		h.table.unreserve(owner)
 		hs.sess.Close()
+		if shared {
+			_ = h.opts.Shared.End(context.WithoutCancel(r.Context()), ownerHash(owner), sid)
+		}
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
+	if h.opts.Sealer != nil {
+		h.seal(hs)
+	}
+	hs.idHeader = []string{hs.id}
 	h.table.add(hs)
 	w.Header().Set(HeaderSessionID, hs.id)
 	writeJSON(w, http.StatusOK, out)
@@ -445,6 +483,17 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.end(hs)
+	if hs.sealed() {
+		// No replica resumes it after: the shared sessions forget it, or
+		// (without them) this replica remembers it ended.
+		if h.opts.Shared != nil {
+			if err := h.opts.Shared.End(r.Context(), ownerHash(hs.owner), hs.sid); err != nil {
+				h.opts.Logger.Warn("shared sessions unreachable: a deleted session stays open elsewhere until idle", "err", err)
+			}
+		} else {
+			h.table.bury(hs.sid)
+		}
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -455,7 +504,7 @@ func (h *Handler) end(hs *httpSession) {
 		return
 	}
 	hs.sess.Close()
-	h.opts.Logger.Debug("mcp session ended", "session", hs.id)
+	h.opts.Logger.Debug("mcp session ended", "session", hs.sid)
 }
 
 // makeRoom reports whether a new session of owner fits, ending the least
