@@ -189,9 +189,10 @@ type SharedSessions interface {
 }
 
 // sharedTouchEvery is how often a session in use on this replica tells
-// the shared sessions so (a fraction of the idle timeout): not a round
-// trip per request.
-func (h *Handler) sharedTouchEvery() time.Duration { return h.opts.IdleTimeout / 8 }
+// the shared sessions so and hears whether it ended elsewhere: not a round
+// trip per request, and a session deleted through another replica is
+// refused here within a second.
+func (h *Handler) sharedTouchEvery() time.Duration { return min(time.Second, h.opts.IdleTimeout/8) }
 
 // resume rebuilds the session a sealed id names, for the caller of r, or
 // returns nil (the id is then unknown to the caller: 404).
