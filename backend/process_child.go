@@ -40,7 +40,7 @@ func startChild(argv []string, env []string, log *slog.Logger) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = stdio.ChildAttr()
 	err = cmd.Start()
 	_ = w.Close() // the child has its copy
 	if err != nil {

@@ -36,6 +36,11 @@ type Config struct {
 	Metrics           Metrics    `yaml:"metrics"`
 	Backends          []Backend  `yaml:"backends"`
 	Tracing           Tracing    `yaml:"tracing"`
+	// Redis, when set, is where replicas keep what they must agree on at
+	// once (rate buckets, token events, session counts); see cluster.go.
+	Redis Redis `yaml:"redis"`
+	// Sessions configures sealed session ids (cluster.go).
+	Sessions Sessions `yaml:"sessions"`
 }
 
 // HTTP configures the MCP endpoint's transports.

@@ -30,6 +30,9 @@ func (c *Config) Validate() error {
 	if err := c.validateStore(); err != nil {
 		return err
 	}
+	if err := c.validateCluster(); err != nil {
+		return err
+	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return bad("listen", "not a host:port address: %v", err)
 	}

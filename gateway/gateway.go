@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/backend"
+	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -42,6 +43,10 @@ type Options struct {
 	Complete mcp.HandlerFunc
 	// Now is the clock of the rate limits (default time.Now).
 	Now func() time.Time
+	// Cluster, when set, is the Redis every replica shares: rate buckets,
+	// token events, the sealed sessions' liveness and counts (package
+	// cluster). Without it each replica keeps its own.
+	Cluster *cluster.Redis
 }
 
 // Gateway is one assembled MCP endpoint.
@@ -60,6 +65,11 @@ type Gateway struct {
 	backends *backend.Set
 	claims   *relay.Claims // who owns each relayed entry; the backends' order
 	reload   reloadState
+
+	cluster *cluster.Redis // nil without Redis
+	// sharedFailedAt throttles the warning that Redis is unreachable
+	// (unix nanoseconds of the last one).
+	sharedFailedAt atomic.Int64
 
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
@@ -83,7 +93,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, fmt.Errorf("rate_limits: %w", err)
 	}
-	g.gate = newLimitGate(g.roles, rules, o.Now)
+	var shared access.SharedBuckets
+	if o.Cluster != nil {
+		shared = o.Cluster.Buckets()
+	}
+	g.cluster = o.Cluster
+	g.gate = newLimitGate(g.roles, rules, o.Now, shared, g.sharedBucketsFailed)
 	// Everything that can fail comes before the audit log, whose writer
 	// goroutine would otherwise outlive a refused New.
 	if err := g.checkMetricsListen(); err != nil {
@@ -160,7 +175,13 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		}
 	}
 	g.reload.init(cfg, specs)
-	g.mountHTTP(authn)
+	if err := g.mountHTTP(authn); err != nil {
+		g.backends.Close()
+		if g.audit != nil {
+			_ = g.audit.Close(ctx)
+		}
+		return nil, err
+	}
 	g.watchGauges()
 	return g, nil
 }
@@ -176,6 +197,7 @@ func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http
 		return auth.NoAuth(g.localIdentity()), nil
 	}
 	g.tokens = auth.NewTokens(st, g.log)
+	g.announceTokens()
 	if err := g.tokens.Load(ctx); err != nil {
 		return nil, fmt.Errorf("loading service tokens: %w", err)
 	}
@@ -196,15 +218,22 @@ func (g *Gateway) localIdentity() mcp.Identity {
 	return mcp.Identity{Subject: g.cfg.Auth.Identity.Subject, Role: g.cfg.Auth.Identity.Role, TokenID: "local"}
 }
 
-func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
+func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) error {
 	h := g.cfg.HTTP
+	sealer, err := g.sealer()
+	if err != nil {
+		return err
+	}
 	opts := mcphttp.Options{
+		Sealer:                 sealer,
+		SealedMaxAge:           g.cfg.Sessions.MaxAge.Duration,
 		Stateless:              h.Stateless,
 		Sessionless:            h.SessionlessOn(),
 		MaxBodyBytes:           h.MaxBodyBytes,
 		IdleTimeout:            h.SessionIdle.Duration,
 		MaxSessions:            h.MaxSessions,
 		MaxSessionsPerIdentity: h.MaxSessionsPerIdentity,
+		Shared:                 g.sharedSessions(),
 		Logger:                 g.log,
 		MessagesPath:           "/messages",
 	}
@@ -224,6 +253,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) {
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
 	root.Handle("/", authn(g.traceHTTP(mcpRoutes)))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
+	return nil
 }
 
 // Handler serves every HTTP route: /mcp, /sse, /messages, /healthz,
@@ -251,6 +281,11 @@ func (g *Gateway) Run(ctx context.Context) {
 				g.log.Debug("backends not started", "err", err) // closed before Run
 			}
 		}()
+	}
+	if g.tokens != nil && g.cluster != nil {
+		watched := make(chan struct{})
+		go func() { defer close(watched); g.watchTokens(ctx) }()
+		defer func() { <-watched }()
 	}
 	if g.tokens != nil {
 		g.tokens.RefreshEvery(ctx, 2*time.Second)

@@ -18,7 +18,12 @@ import (
 // limitGate is an mcp.Gate delegating to the current access.Gate.
 type limitGate struct {
 	now func() time.Time
-	cur atomic.Pointer[gatePair]
+	// shared, when set, holds the buckets instead of this process (Redis:
+	// every replica spends from the same ones); onErr hears of failures
+	// to reach them.
+	shared access.SharedBuckets
+	onErr  func(error)
+	cur    atomic.Pointer[gatePair]
 }
 
 type gatePair struct {
@@ -30,11 +35,11 @@ var _ mcp.Gate = (*limitGate)(nil)
 
 // newLimitGate gates by roles and by rules (which must be valid), reading
 // time from now (time.Now when nil).
-func newLimitGate(roles *access.Roles, rules access.LimitRules, now func() time.Time) *limitGate {
+func newLimitGate(roles *access.Roles, rules access.LimitRules, now func() time.Time, shared access.SharedBuckets, onErr func(error)) *limitGate {
 	if now == nil {
 		now = time.Now
 	}
-	g := &limitGate{now: now}
+	g := &limitGate{now: now, shared: shared, onErr: onErr}
 	g.set(roles, rules)
 	return g
 }
@@ -43,6 +48,9 @@ func newLimitGate(roles *access.Roles, rules access.LimitRules, now func() time.
 // is not carried over from rules that may have counted differently.
 func (g *limitGate) set(roles *access.Roles, rules access.LimitRules) {
 	l := access.NewLimiter(rules, g.now)
+	if g.shared != nil {
+		l = l.WithShared(g.shared, g.onErr)
+	}
 	g.cur.Store(&gatePair{gate: access.NewGate(roles, l), limiter: l})
 }
 

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 )
 
 // Command starts name with args and returns a Conn to it: the child's
@@ -26,7 +25,7 @@ func Command(ctx context.Context, name string, args []string, opts CommandOption
 	opts = opts.withDefaults(name)
 	cmd := exec.Command(name, args...)
 	cmd.Env, cmd.Dir = opts.Env, opts.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ChildAttr()
 
 	p, err := openPipes()
 	if err != nil {

@@ -28,6 +28,7 @@ type serveFlags struct {
 	config    string
 	listen    string
 	store     string
+	redis     string
 	noAuth    bool
 	stdio     bool
 	stateless bool
@@ -56,6 +57,7 @@ func serveCommand() *cobra.Command {
 	fl.StringVar(&f.config, "config", "", "configuration file (YAML)")
 	fl.StringVar(&f.listen, "listen", "", "HTTP address (default 127.0.0.1:8080)")
 	fl.StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+"), or postgres://USER@HOST/DB (password: PGPASSWORD or store_password_file)")
+	fl.StringVar(&f.redis, "redis", "", "Redis shared by replicas: redis://HOST:PORT/DB (password: MCPGATE_REDIS_PASSWORD or redis.password_file)")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (local development; loopback only)")
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one session on stdin/stdout as the configured local identity")
 	fl.BoolVar(&f.stateless, "stateless", false, "serve Streamable HTTP without sessions")
@@ -78,6 +80,9 @@ func loadConfig(f serveFlags) (*config.Config, error) {
 	}
 	if f.store != "" {
 		cfg.Store = f.store
+	}
+	if f.redis != "" {
+		cfg.Redis.URL = f.redis
 	}
 	cfg.Auth.Disabled = cfg.Auth.Disabled || f.noAuth
 	cfg.HTTP.Stateless = cfg.HTTP.Stateless || f.stateless
@@ -127,7 +132,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	defer st.Close()
-	opts := gateway.Options{Store: st, Logger: log, Info: mcp.Implementation{Name: "mcpgate", Version: version}}
+	shared, err := openCluster(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		defer shared.Close()
+	}
+	opts := gateway.Options{Store: st, Logger: log, Info: mcp.Implementation{Name: "mcpgate", Version: version}, Cluster: shared}
 	demo, err := addDemo(cfg)
 	if err != nil {
 		return err

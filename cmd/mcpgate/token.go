@@ -15,20 +15,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/store"
 )
 
 // storeFlags are the flags every store command takes.
-type storeFlags struct{ config, store string }
+type storeFlags struct{ config, store, redis string }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+"), or postgres://USER@HOST/DB (password: PGPASSWORD)")
+	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis of the replicas, told of tokens created and revoked here (redis://HOST:PORT/DB)")
 }
 
 func (f *storeFlags) load() (*config.Config, error) {
-	return loadConfig(serveFlags{config: f.config, store: f.store})
+	return loadConfig(serveFlags{config: f.config, store: f.store, redis: f.redis})
 }
 
 // open loads the configuration and opens its store; the caller closes it.
@@ -82,6 +84,7 @@ func tokenCreateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			announce(cmd, cfg, cluster.TokenEvent{ID: rec.ID})
 			fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%s, role %s%s); the token is printed once:\n", rec.ID, printable(rec.Name), printable(rec.Role), expiry(rec.ExpiresAt))
 			fmt.Fprintln(cmd.OutOrStdout(), secret)
 			return nil
@@ -143,14 +146,16 @@ func tokenRevokeCommand() *cobra.Command {
 		Short: "Revoke a service token",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, st, err := sf.open(cmd.Context())
+			cfg, st, err := sf.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if err := st.RevokeToken(cmd.Context(), args[0], time.Now().UTC()); err != nil {
+			at := time.Now().UTC()
+			if err := st.RevokeToken(cmd.Context(), args[0], at); err != nil {
 				return fmt.Errorf("revoke %s: %w", printable(args[0]), err)
 			}
+			announce(cmd, cfg, cluster.TokenEvent{ID: args[0], RevokedAt: at})
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", printable(args[0]))
 			return nil
 		},

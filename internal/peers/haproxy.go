@@ -101,7 +101,8 @@ frontend mcp
     default_backend replicas
 backend replicas
     balance roundrobin
-    option httpchk GET /readyz
+    option httpchk
+    http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1
     default-server inter 500ms fall 1 rise 1
 `, port)
 	for i, s := range servers {

@@ -1,0 +1,106 @@
+// cluster.go is what several replicas of one gateway share beyond the
+// store: Redis (redis: {url, password_file}, or --redis) and the key that
+// seals session ids (sessions.key_file, sessions.previous_key_file, or
+// MCPGATE_SESSION_KEY). Secrets never sit in the YAML: the password and
+// the keys come from files or the environment.
+
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/cluster"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// Redis configures the optional Redis.
+type Redis struct {
+	// URL is redis://HOST:PORT/DB (rediss:// for TLS), without a password.
+	URL string `yaml:"url"`
+	// PasswordFile holds the password (a trailing newline cut); without it
+	// MCPGATE_REDIS_PASSWORD is read, and else there is none.
+	PasswordFile string `yaml:"password_file"`
+}
+
+// Sessions configures sealed session ids.
+type Sessions struct {
+	// KeyFile holds the sealing key, 64 hex digits; MCPGATE_SESSION_KEY
+	// gives it instead. Without either, session ids are random and a
+	// session lives on the replica that opened it.
+	KeyFile string `yaml:"key_file"`
+	// PreviousKeyFile holds the key before the last rotation: ids sealed
+	// with it are still accepted.
+	PreviousKeyFile string `yaml:"previous_key_file"`
+	// MaxAge bounds how long a sealed id is accepted after it was issued
+	// when there is no Redis to say whether it is still open (default 24h).
+	MaxAge Duration `yaml:"max_age"`
+}
+
+// SessionKeyEnv names the environment variable holding the sealing key.
+const SessionKeyEnv = "MCPGATE_SESSION_KEY"
+
+// RedisPasswordEnv names the environment variable holding Redis's password.
+const RedisPasswordEnv = "MCPGATE_REDIS_PASSWORD"
+
+// RedisPassword reads the password (never quoted in an error).
+func (r Redis) RedisPassword() (string, error) {
+	if r.PasswordFile == "" {
+		return os.Getenv(RedisPasswordEnv), nil
+	}
+	b, err := os.ReadFile(r.PasswordFile)
+	if err != nil {
+		return "", fmt.Errorf("redis.password_file: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// SessionKeys reads the sealing key and the previous one (nil: none).
+// Errors name the file or the variable, never a key.
+func (s Sessions) SessionKeys() (key, previous []byte, err error) {
+	text, from := os.Getenv(SessionKeyEnv), SessionKeyEnv
+	if s.KeyFile != "" {
+		b, err := os.ReadFile(s.KeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sessions.key_file: %w", err)
+		}
+		text, from = string(b), "sessions.key_file"
+	}
+	if text != "" {
+		if key, err = mcphttp.ParseSessionKey(text); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", from, err)
+		}
+	}
+	if s.PreviousKeyFile != "" {
+		if key == nil {
+			return nil, nil, bad("sessions.previous_key_file", "needs a current key (sessions.key_file or "+SessionKeyEnv+")")
+		}
+		b, err := os.ReadFile(s.PreviousKeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sessions.previous_key_file: %w", err)
+		}
+		if previous, err = mcphttp.ParseSessionKey(string(b)); err != nil {
+			return nil, nil, fmt.Errorf("sessions.previous_key_file: %w", err)
+		}
+	}
+	return key, previous, nil
+}
+
+func (c *Config) validateCluster() error {
+	if c.Redis.URL != "" {
+		if _, err := cluster.ParseURL(c.Redis.URL); err != nil {
+			return bad("redis.url", "%s", strings.TrimPrefix(err.Error(), "redis: "))
+		}
+	} else if c.Redis.PasswordFile != "" {
+		return bad("redis.password_file", "needs redis.url")
+	}
+	if c.Sessions.MaxAge.invalid != "" {
+		return bad("sessions.max_age", "%q is not a duration", c.Sessions.MaxAge.invalid)
+	}
+	if c.Sessions.MaxAge.Duration < 0 {
+		return bad("sessions.max_age", "must not be negative")
+	}
+	_, _, err := c.Sessions.SessionKeys()
+	return err
+}
