@@ -7,12 +7,12 @@
 package config
 
 import (
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
-
-	"github.com/mcpgate/mcpgate/cluster"
-	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // Redis configures the optional Redis.
@@ -36,6 +36,24 @@ type Sessions struct {
 	// MaxAge bounds how long a sealed id is accepted after it was issued
 	// when there is no Redis to say whether it is still open (default 24h).
 	MaxAge Duration `yaml:"max_age"`
+}
+
+// SessionKeySize is the length of a session-sealing key in bytes.
+const SessionKeySize = 32
+
+// ParseSessionKey reads a key written as 64 hex digits (surrounding space
+// ignored, as a file's trailing newline is). The error never quotes the
+// key.
+func ParseSessionKey(text string) ([]byte, error) {
+	text = strings.TrimSpace(text)
+	if len(text) != 2*SessionKeySize {
+		return nil, fmt.Errorf("a session key is %d hex digits, not %d characters", 2*SessionKeySize, len(text))
+	}
+	key, err := hex.DecodeString(text)
+	if err != nil {
+		return nil, errors.New("a session key is hex digits only")
+	}
+	return key, nil
 }
 
 // SessionKeyEnv names the environment variable holding the sealing key.
@@ -68,7 +86,7 @@ func (s Sessions) SessionKeys() (key, previous []byte, err error) {
 		text, from = string(b), "sessions.key_file"
 	}
 	if text != "" {
-		if key, err = mcphttp.ParseSessionKey(text); err != nil {
+		if key, err = ParseSessionKey(text); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
@@ -80,7 +98,7 @@ func (s Sessions) SessionKeys() (key, previous []byte, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("sessions.previous_key_file: %w", err)
 		}
-		if previous, err = mcphttp.ParseSessionKey(string(b)); err != nil {
+		if previous, err = ParseSessionKey(string(b)); err != nil {
 			return nil, nil, fmt.Errorf("sessions.previous_key_file: %w", err)
 		}
 	}
@@ -89,8 +107,15 @@ func (s Sessions) SessionKeys() (key, previous []byte, err error) {
 
 func (c *Config) validateCluster() error {
 	if c.Redis.URL != "" {
-		if _, err := cluster.ParseURL(c.Redis.URL); err != nil {
-			return bad("redis.url", "%s", strings.TrimPrefix(err.Error(), "redis: "))
+		u, err := url.Parse(c.Redis.URL)
+		switch {
+		case err != nil || u.Host == "":
+			return bad("redis.url", "not a redis://HOST:PORT/DB URL")
+		case u.Scheme != "redis" && u.Scheme != "rediss":
+			return bad("redis.url", "the scheme is %q, not redis or rediss", u.Scheme)
+		}
+		if _, has := u.User.Password(); has {
+			return bad("redis.url", "must not carry a password: set %s, or redis.password_file", RedisPasswordEnv)
 		}
 	} else if c.Redis.PasswordFile != "" {
 		return bad("redis.password_file", "needs redis.url")

@@ -35,7 +35,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,21 +64,6 @@ var sealedAAD = []byte("mcpgate Mcp-Session-Id v1")
 type Sealer struct {
 	seal cipher.AEAD
 	open []cipher.AEAD // the current key first, then the previous
-}
-
-// ParseSessionKey reads a key written as 64 hex digits (surrounding
-// space ignored, as a file's trailing newline is). The error never
-// quotes the key.
-func ParseSessionKey(text string) ([]byte, error) {
-	text = strings.TrimSpace(text)
-	if len(text) != 2*SessionKeySize {
-		return nil, fmt.Errorf("a session key is %d hex digits, not %d characters", 2*SessionKeySize, len(text))
-	}
-	key, err := hex.DecodeString(text)
-	if err != nil {
-		return nil, errors.New("a session key is hex digits only")
-	}
-	return key, nil
 }
 
 // NewSealer seals with key and opens with key or previous (nil: none).

@@ -170,22 +170,6 @@ func TestSessionTooLargeToSealStaysOnItsReplica(t *testing.T) {
 	}
 }
 
-func TestParseSessionKey(t *testing.T) {
-	good := strings.Repeat("0f", SessionKeySize)
-	if k, err := ParseSessionKey(good + "\n"); err != nil || len(k) != SessionKeySize {
-		t.Errorf("a file's key with its newline: %v", err)
-	}
-	secret := strings.Repeat("zz", SessionKeySize)
-	for _, bad := range []string{"", good[:62], good + "00", secret} {
-		_, err := ParseSessionKey(bad)
-		if err == nil {
-			t.Errorf("%q accepted", bad)
-		} else if bad != "" && strings.Contains(err.Error(), bad) {
-			t.Errorf("the error quotes the key: %v", err)
-		}
-	}
-}
-
 func FuzzSealedID(f *testing.F) {
 	s := testSealer(f, testKey(1), testKey(2))
 	id, err := s.sealID(sealedState{SID: "abc", Owner: ownerHash("alice"), Version: mcp.Version20251125, Caps: json.RawMessage(`{}`), IssuedAt: 1})

@@ -22,12 +22,14 @@ var layers = [][]string{
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
 	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},
-	// Backends and the proxy: transports and the wire put together.
-	{"backend", "proxy"},
+	// Backends and the proxy: transports and the wire put together; what
+	// replicas share (Redis), for the gate's buckets and the transport's
+	// sessions.
+	{"backend", "proxy", "cluster"},
 	// The gateway assembles everything; proxytest serves proxies to tests.
 	{"gateway", "internal/proxytest"},
 	// Programs.
-	{"cmd/mcpgate", "bench"},
+	{"cmd/mcpgate", "bench", "deploy"},
 }
 
 // forbidden are edges between layers that are allowed by the layering but
