@@ -150,6 +150,15 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	}
 	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
 	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwStdio, sdkHTTP, sdkStdio}
+	shared, lb1, lb3, stopReplicas, err := e.replicaTargets(ctx)
+	closers = append(closers, stopReplicas)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("replicas: %w", err)
+	}
+	var replicaTargets []*target
+	if shared != nil {
+		replicaTargets = []*target{shared, lb1, lb3}
+	}
 	if e.node22 != "" {
 		sg, err := e.startSupergateway(ctx)
 		if err != nil {
@@ -177,6 +186,14 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 			}
 			xs = append(xs, alone)
 		}
+	}
+	for _, t := range replicaTargets {
+		x := &experiment{t: t, conc: conc}
+		if err := x.prepare(ctx, nil); err != nil {
+			return nil, cleanup, err
+		}
+		closers = append(closers, func() { x.closeCallers(context.Background()) })
+		xs = append(xs, x)
 	}
 	wire := map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}}
 	for _, t := range []*target{perPath, framedT, prompts, perPathStdio, framedStdio} {
