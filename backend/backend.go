@@ -204,7 +204,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	}
 	var router relay.Router
 	if b.spec.Session == SessionPerClient {
-		pool := b.openSessionPool(ctx)
+		pool := b.openSessionPool(ctx, client)
 		defer b.closeSessionPool(pool) // after Unsync, before client.Close
 		router = pool
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -105,9 +106,16 @@ type sessionPool struct {
 	max    int
 	wg     sync.WaitGroup // one run per upstream session
 
+	// shared is the backend's own connection: its initialize result is
+	// the server's, for an upstream session resumed without one.
+	shared *mcp.Client
+
 	mu      sync.Mutex
 	closed  bool
 	byFront map[*mcp.Session]*upstreamSession
+	// resume holds, for front sessions resumed from another replica, the
+	// upstream session to take up at their first call (resume.go).
+	resume map[*mcp.Session]UpstreamSession
 }
 
 // upstreamSession is one front session's upstream session.
@@ -115,17 +123,18 @@ type upstreamSession struct {
 	front *mcp.Session
 	ready chan struct{} // closed once dialled and initialized, or failed
 	// Set before ready is closed.
-	up  relay.Upstream
-	err error
+	up   relay.Upstream
+	conn *mcphttp.StreamableConn // nil unless the backend is HTTP
+	err  error
 
 	stop     chan struct{} // closed to evict
 	busy     int           // calls in flight; guarded by sessionPool.mu
 	lastUsed time.Time     // guarded by sessionPool.mu
 }
 
-func newSessionPool(ctx context.Context, b *Backend) *sessionPool {
-	p := &sessionPool{b: b, idle: b.spec.SessionIdleTimeout, max: b.spec.SessionMax,
-		byFront: map[*mcp.Session]*upstreamSession{}}
+func newSessionPool(ctx context.Context, b *Backend, shared *mcp.Client) *sessionPool {
+	p := &sessionPool{b: b, idle: b.spec.SessionIdleTimeout, max: b.spec.SessionMax, shared: shared,
+		byFront: map[*mcp.Session]*upstreamSession{}, resume: map[*mcp.Session]UpstreamSession{}}
 	if p.idle <= 0 {
 		p.idle = DefaultSessionIdleTimeout
 	}
@@ -227,7 +236,7 @@ func (p *sessionPool) forget(u *upstreamSession) {
 // out of the pool before it is closed, so that no new call picks it.
 func (p *sessionPool) run(u *upstreamSession) {
 	defer p.wg.Done()
-	up, err := p.dial()
+	up, conn, err := p.dial(u.front)
 	if err != nil {
 		u.err = err
 		// Forgotten before its waiters hear of the failure: one that
@@ -237,12 +246,18 @@ func (p *sessionPool) run(u *upstreamSession) {
 		p.b.log.Warn("backend: upstream session failed to open", "err", err)
 		return
 	}
-	u.up = up
+	u.up, u.conn = up, conn
 	client := up.Client
 	close(u.ready)
 	p.b.log.Debug("backend: upstream session opened", "open", p.open())
 	why := p.keep(u, client)
 	p.forget(u)
+	if conn != nil && u.front.Resumable() && !u.front.EndedByClient() {
+		// Another replica may hold the front session now: its upstream
+		// session stays open for it (the server's idle timeout ends it
+		// if nobody comes back).
+		_ = conn.Detach()
+	}
 	_ = client.Close()
 	p.b.log.Debug("backend: upstream session closed", "why", why, "open", p.open())
 }
@@ -283,13 +298,18 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 
 // dial opens one upstream session: connect, initialize. The secrets of
 // the spec are scrubbed from its error, which reaches the caller.
-func (p *sessionPool) dial() (relay.Upstream, error) {
+func (p *sessionPool) dial(front *mcp.Session) (relay.Upstream, *mcphttp.StreamableConn, error) {
 	start, cancel := context.WithTimeout(p.ctx, p.b.opts.StartTimeout)
 	defer cancel()
 	conn, err := p.b.dial(p.ctx)
 	if err != nil {
-		return relay.Upstream{}, errors.New(scrub(err.Error(), p.b.secrets))
+		return relay.Upstream{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
 	}
+	httpConn, _ := conn.(*mcphttp.StreamableConn)
+	p.mu.Lock()
+	resume, resuming := p.resume[front]
+	delete(p.resume, front)
+	p.mu.Unlock()
 	inflight := relay.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
@@ -300,11 +320,15 @@ func (p *sessionPool) dial() (relay.Upstream, error) {
 		// anything else unrelated to a call is not relayed from here.
 		OnNotification: func(m *jsonrpc.Message) { inflight.OnNotification(m) },
 	})
-	if err := p.b.connect(start, client); err != nil {
+	if resuming && httpConn != nil {
+		httpConn.Resume(start, resume.ID, resume.Version)
+		client.Resume(resume.Version, p.shared.InitializeResult())
+		p.b.log.Debug("backend: upstream session taken up from another replica")
+	} else if err := p.b.connect(start, client); err != nil {
 		_ = client.Close()
-		return relay.Upstream{}, errors.New(scrub(err.Error(), p.b.secrets))
+		return relay.Upstream{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
 	}
-	return relay.Upstream{Client: client, Inflight: inflight}, nil
+	return relay.Upstream{Client: client, Inflight: inflight}, httpConn, nil
 }
 
 // close ends every upstream session and waits for them.
@@ -317,8 +341,8 @@ func (p *sessionPool) close() {
 }
 
 // openSessionPool starts the per-client sessions of one connection.
-func (b *Backend) openSessionPool(ctx context.Context) *sessionPool {
-	p := newSessionPool(ctx, b)
+func (b *Backend) openSessionPool(ctx context.Context, shared *mcp.Client) *sessionPool {
+	p := newSessionPool(ctx, b, shared)
 	b.mu.Lock()
 	b.sessions = p
 	b.mu.Unlock()

@@ -7,9 +7,12 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
+	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/cluster"
+	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
@@ -67,4 +70,25 @@ func (g *Gateway) sharedBucketsFailed(err error) {
 		return
 	}
 	g.log.Warn("redis: rate buckets unreachable; calls are admitted without a rate limit until it is back", "err", err)
+}
+
+// upstreamExtras seal a session's per-client upstream sessions (HTTP
+// backends) into its id, and hand them to the replica that resumes it
+// (backend/resume.go).
+type upstreamExtras struct{ set *backend.Set }
+
+func (x upstreamExtras) Opened(ctx context.Context, s *mcp.Session) json.RawMessage {
+	ups := x.set.OpenUpstreams(ctx, s)
+	if len(ups) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(ups)
+	return out
+}
+
+func (x upstreamExtras) Resumed(s *mcp.Session, extra json.RawMessage) {
+	var ups map[string]backend.UpstreamSession
+	if json.Unmarshal(extra, &ups) == nil {
+		x.set.ResumeUpstreams(s, ups)
+	}
 }

@@ -234,6 +234,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) error {
 		MaxSessions:            h.MaxSessions,
 		MaxSessionsPerIdentity: h.MaxSessionsPerIdentity,
 		Shared:                 g.sharedSessions(),
+		Extras:                 upstreamExtras{g.backends},
 		Logger:                 g.log,
 		MessagesPath:           "/messages",
 	}

@@ -118,6 +118,18 @@ func (c *Client) Initialize(ctx context.Context) (json.RawMessage, error) {
 	return res, nil
 }
 
+// Resume takes up a session another client initialized (another replica
+// of a gateway, whose state travels in a sealed id): no initialize is sent,
+// the revision is version and the server's result is initResult (which
+// may be the answer to initialize on another connection to the same
+// server). The connection must carry the session already
+// (mcphttp.StreamableConn.Resume).
+func (c *Client) Resume(version string, initResult json.RawMessage) {
+	c.mu.Lock()
+	c.initResult, c.version = initResult, version
+	c.mu.Unlock()
+}
+
 // InitializeResult is the server's answer to initialize, or to
 // server/discover for a sessionless server (both name its capabilities,
 // instructions and identity).

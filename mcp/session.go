@@ -33,6 +33,11 @@ type Session struct {
 	identity Identity
 
 	initialized atomic.Bool
+	// resumable: another process may resume the session after this one
+	// lets it go (mcphttp's sealed sessions), so what it holds upstream is
+	// left open when it ends here, unless the client ended it.
+	resumable   atomic.Bool
+	endedByUser atomic.Bool
 	version     atomic.Pointer[string]
 	logLevel    atomic.Int32
 
@@ -109,6 +114,21 @@ func (s *Session) ClientCapabilities() json.RawMessage {
 	defer s.mu.Unlock()
 	return s.clientCaps
 }
+
+// SetResumable marks the session as one another process may resume after
+// this one lets it go: its upstream sessions then outlive its end here,
+// unless the client itself ended it (EndedByClient).
+func (s *Session) SetResumable() { s.resumable.Store(true) }
+
+// Resumable reports SetResumable.
+func (s *Session) Resumable() bool { return s.resumable.Load() }
+
+// MarkEndedByClient records, before Close, that the client ended the
+// session (Streamable HTTP's DELETE): it is over everywhere, upstream too.
+func (s *Session) MarkEndedByClient() { s.endedByUser.Store(true) }
+
+// EndedByClient reports MarkEndedByClient.
+func (s *Session) EndedByClient() bool { return s.endedByUser.Load() }
 
 // ClientInfo is the clientInfo of the initialize request (nil before).
 func (s *Session) ClientInfo() json.RawMessage {

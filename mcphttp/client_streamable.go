@@ -407,9 +407,24 @@ func (c *StreamableConn) fail(ids []jsonrpc.ID, status int, reason string) {
 	}
 }
 
+// Resume takes up session id, negotiated at version by another client of
+// the same server, as if this connection had initialized it: requests
+// carry the id and the version, and the standalone stream is opened.
+func (c *StreamableConn) Resume(ctx context.Context, id, version string) {
+	c.adoptSession(id)
+	c.setVersion(version)
+	c.listen(ctx)
+}
+
 // Close ends the session with DELETE (a server without that answers 405,
 // which is fine), stops the streams, and makes Read return io.EOF.
-func (c *StreamableConn) Close() error {
+func (c *StreamableConn) Close() error { return c.close(true) }
+
+// Detach is Close without the DELETE: the session stays open on the
+// server, for another client that resumes it.
+func (c *StreamableConn) Detach() error { return c.close(false) }
+
+func (c *StreamableConn) close(end bool) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -420,7 +435,10 @@ func (c *StreamableConn) Close() error {
 	c.mu.Unlock()
 	c.inbox.shut()
 	c.cancel()
-	err := c.deleteSession(sessionID)
+	var err error
+	if end {
+		err = c.deleteSession(sessionID)
+	}
 	c.wg.Wait()
 	if c.defaultClient {
 		releaseDefaultClient()

@@ -60,6 +60,9 @@ type Options struct {
 	// issued when there are no Shared sessions to say whether it is still
 	// open (default 24 hours).
 	SealedMaxAge time.Duration
+	// Extras, with a Sealer, seal what else a session needs on another
+	// replica (the gateway: its per-client upstream sessions).
+	Extras SessionExtras
 	// Shared, when set, keeps the sessions' liveness and the per-identity
 	// counts where every replica sees them (Redis: package cluster).
 	Shared SharedSessions

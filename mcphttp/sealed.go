@@ -103,6 +103,18 @@ type sealedState struct {
 	Info     json.RawMessage `json:"i,omitempty"`
 	Caps     json.RawMessage `json:"c,omitempty"`
 	IssuedAt int64           `json:"t"` // unix seconds
+	Extra    json.RawMessage `json:"x,omitempty"` // SessionExtras.Opened's
+}
+
+// SessionExtras are told of sealed sessions, to seal what more a session
+// needs on another replica into its id.
+type SessionExtras interface {
+	// Opened is told of a session initialized here, before its id is
+	// sealed; what it returns (nil: nothing) is sealed with it.
+	Opened(ctx context.Context, s *mcp.Session) json.RawMessage
+	// Resumed is told of a session rebuilt from its sealed id, with what
+	// Opened returned on the replica that initialized it.
+	Resumed(s *mcp.Session, extra json.RawMessage)
 }
 
 // ownerHash names an identity without carrying its key (a token id, a
@@ -209,11 +221,15 @@ func (h *Handler) resume(r *http.Request, id string) *httpSession {
 	hs.idHeader = []string{id}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: st.SID, Out: hs, Identity: identityOf(r),
 		Version: st.Version, ClientInfo: st.Info, ClientCapabilities: st.Caps})
+	hs.sess.SetResumable()
 	hs.touch()
 	hs.sharedAt.Store(time.Now().UnixNano())
 	if held := h.table.adopt(hs); held != hs { // another request resumed it first
 		hs.sess.Close()
 		return held
+	}
+	if h.opts.Extras != nil && len(st.Extra) > 0 {
+		h.opts.Extras.Resumed(hs.sess, st.Extra)
 	}
 	h.opts.Logger.Debug("mcp session resumed from its sealed id", "session", st.SID)
 	return hs
@@ -221,15 +237,19 @@ func (h *Handler) resume(r *http.Request, id string) *httpSession {
 
 // seal gives a session just initialized its sealed id, or keeps the random
 // one (logged) when its state does not fit.
-func (h *Handler) seal(hs *httpSession) {
+func (h *Handler) seal(ctx context.Context, hs *httpSession) {
 	st := sealedState{SID: hs.sid, Owner: ownerHash(hs.owner), Version: hs.sess.Version(),
 		Info: hs.sess.ClientInfo(), Caps: hs.sess.ClientCapabilities(), IssuedAt: time.Now().Unix()}
+	if h.opts.Extras != nil {
+		st.Extra = h.opts.Extras.Opened(ctx, hs.sess)
+	}
 	id, err := h.opts.Sealer.sealID(st)
 	if err != nil {
 		h.opts.Logger.Warn("mcp session not sealed: it lives on this replica only", "session", hs.sid, "err", err)
 		return
 	}
 	hs.id, hs.idHeader = id, []string{id}
+	hs.sess.SetResumable()
 }
 
 // touchShared tells the shared sessions that hs is in use, at most every

@@ -313,7 +313,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		return
 	}
 	if h.opts.Sealer != nil {
-		h.seal(hs)
+		h.seal(r.Context(), hs)
 	}
 	hs.idHeader = []string{hs.id}
 	h.table.add(hs)
@@ -482,6 +482,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
+	hs.sess.MarkEndedByClient()
 	h.end(hs)
 	if hs.sealed() {
 		// No replica resumes it after: the shared sessions forget it, or
