@@ -102,7 +102,7 @@ type sealedState struct {
 	Version  string          `json:"v"` // the negotiated revision
 	Info     json.RawMessage `json:"i,omitempty"`
 	Caps     json.RawMessage `json:"c,omitempty"`
-	IssuedAt int64           `json:"t"` // unix seconds
+	IssuedAt int64           `json:"t"`           // unix seconds
 	Extra    json.RawMessage `json:"x,omitempty"` // SessionExtras.Opened's
 }
 
