@@ -26,7 +26,13 @@ type storeFlags struct{ config, store, redis string }
 func (f *storeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&f.store, "store", "", "SQLite database (default "+config.DefaultStorePath()+"), or postgres://USER@HOST/DB (password: PGPASSWORD)")
-	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis of the replicas, told of tokens created and revoked here (redis://HOST:PORT/DB)")
+}
+
+// registerAnnouncing adds --redis to the store flags: the commands that
+// change tokens tell the replicas through it.
+func (f *storeFlags) registerAnnouncing(cmd *cobra.Command) {
+	f.register(cmd)
+	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis of the replicas, told of the token changed here (redis://HOST:PORT/DB)")
 }
 
 func (f *storeFlags) load() (*config.Config, error) {
@@ -90,7 +96,7 @@ func tokenCreateCommand() *cobra.Command {
 			return nil
 		},
 	}
-	sf.register(cmd)
+	sf.registerAnnouncing(cmd)
 	cmd.Flags().StringVar(&name, "name", "", "what the token is for (required)")
 	cmd.Flags().StringVar(&role, "role", "", "role of the token's holder (required)")
 	cmd.Flags().StringVar(&expires, "expires", "", "lifetime, e.g. 12h or 30d (default: never)")
@@ -160,7 +166,7 @@ func tokenRevokeCommand() *cobra.Command {
 			return nil
 		},
 	}
-	sf.register(cmd)
+	sf.registerAnnouncing(cmd)
 	return cmd
 }
 
