@@ -14,9 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // HAProxy is a running load balancer.
@@ -117,36 +115,7 @@ backend replicas
 		_ = os.RemoveAll(dir)
 		return h, nil, fmt.Errorf("haproxy -c: %w\n%s", err, out)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "haproxy.log"))
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return h, nil, err
-	}
-	cmd := exec.Command(bin, "-db", "-f", cfgPath)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return h, nil, fmt.Errorf("haproxy: %w", err)
-	}
-	stop = func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		_ = os.RemoveAll(dir)
-	}
 	h = HAProxy{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", h.Addr, time.Second); err == nil {
-			_ = c.Close()
-			return h, stop, nil
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
-			stop()
-			return h, nil, fmt.Errorf("haproxy is not listening on %s\n%s", h.Addr, log)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a server that is starting
-	}
+	stop, err = spawn("haproxy", exec.Command(bin, "-db", "-f", cfgPath), dir, func() bool { return accepts(h.Addr) })
+	return h, stop, err
 }

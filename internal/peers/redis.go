@@ -8,13 +8,10 @@ package peers
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -65,31 +62,11 @@ func RunRedis() (r Redis, stop func(), err error) {
 		_ = os.RemoveAll(dir)
 		return r, nil, err
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "server.log"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return r, nil, fmt.Errorf("redis-server: %w", err)
-	}
-	stop = func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		_ = os.RemoveAll(dir)
-	}
 	r = Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if pong(r.Addr) {
-			return r, stop, nil
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-			stop()
-			return r, nil, fmt.Errorf("redis is not ready on %s\n%s", r.Addr, log)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a server that is starting
-	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no")
+	stop, err = spawn("redis-server", cmd, dir, func() bool { return pong(r.Addr) })
+	return r, stop, err
 }
 
 // pong reports whether a Redis server answers PING at addr.
@@ -105,14 +82,4 @@ func pong(addr string) bool {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && line == "+PONG\r\n"
-}
-
-// freePort is a loopback port nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
