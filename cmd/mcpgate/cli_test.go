@@ -287,9 +287,29 @@ func TestCLI(t *testing.T) {
 			if all := strings.Join(printed, "\n"); cliTokenRE.MatchString(all) || strings.Contains(all, "created an admin") {
 				t.Errorf("second run printed a new token:\n%s", all)
 			}
+			// ... but says how to get in: connect lines with a placeholder,
+			// and the command that mints a new admin token for this store.
+			p = cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)
+			printed = p.waitLine(t, "the inspect line", func(l string) bool { return strings.HasPrefix(l, "inspect:") })
+			printed = append(printed, p.stop(t)...)
+			all := strings.Join(printed, "\n")
+			for _, want := range []string{"never their secrets", "new admin token:  mcpgate token create --name admin --role admin --store ",
+				"connect:  claude mcp add --transport http mcpgate http://127.0.0.1:", `"Authorization: Bearer $MCPGATE_TOKEN"`} {
+				if !strings.Contains(all, want) {
+					t.Errorf("a later run's output lacks %q:\n%s", want, all)
+				}
+			}
+			// The printed command works as pasted into a shell.
+			_, mint, _ := strings.Cut(all, "new admin token:  mcpgate ")
+			mint, _, _ = strings.Cut(mint, "\n")
+			sh := exec.Command("sh", "-c", "\"$MCPGATE_BIN\" "+mint)
+			sh.Env = append(cliEnv(t), "MCPGATE_BIN="+bin)
+			if out, err := sh.Output(); err != nil || !cliTokenRE.Match(out) {
+				t.Errorf("the printed mint command %q: %v, printed %q", mint, err, out)
+			}
 			stdout, _, err = cliRun(t, bin, "token", "list", "--store", db)
-			if err != nil || strings.Count(stdout, "tok_") != 1 {
-				t.Errorf("after two runs, token list (%v):\n%s\nwant the one first-run token", err, stdout)
+			if err != nil || strings.Count(stdout, "tok_") != 2 || strings.Count(stdout, "first-run admin") != 1 {
+				t.Errorf("after three runs and the printed mint command, token list (%v):\n%s\nwant the one first-run token and the minted one", err, stdout)
 			}
 		})
 	}

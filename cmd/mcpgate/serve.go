@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -201,8 +202,13 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 		return nil
 	}
 	tokens := gw.Tokens()
-	if len(tokens.List()) > 0 {
-		fmt.Fprintf(out, "mcpgate: %d service token(s) in %s (mcpgate token list)\n", len(tokens.List()), config.StoreDisplay(cfg.Store))
+	if n := len(tokens.List()); n > 0 {
+		// The first run's token was shown once; say how to get in now.
+		fmt.Fprintf(out, "mcpgate: %d service token(s) in %s; `mcpgate token list%s` shows them, never their secrets\n",
+			n, config.StoreDisplay(cfg.Store), storeFlagFor(cfg))
+		fmt.Fprintf(out, "new admin token:  mcpgate token create --name admin --role admin%s\n", storeFlagFor(cfg))
+		fmt.Fprintf(out, "connect:  claude mcp add --transport http mcpgate %s --header \"Authorization: Bearer $MCPGATE_TOKEN\"\n", url)
+		printInspector(out, url, "$MCPGATE_TOKEN")
 		return nil
 	}
 	secret, rec, err := tokens.Create(ctx, "first-run admin", "admin", time.Time{})
@@ -216,6 +222,26 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	fmt.Fprintf(out, "            -H 'Accept: application/json, text/event-stream' \\\n")
 	fmt.Fprintf(out, "            -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n")
 	return nil
+}
+
+// storeFlagFor is the --store flag that names cfg's store to a command
+// run by hand ("" for the default store).
+func storeFlagFor(cfg *config.Config) string {
+	if cfg.Store == config.DefaultStorePath() {
+		return ""
+	}
+	return " --store " + shellQuote(config.StoreDisplay(cfg.Store))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '@' || r == '=' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // serveUntilDone serves HTTP on ln until ctx ends, then shuts down:
