@@ -314,6 +314,19 @@ func TestCLI(t *testing.T) {
 		})
 	}
 
+	t.Run("commands that read or revoke refuse a store that does not exist, and create nothing", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "typo", "mcpgte.db")
+		for _, args := range [][]string{{"token", "list"}, {"audit", "tail"}, {"token", "revoke", "tok_x"}} {
+			stdout, stderr, err := cliRun(t, bin, append(args, "--store", missing)...)
+			if err == nil || !strings.Contains(stderr, "no store at "+missing) {
+				t.Errorf("%v on a missing store: err %v, stdout %q, stderr %q", args, err, stdout, stderr)
+			}
+		}
+		if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the refused commands created %s (%v)", filepath.Dir(missing), err)
+		}
+	})
+
 	t.Run("serve --no-auth refuses a non-loopback address", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "mcpgate.db")
 		stdout, stderr, err := cliRun(t, bin, "serve", "--no-auth", "--listen", "0.0.0.0:0", "--store", db)

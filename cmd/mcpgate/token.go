@@ -6,7 +6,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -39,11 +42,18 @@ func (f *storeFlags) load() (*config.Config, error) {
 	return loadConfig(serveFlags{config: f.config, store: f.store, redis: f.redis})
 }
 
-// open loads the configuration and opens its store; the caller closes it.
+// open loads the configuration and opens its store, which must exist: a
+// command that reads or revokes refuses a mistyped --store instead of
+// creating an empty database there. The caller closes it.
 func (f *storeFlags) open(ctx context.Context) (*config.Config, store.Store, error) {
 	cfg, err := f.load()
 	if err != nil {
 		return nil, nil, err
+	}
+	if !config.StoreIsPostgres(cfg.Store) {
+		if _, err := os.Stat(cfg.Store); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("no store at %s: nothing was created there (mcpgate serve and mcpgate token create make one); check --store or store: in the configuration", printable(cfg.Store))
+		}
 	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
