@@ -69,7 +69,13 @@ func (g *Gateway) adminOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := mcp.IdentityFrom(r.Context())
 		if !ok || !g.roles.Allows(id.Role, access.Admin) {
-			http.Error(w, "Forbidden", http.StatusForbidden)
+			// Say what would be allowed: an operator fixes the token,
+			// not the URL. The role is one the configuration knows.
+			role := id.Role
+			if role == "" {
+				role = "none"
+			}
+			http.Error(w, fmt.Sprintf("Forbidden: /metrics needs the admin role (or a role based on it); this credential's role is %s", role), http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)

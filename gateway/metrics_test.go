@@ -184,6 +184,9 @@ func TestMetricsNeedAnAdmin(t *testing.T) {
 			t.Errorf("GET /metrics as %s: %d, want %d", c.who, rep.status, c.want)
 		} else if bytes.Contains(rep.body, []byte("mcpgate_")) {
 			t.Errorf("GET /metrics as %s: body shows metrics: %s", c.who, rep.body)
+		} else if c.want == http.StatusForbidden && !bytes.Contains(rep.body, []byte("needs the admin role")) ||
+			c.want == http.StatusForbidden && !bytes.Contains(rep.body, []byte("role is "+c.who)) {
+			t.Errorf("GET /metrics as %s: %q does not say which role it needs and which the caller has", c.who, rep.body)
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -22,7 +23,18 @@ func rootCommand() *cobra.Command {
 	}
 	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), auditCommand())
 	addLogFormatFlag(root)
+	usageHints(root)
 	return root
+}
+
+// usageHints makes a mistyped flag say where the usage is: errors are
+// printed without usage (SilenceUsage), so each names the --help that has
+// it. Subcommands inherit it (mcpgate call keeps its own, for its exit
+// statuses).
+func usageHints(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())
+	})
 }
 
 // newLogger logs to stderr (stdout may be an MCP stream) in the format

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -181,14 +182,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			}
 		}()
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
+	host := pasteHost(ln.Addr())
+	url := "http://" + host + "/mcp"
 	if demo {
 		waitDemo(ctx, gw, log)
 	}
 	if err := firstRun(ctx, cmd.OutOrStdout(), gw, cfg, url); err != nil {
 		return err
 	}
-	log.Info("serving", "mcp", url, "sse", "http://"+ln.Addr().String()+"/sse", "auth", !cfg.Auth.Disabled, "store", config.StoreDisplay(cfg.Store))
+	log.Info("serving", "mcp", url, "sse", "http://"+host+"/sse", "listen", ln.Addr().String(), "auth", !cfg.Auth.Disabled, "store", config.StoreDisplay(cfg.Store))
 	return serveUntilDone(ctx, ln, gw.Handler(), log, func() { _ = gw.EndSessions() })
 }
 
@@ -222,6 +224,17 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	fmt.Fprintf(out, "            -H 'Accept: application/json, text/event-stream' \\\n")
 	fmt.Fprintf(out, "            -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n")
 	return nil
+}
+
+// pasteHost is addr as a client on this machine reaches it: a listener
+// on every address (0.0.0.0, [::]) prints as 127.0.0.1, since
+// http://[::]:8080 is no URL to paste.
+func pasteHost(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return addr.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // storeFlagFor is the --store flag that names cfg's store to a command

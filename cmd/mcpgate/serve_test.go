@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -47,6 +49,40 @@ func TestServeBackendFlagRefusals(t *testing.T) {
 			continue
 		} else {
 			t.Errorf("%+v: error %q names neither the key nor the flag", f, err)
+		}
+	}
+}
+
+// The URL serve prints is one to paste: a listener on every address
+// prints as loopback, any other as it is.
+func TestServePrintsAURLToPaste(t *testing.T) {
+	for _, c := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 9000}, "127.0.0.1:9000"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.ParseIP("::1"), Port: 8080}, "[::1]:8080"},
+		{&net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 80}, "10.1.2.3:80"},
+	} {
+		if got := pasteHost(c.addr); got != c.want {
+			t.Errorf("pasteHost(%v) = %q, want %q", c.addr, got, c.want)
+		}
+	}
+}
+
+// A mistyped flag says where the usage is.
+func TestUnknownFlagNamesTheHelp(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--lisen", "x"}, {"token", "list", "--stor", "x"}, {"audit", "tail", "--nn", "1"}} {
+		root := rootCommand()
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		root.SetArgs(args)
+		err := root.Execute()
+		want := "run 'mcpgate " + strings.Join(args[:len(args)-2], " ") + " --help' for usage"
+		if err == nil || !strings.Contains(err.Error(), "unknown flag") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v, want the unknown flag and %q", args, err, want)
 		}
 	}
 }
