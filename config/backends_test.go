@@ -35,7 +35,7 @@ func TestBackendErrorsNameTheKey(t *testing.T) {
 		{"bad header name", "backends: [{name: a, kind: http, url: \"http://h/mcp\", headers_from: {'X: Y': B}}]", "backends[0].headers_from"},
 		{"headers_from naming nothing", "backends: [{name: a, kind: sse, url: \"http://h/sse\", headers_from: {Authorization: ''}}]", "backends[0].headers_from.Authorization"},
 		{"unknown min_role", "backends: [{name: a, kind: http, url: \"http://h/mcp\", min_role: boss}]", "backends[0].min_role"},
-		{"unknown backend key", "backends: [{name: a, kind: http, url: \"http://h/mcp\", urll: x}]", "urll"},
+		{"unknown backend key", "backends: [{name: a, kind: http, url: \"http://h/mcp\", urll: x}]", "backends[0].urll"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestBackendMinRolesErrorsNameTheKey(t *testing.T) {
 		{"name missing", good + "{kind: tool, role: admin}", "backends[0].min_roles[1].name"},
 		{"bad glob", "{name: 'a[', role: admin}", "backends[0].min_roles[0].name"},
 		{"bad kind", "{kind: template, name: '*', role: admin}", "backends[0].min_roles[0].kind"},
-		{"unknown rule key", "{name: '*', role: admin, pattern: x}", "pattern"},
+		{"unknown rule key", "{name: '*', role: admin, pattern: x}", "backends[0].min_roles[0].pattern"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -180,6 +181,13 @@ func Load(path string) (*Config, error) {
 func Parse(b []byte) (*Config, error) {
 	c := &Config{}
 	if len(bytes.TrimSpace(b)) > 0 {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("not YAML: %w", err)
+		}
+		if err := checkKeys(&doc, reflect.TypeFor[Config](), ""); err != nil {
+			return nil, err
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {

@@ -43,7 +43,7 @@ func TestTracingErrorsNameTheKey(t *testing.T) {
 		{"negative ratio", "tracing: {sample_ratio: -0.1}", "tracing.sample_ratio"},
 		{"bad header name", "tracing: {headers_from: {'X Bad': V}}", "tracing.headers_from"},
 		{"header from nothing", "tracing: {headers_from: {Authorization: ''}}", "tracing.headers_from.Authorization"},
-		{"unknown key", "tracing: {endpoint: 'http://x'}", "endpoint"},
+		{"unknown key", "tracing: {endpoint: 'http://x'}", "tracing.endpoint"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.yaml))
