@@ -37,6 +37,12 @@ type Config struct {
 	Metrics           Metrics    `yaml:"metrics"`
 	Backends          []Backend  `yaml:"backends"`
 	Tracing           Tracing    `yaml:"tracing"`
+	// StartupWait holds the first requests that read the catalogue (the
+	// lists, calls, initialize) until every configured backend has made
+	// its first attempt to come up, at most this long (default 10s; 0s:
+	// no wait), so that a client connecting at once does not see an empty
+	// catalogue.
+	StartupWait Duration `yaml:"startup_wait"`
 	// Redis, when set, is where replicas keep what they must agree on at
 	// once (rate buckets, token events, session counts); see cluster.go.
 	Redis Redis `yaml:"redis"`
@@ -144,7 +150,11 @@ type Metrics struct {
 type Duration struct {
 	time.Duration
 	invalid string
+	set     bool // the file gave a value (0s included)
 }
+
+// IsSet reports whether the file gave the duration (a zero one included).
+func (d Duration) IsSet() bool { return d.set }
 
 // UnmarshalYAML reads a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
@@ -157,7 +167,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		d.invalid = s
 		return nil
 	}
-	d.Duration = v
+	d.Duration, d.set = v, true
 	return nil
 }
 
@@ -214,7 +224,13 @@ func DefaultStorePath() string {
 	return filepath.Join(dir, "mcpgate", "mcpgate.db")
 }
 
+// DefaultStartupWait is StartupWait's default.
+const DefaultStartupWait = 10 * time.Second
+
 func (c *Config) defaults() {
+	if !c.StartupWait.IsSet() {
+		c.StartupWait.Duration = DefaultStartupWait
+	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
 	}

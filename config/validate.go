@@ -84,6 +84,7 @@ func (c *Config) Validate() error {
 	for key, d := range map[string]Duration{
 		"http.session_idle_timeout": c.HTTP.SessionIdle,
 		"audit.flush_every":         c.Audit.FlushEvery,
+		"startup_wait":              c.StartupWait,
 	} {
 		if d.invalid != "" {
 			return bad(key, "%q is not a duration (write 30s, 5m, 1h)", d.invalid)

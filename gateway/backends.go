@@ -94,7 +94,10 @@ func specNames(specs []backend.Spec) []string {
 
 // readiness is the body of /readyz.
 type readiness struct {
-	Ready    bool            `json:"ready"`
+	Ready bool `json:"ready"`
+	// Starting: requests that read the catalogue are held until every
+	// backend has had its first chance to come up (startup.go).
+	Starting bool            `json:"starting"`
 	Backends []backendStatus `json:"backends"`
 }
 
@@ -134,7 +137,7 @@ func (g *Gateway) WaitReady(ctx context.Context) bool {
 // 503 otherwise. LastError comes scrubbed of header and env values by the
 // backend package.
 func (g *Gateway) serveReadyz(w http.ResponseWriter, _ *http.Request) {
-	r := readiness{Ready: true, Backends: []backendStatus{}}
+	r := readiness{Ready: true, Starting: g.starting(), Backends: []backendStatus{}}
 	if g.backends != nil {
 		for _, s := range g.backends.States() {
 			r.Ready = r.Ready && s.Up

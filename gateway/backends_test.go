@@ -130,6 +130,7 @@ func bkServe(t *testing.T, gw *gateway.Gateway) string {
 // bkReadiness is /readyz's body.
 type bkReadiness struct {
 	Ready    bool `json:"ready"`
+	Starting bool `json:"starting"`
 	Backends []struct {
 		Name      string    `json:"name"`
 		Kind      string    `json:"kind"`

@@ -20,6 +20,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -32,6 +33,7 @@ const (
 	pfRoleStdio    = "partial"       // args: name, down-flag file
 	pfRoleHTTP     = "partial-http"  // args: name, listen address
 	fdRoleStdio    = "fidelity"      // args: the scheme of its resource
+	suRoleSlow     = "slow-start"    // args: name, how long it takes to start (a Go duration)
 	pfDownExitCode = 3               // a stdio child refusing to start
 	pfListening    = "listening on " // the HTTP child's first line on stdout
 )
@@ -51,6 +53,10 @@ func pfChildMain() {
 		err = pfServeHTTP(os.Args[1], os.Args[2])
 	case fdRoleStdio:
 		err = stdio.Serve(context.Background(), fdServer(os.Args[1]), os.Stdin, os.Stdout, stdio.Options{})
+	case suRoleSlow: // a server that takes a while to start (npx fetching a package)
+		d, _ := time.ParseDuration(os.Args[2])
+		time.Sleep(d)
+		err = stdio.Serve(context.Background(), pfServer(os.Args[1]), os.Stdin, os.Stdout, stdio.Options{})
 	case ejRoleStdio:
 		err = (&ejServer{journal: os.Args[1]}).serveStdio(os.Stdin, os.Stdout)
 	case pgRoleProgram:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,6 +75,11 @@ type Gateway struct {
 	streamable *mcphttp.Handler
 	legacy     *mcphttp.SSEHandler
 	handler    http.Handler
+	// started is closed when requests that read the catalogue stop
+	// waiting for the backends (startup.go).
+	started       chan struct{}
+	startOnce     sync.Once
+	startDeadline *time.Timer
 	// stdioSessions counts the sessions ServeStdio is serving.
 	stdioSessions atomic.Int64
 }
@@ -159,7 +165,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		// The instructions are the backends' (relay/instructions.go).
 		InstructionsFrom: claims.Instructions,
 	})
-	g.server.Use(claims.ForwardLogLevel, claims.RelayTasks)
+	g.newStartup()
+	g.server.Use(g.awaitBackends, claims.ForwardLogLevel, claims.RelayTasks)
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}
@@ -273,6 +280,7 @@ func (g *Gateway) Tokens() *auth.Tokens { return g.tokens }
 func (g *Gateway) Run(ctx context.Context) {
 	done := make(chan struct{})
 	go func() { g.gate.sweep(ctx, time.Minute); close(done) }()
+	go g.watchStartup(ctx)
 	var backendsDone chan struct{}
 	if g.backends != nil {
 		backendsDone = make(chan struct{})
@@ -312,6 +320,10 @@ func (g *Gateway) EndSessions() error {
 // Close ends every session and then writes out the audit records and the
 // trace spans still queued: nothing is lost on a clean shutdown.
 func (g *Gateway) Close(ctx context.Context) error {
+	if g.startDeadline != nil {
+		g.startDeadline.Stop()
+	}
+	g.endStartup()
 	errLegacy := g.EndSessions()
 	var errAudit error
 	if g.audit != nil {
