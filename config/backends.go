@@ -27,6 +27,8 @@ const (
 
 // Backend configures one backend server.
 type Backend struct {
+	// Name names the backend: in logs, metrics, errors, and the NAME__
+	// prefix of its tools and prompts.
 	Name string `yaml:"name"`
 	Kind string `yaml:"kind"` // stdio, http or sse
 	// Command is the program and its arguments (stdio).
@@ -40,7 +42,9 @@ type Backend struct {
 	// environment variable HeadersFrom[H] (http, sse).
 	HeadersFrom map[string]string `yaml:"headers_from"`
 	// Prefix goes before tool and prompt names (default NAME__; "-": none).
-	Prefix  string `yaml:"prefix"`
+	Prefix string `yaml:"prefix"`
+	// MinRole is the least role that sees and uses the backend's entries
+	// (default viewer).
 	MinRole string `yaml:"min_role"`
 	// MinRoles sets the minimum role of the backend's entries by name
 	// pattern: the first rule matching an entry wins, else MinRole.
@@ -95,6 +99,7 @@ type MinRoleRule struct {
 	// Name is a path.Match pattern over the backend's own tool or prompt
 	// name (before prefixing), or over a resource's URI or URI template.
 	Name string `yaml:"name"`
+	// Role is the least role for the entries the rule matches.
 	Role string `yaml:"role"`
 }
 

@@ -28,15 +28,24 @@ type Config struct {
 	Store string `yaml:"store"`
 	// StorePasswordFile holds the PostgreSQL store's password (a trailing
 	// newline cut); without it the driver reads PGPASSWORD or ~/.pgpass.
-	StorePasswordFile string     `yaml:"store_password_file"`
-	HTTP              HTTP       `yaml:"http"`
-	Auth              Auth       `yaml:"auth"`
-	Roles             Roles      `yaml:"roles"`
-	RateLimits        RateLimits `yaml:"rate_limits"`
-	Audit             Audit      `yaml:"audit"`
-	Metrics           Metrics    `yaml:"metrics"`
-	Backends          []Backend  `yaml:"backends"`
-	Tracing           Tracing    `yaml:"tracing"`
+	StorePasswordFile string `yaml:"store_password_file"`
+	// HTTP configures the MCP endpoint: Streamable HTTP at /mcp, legacy SSE
+	// at /sse.
+	HTTP HTTP `yaml:"http"`
+	// Auth configures authentication: service tokens always, JWT if set.
+	Auth Auth `yaml:"auth"`
+	// Roles maps custom role names onto viewer, editor or admin.
+	Roles Roles `yaml:"roles"`
+	// RateLimits configures the call gate's token buckets (none by default).
+	RateLimits RateLimits `yaml:"rate_limits"`
+	// Audit configures the audit log of gated calls, kept in the store.
+	Audit Audit `yaml:"audit"`
+	// Metrics configures /metrics (Prometheus; admins only on the main address).
+	Metrics Metrics `yaml:"metrics"`
+	// Backends are the MCP servers relayed (stdio, http, sse, proxy, process).
+	Backends []Backend `yaml:"backends"`
+	// Tracing configures OpenTelemetry traces (OTLP/HTTP export).
+	Tracing Tracing `yaml:"tracing"`
 	// StartupWait holds the first requests that read the catalogue (the
 	// lists, calls, initialize) until every configured backend has made
 	// its first attempt to come up, at most this long (default 10s; 0s:
@@ -52,18 +61,27 @@ type Config struct {
 
 // HTTP configures the MCP endpoint's transports.
 type HTTP struct {
+	// Stateless serves Streamable HTTP without sessions: each POST stands
+	// alone and there is no server-to-client stream.
 	Stateless bool `yaml:"stateless"`
 	// Sessionless serves 2026-07-28 (sessionless) requests beside the
 	// 2025 era on /mcp and stdio (default true; false serves the 2025
 	// era only). See SessionlessOn.
-	Sessionless  *bool `yaml:"sessionless"`
+	Sessionless *bool `yaml:"sessionless"`
+	// MaxBodyBytes bounds a request body (default 4 MiB); over it, 413.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// BodyTimeout bounds the time to read a request body (default 30s).
-	BodyTimeout    Duration `yaml:"body_timeout"`
-	AllowedHosts   []string `yaml:"allowed_hosts"`
+	BodyTimeout Duration `yaml:"body_timeout"`
+	// AllowedHosts are Host values accepted beyond loopback ones (DNS-rebinding
+	// protection): the names clients reach the gateway by.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// AllowedOrigins are browser Origins accepted beyond loopback ones.
 	AllowedOrigins []string `yaml:"allowed_origins"`
-	SessionIdle    Duration `yaml:"session_idle_timeout"`
-	MaxSessions    int      `yaml:"max_sessions"`
+	// SessionIdle ends a session nobody used for this long (default 30m).
+	SessionIdle Duration `yaml:"session_idle_timeout"`
+	// MaxSessions caps live sessions per transport (default 10000); at the cap
+	// the least recently used idle session makes room.
+	MaxSessions int `yaml:"max_sessions"`
 	// MaxSessionsPerIdentity caps one identity's sessions on each
 	// transport (default 64).
 	MaxSessionsPerIdentity int `yaml:"max_sessions_per_identity"`
@@ -80,28 +98,40 @@ type Auth struct {
 	// Identity is who the caller is when authentication is off, and on
 	// stdio, where there is no credential to present.
 	Identity Identity `yaml:"identity"`
-	JWT      *JWT     `yaml:"jwt"`
+	// JWT, when set, also accepts bearer JWTs (HS256, RS256, ES256, JWKS).
+	JWT *JWT `yaml:"jwt"`
 }
 
 // Identity names a fixed caller.
 type Identity struct {
+	// Subject is the caller's name in the audit log and the metrics.
 	Subject string `yaml:"subject"`
-	Role    string `yaml:"role"`
+	// Role is the caller's role.
+	Role string `yaml:"role"`
 }
 
 // JWT configures bearer JWT verification. Secrets come from the
 // environment or a file, never from the YAML itself.
 type JWT struct {
-	Algorithm     string   `yaml:"algorithm"` // HS256, RS256 or ES256
-	SecretEnv     string   `yaml:"secret_env"`
-	SecretFile    string   `yaml:"secret_file"`
-	PublicKeyFile string   `yaml:"public_key_file"`
-	JWKSURL       string   `yaml:"jwks_url"`
-	Issuer        string   `yaml:"issuer"`
-	Audience      string   `yaml:"audience"`
-	RoleClaim     string   `yaml:"role_claim"`
-	SubjectClaim  string   `yaml:"subject_claim"`
-	Leeway        Duration `yaml:"leeway"`
+	Algorithm string `yaml:"algorithm"` // HS256, RS256 or ES256
+	// SecretEnv names the environment variable holding the HS256 secret.
+	SecretEnv string `yaml:"secret_env"`
+	// SecretFile holds the HS256 secret instead.
+	SecretFile string `yaml:"secret_file"`
+	// PublicKeyFile is the PEM public key of RS256 or ES256.
+	PublicKeyFile string `yaml:"public_key_file"`
+	// JWKSURL is where RS256 or ES256 keys are fetched (and refetched).
+	JWKSURL string `yaml:"jwks_url"`
+	// Issuer, when set, must equal the token's iss.
+	Issuer string `yaml:"issuer"`
+	// Audience, when set, must be in the token's aud.
+	Audience string `yaml:"audience"`
+	// RoleClaim names the claim holding the role (default "role").
+	RoleClaim string `yaml:"role_claim"`
+	// SubjectClaim names the claim holding the subject (default "sub").
+	SubjectClaim string `yaml:"subject_claim"`
+	// Leeway is the clock skew allowed on exp and nbf (default 0s).
+	Leeway Duration `yaml:"leeway"`
 }
 
 // Roles maps custom role names onto viewer, editor or admin.
@@ -109,30 +139,40 @@ type Roles map[string]string
 
 // RateLimits configures the call gate's token buckets.
 type RateLimits struct {
-	Default Limit            `yaml:"default"`
-	Roles   map[string]Limit `yaml:"roles"`
-	Entries []EntryLimit     `yaml:"entries"`
+	// Default is every caller's bucket unless a role or entry rule applies.
+	Default Limit `yaml:"default"`
+	// Roles gives a role (custom, then its base) a bucket of its own shape.
+	Roles map[string]Limit `yaml:"roles"`
+	// Entries are rules for matching entries, tried in order; the first wins.
+	Entries []EntryLimit `yaml:"entries"`
 }
 
 // Limit is one token bucket: Rate tokens a second (0: unlimited), Burst at
 // most at once.
 type Limit struct {
-	Rate     float64 `yaml:"rate"`
-	Burst    int     `yaml:"burst"`
-	PerEntry bool    `yaml:"per_entry"`
+	// Rate is the refill in calls a second; 0 means unlimited.
+	Rate float64 `yaml:"rate"`
+	// Burst is how many calls a full bucket admits at once (at least 1).
+	Burst int `yaml:"burst"`
+	// PerEntry gives each entry its own bucket instead of one for all.
+	PerEntry bool `yaml:"per_entry"`
 }
 
 // EntryLimit overrides the limit for entries matching Kind and Name (a
 // glob such as "expensive_*").
 type EntryLimit struct {
-	Kind  string `yaml:"kind"`
+	// Kind is tool, resource or prompt; empty matches every kind.
+	Kind string `yaml:"kind"`
+	// Name is an entry name, or a path.Match glob such as "expensive_*".
 	Name  string `yaml:"name"`
 	Limit `yaml:",inline"`
 }
 
 // Audit configures the audit log.
 type Audit struct {
-	Disabled   bool     `yaml:"disabled"`
+	// Disabled turns the audit log off.
+	Disabled bool `yaml:"disabled"`
+	// FlushEvery is the longest a record waits to be written (default 200ms).
 	FlushEvery Duration `yaml:"flush_every"`
 }
 

@@ -29,7 +29,8 @@ type Tracing struct {
 	// HeadersFrom maps a header sent to the collector (Authorization) to
 	// the environment variable holding its value.
 	HeadersFrom map[string]string `yaml:"headers_from"`
-	Disabled    bool              `yaml:"disabled"`
+	// Disabled turns tracing off, whatever the environment says.
+	Disabled bool `yaml:"disabled"`
 }
 
 func (t Tracing) validate() error {
