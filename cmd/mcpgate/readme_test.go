@@ -1,0 +1,99 @@
+// readme_test.go keeps the README's command lines true to the binary:
+// every `mcpgate …` line in a shell block names a command that exists,
+// with flags it takes, and the README says how to put `mcpgate` on the
+// PATH before it uses it.
+
+package main
+
+import (
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeLines are the `mcpgate …` lines of the README's sh blocks, without
+// their comments.
+func readmeLines(t *testing.T) (lines []string, firstAt int, installAt int) {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	firstAt, installAt = -1, -1
+	for i, line := range strings.Split(string(raw), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			in = true
+		case strings.HasPrefix(line, "```"):
+			in = false
+		case in && strings.HasPrefix(line, "go install ./cmd/mcpgate"):
+			installAt = i
+		case in && strings.HasPrefix(line, "mcpgate "):
+			if firstAt < 0 {
+				firstAt = i
+			}
+			lines = append(lines, strings.TrimSpace(regexp.MustCompile(`\s+#.*$`).ReplaceAllString(line, "")))
+		}
+	}
+	return lines, firstAt, installAt
+}
+
+// shellWords splits a line as a POSIX shell would, for the quoting the
+// README uses (single quotes).
+func shellWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, any = !quoted, true
+		case r == ' ' && !quoted:
+			if any {
+				out = append(out, cur.String())
+				cur.Reset()
+				any = false
+			}
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+func TestReadmeCommandLinesNameCommandsAndFlagsThatExist(t *testing.T) {
+	lines, first, install := readmeLines(t)
+	if len(lines) < 10 {
+		t.Fatalf("found %d mcpgate lines in the README", len(lines))
+	}
+	if install < 0 || install > first {
+		t.Errorf("the README uses mcpgate on line %d before saying how to install it (line %d)", first+1, install+1)
+	}
+	for _, line := range lines {
+		args := shellWords(line)[1:]
+		root := rootCommand()
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		cmd, rest, err := root.Find(args)
+		if err != nil || cmd == root {
+			t.Errorf("%q: no such command (%v)", line, err)
+			continue
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Errorf("%q: %v", line, err)
+			continue
+		}
+		if cmd.Args != nil {
+			if err := cmd.Args(cmd, cmd.Flags().Args()); err != nil {
+				t.Errorf("%q: %v", line, err)
+			}
+		}
+	}
+}
