@@ -31,3 +31,48 @@ func EncodeDuration(d time.Duration) int64 { return d.Microseconds() }
 
 // DecodeDuration is EncodeDuration's inverse.
 func DecodeDuration(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+
+// Rows is what both drivers' result sets offer (database/sql's and pgx's),
+// so that a row is read back into a record in one place.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// TokenColumns are the columns ScanTokens reads, in its order.
+const TokenColumns = "id, name, role, hash, created_at, expires_at, revoked_at"
+
+// ScanTokens reads every row of TokenColumns; the caller closes rows.
+func ScanTokens(rows Rows) ([]Token, error) {
+	var out []Token
+	for rows.Next() {
+		var t Token
+		var created, expires, revoked int64
+		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Hash, &created, &expires, &revoked); err != nil {
+			return nil, err
+		}
+		t.CreatedAt, t.ExpiresAt, t.RevokedAt = DecodeTime(created), DecodeTime(expires), DecodeTime(revoked)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// AuditColumns are the columns ScanAudit reads, in its order.
+const AuditColumns = "time, subject, token_id, role, kind, name, backend, outcome, code, duration_us"
+
+// ScanAudit reads every row of AuditColumns, expecting about n; the
+// caller closes rows.
+func ScanAudit(rows Rows, n int) ([]AuditRecord, error) {
+	out := make([]AuditRecord, 0, min(n, 1024))
+	for rows.Next() {
+		var r AuditRecord
+		var t, us int64
+		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
+			return nil, err
+		}
+		r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

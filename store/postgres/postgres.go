@@ -176,22 +176,13 @@ func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
 
 // Tokens returns every token, oldest first.
 func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, role, hash, created_at, expires_at, revoked_at FROM tokens ORDER BY created_at, id`)
+	rows, err := s.pool.Query(ctx, "SELECT "+store.TokenColumns+" FROM tokens ORDER BY created_at, id")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: tokens: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Token
-	for rows.Next() {
-		var t store.Token
-		var created, expires, revoked int64
-		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Hash, &created, &expires, &revoked); err != nil {
-			return nil, fmt.Errorf("postgres: tokens: %w", err)
-		}
-		t.CreatedAt, t.ExpiresAt, t.RevokedAt = store.DecodeTime(created), store.DecodeTime(expires), store.DecodeTime(revoked)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanTokens(rows)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: tokens: %w", err)
 	}
 	return out, nil
@@ -240,24 +231,15 @@ func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, erro
 	if n <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT time, subject, token_id, role, kind, name, backend, outcome, code, duration_us
+	rows, err := s.pool.Query(ctx, "SELECT "+store.AuditColumns+`
 		FROM (SELECT * FROM audit ORDER BY time DESC, id DESC LIMIT $1) latest
 		ORDER BY time, id`, n)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: tail audit: %w", err)
 	}
 	defer rows.Close()
-	out := make([]store.AuditRecord, 0, min(n, 1024))
-	for rows.Next() {
-		var r store.AuditRecord
-		var t, us int64
-		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
-			return nil, fmt.Errorf("postgres: tail audit: %w", err)
-		}
-		r.Time, r.Duration = store.DecodeTime(t), store.DecodeDuration(us)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanAudit(rows, n)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: tail audit: %w", err)
 	}
 	return out, nil

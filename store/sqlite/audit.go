@@ -84,24 +84,15 @@ func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, erro
 	if n <= 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT time, subject, token_id, role, kind, name, backend, outcome, code, duration_us
+	rows, err := s.db.QueryContext(ctx, "SELECT "+store.AuditColumns+`
 		FROM (SELECT * FROM audit ORDER BY time DESC, id DESC LIMIT ?)
 		ORDER BY time, id`, n)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tail audit: %w", err)
 	}
 	defer rows.Close()
-	out := make([]store.AuditRecord, 0, min(n, 1024))
-	for rows.Next() {
-		var r store.AuditRecord
-		var t, us int64
-		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
-			return nil, fmt.Errorf("sqlite: tail audit: %w", err)
-		}
-		r.Time, r.Duration = store.DecodeTime(t), store.DecodeDuration(us)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanAudit(rows, n)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: tail audit: %w", err)
 	}
 	return out, nil

@@ -37,22 +37,13 @@ func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
 // Tokens returns every token, oldest first.
 func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT id, name, role, hash, created_at, expires_at, revoked_at FROM tokens ORDER BY created_at, rowid`)
+		"SELECT "+store.TokenColumns+" FROM tokens ORDER BY created_at, rowid")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tokens: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Token
-	for rows.Next() {
-		var t store.Token
-		var created, expires, revoked int64
-		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Hash, &created, &expires, &revoked); err != nil {
-			return nil, fmt.Errorf("sqlite: tokens: %w", err)
-		}
-		t.CreatedAt, t.ExpiresAt, t.RevokedAt = store.DecodeTime(created), store.DecodeTime(expires), store.DecodeTime(revoked)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanTokens(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: tokens: %w", err)
 	}
 	return out, nil
