@@ -62,6 +62,16 @@ func waitDemo(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {
 	}
 }
 
+// inspectorPackage is the MCP Inspector the printed lines run, pinned: npx
+// on Node 20 resolves the bare name to 0.15.0, which takes no --header, and
+// every later version declares Node 22 yet runs on 20 (--loglevel=error
+// hides npm's engine warnings). A test runs the printed line with the
+// machine's own npx.
+const inspectorPackage = "@modelcontextprotocol/inspector@2.12.0"
+
+// inspectorCommand is how the printed lines start the Inspector.
+const inspectorCommand = "npx -y --loglevel=error " + inspectorPackage
+
 // printInspector prints the MCP Inspector's command line (its CLI) and
 // how to fill in its web UI, for url with the bearer token (none when
 // authentication is off).
@@ -70,10 +80,10 @@ func printInspector(out io.Writer, url, token string) {
 	if token != "" {
 		header = fmt.Sprintf(" --header \"Authorization: Bearer %s\"", token)
 	}
-	fmt.Fprintf(out, "inspect:  npx @modelcontextprotocol/inspector --cli %s --transport http%s --method tools/list\n", url, header)
-	fmt.Fprintf(out, "          or the web UI: npx @modelcontextprotocol/inspector, then Transport Type \"Streamable HTTP\", URL %s", url)
+	fmt.Fprintf(out, "inspect:  %s --cli %s --transport http%s --method tools/list\n", inspectorCommand, url, header)
+	fmt.Fprintf(out, "          or its web UI: %s, then transport Streamable HTTP, URL %s", inspectorCommand, url)
 	if token != "" {
-		fmt.Fprintf(out, ",\n          Authentication: header Authorization, value \"Bearer %s\"", token)
+		fmt.Fprintf(out, ",\n          and a custom header Authorization with the value \"Bearer %s\"", token)
 	}
 	fmt.Fprintln(out)
 }

@@ -28,7 +28,7 @@ func TestServeDemoBackendEndToEnd(t *testing.T) {
 	if url == "" || token == "" {
 		t.Fatalf("inspect line %q names no URL or no token", inspect)
 	}
-	want := "inspect:  npx @modelcontextprotocol/inspector --cli " + url + " --transport http --header \"Authorization: Bearer " + token + "\" --method tools/list"
+	want := "inspect:  npx -y --loglevel=error @modelcontextprotocol/inspector@2.12.0 --cli " + url + " --transport http --header \"Authorization: Bearer " + token + "\" --method tools/list"
 	if inspect != want {
 		t.Errorf("inspect line\n%s\nwant\n%s", inspect, want)
 	}
