@@ -36,6 +36,10 @@ type Backend struct {
 	// EnvFrom sets the command's variable NAME to the value of the
 	// gateway's environment variable EnvFrom[NAME] (stdio, process).
 	EnvFrom map[string]string `yaml:"env_from"`
+	// EnvFiles sets the command's variable NAME to the content of the
+	// file EnvFiles[NAME], a trailing newline cut (stdio, process): a
+	// secret mounted as a file, read when the backend is built.
+	EnvFiles map[string]string `yaml:"env_files"`
 	// URL is the endpoint (http, sse).
 	URL string `yaml:"url"`
 	// HeadersFrom sends header H with the value of the gateway's
@@ -160,7 +164,7 @@ func (c *Config) validateBackend(key string, b Backend) error {
 		if len(b.HeadersFrom) > 0 {
 			return bad(key+".headers_from", "not used by kind stdio")
 		}
-		if err := validateEnvFrom(key, b.EnvFrom); err != nil {
+		if err := validateEnv(key, b); err != nil {
 			return err
 		}
 	case BackendHTTP, BackendSSE:
@@ -179,6 +183,9 @@ func (c *Config) validateBackend(key string, b Backend) error {
 		}
 		if len(b.EnvFrom) > 0 {
 			return bad(key+".env_from", "not used by kind %s", b.Kind)
+		}
+		if len(b.EnvFiles) > 0 {
+			return bad(key+".env_files", "not used by kind %s", b.Kind)
 		}
 		for h, from := range b.HeadersFrom {
 			if h == "" || strings.ContainsAny(h, " :\t\r\n") {
@@ -260,15 +267,27 @@ func ParseBackendFlag(s string) (Backend, error) {
 	return b, nil
 }
 
-// validateEnvFrom checks a command backend's env_from: each entry names a
-// variable to set and the gateway's variable to take its value from.
-func validateEnvFrom(key string, envFrom map[string]string) error {
-	for name, from := range envFrom {
+// validateEnv checks a command backend's env_from and env_files: each
+// entry names a variable to set and where its value comes from (a
+// variable of the gateway's, a file), and no variable has both.
+func validateEnv(key string, b Backend) error {
+	for name, from := range b.EnvFrom {
 		if name == "" || strings.Contains(name, "=") {
 			return bad(key+".env_from", "%q is not a variable name", name)
 		}
 		if from == "" {
 			return bad(key+".env_from."+name, "names no environment variable")
+		}
+	}
+	for name, path := range b.EnvFiles {
+		if name == "" || strings.Contains(name, "=") {
+			return bad(key+".env_files", "%q is not a variable name", name)
+		}
+		if path == "" {
+			return bad(key+".env_files."+name, "names no file")
+		}
+		if _, dup := b.EnvFrom[name]; dup {
+			return bad(key+".env_files."+name, "also in env_from; give each variable one source")
 		}
 	}
 	return nil

@@ -6,10 +6,11 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 )
 
-// The example the README points to loads and validates, and shows every
-// kind of backend: it cannot rot unnoticed.
-func TestExampleFileIsValid(t *testing.T) {
-	cfg, err := config.Load("../examples/mcpgate.yaml")
+// The reference the README points to loads and validates, and shows every
+// kind of backend: it cannot rot unnoticed. (The example that starts as it
+// is, examples/mcpgate.yaml, is started by cmd/mcpgate's tests.)
+func TestReferenceExampleIsValid(t *testing.T) {
+	cfg, err := config.Load("../examples/reference.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,9 +18,9 @@ func TestExampleFileIsValid(t *testing.T) {
 	for _, b := range cfg.Backends {
 		kinds[b.Kind] = true
 	}
-	for _, k := range []string{config.BackendStdio, config.BackendHTTP, config.BackendProxy, config.BackendProcess} {
+	for _, k := range []string{config.BackendStdio, config.BackendHTTP, config.BackendSSE, config.BackendProxy, config.BackendProcess} {
 		if !kinds[k] {
-			t.Errorf("the example has no backend of kind %s", k)
+			t.Errorf("the reference has no backend of kind %s", k)
 		}
 	}
 }

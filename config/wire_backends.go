@@ -26,13 +26,14 @@ import (
 // use.
 type WireBackend struct {
 	// Arguments are the tools begin's arguments: any YAML value, sent as
-	// JSON (proxy, process).
+	// JSON (proxy).
 	Arguments any `yaml:"arguments"`
 	// SecretsFrom feeds secret NAME the value of the gateway's environment
-	// variable SecretsFrom[NAME] (proxy, process).
+	// variable SecretsFrom[NAME] (proxy; a process backend's program takes
+	// its values in its environment: env_from, env_files).
 	SecretsFrom map[string]string `yaml:"secrets_from"`
 	// SecretFiles feeds secret NAME the content of the file
-	// SecretFiles[NAME], a trailing newline cut (proxy, process).
+	// SecretFiles[NAME], a trailing newline cut (proxy).
 	SecretFiles map[string]string `yaml:"secret_files"`
 	// ProxyCommand is the proxy to start beside the program (process;
 	// default: this mcpgate's `proxy`).
@@ -113,6 +114,9 @@ func validateWireBackend(key string, b Backend) error {
 		if len(b.EnvFrom) > 0 {
 			return bad(key+".env_from", "not used by kind proxy")
 		}
+		if len(b.EnvFiles) > 0 {
+			return bad(key+".env_files", "not used by kind proxy")
+		}
 	case BackendProcess:
 		if len(b.Command) == 0 || b.Command[0] == "" {
 			return bad(key+".command", "required for kind process")
@@ -120,8 +124,19 @@ func validateWireBackend(key string, b Backend) error {
 		if b.URL != "" {
 			return bad(key+".url", "not used by kind process")
 		}
-		if err := validateEnvFrom(key, b.EnvFrom); err != nil {
+		if err := validateEnv(key, b); err != nil {
 			return err
+		}
+		// The program is started here and speaks MCP over HTTP to its
+		// proxy: no begin reaches it, and no secrets feed.
+		const env = "its program is started here and reads its values from its environment: env_from, env_files"
+		switch {
+		case b.Arguments != nil:
+			return bad(key+".arguments", "not used by kind process: no begin reaches its program (the arguments are a container's, kind proxy)")
+		case len(b.SecretsFrom) > 0:
+			return bad(key+".secrets_from", "not used by kind process: %s", env)
+		case len(b.SecretFiles) > 0:
+			return bad(key+".secret_files", "not used by kind process: %s", env)
 		}
 	}
 	if len(b.HeadersFrom) > 0 {

@@ -8,9 +8,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"os"
+	"slices"
 	"time"
 
 	"github.com/mcpgate/mcpgate/backend"
@@ -32,24 +34,29 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 	if b.Prefix == config.NoPrefix {
 		s.Prefix = relay.NoPrefix
 	}
-	for name, from := range b.EnvFrom {
-		v, ok := os.LookupEnv(from)
-		if !ok {
-			return s, fmt.Errorf("%s.env_from.%s: environment variable %s is not set", key, name, from)
+	var src sources
+	for _, name := range slices.Sorted(maps.Keys(b.EnvFrom)) {
+		if v, ok := src.env(key+".env_from."+name, b.EnvFrom[name]); ok {
+			s.Env = append(s.Env, name+"="+v)
 		}
-		s.Env = append(s.Env, name+"="+v)
 	}
-	for h, from := range b.HeadersFrom {
-		v, ok := os.LookupEnv(from)
-		if !ok {
-			return s, fmt.Errorf("%s.headers_from.%s: environment variable %s is not set", key, h, from)
+	for _, name := range slices.Sorted(maps.Keys(b.EnvFiles)) {
+		if v, ok := src.file(key+".env_files."+name, b.EnvFiles[name]); ok {
+			s.Env = append(s.Env, name+"="+v)
 		}
-		if s.Header == nil {
-			s.Header = http.Header{}
-		}
-		s.Header.Set(h, v)
 	}
-	if err := wireSpec(key, b, &s); err != nil {
+	for _, h := range slices.Sorted(maps.Keys(b.HeadersFrom)) {
+		if v, ok := src.env(key+".headers_from."+h, b.HeadersFrom[h]); ok {
+			if s.Header == nil {
+				s.Header = http.Header{}
+			}
+			s.Header.Set(h, v)
+		}
+	}
+	if err := wireSpec(key, b, &s, &src); err != nil {
+		return s, err
+	}
+	if err := src.err(); err != nil {
 		return s, err
 	}
 	if err := s.Validate(); err != nil {
@@ -70,15 +77,21 @@ func eraFor(era string) mcp.Era {
 }
 
 // backendSpecs builds every configured backend's Spec before anything
-// starts, so that a missing secret refuses New.
+// starts, so that a missing secret refuses New: every one missing, in
+// every backend, named at once.
 func backendSpecs(bs []config.Backend) ([]backend.Spec, error) {
 	specs := make([]backend.Spec, 0, len(bs))
+	var errs []error
 	for i, b := range bs {
 		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		specs = append(specs, s)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return specs, nil
 }

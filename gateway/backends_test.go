@@ -299,6 +299,19 @@ func TestConformanceThroughStdioBackend(t *testing.T) {
 	bkRequireConformance(t, base)
 }
 
+// env_files gives a command a variable from a file, its trailing newline
+// cut: the child becomes the fixture only when it reads exactly "fixture".
+func TestEnvFilesGiveTheCommandAFilesContent(t *testing.T) {
+	gwLeakCheck(t)
+	file := filepath.Join(t.TempDir(), "role")
+	if err := os.WriteFile(file, []byte("fixture\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := bkGateway(t, "backends:\n  - name: fixture\n    kind: stdio\n    command: [\""+os.Args[0]+"\"]\n"+
+		"    env_files: {"+bkChildEnv+": \""+file+"\"}\n    prefix: \"-\"\n")
+	bkWaitReady(t, base, http.StatusOK)
+}
+
 // /readyz needs no credential, reports the backend up and then, once the
 // backend is gone, down with 503; a header value read from the environment
 // reaches the backend and never appears in the answer.

@@ -6,16 +6,20 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
 )
 
-// wireSpec fills s's Arguments, Secrets and ProxyCommand from b.
-func wireSpec(key string, b config.Backend, s *backend.Spec) error {
+// wireSpec fills s's Arguments, Secrets and ProxyCommand from b; what src
+// cannot read it leaves to src to report.
+func wireSpec(key string, b config.Backend, s *backend.Spec, src *sources) error {
 	if b.Kind != config.BackendProxy && b.Kind != config.BackendProcess {
 		return nil
 	}
@@ -37,42 +41,33 @@ func wireSpec(key string, b config.Backend, s *backend.Spec) error {
 		s.Postgres, _ = b.PostgresAddr() // checked by config
 	}
 	if b.PostgresFrom != "" {
-		v, ok := os.LookupEnv(b.PostgresFrom)
-		if !ok {
-			return fmt.Errorf("%s.postgres_from: environment variable %s is not set", key, b.PostgresFrom)
+		if v, ok := src.env(key+".postgres_from", b.PostgresFrom); ok {
+			addr, err := config.PostgresAddr(v, true)
+			if err != nil {
+				return fmt.Errorf("%s.postgres_from: the value of %s %v", key, b.PostgresFrom, err)
+			}
+			s.Postgres = addr
 		}
-		addr, err := config.PostgresAddr(v, true)
-		if err != nil {
-			return fmt.Errorf("%s.postgres_from: the value of %s %v", key, b.PostgresFrom, err)
-		}
-		s.Postgres = addr
 	}
 	if b.PostgresFile != "" {
-		v, err := os.ReadFile(b.PostgresFile)
-		if err != nil {
-			return fmt.Errorf("%s.postgres_file: %w", key, err) // names the file, never its content
+		if v, ok := src.file(key+".postgres_file", b.PostgresFile); ok {
+			addr, err := config.PostgresAddr(v, true)
+			if err != nil {
+				return fmt.Errorf("%s.postgres_file: the content of %s %v", key, b.PostgresFile, err)
+			}
+			s.Postgres = addr
 		}
-		addr, err := config.PostgresAddr(strings.TrimRight(string(v), "\r\n"), true)
-		if err != nil {
-			return fmt.Errorf("%s.postgres_file: the content of %s %v", key, b.PostgresFile, err)
-		}
-		s.Postgres = addr
 	}
 	s.Daemon = b.Daemon
-	for name, from := range b.SecretsFrom {
-		v, ok := os.LookupEnv(from)
-		if !ok {
-			return fmt.Errorf("%s.secrets_from.%s: environment variable %s is not set", key, name, from)
+	for _, name := range slices.Sorted(maps.Keys(b.SecretsFrom)) {
+		if v, ok := src.env(key+".secrets_from."+name, b.SecretsFrom[name]); ok {
+			setSecret(s, name, v)
 		}
-		setSecret(s, name, v)
 	}
-	for name, path := range b.SecretFiles {
-		v, err := os.ReadFile(path)
-		if err != nil {
-			// The error names the file, never its content.
-			return fmt.Errorf("%s.secret_files.%s: %w", key, name, err)
+	for _, name := range slices.Sorted(maps.Keys(b.SecretFiles)) {
+		if v, ok := src.file(key+".secret_files."+name, b.SecretFiles[name]); ok {
+			setSecret(s, name, v)
 		}
-		setSecret(s, name, strings.TrimRight(string(v), "\r\n"))
 	}
 	return nil
 }
@@ -83,3 +78,31 @@ func setSecret(s *backend.Spec, name, value string) {
 	}
 	s.Secrets[name] = value
 }
+
+// sources reads the values a configuration names — the gateway's
+// environment variables, files — and gathers every one that cannot be
+// read, so that one run names them all (by key, variable and file, never
+// a value).
+type sources struct{ errs []error }
+
+// env is the variable from's value; key is where the file names it.
+func (c *sources) env(key, from string) (string, bool) {
+	v, ok := os.LookupEnv(from)
+	if !ok {
+		c.errs = append(c.errs, fmt.Errorf("%s: environment variable %s is not set", key, from))
+	}
+	return v, ok
+}
+
+// file is the content of the file at path, a trailing newline cut.
+func (c *sources) file(key, path string) (string, bool) {
+	v, err := os.ReadFile(path)
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("%s: %w", key, err)) // names the file, never its content
+		return "", false
+	}
+	return strings.TrimRight(string(v), "\r\n"), true
+}
+
+// err is every value that could not be read, or nil.
+func (c *sources) err() error { return errors.Join(c.errs...) }

@@ -106,3 +106,37 @@ func TestProxyBackendSecretsNeverOnReadyz(t *testing.T) {
 		t.Errorf("the program got %q, want both values", got)
 	}
 }
+
+// A configuration that names several values the gateway cannot read is
+// refused once, naming every one (a user fixes them in one go, not one
+// run each), and never a value it could read.
+func TestEveryMissingValueIsNamedAtOnce(t *testing.T) {
+	gwLeakCheck(t)
+	t.Setenv("MCPGATE_TEST_PRESENT", "present-value-4321")
+	missing := filepath.Join(t.TempDir(), "absent")
+	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\nbackends:\n" +
+		"  - {name: s, kind: stdio, command: [x], env_from: {A: MCPGATE_TEST_UNSET_A, B: MCPGATE_TEST_PRESENT}, env_files: {C: \"" + missing + "\"}}\n" +
+		"  - {name: h, kind: http, url: \"http://127.0.0.1:1/mcp\", headers_from: {Authorization: MCPGATE_TEST_UNSET_H}}\n" +
+		"  - {name: p, kind: proxy, url: \"ws://127.0.0.1:1\", secrets_from: {T: MCPGATE_TEST_UNSET_T}, postgres_from: MCPGATE_TEST_UNSET_PG}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = gateway.New(context.Background(), cfg, gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err == nil {
+		t.Fatal("New accepted a configuration whose variables are not set")
+	}
+	for _, want := range []string{
+		"backends[0].env_from.A: environment variable MCPGATE_TEST_UNSET_A is not set",
+		"backends[0].env_files.C: open " + missing,
+		"backends[1].headers_from.Authorization: environment variable MCPGATE_TEST_UNSET_H is not set",
+		"backends[2].postgres_from: environment variable MCPGATE_TEST_UNSET_PG is not set",
+		"backends[2].secrets_from.T: environment variable MCPGATE_TEST_UNSET_T is not set",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("New's error lacks %q:\n%s", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "present-value") || strings.Contains(err.Error(), "backends[0].env_from.B") {
+		t.Errorf("New's error names a value it could read:\n%s", err)
+	}
+}

@@ -61,8 +61,14 @@ type cliProc struct {
 // cliStart starts the binary; the test's cleanup stops it.
 func cliStart(t *testing.T, bin string, args ...string) *cliProc {
 	t.Helper()
+	return cliStartIn(t, "", cliEnv(t), bin, args...)
+}
+
+// cliStartIn is cliStart in the folder dir ("": this one) with env.
+func cliStartIn(t *testing.T, dir string, env []string, bin string, args ...string) *cliProc {
+	t.Helper()
 	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &mcptest.SyncBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = cliEnv(t)
+	p.cmd.Dir, p.cmd.Env = dir, env
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
