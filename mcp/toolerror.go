@@ -69,6 +69,17 @@ var toolHints = map[string]struct {
 	ToolErrInternal:           {false, "The tool failed unexpectedly. Do not retry; say in your answer that this information could not be obtained."},
 }
 
+// NeedsClientCapability is the failure of a tool that needs a capability
+// the client did not declare (sampling, elicitation, roots). Neither the
+// arguments nor the moment are at fault, so it is not bad_args and not
+// retryable: the model is told what the tool needs and to say so.
+func NeedsClientCapability(capability string) *ToolError {
+	return &ToolError{Class: ToolErrInternal, Retryable: false,
+		Hint: "This tool needs a client that supports " + capability + ", and this client does not declare it. " +
+			"Do not retry with other arguments; say in your answer that the tool needs a client with " + capability + ".",
+		Detail: "the client did not declare the " + capability + " capability"}
+}
+
 // ClassifyToolError turns a tool's error into the contract. It is pure: it
 // only looks at err. A nil error is a caller bug and classifies as internal
 // rather than panicking on the error path.

@@ -6,10 +6,12 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -21,7 +23,8 @@ func (b *Backend) callTool(orig string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		return b.forward(ctx, r, "tools/call", params)
+		res, err := b.forward(ctx, r, "tools/call", params)
+		return res, frontNamed(r, err, orig)
 	}
 }
 
@@ -31,8 +34,80 @@ func (b *Backend) getPrompt(orig string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		return b.forward(ctx, r, "prompts/get", params)
+		res, err := b.forward(ctx, r, "prompts/get", params)
+		return res, frontNamed(r, err, orig)
 	}
+}
+
+// frontNamed is the backend's -32602 about an entry the front renamed,
+// told in the name the client called (demo__greet, not greet): the
+// client never saw the backend's own name and would look for it in vain.
+// The name is replaced where it stands whole in the message and where it
+// is the whole value of a member of data (such as data.tool); the code
+// and every other byte of data are kept. Any other error, and one about
+// an entry the front did not rename, passes as it came.
+func frontNamed(r *mcp.Request, err error, orig string) error {
+	var je *jsonrpc.Error
+	if err == nil || !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		return err
+	}
+	front, _ := r.EntryName()
+	if front == "" || front == orig {
+		return err
+	}
+	msg := replaceWholeName(je.Message, orig, front)
+	data := je.Data
+	if len(data) > 0 && data[0] == '{' {
+		var keys []string
+		_ = jsonrpc.Members(data, func(key string, v json.RawMessage) bool {
+			var s string
+			if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s == orig {
+				keys = append(keys, key)
+			}
+			return true
+		})
+		for _, k := range keys {
+			if renamed, err := jsonrpc.WithStringMember(data, k, front); err == nil {
+				data = renamed
+			}
+		}
+	}
+	if msg == je.Message && bytes.Equal(data, je.Data) {
+		return err
+	}
+	return jsonrpc.NewError(je.Code, msg, json.RawMessage(data))
+}
+
+// replaceWholeName replaces name in s where it stands whole: not inside a
+// longer name (a character of a tool name on either side).
+func replaceWholeName(s, name, with string) string {
+	var out strings.Builder
+	last := 0 // s[:last] is written
+	for i := 0; name != ""; {
+		j := strings.Index(s[i:], name)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(name)
+		if (j == 0 || !isNameByte(s[j-1])) && (end == len(s) || !isNameByte(s[end])) {
+			out.WriteString(s[last:j])
+			out.WriteString(with)
+			last = end
+		}
+		i = end
+	}
+	if last == 0 {
+		return s
+	}
+	out.WriteString(s[last:])
+	return out.String()
+}
+
+// isNameByte reports whether c may be part of a tool or prompt name
+// (letters, digits, _ - . and /).
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
 }
 
 // readResource forwards resources/read as it came: URIs are not prefixed.

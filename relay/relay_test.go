@@ -359,3 +359,53 @@ func TestAToolWithAnInvalidHeaderAnnotationIsLeftOutAlone(t *testing.T) {
 		t.Errorf("front tools %v, want %v", got, want)
 	}
 }
+
+// A backend's -32602 about a tool or prompt the front renamed names the
+// entry as the client called it — in the message where the name stands
+// whole, and in a data member whose whole value is the name — and keeps
+// every other byte; with no prefix it passes exactly as it came.
+func TestInvalidParamsNameTheEntryTheClientCalled(t *testing.T) {
+	back := mcp.NewServer(mcp.Options{})
+	must(t, back.AddTools(
+		&mcp.Tool{Name: "check", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+			Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"content":[]}`), nil
+			}},
+		&mcp.Tool{Name: "own", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "own: the owner of own-files is unknown (own)",
+				json.RawMessage(`{"tool":"own","file":"own-files","n":1}`))
+		}},
+	))
+	must(t, back.AddPrompts(&mcp.Prompt{Name: "greet", Arguments: []mcp.PromptArgument{{Name: "who", Required: true}},
+		Get: func(context.Context, *mcp.Request, map[string]string) (json.RawMessage, error) {
+			return json.RawMessage(`{"messages":[]}`), nil
+		}}))
+
+	for _, tt := range []struct {
+		prefix, want string
+	}{{"", "p__"}, {relay.NoPrefix, ""}} {
+		f := newFront(t)
+		must(t, relay.New("p", connect(t, back), relay.Options{Prefix: tt.prefix}).Sync(context.Background(), f.Server))
+
+		m := f.call(t, "tools/call", `{"name":"`+tt.want+`check","arguments":{}}`)
+		e, _ := m.ErrorObject()
+		if e == nil || e.Code != jsonrpc.CodeInvalidParams || e.Message != "invalid arguments for tool "+tt.want+"check" {
+			t.Errorf("prefix %q: check without n answered %s", tt.prefix, m.Error)
+		}
+		if tool, _ := jsonrpc.LookupString(e.Data, "tool"); tool != tt.want+"check" {
+			t.Errorf("prefix %q: data.tool = %q in %s", tt.prefix, tool, e.Data)
+		}
+
+		m = f.call(t, "tools/call", `{"name":"`+tt.want+`own","arguments":{}}`)
+		want := `{"code":-32602,"message":"` + tt.want + `own: the owner of own-files is unknown (` + tt.want + `own)","data":{"tool":"` + tt.want + `own","file":"own-files","n":1}}`
+		if string(m.Error) != want {
+			t.Errorf("prefix %q: own answered\n%s\nwant\n%s", tt.prefix, m.Error, want)
+		}
+
+		m = f.call(t, "prompts/get", `{"name":"`+tt.want+`greet"}`)
+		want = `{"code":-32602,"message":"missing required prompt arguments","data":{"missing":["who"],"name":"` + tt.want + `greet"}}`
+		if string(m.Error) != want {
+			t.Errorf("prefix %q: greet without who answered\n%s\nwant\n%s", tt.prefix, m.Error, want)
+		}
+	}
+}
