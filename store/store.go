@@ -66,6 +66,9 @@ type Store interface {
 	AppendAudit(ctx context.Context, records []AuditRecord) error
 	// TailAudit returns the latest n records, oldest first.
 	TailAudit(ctx context.Context, n int) ([]AuditRecord, error)
+	// QueryAudit returns one page of the records q selects, newest
+	// first; ErrBadCursor for an After no page gave.
+	QueryAudit(ctx context.Context, q AuditQuery) (AuditPage, error)
 
 	Close() error
 }

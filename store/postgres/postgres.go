@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -223,6 +224,31 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
 	}
 	return nil
+}
+
+// postgresDialect is PostgreSQL's SQL for store.AuditWhere.
+var postgresDialect = store.Dialect{
+	Arg:      func(i int) string { return "$" + strconv.Itoa(i) },
+	Contains: func(col, arg string) string { return "strpos(" + col + ", " + arg + ") > 0" },
+}
+
+// QueryAudit returns one page of the records q selects, newest first.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error) {
+	where, args, err := store.AuditWhere(q, postgresDialect)
+	if err != nil {
+		return store.AuditPage{}, err
+	}
+	order, args := store.AuditPageOrder(q, postgresDialect, args)
+	rows, err := s.pool.Query(ctx, "SELECT id, "+store.AuditColumns+" FROM audit"+where+order, args...)
+	if err != nil {
+		return store.AuditPage{}, fmt.Errorf("postgres: query audit: %w", err)
+	}
+	defer rows.Close()
+	page, err := store.ScanAuditPage(rows, q)
+	if err != nil {
+		return store.AuditPage{}, fmt.Errorf("postgres: query audit: %w", err)
+	}
+	return page, nil
 }
 
 // TailAudit returns the latest n records by time (ties in the order they

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/store"
@@ -96,4 +97,29 @@ func (s *Store) TailAudit(ctx context.Context, n int) ([]store.AuditRecord, erro
 		return nil, fmt.Errorf("sqlite: tail audit: %w", err)
 	}
 	return out, nil
+}
+
+// sqliteDialect is SQLite's SQL for store.AuditWhere.
+var sqliteDialect = store.Dialect{
+	Arg:      func(i int) string { return "?" + strconv.Itoa(i) }, // numbered: a placeholder may be used twice
+	Contains: func(col, arg string) string { return "instr(" + col + ", " + arg + ") > 0" },
+}
+
+// QueryAudit returns one page of the records q selects, newest first.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error) {
+	where, args, err := store.AuditWhere(q, sqliteDialect)
+	if err != nil {
+		return store.AuditPage{}, err
+	}
+	order, args := store.AuditPageOrder(q, sqliteDialect, args)
+	rows, err := s.db.QueryContext(ctx, "SELECT id, "+store.AuditColumns+" FROM audit"+where+order, args...)
+	if err != nil {
+		return store.AuditPage{}, fmt.Errorf("sqlite: query audit: %w", err)
+	}
+	defer rows.Close()
+	page, err := store.ScanAuditPage(rows, q)
+	if err != nil {
+		return store.AuditPage{}, fmt.Errorf("sqlite: query audit: %w", err)
+	}
+	return page, nil
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"ConcurrentAppendAuditAllPersisted", testConcurrentAppendAuditAllPersisted},
 		{"TailAuditLatestOldestFirst", testTailAuditLatestOldestFirst},
 		{"AppendAuditBatchAcrossInsertsKeepsOrder", testAppendAuditBatchAcrossInsertsKeepsOrder},
+		{"QueryAuditFiltersAndPagesNewestFirst", testQueryAuditFiltersAndPagesNewestFirst},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}
@@ -334,4 +335,74 @@ func firstDiff(got, want []store.AuditRecord) string {
 		}
 	}
 	return "lengths"
+}
+
+// QueryAudit matches every filter set (identity by subject or token id,
+// part of the name, the outcome, a time range) and pages newest first
+// by (time, written order) without losing or repeating a record, even
+// where records share a time across a page's end.
+func testQueryAuditFiltersAndPagesNewestFirst(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	at := func(sec int) time.Time { return time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC) }
+	records := []store.AuditRecord{
+		{Time: at(3), Subject: "ann", TokenID: "tok_a", Name: "fs__read_file", Outcome: "ok"},
+		{Time: at(1), Subject: "bob", TokenID: "tok_b", Name: "fs__write_file", Outcome: "forbidden"},
+		{Time: at(2), Subject: "ann", TokenID: "tok_a", Name: "greet", Outcome: "ok"},
+		{Time: at(2), Subject: "ann", TokenID: "tok_a2", Name: "fs__read_file", Outcome: "tool_error"},
+		{Time: at(2), Subject: "bob", TokenID: "tok_b", Name: "mem://100%_x", Outcome: "ok"},
+		{Time: at(5), Subject: "cy", Name: "fs__read_file", Outcome: "rate_limited"},
+	}
+	if err := s.AppendAudit(ctx, records); err != nil {
+		t.Fatal(err)
+	}
+	key := func(r store.AuditRecord) string { return fmt.Sprintf("%s@%d/%s", r.Name, r.Time.Second(), r.TokenID) }
+	all := func(q store.AuditQuery) []string {
+		t.Helper()
+		var out []string
+		for pages := 0; ; pages++ {
+			page, err := s.QueryAudit(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.Limit > 0 && len(page.Records) > q.Limit {
+				t.Fatalf("a page of %d holds %d", q.Limit, len(page.Records))
+			}
+			for _, r := range page.Records {
+				out = append(out, key(r))
+			}
+			if page.Next == "" || pages > 20 {
+				return out
+			}
+			q.After = page.Next
+		}
+	}
+	newestFirst := []string{"fs__read_file@5/", "fs__read_file@3/tok_a", "mem://100%_x@2/tok_b", "fs__read_file@2/tok_a2",
+		"greet@2/tok_a", "fs__write_file@1/tok_b"}
+	for _, tt := range []struct {
+		name string
+		q    store.AuditQuery
+		want []string
+	}{
+		{"everything", store.AuditQuery{}, newestFirst},
+		{"pages of one", store.AuditQuery{Limit: 1}, newestFirst},
+		{"pages of two", store.AuditQuery{Limit: 2}, newestFirst},
+		{"subject", store.AuditQuery{Identity: "bob"}, []string{"mem://100%_x@2/tok_b", "fs__write_file@1/tok_b"}},
+		{"token id", store.AuditQuery{Identity: "tok_a2"}, []string{"fs__read_file@2/tok_a2"}},
+		{"part of the name", store.AuditQuery{Entry: "read", Limit: 2}, []string{"fs__read_file@5/", "fs__read_file@3/tok_a", "fs__read_file@2/tok_a2"}},
+		{"a name with wildcard characters", store.AuditQuery{Entry: "%_"}, []string{"mem://100%_x@2/tok_b"}},
+		{"outcome", store.AuditQuery{Outcome: "ok"}, []string{"fs__read_file@3/tok_a", "mem://100%_x@2/tok_b", "greet@2/tok_a"}},
+		{"time range", store.AuditQuery{Since: at(2), Until: at(3)}, []string{"mem://100%_x@2/tok_b", "fs__read_file@2/tok_a2", "greet@2/tok_a"}},
+		{"all at once", store.AuditQuery{Identity: "ann", Entry: "fs__", Outcome: "ok", Since: at(1)}, []string{"fs__read_file@3/tok_a"}},
+		{"nothing", store.AuditQuery{Identity: "nobody"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := all(tt.q); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+	if _, err := s.QueryAudit(ctx, store.AuditQuery{After: "not-a-cursor"}); !errors.Is(err, store.ErrBadCursor) {
+		t.Errorf("a cursor no page gave: %v, want ErrBadCursor", err)
+	}
 }

@@ -1,0 +1,144 @@
+// auditquery.go is how the audit log is searched and paged (the admin
+// console's audit page): the filters, the cursor of a page, and the WHERE
+// clause both stores build from them, each in its own SQL dialect.
+
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AuditQuery selects audit records, newest first. Every field set must
+// match.
+type AuditQuery struct {
+	Identity string    // the caller's subject or token id, exactly
+	Entry    string    // part of the entry's name (tool, prompt, resource URI)
+	Outcome  string    // exactly (ok, tool_error, forbidden, …)
+	Since    time.Time // at or after
+	Until    time.Time // before
+	// After is a page's Next: only records older than that page's last.
+	After string
+	Limit int // at most this many (0: DefaultAuditPage)
+}
+
+// DefaultAuditPage is a page's size when the query sets none; a page
+// never holds more than MaxAuditPage.
+const (
+	DefaultAuditPage = 50
+	MaxAuditPage     = 1000
+)
+
+// AuditPage is one page of a query's records, newest first; Next, when
+// not empty, is the After of the next (older) page.
+type AuditPage struct {
+	Records []AuditRecord
+	Next    string
+}
+
+// ErrBadCursor is returned for an After no page gave.
+var ErrBadCursor = errors.New("store: not a page cursor")
+
+// PageLimit is q's page size.
+func (q AuditQuery) PageLimit() int {
+	switch {
+	case q.Limit <= 0:
+		return DefaultAuditPage
+	case q.Limit > MaxAuditPage:
+		return MaxAuditPage
+	}
+	return q.Limit
+}
+
+// Dialect writes what differs between the stores' SQL: the i-th
+// placeholder (from 1), and the test that column contains the text of a
+// placeholder.
+type Dialect struct {
+	Arg      func(i int) string
+	Contains func(column, arg string) string
+}
+
+// AuditWhere is q's WHERE clause (empty when q selects everything) and
+// its arguments. Records are ordered by (time, id); the cursor is the
+// last record's pair.
+func AuditWhere(q AuditQuery, d Dialect) (string, []any, error) {
+	var conds []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return d.Arg(len(args))
+	}
+	if q.Identity != "" {
+		a := arg(q.Identity)
+		conds = append(conds, "(subject = "+a+" OR token_id = "+a+")")
+	}
+	if q.Entry != "" {
+		conds = append(conds, d.Contains("name", arg(q.Entry)))
+	}
+	if q.Outcome != "" {
+		conds = append(conds, "outcome = "+arg(q.Outcome))
+	}
+	if !q.Since.IsZero() {
+		conds = append(conds, "time >= "+arg(EncodeTime(q.Since)))
+	}
+	if !q.Until.IsZero() {
+		conds = append(conds, "time < "+arg(EncodeTime(q.Until)))
+	}
+	if q.After != "" {
+		t, id, err := parseCursor(q.After)
+		if err != nil {
+			return "", nil, err
+		}
+		ta := arg(t)
+		conds = append(conds, "(time < "+ta+" OR (time = "+ta+" AND id < "+arg(id)+"))")
+	}
+	if len(conds) == 0 {
+		return "", nil, nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args, nil
+}
+
+// AuditPageOrder ends a query of AuditColumns after "id, ": newest first,
+// one row more than the page so that its end is known.
+func AuditPageOrder(q AuditQuery, d Dialect, args []any) (string, []any) {
+	args = append(args, q.PageLimit()+1)
+	return " ORDER BY time DESC, id DESC LIMIT " + d.Arg(len(args)), args
+}
+
+// ScanAuditPage reads the rows of "id, "+AuditColumns that AuditPageOrder
+// ordered into q's page.
+func ScanAuditPage(rows Rows, q AuditQuery) (AuditPage, error) {
+	limit := q.PageLimit()
+	var page AuditPage
+	var lastID int64
+	for rows.Next() {
+		if len(page.Records) == limit {
+			last := page.Records[len(page.Records)-1]
+			page.Next = fmt.Sprintf("%d.%d", EncodeTime(last.Time), lastID)
+			break
+		}
+		var r AuditRecord
+		var t, us int64
+		if err := rows.Scan(&lastID, &t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
+			return AuditPage{}, err
+		}
+		r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
+		page.Records = append(page.Records, r)
+	}
+	return page, rows.Err()
+}
+
+func parseCursor(s string) (t, id int64, err error) {
+	a, b, ok := strings.Cut(s, ".")
+	if ok {
+		if t, err = strconv.ParseInt(a, 10, 64); err == nil {
+			if id, err = strconv.ParseInt(b, 10, 64); err == nil {
+				return t, id, nil
+			}
+		}
+	}
+	return 0, 0, ErrBadCursor
+}
