@@ -297,3 +297,39 @@ func TestEveryCloseWaitsForTheBackendsToStop(t *testing.T) {
 	}
 	<-first
 }
+
+// Restart ends a backend's child and starts a new one at once: another
+// process, Restarts one more, its tools back; a name not in the set is
+// ErrNoSuchBackend.
+func TestRestartStartsTheBackendAgain(t *testing.T) {
+	f := newFront(t)
+	set := backend.NewSet(f.Server, fast)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	if err := set.Restart("kid"); !errors.Is(err, backend.ErrNoSuchBackend) {
+		t.Errorf("Restart of a name not in the set: %v", err)
+	}
+	if err := set.Add(childSpec("kid", pidFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Restart("kid"); !errors.Is(err, backend.ErrSetClosed) {
+		t.Errorf("Restart before the set runs: %v", err)
+	}
+	run(t, set)
+	first := waitState(t, set.Backend("kid"), "up", isUp)
+	pid1, _ := os.ReadFile(pidFile)
+	if err := os.Remove(pidFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Restart("kid"); err != nil {
+		t.Fatal(err)
+	}
+	up := waitState(t, set.Backend("kid"), "up again", func(s backend.Status) bool { return s.Up && s.Restarts == first.Restarts+1 })
+	pid2, err := os.ReadFile(pidFile)
+	if err != nil || string(pid2) == string(pid1) {
+		t.Errorf("after Restart the child is %q (%v), was %q", pid2, err, pid1)
+	}
+	if up.Restarts != first.Restarts+1 {
+		t.Errorf("restarts %d, want %d", up.Restarts, first.Restarts+1)
+	}
+	f.callText(t, "kid__test_simple_text")
+}

@@ -21,6 +21,9 @@ var ErrDuplicateName = errors.New("backend: duplicate name")
 // ErrSetClosed is returned by Add after Close.
 var ErrSetClosed = errors.New("backend: set closed")
 
+// ErrNoSuchBackend is returned by Restart for a name the set does not hold.
+var ErrNoSuchBackend = errors.New("backend: no such backend")
+
 // Set runs several backends relaying into one front.
 type Set struct {
 	front   *mcp.Server
@@ -35,6 +38,8 @@ type Set struct {
 	// stopping counts the members taken out and not yet stopped, so that
 	// Close waits for a Remove or another Close still stopping one.
 	stopping sync.WaitGroup
+	// restarting makes Restarts one at a time: a member is never run twice.
+	restarting sync.Mutex
 }
 
 // member is one running backend and how to stop it.
@@ -108,6 +113,35 @@ func (s *Set) Remove(name string) bool {
 		s.changed.notify()
 	}
 	return ok
+}
+
+// Restart ends the named backend's connection (its process, for a
+// command) and starts it again at once, as an operator's restart button
+// does; its entries leave the catalogue and come back when it is up, and
+// Restarts counts one more. ErrNoSuchBackend for a name not in the set;
+// ErrSetClosed once the set is closed or before it runs.
+func (s *Set) Restart(name string) error {
+	s.restarting.Lock()
+	defer s.restarting.Unlock()
+	s.mu.Lock()
+	m, ok := s.members[name]
+	running := s.ctx != nil && !s.closed
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: %q", ErrNoSuchBackend, name)
+	case !running:
+		return ErrSetClosed
+	}
+	m.stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.members[name] != m {
+		return fmt.Errorf("%w: %q", ErrNoSuchBackend, name) // removed meanwhile
+	}
+	m.b.update(func(st *Status) { st.Restarts++ })
+	s.start(m)
+	return nil
 }
 
 func (m *member) stop() {

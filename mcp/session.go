@@ -31,6 +31,9 @@ type Session struct {
 	id       string
 	out      Sink // standalone stream for messages unrelated to a request; may be nil
 	identity Identity
+	// transport and started are what SessionList shows of it.
+	transport string
+	started   time.Time
 
 	initialized atomic.Bool
 	// resumable: another process may resume the session after this one
@@ -65,6 +68,9 @@ type SessionOptions struct {
 	// a session another one initialized: mcphttp's sealed sessions).
 	ClientInfo         json.RawMessage
 	ClientCapabilities json.RawMessage
+	// Transport names how the client reached the session (streamable-http,
+	// sse, stdio), for SessionList.
+	Transport string
 }
 
 // NewSession starts a session on s. The transport must Close it.
@@ -81,6 +87,8 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		inputEnded: make(chan struct{}),
 		clientInfo: o.ClientInfo,
 		clientCaps: o.ClientCapabilities,
+		transport:  o.Transport,
+		started:    time.Now(),
 	}
 	if o.Version != "" {
 		v := o.Version

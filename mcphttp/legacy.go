@@ -145,7 +145,7 @@ func (h *SSEHandler) open(w http.ResponseWriter, identity mcp.Identity) (*legacy
 	h.owned[identity.Key()]++
 	stream := newLegacyStream(w)
 	ls := &legacySession{stream: stream, owner: identity.Key()}
-	ls.Session = h.server.NewSession(mcp.SessionOptions{ID: rand.Text(), Out: stream, Identity: identity})
+	ls.Session = h.server.NewSession(mcp.SessionOptions{ID: rand.Text(), Out: stream, Identity: identity, Transport: "sse"})
 	h.sessions[ls.ID()] = ls
 	h.streams.Add(1)
 	h.opts.Logger.Debug("legacy sse session opened", "session", ls.ID())

@@ -220,7 +220,7 @@ func (h *Handler) resume(r *http.Request, id string) *httpSession {
 	hs := &httpSession{id: id, sid: st.SID, owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
 	hs.idHeader = []string{id}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: st.SID, Out: hs, Identity: identityOf(r),
-		Version: st.Version, ClientInfo: st.Info, ClientCapabilities: st.Caps})
+		Version: st.Version, ClientInfo: st.Info, ClientCapabilities: st.Caps, Transport: "streamable-http"})
 	hs.sess.SetResumable()
 	hs.touch()
 	hs.sharedAt.Store(time.Now().UnixNano())

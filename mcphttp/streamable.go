@@ -297,7 +297,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		}
 	}
 	hs := &httpSession{id: sid, sid: sid, owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
-	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: sid, Out: hs, Identity: identityOf(r)})
+	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: sid, Out: hs, Identity: identityOf(r), Transport: "streamable-http"})
 	hs.touch()
 	hs.sharedAt.Store(time.Now().UnixNano())
 	hs.busy.Add(1)

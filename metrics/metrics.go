@@ -37,6 +37,8 @@ type Metrics struct {
 	rateLimited *prometheus.CounterVec   // role
 
 	codes *codeSet
+	// series is the last hour of calls and errors (series.go).
+	series series
 }
 
 // New returns a Metrics with every call metric registered (and at zero

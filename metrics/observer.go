@@ -9,6 +9,7 @@ package metrics
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -40,6 +41,7 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 	backend := label(t.Entry.Owner)
 	m.calls.WithLabelValues(string(t.Kind), entry, backend, string(e.Outcome)).Inc()
 	m.duration.WithLabelValues(string(t.Kind), backend).Observe(e.Duration.Seconds())
+	m.series.add(time.Now(), e.Outcome != mcp.OutcomeOK)
 	if e.Code != 0 {
 		m.callErrors.WithLabelValues(m.codes.label(e.Code)).Inc()
 	}

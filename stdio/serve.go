@@ -42,7 +42,7 @@ func Serve(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, opts
 	c := &serveConn{
 		server:      s,
 		sessionless: opts.Sessionless,
-		session:     s.NewSession(mcp.SessionOptions{Out: w, Identity: opts.Identity}),
+		session:     s.NewSession(mcp.SessionOptions{Out: w, Identity: opts.Identity, Transport: "stdio"}),
 		out:         w,
 		log:         opts.Logger,
 		maxLine:     opts.MaxLineBytes,

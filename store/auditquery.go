@@ -22,6 +22,9 @@ type AuditQuery struct {
 	Until    time.Time // before
 	// After is a page's Next: only records older than that page's last.
 	After string
+	// NewerThan is a page's Head: only records written after that
+	// page's latest written (a live tail).
+	NewerThan string
 	Limit int // at most this many (0: DefaultAuditPage)
 }
 
@@ -37,6 +40,9 @@ const (
 type AuditPage struct {
 	Records []AuditRecord
 	Next    string
+	// Head is the NewerThan of a query for what is written after this
+	// page (the query's own NewerThan when the page is empty).
+	Head string
 }
 
 // ErrBadCursor is returned for an After no page gave.
@@ -95,6 +101,13 @@ func AuditWhere(q AuditQuery, d Dialect) (string, []any, error) {
 		ta := arg(t)
 		conds = append(conds, "(time < "+ta+" OR (time = "+ta+" AND id < "+arg(id)+"))")
 	}
+	if q.NewerThan != "" {
+		_, id, err := parseCursor(q.NewerThan)
+		if err != nil {
+			return "", nil, err
+		}
+		conds = append(conds, "id > "+arg(id))
+	}
 	if len(conds) == 0 {
 		return "", nil, nil
 	}
@@ -112,8 +125,8 @@ func AuditPageOrder(q AuditQuery, d Dialect, args []any) (string, []any) {
 // ordered into q's page.
 func ScanAuditPage(rows Rows, q AuditQuery) (AuditPage, error) {
 	limit := q.PageLimit()
-	var page AuditPage
-	var lastID int64
+	page := AuditPage{Head: q.NewerThan}
+	var lastID, headID int64
 	for rows.Next() {
 		if len(page.Records) == limit {
 			last := page.Records[len(page.Records)-1]
@@ -127,6 +140,10 @@ func ScanAuditPage(rows Rows, q AuditQuery) (AuditPage, error) {
 		}
 		r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
 		page.Records = append(page.Records, r)
+		if lastID > headID {
+			headID = lastID
+			page.Head = fmt.Sprintf("%d.%d", t, lastID)
+		}
 	}
 	return page, rows.Err()
 }

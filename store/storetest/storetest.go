@@ -402,6 +402,29 @@ func testQueryAuditFiltersAndPagesNewestFirst(t *testing.T, open func(*testing.T
 			}
 		})
 	}
+	// A live tail: what is written after a page's head, whatever its time
+	// (a slow call's record is written late with an early time).
+	head, err := s.QueryAudit(ctx, store.AuditQuery{Limit: 2})
+	if err != nil || head.Head == "" {
+		t.Fatalf("head page: %+v %v", head, err)
+	}
+	if err := s.AppendAudit(ctx, []store.AuditRecord{{Time: at(0), Subject: "late", Name: "slow"}, {Time: at(9), Subject: "new", Name: "fresh"}}); err != nil {
+		t.Fatal(err)
+	}
+	tail, err := s.QueryAudit(ctx, store.AuditQuery{NewerThan: head.Head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tailNames []string
+	for _, r := range tail.Records {
+		tailNames = append(tailNames, r.Name)
+	}
+	if !reflect.DeepEqual(tailNames, []string{"fresh", "slow"}) {
+		t.Errorf("the tail after the head = %v, want [fresh slow]", tailNames)
+	}
+	if again, err := s.QueryAudit(ctx, store.AuditQuery{NewerThan: tail.Head}); err != nil || len(again.Records) != 0 || again.Head != tail.Head {
+		t.Errorf("the tail after the tail's head = %+v, %v; want nothing, the same head", again, err)
+	}
 	if _, err := s.QueryAudit(ctx, store.AuditQuery{After: "not-a-cursor"}); !errors.Is(err, store.ErrBadCursor) {
 		t.Errorf("a cursor no page gave: %v, want ErrBadCursor", err)
 	}
