@@ -25,7 +25,7 @@ type AuditQuery struct {
 	// NewerThan is a page's Head: only records written after that
 	// page's latest written (a live tail).
 	NewerThan string
-	Limit int // at most this many (0: DefaultAuditPage)
+	Limit     int // at most this many (0: DefaultAuditPage)
 }
 
 // DefaultAuditPage is a page's size when the query sets none; a page
