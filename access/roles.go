@@ -97,3 +97,18 @@ func (r *Roles) Allows(callerRole, minRole string) bool {
 	have, ok := r.Level(callerRole)
 	return ok && have >= need
 }
+
+// Names is every role name, least first: by base role, then by name.
+func (r *Roles) Names() []string {
+	out := make([]string, 0, len(r.base))
+	for name := range r.base {
+		out = append(out, name)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if d := baseLevels[r.base[a]] - baseLevels[r.base[b]]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}

@@ -94,6 +94,17 @@ func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 	})
 }
 
+// Check authenticates a bearer secret given otherwise than in a header
+// (the admin console's login form) exactly as Wrap would: the identity,
+// and when the credential expires (zero: never).
+func (a *Authenticator) Check(ctx context.Context, secret string, now time.Time) (mcp.Identity, time.Time, error) {
+	id, at, err := a.authenticate(ctx, http.Header{"Authorization": {"Bearer " + secret}}, now)
+	if err != nil {
+		return mcp.Identity{}, time.Time{}, err
+	}
+	return id, at.expires, nil
+}
+
 // untilRevoked returns ctx ended when the credential is revoked or
 // expires. A GET is how a client holds a stream open (the Streamable HTTP
 // standalone stream, a legacy SSE session): every POST is authenticated

@@ -110,7 +110,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err := g.checkMetricsListen(); err != nil {
 		return nil, err
 	}
-	authn, err := g.authentication(ctx, o.Store)
+	authn, authenticator, err := g.authentication(ctx, o.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		}
 	}
 	g.reload.init(cfg, specs)
-	if err := g.mountHTTP(authn); err != nil {
+	console, err := g.newAdmin(authenticator, o.Store)
+	if err == nil {
+		err = g.mountHTTP(authn, console)
+	}
+	if err != nil {
 		g.backends.Close()
 		if g.audit != nil {
 			_ = g.audit.Close(ctx)
@@ -194,29 +198,30 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 }
 
 // authentication returns the middleware that resolves every HTTP request
-// to an identity, or refuses it with 401.
-func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http.Handler) http.Handler, error) {
+// to an identity, or refuses it with 401, and the authenticator behind it
+// (nil when authentication is off).
+func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http.Handler) http.Handler, *auth.Authenticator, error) {
 	if g.cfg.Auth.Disabled {
 		if err := auth.CheckLoopback(g.cfg.Listen); err != nil {
-			return nil, fmt.Errorf("auth.disabled: authentication may only be off on a loopback address: %w", err)
+			return nil, nil, fmt.Errorf("auth.disabled: authentication may only be off on a loopback address: %w", err)
 		}
 		g.log.Warn("authentication is off (local development only)", "listen", g.cfg.Listen)
-		return auth.NoAuth(g.localIdentity()), nil
+		return auth.NoAuth(g.localIdentity()), nil, nil
 	}
 	g.tokens = auth.NewTokens(st, g.log)
 	g.announceTokens()
 	if err := g.tokens.Load(ctx); err != nil {
-		return nil, fmt.Errorf("loading service tokens: %w", err)
+		return nil, nil, fmt.Errorf("loading service tokens: %w", err)
 	}
 	jwt, err := jwtVerifier(ctx, g.cfg.Auth.JWT)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, KnownRole: g.roles.Known, Logger: g.log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return a.Wrap, nil
+	return a.Wrap, a, nil
 }
 
 // localIdentity is the caller when there is no credential: no-auth mode,
@@ -225,7 +230,7 @@ func (g *Gateway) localIdentity() mcp.Identity {
 	return mcp.Identity{Subject: g.cfg.Auth.Identity.Subject, Role: g.cfg.Auth.Identity.Role, TokenID: "local"}
 }
 
-func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) error {
+func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.Handler) error {
 	h := g.cfg.HTTP
 	sealer, err := g.sealer()
 	if err != nil {
@@ -259,6 +264,12 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler) error {
 	})
 	root.HandleFunc("GET /readyz", g.serveReadyz)
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
+	if console != nil {
+		// The console authenticates on its own: a browser logs in once
+		// and holds a cookie (package admin).
+		root.Handle("/admin", console)
+		root.Handle("/admin/", console)
+	}
 	root.Handle("/", authn(g.traceHTTP(mcpRoutes)))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
 	return nil

@@ -13,8 +13,9 @@
 #   supergateway                            a stdio-to-HTTP MCP gateway (a peer of the benchmarks)
 # and, from ../shared/peers/conformance-everything-server (no registry serves it), the
 # conformance suite's own reference server, copied into .cache/refserver with its
-# dependencies (npm ci); and Debian's postgresql, redis-server and haproxy, with
-# apt-get, when they are missing.
+# dependencies (npm ci); and Debian's postgresql, redis-server, haproxy and
+# chromium (the admin console's browser tests), with apt-get, when they are
+# missing.
 #
 # Usage:
 #   scripts/peers.sh [install]   install if needed, print KEY=VALUE lines
@@ -166,6 +167,7 @@ missing_debs() {
     command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || printf '%s ' postgresql
     command -v redis-server >/dev/null 2>&1 || printf '%s ' redis-server
     command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || printf '%s ' haproxy
+    command -v chromium >/dev/null 2>&1 || printf '%s ' chromium
 }
 
 install_debs() {

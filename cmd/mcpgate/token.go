@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -85,7 +83,7 @@ func tokenCreateCommand() *cobra.Command {
 			}
 			var exp time.Time
 			if expires != "" {
-				d, err := parseLifetime(expires)
+				d, err := config.ParseLifetime(expires)
 				if err != nil {
 					return fmt.Errorf("--expires: %w", err)
 				}
@@ -178,22 +176,6 @@ func tokenRevokeCommand() *cobra.Command {
 	}
 	sf.registerAnnouncing(cmd)
 	return cmd
-}
-
-// parseLifetime reads a Go duration, or a number of days ("30d").
-func parseLifetime(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("%q is not a number of days", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration (write 12h or 30d)", s)
-	}
-	return d, nil
 }
 
 func expiry(t time.Time) string {

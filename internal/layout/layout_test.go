@@ -21,7 +21,9 @@ var layers = [][]string{
 	{"mcp", "wire", "store/sqlite", "store/postgres", "store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest"},
+	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest",
+		// The admin console: pages over what the gateway gives it.
+		"admin"},
 	// Backends and the proxy: transports and the wire put together; what
 	// replicas share (Redis), for the gate's buckets and the transport's
 	// sessions.

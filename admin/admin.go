@@ -1,0 +1,392 @@
+// Package admin is mcpgate's web console at /admin: the backends and their
+// health, the catalogue as a chosen role sees it, the open sessions, the
+// audit log (searched, paged, tailed live) and the service tokens, for
+// admins only.
+//
+// It is small and server-rendered: html/template pages (every string
+// escaped by the template's context), one stylesheet and two short scripts
+// inline under a per-response CSP nonce, nothing fetched from elsewhere,
+// so that it works offline and a page can run nothing it did not send.
+//
+// Who may use it: an admin, by the gateway's own authentication. A
+// browser logs in once with a token (service token or JWT) and holds a
+// cookie — HttpOnly, SameSite=Strict, path /admin — that seals who logged
+// in and until when, never the token; every request re-checks that the
+// service token behind it is still active, so a revoked token's console
+// session ends at its next click. Every change is a POST that must carry
+// the session's CSRF token and come from the console's own origin. A
+// client with a bearer header is authenticated as on /mcp instead (no
+// cookie, so no CSRF).
+package admin
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// Source is what the console shows and changes: the gateway.
+type Source interface {
+	// Authenticate checks a bearer secret as the gateway's authentication
+	// does: the caller's identity, and when the credential expires (zero:
+	// never).
+	Authenticate(ctx context.Context, secret string) (mcp.Identity, time.Time, error)
+	// Active reports whether id's credential may still be used (a service
+	// token not revoked nor expired).
+	Active(ctx context.Context, id mcp.Identity) bool
+	// IsAdmin reports whether role is admin, or a role based on it.
+	IsAdmin(role string) bool
+
+	Backends(ctx context.Context) []Backend
+	RestartBackend(name string) error
+	// Roles are the role names a token may have, least first.
+	Roles() []string
+	// Catalogue is every entry a caller with role would see.
+	Catalogue(ctx context.Context, role string) []mcp.CatalogueEntry
+	Sessions() []mcp.SessionInfo
+	Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error)
+	// Series is the last hour of calls and errors a second, oldest first.
+	Series(now time.Time) []Point
+
+	Tokens(ctx context.Context) []store.Token
+	CreateToken(ctx context.Context, name, role string, expires time.Time) (secret string, t store.Token, err error)
+	RevokeToken(ctx context.Context, id string) error
+}
+
+// Backend is one backend's row.
+type Backend struct {
+	Name, Kind string
+	Up         bool
+	Since      time.Time
+	Restarts   int
+	LastError  string
+	Entries    int     // its entries in the catalogue
+	Calls      float64 // gated calls served since start
+	Errors     float64 // of them, every outcome but ok
+	Mean       time.Duration
+}
+
+// Point is one step of the chart: calls and errors a second.
+type Point struct {
+	At            time.Time
+	Calls, Errors float64
+}
+
+// Options configure the console.
+type Options struct {
+	Source Source
+	// Key seals the console's cookie (32 bytes). Replicas that share it
+	// share console sessions; nil: a random key, sessions of this
+	// process only.
+	Key []byte
+	// SessionAge bounds a console session (default 8h; never past the
+	// credential's own expiry).
+	SessionAge time.Duration
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Handler serves /admin and everything under it.
+type Handler struct {
+	src   Source
+	aead  cipher.AEAD
+	age   time.Duration
+	log   *slog.Logger
+	now   func() time.Time
+	pages *pages
+	mux   *http.ServeMux
+}
+
+// cookieName is the console session's cookie.
+const cookieName = "mcpgate_admin"
+
+// New builds the console.
+func New(o Options) (*Handler, error) {
+	if o.Source == nil {
+		return nil, errors.New("admin: no source")
+	}
+	key := o.Key
+	if key == nil {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("admin: cookie key: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	if o.SessionAge <= 0 {
+		o.SessionAge = 8 * time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{src: o.Source, aead: aead, age: o.SessionAge, log: o.Logger, now: o.Now, pages: p}
+	h.routes()
+	return h, nil
+}
+
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /admin/login", h.loginPage)
+	m.HandleFunc("POST /admin/login", h.login)
+	m.Handle("POST /admin/logout", h.admin(h.logout))
+	m.Handle("GET /admin/{$}", h.admin(h.overview))
+	m.Handle("POST /admin/backends/restart", h.admin(h.restart))
+	m.Handle("GET /admin/catalogue", h.admin(h.catalogue))
+	m.Handle("GET /admin/sessions", h.admin(h.sessions))
+	m.Handle("GET /admin/audit", h.admin(h.audit))
+	m.Handle("GET /admin/audit/tail", h.admin(h.auditTail))
+	m.Handle("GET /admin/tokens", h.admin(h.tokens))
+	m.Handle("POST /admin/tokens", h.admin(h.createToken))
+	m.Handle("POST /admin/tokens/revoke", h.admin(h.revokeToken))
+	m.HandleFunc("/admin", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
+	})
+	h.mux = m
+}
+
+// ServeHTTP serves the console with the headers every page has: no
+// caching, no framing, no referrer, nothing sniffed.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	h.mux.ServeHTTP(w, r)
+}
+
+// claims are what the cookie seals: who logged in, until when, and the
+// session's CSRF token.
+type claims struct {
+	Subject string    `json:"s"`
+	Role    string    `json:"r"`
+	TokenID string    `json:"t"`
+	Until   time.Time `json:"u"`
+	CSRF    string    `json:"c"`
+}
+
+func (c claims) identity() mcp.Identity {
+	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.TokenID}
+}
+
+func (h *Handler) seal(c claims) (string, error) {
+	plain, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, h.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(h.aead.Seal(nonce, nonce, plain, []byte(cookieName))), nil
+}
+
+func (h *Handler) open(v string) (claims, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(raw) < h.aead.NonceSize() {
+		return claims{}, false
+	}
+	n := h.aead.NonceSize()
+	plain, err := h.aead.Open(nil, raw[:n], raw[n:], []byte(cookieName))
+	if err != nil {
+		return claims{}, false
+	}
+	var c claims
+	if json.Unmarshal(plain, &c) != nil || c.CSRF == "" {
+		return claims{}, false
+	}
+	return c, true
+}
+
+// caller is who a request is from, once admitted.
+type caller struct {
+	id   mcp.Identity
+	csrf string // "" for a bearer caller
+}
+
+type adminHandler func(w http.ResponseWriter, r *http.Request, c caller)
+
+// admin admits admins only: by bearer header, or by the console's
+// cookie (then a POST must carry the CSRF token and come from this
+// origin). A browser with no session is sent to the login page; anyone
+// else is refused with what they lack.
+func (h *Handler) admin(next adminHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if secret, ok := bearer(r); ok {
+			id, _, err := h.src.Authenticate(r.Context(), secret)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
+				h.refuse(w, r, http.StatusUnauthorized, "This credential is not valid.")
+				return
+			}
+			if !h.src.IsAdmin(id.Role) {
+				h.refuse(w, r, http.StatusForbidden, notAdmin(id.Role))
+				return
+			}
+			next(w, r, caller{id: id})
+			return
+		}
+		c, ok := h.session(r)
+		if !ok {
+			clearCookie(w)
+			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/admin/audit/tail") {
+				http.Redirect(w, r, "/admin/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			h.refuse(w, r, http.StatusForbidden, "No console session: log in first.")
+			return
+		}
+		if r.Method == http.MethodPost {
+			if why := h.crossSite(r, c); why != "" {
+				h.log.Warn("admin: a change refused", "why", why, "subject", c.Subject)
+				h.refuse(w, r, http.StatusForbidden, "Refused: "+why+".")
+				return
+			}
+		}
+		next(w, r, caller{id: c.identity(), csrf: c.CSRF})
+	})
+}
+
+// session is the request's console session, when its cookie opens, has
+// not run out, and its credential is still active and an admin's.
+func (h *Handler) session(r *http.Request) (claims, bool) {
+	ck, err := r.Cookie(cookieName)
+	if err != nil {
+		return claims{}, false
+	}
+	c, ok := h.open(ck.Value)
+	if !ok || !h.now().Before(c.Until) || !h.src.IsAdmin(c.Role) || !h.src.Active(r.Context(), c.identity()) {
+		return claims{}, false
+	}
+	return c, true
+}
+
+// crossSite is why a cookie-authenticated POST is not the console's own
+// ("" when it is): a CSRF token other than the session's, or an Origin
+// (or Sec-Fetch-Site) other than this one.
+func (h *Handler) crossSite(r *http.Request, c claims) string {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if u, err := url.Parse(origin); err != nil || u.Host != r.Host {
+			return "the request comes from another origin"
+		}
+	} else if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return "the request comes from another site"
+	}
+	got := r.PostFormValue("csrf")
+	if subtle.ConstantTimeCompare([]byte(got), []byte(c.CSRF)) != 1 {
+		return "the form's CSRF token is missing or not this session's"
+	}
+	return ""
+}
+
+func bearer(r *http.Request) (string, bool) {
+	v := r.Header.Get("Authorization")
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:]), true
+	}
+	return "", false
+}
+
+func notAdmin(role string) string {
+	if role == "" {
+		role = "none"
+	}
+	return "The console needs the admin role (or a role based on it); this credential's role is " + role + "."
+}
+
+func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, value string, until time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/admin", Expires: until,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+}
+
+func clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/admin", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode})
+}
+
+// login takes a token from the login form. The form must come from this
+// origin (no one else logs a browser in), and the token is never echoed.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if u, err := url.Parse(origin); err != nil || u.Host != r.Host {
+			h.refuse(w, r, http.StatusForbidden, "Refused: the login comes from another origin.")
+			return
+		}
+	}
+	secret := strings.TrimSpace(r.PostFormValue("token"))
+	next := safeNext(r.PostFormValue("next"))
+	if secret == "" {
+		h.loginForm(w, r, http.StatusUnauthorized, "Paste a token.", next)
+		return
+	}
+	id, expires, err := h.src.Authenticate(r.Context(), secret)
+	if err != nil {
+		h.loginForm(w, r, http.StatusUnauthorized, "This token is not valid (unknown, revoked or expired).", next)
+		return
+	}
+	if !h.src.IsAdmin(id.Role) {
+		h.loginForm(w, r, http.StatusForbidden, notAdmin(id.Role), next)
+		return
+	}
+	until := h.now().Add(h.age)
+	if !expires.IsZero() && expires.Before(until) {
+		until = expires
+	}
+	c := claims{Subject: id.Subject, Role: id.Role, TokenID: id.TokenID, Until: until, CSRF: randomToken()}
+	v, err := h.seal(c)
+	if err != nil {
+		h.refuse(w, r, http.StatusInternalServerError, "The session could not be made.")
+		return
+	}
+	h.setCookie(w, r, v, until)
+	h.log.Info("admin: console login", "subject", id.Subject, "token_id", id.TokenID)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request, _ caller) {
+	clearCookie(w)
+	http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
+}
+
+// safeNext is where to go after the login: a console path, never
+// another site.
+func safeNext(next string) string {
+	if strings.HasPrefix(next, "/admin/") && !strings.HasPrefix(next, "/admin//") && !strings.ContainsAny(next, "\\\r\n") {
+		return next
+	}
+	return "/admin/"
+}
+
+func randomToken() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,119 @@
+// admin.go is what the admin console (package admin) reads and changes,
+// taken from the gateway's parts: the backends and their metrics, the
+// engine's catalogue and sessions, the store's audit log, the tokens.
+
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/access"
+	"github.com/mcpgate/mcpgate/admin"
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// adminSource is the gateway as the console sees it.
+type adminSource struct {
+	g     *Gateway
+	authn *auth.Authenticator
+	store store.Store
+}
+
+// newAdmin builds the console, or returns nil when there is nothing to
+// log in with (authentication off: the console is not served).
+func (g *Gateway) newAdmin(authn *auth.Authenticator, st store.Store) (http.Handler, error) {
+	if authn == nil {
+		return nil, nil
+	}
+	var key []byte
+	if k, _, err := g.cfg.Sessions.SessionKeys(); err == nil && k != nil {
+		// Replicas with one session key share console sessions; the
+		// cookie's key is derived, never the session key itself.
+		sum := sha256.Sum256(append([]byte("mcpgate admin console cookie\x00"), k...))
+		key = sum[:]
+	}
+	h, err := admin.New(admin.Options{Source: &adminSource{g: g, authn: authn, store: st}, Key: key, Logger: g.log})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (s *adminSource) Authenticate(ctx context.Context, secret string) (mcp.Identity, time.Time, error) {
+	return s.authn.Check(ctx, secret, time.Now())
+}
+
+func (s *adminSource) Active(_ context.Context, id mcp.Identity) bool {
+	if !strings.HasPrefix(id.TokenID, auth.TokenIDPrefix) || s.g.tokens == nil {
+		return true // a JWT: its session ends with its exp
+	}
+	now := time.Now()
+	for _, t := range s.g.tokens.List() {
+		if t.ID == id.TokenID {
+			return t.Active(now) && t.Role == id.Role
+		}
+	}
+	return false
+}
+
+func (s *adminSource) IsAdmin(role string) bool { return s.g.roles.Allows(role, access.Admin) }
+
+func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
+	// The catalogue as an admin sees it: every entry, counted by owner.
+	entries := map[string]int{}
+	for _, e := range s.g.server.Catalogue(mcp.WithIdentity(ctx, mcp.Identity{Subject: "admin console", Role: access.Admin})) {
+		entries[e.Owner]++
+	}
+	calls := s.g.metrics.BackendCallStats()
+	var out []admin.Backend
+	for _, st := range s.g.backends.States() {
+		c := calls[st.Name]
+		out = append(out, admin.Backend{Name: st.Name, Kind: st.Kind, Up: st.Up, Since: st.Since, Restarts: st.Restarts,
+			LastError: st.LastError, Entries: entries[st.Name], Calls: c.Calls, Errors: c.Errors,
+			Mean: time.Duration(c.MeanSeconds * float64(time.Second))})
+	}
+	return out
+}
+
+func (s *adminSource) RestartBackend(name string) error { return s.g.backends.Restart(name) }
+
+func (s *adminSource) Roles() []string { return s.g.roles.Names() }
+
+func (s *adminSource) Catalogue(ctx context.Context, role string) []mcp.CatalogueEntry {
+	return s.g.server.Catalogue(mcp.WithIdentity(ctx, mcp.Identity{Subject: "admin console", Role: role}))
+}
+
+func (s *adminSource) Sessions() []mcp.SessionInfo { return s.g.server.SessionList() }
+
+func (s *adminSource) Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error) {
+	if s.store == nil {
+		return store.AuditPage{}, errors.New("no store")
+	}
+	return s.store.QueryAudit(ctx, q)
+}
+
+func (s *adminSource) Series(now time.Time) []admin.Point {
+	pts := s.g.metrics.Series(now)
+	out := make([]admin.Point, len(pts))
+	for i, p := range pts {
+		out[i] = admin.Point{At: p.At, Calls: p.Calls, Errors: p.Errors}
+	}
+	return out
+}
+
+func (s *adminSource) Tokens(context.Context) []store.Token { return s.g.tokens.List() }
+
+func (s *adminSource) CreateToken(ctx context.Context, name, role string, expires time.Time) (string, store.Token, error) {
+	return s.g.tokens.Create(ctx, name, role, expires)
+}
+
+func (s *adminSource) RevokeToken(ctx context.Context, id string) error {
+	return s.g.tokens.Revoke(ctx, id)
+}
