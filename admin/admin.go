@@ -173,13 +173,13 @@ func (h *Handler) routes() {
 }
 
 // ServeHTTP serves the console with the headers every page has: no
-// caching, no framing, no referrer, nothing sniffed.
+// caching, no framing, no referrer to another origin, nothing sniffed.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Referrer-Policy", "same-origin") // not no-referrer: a form would then post Origin: null
 	h.mux.ServeHTTP(w, r)
 }
 

@@ -381,6 +381,7 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c caller) 
 // polylines.
 type chart struct {
 	Width, Height int
+	Mid           int    // half the scale's height, for its middle line
 	Calls, Errors string // polyline points
 	Max           string // the top of the scale, per second
 	TotalCalls    string
@@ -389,7 +390,7 @@ type chart struct {
 }
 
 func newChart(pts []Point) chart {
-	c := chart{Width: 720, Height: 160}
+	c := chart{Width: 720, Height: 160, Mid: 82}
 	if len(pts) == 0 {
 		return c
 	}

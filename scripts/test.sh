@@ -54,7 +54,12 @@ rm -rf "$out"
 echo "== go test -race"
 scores=$(mktemp)
 status=0
-MCPGATE_SCOREBOARD=$scores go test -race -count=1 ./... || status=$?
+# Artifacts (the admin console's screenshots among them) are kept in the
+# ignored .cache/test-artifacts, one folder per test.
+artifacts="$root/.cache/test-artifacts"
+rm -rf "$artifacts" && mkdir -p "$artifacts"
+MCPGATE_SCOREBOARD=$scores go test -race -count=1 -artifacts -outputdir "$artifacts" ./... || status=$?
+echo "== test artifacts (the console's screenshots among them): .cache/test-artifacts"
 echo "== the suites' scores in go test (direct, through the gateway, and the client scenarios)"
 sort "$scores"
 rm -f "$scores"

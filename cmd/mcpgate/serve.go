@@ -211,6 +211,7 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 		fmt.Fprintf(out, "new admin token:  mcpgate token create --name admin --role admin%s\n", storeFlagFor(cfg))
 		fmt.Fprintf(out, "connect:  claude mcp add --transport http mcpgate %s --header \"Authorization: Bearer $MCPGATE_TOKEN\"\n", url)
 		printInspector(out, url, "$MCPGATE_TOKEN")
+		printConsole(out, url)
 		return nil
 	}
 	secret, rec, err := tokens.Create(ctx, "first-run admin", "admin", time.Time{})
@@ -220,10 +221,16 @@ func firstRun(ctx context.Context, out io.Writer, gw *gateway.Gateway, cfg *conf
 	fmt.Fprintf(out, "mcpgate: created an admin service token (%s); it is shown this once:\n\n    %s\n\n", rec.ID, secret)
 	fmt.Fprintf(out, "connect:  claude mcp add --transport http mcpgate %s --header \"Authorization: Bearer %s\"\n", url, secret)
 	printInspector(out, url, secret)
+	printConsole(out, url)
 	fmt.Fprintf(out, "try:      curl -s %s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", url, secret)
 	fmt.Fprintf(out, "            -H 'Accept: application/json, text/event-stream' \\\n")
 	fmt.Fprintf(out, "            -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n")
 	return nil
+}
+
+// printConsole prints where the admin console is.
+func printConsole(out io.Writer, url string) {
+	fmt.Fprintf(out, "console:  %s (log in with an admin token)\n", strings.TrimSuffix(url, "/mcp")+"/admin/")
 }
 
 // pasteHost is addr as a client on this machine reaches it: a listener
