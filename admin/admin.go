@@ -71,6 +71,7 @@ type Source interface {
 type Backend struct {
 	Name, Kind string
 	Up         bool
+	Connecting bool // an attempt to connect is under way
 	Since      time.Time
 	Restarts   int
 	LastError  string

@@ -127,17 +127,19 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, c caller) {
 	h.render(w, http.StatusOK, "overview", *v.from(c))
 }
 
-// stateOf is up; starting before the first connection has been tried
-// through; restarting while the gateway tries it again after it went
-// down or failed.
+// stateOf is up; starting while its first connection is tried;
+// restarting while another is (after it went down, failed, or was
+// restarted); down while it waits out its backoff before the next.
 func stateOf(b Backend) string {
 	switch {
 	case b.Up:
 		return "up"
-	case b.Restarts == 0 && b.LastError == "":
+	case b.Connecting && b.Restarts == 0:
 		return "starting"
+	case b.Connecting:
+		return "restarting"
 	}
-	return "restarting"
+	return "down"
 }
 
 func (h *Handler) restart(w http.ResponseWriter, r *http.Request, c caller) {

@@ -126,7 +126,7 @@ func (b *Backend) update(f func(*Status)) {
 }
 
 func (b *Backend) setUp() {
-	b.update(func(s *Status) { s.Up, s.Since = true, time.Now() })
+	b.update(func(s *Status) { s.Up, s.Since, s.Connecting = true, time.Now(), false })
 	b.log.Info("backend up")
 }
 
@@ -136,7 +136,7 @@ func (b *Backend) setDown(err error) {
 		if s.Up {
 			s.Since = time.Now()
 		}
-		s.Up, s.LastError = false, msg
+		s.Up, s.LastError, s.Connecting = false, msg, false
 	})
 	b.log.Warn("backend down", "err", msg)
 }
@@ -147,12 +147,14 @@ func (b *Backend) Run(ctx context.Context) error {
 	defer b.claims.Forget(b.spec.Name) // gone: its names are unknown now
 	var delay time.Duration
 	for {
+		b.update(func(s *Status) { s.Connecting = true })
 		uptime, err := b.connectOnce(ctx)
 		if ctx.Err() != nil {
 			b.update(func(s *Status) {
 				if s.Up {
 					s.Up, s.Since = false, time.Now()
 				}
+				s.Connecting = false
 			})
 			return nil
 		}

@@ -16,6 +16,9 @@ type Status struct {
 	Up       bool
 	Since    time.Time // when Up last changed (or the backend was created)
 	Restarts int       // connections attempted after the first
+	// Connecting: an attempt to connect is under way (not yet up, not yet
+	// failed); false while the backend waits out its backoff.
+	Connecting bool
 	// LastError is why the backend last went down or failed to come up,
 	// without any configured header or env value.
 	LastError string

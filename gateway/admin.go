@@ -75,7 +75,7 @@ func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 	var out []admin.Backend
 	for _, st := range s.g.backends.States() {
 		c := calls[st.Name]
-		out = append(out, admin.Backend{Name: st.Name, Kind: st.Kind, Up: st.Up, Since: st.Since, Restarts: st.Restarts,
+		out = append(out, admin.Backend{Name: st.Name, Kind: st.Kind, Up: st.Up, Connecting: st.Connecting, Since: st.Since, Restarts: st.Restarts,
 			LastError: st.LastError, Entries: entries[st.Name], Calls: c.Calls, Errors: c.Errors,
 			Mean: time.Duration(c.MeanSeconds * float64(time.Second))})
 	}
