@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,12 +19,7 @@ func TestTheExampleConfigurationStartsAsItIs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the filesystem server with npx")
 	}
-	if _, err := exec.LookPath("npx"); err != nil {
-		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
-			t.Fatal("npx is not on the PATH: the example's filesystem server needs it")
-		}
-		t.Skip("npx is not on the PATH")
-	}
+	requireNPX(t) // the example's filesystem server runs by npx
 	bin := buildBinary(t)
 	example, err := filepath.Abs("../../examples/mcpgate.yaml")
 	if err != nil {

@@ -17,34 +17,22 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// readmeShellLines are the lines of the README's sh blocks, their
-// trailing comments removed.
-func readmeShellLines(t *testing.T) []string {
+// requireNPX skips the test without npx on the PATH (fails it when the
+// peers are required: the README promises Node 20 and npm).
+func requireNPX(t *testing.T) {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	in := false
-	for _, line := range strings.Split(string(raw), "\n") {
-		switch {
-		case strings.HasPrefix(line, "```sh"):
-			in = true
-		case strings.HasPrefix(line, "```"):
-			in = false
-		case in && strings.TrimSpace(line) != "":
-			out = append(out, strings.TrimSpace(regexp.MustCompile(`\s+#\s.*$`).ReplaceAllString(line, "")))
+	if _, err := exec.LookPath("npx"); err != nil {
+		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
+			t.Fatal("npx is not on the PATH: the README promises Node 20 and npm")
 		}
+		t.Skip("npx is not on the PATH")
 	}
-	return out
 }
 
 // firstHourEnv is a clean HOME and nothing of mcpgate's or npm's state
@@ -102,16 +90,14 @@ func TestReadmeFirstHourOnACleanHome(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads the Inspector once and builds mcpgate twice")
 	}
-	if _, err := exec.LookPath("npx"); err != nil {
-		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
-			t.Fatal("npx is not on the PATH: the README promises Node 20 and npm")
-		}
-		t.Skip("npx is not on the PATH")
-	}
+	requireNPX(t)
 	home := t.TempDir()
 	env := firstHourEnv(t, home)
 	root, _ := filepath.Abs("../..")
-	lines := readmeShellLines(t)
+	var lines []string
+	for _, l := range readmeShellLines(t) {
+		lines = append(lines, l.Text)
+	}
 
 	// The README's first line runs the main job. The test adds only a free
 	// port, as 8080 may be taken on this machine.

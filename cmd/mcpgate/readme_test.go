@@ -13,29 +13,50 @@ import (
 	"testing"
 )
 
-// readmeLines are the `mcpgate …` lines of the README's sh blocks, without
-// their comments.
-func readmeLines(t *testing.T) (lines []string, firstAt int, installAt int) {
+// readmeShellLine is one line of a README sh block, its comment cut, and
+// where it stands in the README (from 0).
+type readmeShellLine struct {
+	At   int
+	Text string
+}
+
+// readmeShellLines are the non-empty lines of the README's sh blocks.
+func readmeShellLines(t *testing.T) []readmeShellLine {
 	t.Helper()
 	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	comment := regexp.MustCompile(`\s+#\s.*$`)
+	var out []readmeShellLine
 	in := false
-	firstAt, installAt = -1, -1
 	for i, line := range strings.Split(string(raw), "\n") {
 		switch {
 		case strings.HasPrefix(line, "```sh"):
 			in = true
 		case strings.HasPrefix(line, "```"):
 			in = false
-		case in && strings.HasPrefix(line, "go install ./cmd/mcpgate"):
-			installAt = i
-		case in && strings.HasPrefix(line, "mcpgate "):
+		case in && strings.TrimSpace(line) != "":
+			out = append(out, readmeShellLine{At: i, Text: strings.TrimSpace(comment.ReplaceAllString(line, ""))})
+		}
+	}
+	return out
+}
+
+// readmeLines are the `mcpgate …` lines of the README's sh blocks, where
+// the first of them stands, and where the install line does (-1: none).
+func readmeLines(t *testing.T) (lines []string, firstAt int, installAt int) {
+	t.Helper()
+	firstAt, installAt = -1, -1
+	for _, l := range readmeShellLines(t) {
+		switch {
+		case strings.HasPrefix(l.Text, "go install ./cmd/mcpgate"):
+			installAt = l.At
+		case strings.HasPrefix(l.Text, "mcpgate "):
 			if firstAt < 0 {
-				firstAt = i
+				firstAt = l.At
 			}
-			lines = append(lines, strings.TrimSpace(regexp.MustCompile(`\s+#.*$`).ReplaceAllString(line, "")))
+			lines = append(lines, l.Text)
 		}
 	}
 	return lines, firstAt, installAt
