@@ -123,6 +123,18 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, now time.Time) (
 // verify is Verify, also returning the token's exp (a stream held open
 // with it ends then).
 func (v *JWTVerifier) verify(ctx context.Context, token string, now time.Time) (mcp.Identity, time.Time, error) {
+	claims, err := v.claims(ctx, token, now)
+	if err != nil {
+		return mcp.Identity{}, time.Time{}, err
+	}
+	role, _ := claims[v.roleClaim].(string)
+	return v.identity(claims, token, role)
+}
+
+// claims checks token's signature and registered claims (exp required,
+// nbf, iat, and the issuer and audience when configured) at now, and
+// returns its claims.
+func (v *JWTVerifier) claims(ctx context.Context, token string, now time.Time) (jwt.MapClaims, error) {
 	opts := append(v.opts[:len(v.opts):len(v.opts)], jwt.WithTimeFunc(func() time.Time { return now }))
 	claims := jwt.MapClaims{}
 	_, err := jwt.NewParser(opts...).ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
@@ -139,13 +151,18 @@ func (v *JWTVerifier) verify(ctx context.Context, token string, now time.Time) (
 		return v.static, nil
 	})
 	if err != nil {
-		return mcp.Identity{}, time.Time{}, fmt.Errorf("auth: jwt: %w", err)
+		return nil, fmt.Errorf("auth: jwt: %w", err)
 	}
+	return claims, nil
+}
+
+// identity is who verified claims name, with role (which the caller read
+// from them), and when the token expires.
+func (v *JWTVerifier) identity(claims jwt.MapClaims, token, role string) (mcp.Identity, time.Time, error) {
 	sub, _ := claims[v.subjectClaim].(string)
 	if sub == "" {
 		return mcp.Identity{}, time.Time{}, ErrMissingSubject
 	}
-	role, _ := claims[v.roleClaim].(string)
 	if role == "" {
 		return mcp.Identity{}, time.Time{}, ErrMissingRole
 	}
