@@ -22,17 +22,25 @@ type RoleCheck func(role string) bool
 
 // Options configures an Authenticator.
 type Options struct {
-	Tokens    *Tokens      // service tokens; nil: refused
-	JWT       *JWTVerifier // JWTs; nil: refused
-	KnownRole RoleCheck    // required: a credential with an unknown role is refused
-	Logger    *slog.Logger // nil: discard
-	Realm     string       // WWW-Authenticate realm; default "mcpgate"
+	Tokens *Tokens      // service tokens; nil: refused
+	JWT    *JWTVerifier // JWTs; nil: refused
+	// OAuth accepts access tokens of trusted authorization servers; nil:
+	// none. Beside JWT, a token naming one of its issuers is its to check.
+	OAuth *OAuthVerifier
+	// ResourceMetadata is the URL of the gateway's Protected Resource
+	// Metadata (RFC 9728), named in every challenge when set.
+	ResourceMetadata string
+	KnownRole        RoleCheck    // required: a credential with an unknown role is refused
+	Logger           *slog.Logger // nil: discard
+	Realm            string       // WWW-Authenticate realm; default "mcpgate"
 }
 
 // Authenticator checks the bearer credential of every request.
 type Authenticator struct {
 	tokens    *Tokens
 	jwt       *JWTVerifier
+	oauth     *OAuthVerifier
+	metadata  string // the challenge's resource_metadata parameter, or ""
 	known     RoleCheck
 	log       *slog.Logger
 	challenge string // `Bearer realm="…"`
@@ -42,8 +50,8 @@ type Authenticator struct {
 // JWT is required (NoAuth is the way to run without authentication), and
 // so is KnownRole.
 func New(o Options) (*Authenticator, error) {
-	if o.Tokens == nil && o.JWT == nil {
-		return nil, errors.New("auth: neither service tokens nor a JWT verifier configured")
+	if o.Tokens == nil && o.JWT == nil && o.OAuth == nil {
+		return nil, errors.New("auth: neither service tokens nor a JWT or OAuth verifier configured")
 	}
 	if o.KnownRole == nil {
 		return nil, errors.New("auth: no role check configured")
@@ -59,12 +67,21 @@ func New(o Options) (*Authenticator, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	challenge := `Bearer realm="` + o.Realm + `"`
+	if o.ResourceMetadata != "" {
+		if strings.ContainsAny(o.ResourceMetadata, "\"\\ \t\r\n") {
+			return nil, errors.New("auth: the resource metadata URL must not contain quotes, backslashes or spaces")
+		}
+		challenge += `, resource_metadata="` + o.ResourceMetadata + `"`
+	}
 	return &Authenticator{
 		tokens:    o.Tokens,
 		jwt:       o.JWT,
+		oauth:     o.OAuth,
+		metadata:  o.ResourceMetadata,
 		known:     o.KnownRole,
 		log:       o.Logger,
-		challenge: `Bearer realm="` + o.Realm + `"`,
+		challenge: challenge,
 	}, nil
 }
 
@@ -179,6 +196,12 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		}
 		id = mcp.Identity{Subject: rec.Name, Role: rec.Role, TokenID: rec.ID}
 		at.expires = rec.ExpiresAt
+	} else if a.oauth != nil && (a.jwt == nil || a.oauth.issues(cred)) {
+		at.scheme = "oauth"
+		if id, at.expires, err = a.oauth.verify(ctx, cred, now); err != nil {
+			return mcp.Identity{}, at, err
+		}
+		at.tokenID = id.TokenID
 	} else {
 		at.scheme = "jwt"
 		if a.jwt == nil {
@@ -241,7 +264,20 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, at attemp
 	}
 	a.log.LogAttrs(r.Context(), slog.LevelInfo, "authentication refused", attrs...)
 
+	if errors.Is(err, ErrInsufficientScope) {
+		// RFC 6750 §3.1 and the MCP specification's scope challenge: 403,
+		// with the scopes that would grant the least role.
+		challenge := `Bearer error="insufficient_scope", scope="` + strings.Join(a.oauth.least, " ") + `"`
+		if a.metadata != "" {
+			challenge += `, resource_metadata="` + a.metadata + `"`
+		}
+		writeRefusal(w, http.StatusForbidden, challenge, "insufficient_scope", why.message)
+		return
+	}
 	challenge := a.challenge
+	if a.oauth != nil && !why.presented() && len(a.oauth.least) > 0 {
+		challenge += `, scope="` + strings.Join(a.oauth.least, " ") + `"`
+	}
 	if why.presented() {
 		challenge += `, error="invalid_token", error_description="` + why.message + `"`
 	}
@@ -249,14 +285,18 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, at attemp
 }
 
 func writeUnauthorized(w http.ResponseWriter, challenge, message string) {
+	writeRefusal(w, http.StatusUnauthorized, challenge, "unauthorized", message)
+}
+
+func writeRefusal(w http.ResponseWriter, status int, challenge, code, message string) {
 	body, _ := json.Marshal(struct {
 		Error   string `json:"error"`
 		Message string `json:"message"`
-	}{"unauthorized", message})
+	}{code, message})
 	h := w.Header()
 	h.Set("WWW-Authenticate", challenge)
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusUnauthorized)
+	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
 }

@@ -54,6 +54,8 @@ func reasonFor(err error) reason {
 		{ErrMissingRole, reason{"missing_role", "the token carries no role"}},
 		{ErrMissingSubject, reason{"missing_subject", "the token names no subject"}},
 		{ErrUnknownKey, reason{"unknown_key", "no key for the token's kid"}},
+		{ErrUntrustedIssuer, reason{"untrusted_issuer", "the token's issuer is not trusted here"}},
+		{ErrInsufficientScope, reason{"insufficient_scope", "the token's scopes grant no role here"}},
 		{jwt.ErrTokenMalformed, reason{"malformed_token", "malformed token"}},
 		{jwt.ErrTokenExpired, reason{"token_expired", "token expired"}},
 		{jwt.ErrTokenNotValidYet, reason{"token_not_yet_valid", "token not valid yet"}},

@@ -1,0 +1,169 @@
+package auth_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgate/mcpgate/access"
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+const resource = "http://127.0.0.1:8080/mcp"
+
+func oauthVerifier(t *testing.T, issuers ...auth.OAuthIssuer) *auth.OAuthVerifier {
+	t.Helper()
+	roles, _ := access.NewRoles(nil)
+	v, err := auth.NewOAuthVerifier(context.Background(), auth.OAuthConfig{
+		Resource: resource, Issuers: issuers, Level: roles.Level,
+		Scopes: map[string]string{"mcp:read": "viewer", "mcp:tools": "editor", "mcp:admin": "admin"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// oauthCheck runs token through an Authenticator that takes only OAuth,
+// and returns the status, the challenge and the identity it let through.
+func oauthCheck(t *testing.T, v *auth.OAuthVerifier, token string) (int, string, mcp.Identity) {
+	t.Helper()
+	roles, _ := access.NewRoles(nil)
+	a, err := auth.New(auth.Options{OAuth: v, KnownRole: roles.Known, ResourceMetadata: "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen mcp.Identity
+	h := a.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen, _ = mcp.IdentityFrom(r.Context()) }))
+	req := httptest.NewRequest("POST", "/mcp", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Header().Get("WWW-Authenticate"), seen
+}
+
+func TestOAuthAccessTokens(t *testing.T) {
+	is := oauthtest.New(t, "")
+	other := oauthtest.New(t, "/other") // a real issuer, but not trusted
+	v := oauthVerifier(t, auth.OAuthIssuer{Issuer: is.ID}, auth.OAuthIssuer{Issuer: oauthtest.New(t, "/tenant").ID, RoleClaim: "mcpgate_role"})
+	for _, c := range []struct {
+		name      string
+		token     string
+		status    int
+		role      string
+		challenge string
+	}{
+		{"the highest role of its scopes", is.Token(t, map[string]any{"sub": "ann", "aud": resource, "scope": "openid mcp:read mcp:tools"}), 200, "editor", ""},
+		{"scp as an array", is.Token(t, map[string]any{"sub": "ann", "aud": []string{"other", resource}, "scp": []string{"mcp:admin"}}), 200, "admin", ""},
+		{"another audience", is.Token(t, map[string]any{"sub": "ann", "aud": "http://127.0.0.1:9999/mcp", "scope": "mcp:read"}), 401, "", `error="invalid_token"`},
+		{"no audience", is.Token(t, map[string]any{"sub": "ann", "scope": "mcp:read"}), 401, "", `error="invalid_token"`},
+		{"an issuer not trusted", other.Token(t, map[string]any{"sub": "ann", "aud": resource, "scope": "mcp:read"}), 401, "", `error_description="the token's issuer is not trusted here"`},
+		{"expired", is.Token(t, map[string]any{"sub": "ann", "aud": resource, "scope": "mcp:read", "exp": time.Now().Add(-time.Hour).Unix()}), 401, "", `error="invalid_token"`},
+		{"no exp", is.Token(t, map[string]any{"sub": "ann", "aud": resource, "scope": "mcp:read", "exp": nil}), 401, "", `error="invalid_token"`},
+		{"no mapped scope", is.Token(t, map[string]any{"sub": "ann", "aud": resource, "scope": "openid email"}), 403, "",
+			`Bearer error="insufficient_scope", scope="mcp:read", resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"`},
+		{"no credential", "", 401, "", `Bearer realm="mcpgate", resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp", scope="mcp:read"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, challenge, id := oauthCheck(t, v, c.token)
+			if status != c.status || id.Role != c.role || !strings.Contains(challenge, c.challenge) {
+				t.Errorf("status %d role %q challenge %q; want %d %q %q", status, id.Role, challenge, c.status, c.role, c.challenge)
+			}
+			if status == 200 && id.Subject != "ann" {
+				t.Errorf("subject %q", id.Subject)
+			}
+			if status == 401 && !strings.Contains(challenge, `resource_metadata="`) {
+				t.Errorf("a 401 without resource_metadata: %q", challenge)
+			}
+		})
+	}
+	t.Run("a signature by another key is refused", func(t *testing.T) {
+		tok := is.Token(t, map[string]any{"sub": "ann", "aud": resource, "scope": "mcp:read"})
+		parts := strings.Split(tok, ".")
+		forged := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": is.ID, "sub": "ann", "aud": resource, "scope": "mcp:admin", "exp": time.Now().Add(time.Minute).Unix()})
+		forged.Header["kid"] = "k1"
+		s, _ := forged.SignedString(rsaOther())
+		if status, _, _ := oauthCheck(t, v, strings.Join([]string{strings.Split(s, ".")[0], strings.Split(s, ".")[1], parts[2]}, ".")); status != 401 {
+			t.Errorf("a token with another's signature: %d", status)
+		}
+		if status, _, _ := oauthCheck(t, v, s); status != 401 {
+			t.Errorf("a token signed by another key: %d", status)
+		}
+	})
+}
+
+// An issuer's role claim stands in where no mapped scope does.
+func TestOAuthRoleClaim(t *testing.T) {
+	is := oauthtest.New(t, "/tenant")
+	v := oauthVerifier(t, auth.OAuthIssuer{Issuer: is.ID, RoleClaim: "mcpgate_role"})
+	status, _, id := oauthCheck(t, v, is.Token(t, map[string]any{"sub": "bo", "aud": resource, "mcpgate_role": "editor"}))
+	if status != 200 || id.Role != "editor" {
+		t.Errorf("%d %+v", status, id)
+	}
+	status, _, _ = oauthCheck(t, v, is.Token(t, map[string]any{"sub": "bo", "aud": resource, "mcpgate_role": "root"}))
+	if status != 401 {
+		t.Errorf("an unknown role in the claim: %d", status)
+	}
+}
+
+func TestOAuthDiscovery(t *testing.T) {
+	t.Run("the well-known URLs in the specification's order", func(t *testing.T) {
+		for issuer, want := range map[string][]string{
+			"https://as.example": {"https://as.example/.well-known/oauth-authorization-server", "https://as.example/.well-known/openid-configuration"},
+			"https://as.example/tenant/1": {"https://as.example/.well-known/oauth-authorization-server/tenant/1",
+				"https://as.example/.well-known/openid-configuration/tenant/1", "https://as.example/tenant/1/.well-known/openid-configuration"},
+		} {
+			got, err := auth.MetadataURLs(issuer)
+			if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: %v %v", issuer, got, err)
+			}
+		}
+	})
+	t.Run("OpenID discovery is the fallback", func(t *testing.T) {
+		mux := http.NewServeMux()
+		srv := httptest.NewServer(mux)
+		defer srv.Close()
+		mux.HandleFunc("/idp/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte(`{"issuer":"` + srv.URL + `/idp","jwks_uri":"` + srv.URL + `/jwks"}`))
+		})
+		md, err := auth.DiscoverAuthorizationServer(context.Background(), srv.Client(), srv.URL+"/idp")
+		if err != nil || md.JWKSURI != srv.URL+"/jwks" {
+			t.Errorf("%+v %v", md, err)
+		}
+	})
+	t.Run("metadata naming another issuer is refused", func(t *testing.T) {
+		is := oauthtest.New(t, "")
+		is.Metadata["issuer"] = "https://evil.example"
+		_, err := auth.DiscoverAuthorizationServer(context.Background(), is.Server.Client(), is.ID)
+		if err == nil || !strings.Contains(err.Error(), "must be equal") {
+			t.Errorf("%v", err)
+		}
+	})
+	t.Run("a configuration that cannot work is refused", func(t *testing.T) {
+		roles, _ := access.NewRoles(nil)
+		is := oauthtest.New(t, "")
+		for name, cfg := range map[string]auth.OAuthConfig{
+			"no resource":         {Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
+			"an http resource":    {Resource: "http://mcp.example/mcp", Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
+			"a fragment":          {Resource: "https://mcp.example/mcp#x", Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
+			"no issuer":           {Resource: resource, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
+			"an unknown role":     {Resource: resource, Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"a": "root"}, Level: roles.Level},
+			"no way to a role":    {Resource: resource, Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Level: roles.Level},
+			"an unreachable one":  {Resource: resource, Issuers: []auth.OAuthIssuer{{Issuer: "http://127.0.0.1:1"}}, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
+			"an http issuer afar": {Resource: resource, Issuers: []auth.OAuthIssuer{{Issuer: "http://as.example"}}, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
+		} {
+			if _, err := auth.NewOAuthVerifier(context.Background(), cfg); err == nil {
+				t.Errorf("%s: accepted", name)
+			}
+		}
+	})
+}
