@@ -100,6 +100,40 @@ type Auth struct {
 	Identity Identity `yaml:"identity"`
 	// JWT, when set, also accepts bearer JWTs (HS256, RS256, ES256, JWKS).
 	JWT *JWT `yaml:"jwt"`
+	// OAuth, when set, makes the gateway an OAuth 2.1 protected resource:
+	// it publishes its Protected Resource Metadata and accepts the access
+	// tokens of the authorization servers listed, beside service tokens.
+	OAuth *OAuth `yaml:"oauth"`
+}
+
+// OAuth configures the gateway as an OAuth protected resource.
+type OAuth struct {
+	// Resource is the gateway's canonical MCP URL, as clients reach it
+	// (https://mcp.example.com/mcp; http only on loopback). Every access
+	// token's audience must name it (RFC 8707).
+	Resource string `yaml:"resource"`
+	// AuthorizationServers are the issuers whose access tokens are
+	// accepted; their keys are found by discovery at startup.
+	AuthorizationServers []OAuthServer `yaml:"authorization_servers"`
+	// Scopes maps a scope to the role it grants; a token's role is the
+	// highest its scopes grant. They are the metadata's scopes_supported.
+	Scopes map[string]string `yaml:"scopes"`
+	// Leeway is the clock skew allowed on exp and nbf (default 0s).
+	Leeway Duration `yaml:"leeway"`
+}
+
+// OAuthServer is one trusted authorization server.
+type OAuthServer struct {
+	// Issuer is its issuer identifier, exactly as its metadata states it.
+	Issuer string `yaml:"issuer"`
+	// Algorithm is how its access tokens are signed: RS256 (default) or
+	// ES256.
+	Algorithm string `yaml:"algorithm"`
+	// JWKSURL overrides the jwks_uri of its metadata.
+	JWKSURL string `yaml:"jwks_url"`
+	// RoleClaim names a claim holding the role, for tokens none of whose
+	// scopes is mapped.
+	RoleClaim string `yaml:"role_claim"`
 }
 
 // Identity names a fixed caller.

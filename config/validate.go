@@ -6,7 +6,9 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"path"
+	"strings"
 )
 
 var baseRoles = map[string]bool{"viewer": true, "editor": true, "admin": true}
@@ -53,6 +55,9 @@ func (c *Config) Validate() error {
 		return bad("auth.identity.role", "unknown role %q", c.Auth.Identity.Role)
 	}
 	if err := c.Auth.JWT.validate(); err != nil {
+		return err
+	}
+	if err := c.validateOAuth(); err != nil {
 		return err
 	}
 	if err := validLimit("rate_limits.default", c.RateLimits.Default); err != nil {
@@ -152,4 +157,80 @@ func (j *JWT) validate() error {
 		return bad("auth.jwt.algorithm", "%q is not HS256, RS256 or ES256", j.Algorithm)
 	}
 	return nil
+}
+
+func (c *Config) validateOAuth() error {
+	o := c.Auth.OAuth
+	if o == nil {
+		return nil
+	}
+	if c.Auth.Disabled {
+		return bad("auth.oauth", "needs authentication on (auth.disabled is true)")
+	}
+	if o.Leeway.invalid != "" {
+		return bad("auth.oauth.leeway", "%q is not a duration", o.Leeway.invalid)
+	}
+	if err := fetchableURL("auth.oauth.resource", o.Resource); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(o.Resource); u.Fragment != "" || strings.Contains(o.Resource, "#") {
+		return bad("auth.oauth.resource", "must not have a fragment")
+	}
+	if len(o.AuthorizationServers) == 0 {
+		return bad("auth.oauth.authorization_servers", "required: the issuers whose access tokens are accepted")
+	}
+	seen := map[string]bool{}
+	for i, s := range o.AuthorizationServers {
+		key := fmt.Sprintf("auth.oauth.authorization_servers[%d]", i)
+		if err := fetchableURL(key+".issuer", s.Issuer); err != nil {
+			return err
+		}
+		if seen[s.Issuer] {
+			return bad(key+".issuer", "%s is listed twice", s.Issuer)
+		}
+		seen[s.Issuer] = true
+		switch s.Algorithm {
+		case "", "RS256", "ES256":
+		default:
+			return bad(key+".algorithm", "%q is not RS256 or ES256 (access tokens are signed by the server's public keys)", s.Algorithm)
+		}
+		if s.JWKSURL != "" {
+			if err := fetchableURL(key+".jwks_url", s.JWKSURL); err != nil {
+				return err
+			}
+		}
+		if s.RoleClaim == "" && len(o.Scopes) == 0 {
+			return bad(key, "its tokens could grant no role: map scopes (auth.oauth.scopes) or name a role_claim")
+		}
+	}
+	for scope, role := range o.Scopes {
+		if scope == "" || strings.ContainsAny(scope, " \t\"\\") {
+			return bad("auth.oauth.scopes", "%q is not a scope", scope)
+		}
+		if !c.KnownRole(role) {
+			return bad("auth.oauth.scopes."+scope, "unknown role %q", role)
+		}
+	}
+	return nil
+}
+
+// fetchableURL checks an absolute URL the gateway or its clients fetch:
+// https, or http on a loopback host.
+func fetchableURL(key, s string) error {
+	if s == "" {
+		return bad(key, "required")
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return bad(key, "%q is not an absolute URL", s)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+			return nil
+		}
+	}
+	return bad(key, "%q: https is required (http only on a loopback host)", s)
 }

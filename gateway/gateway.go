@@ -58,6 +58,7 @@ type Gateway struct {
 	roles   *access.Roles
 	gate    *limitGate // roles and the rate limits in force
 	tokens  *auth.Tokens
+	oauth   *auth.OAuthVerifier // nil without auth.oauth
 	audit   *audit.Log
 	metrics *metrics.Metrics
 	tracer  *telemetry.Tracer
@@ -217,7 +218,11 @@ func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, KnownRole: g.roles.Known, Logger: g.log})
+	var metadata string
+	if g.oauth, metadata, err = g.oauthVerifier(ctx); err != nil {
+		return nil, nil, err
+	}
+	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, OAuth: g.oauth, ResourceMetadata: metadata, KnownRole: g.roles.Known, Logger: g.log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -263,6 +268,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	root.HandleFunc("GET /readyz", g.serveReadyz)
+	g.mountResourceMetadata(root)
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
 	if console != nil {
 		// The console authenticates on its own: a browser logs in once

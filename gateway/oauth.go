@@ -1,0 +1,66 @@
+// oauth.go makes the gateway an OAuth 2.1 protected resource when
+// auth.oauth is set: the access tokens of the authorization servers it
+// lists are accepted beside service tokens (package auth), and the
+// Protected Resource Metadata (RFC 9728) tells a client where to get one
+// — at the root well-known URL and at the one suffixed with the MCP
+// endpoint's path, as the MCP specification has clients try them.
+
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/auth"
+)
+
+// prmPath is the well-known path of Protected Resource Metadata.
+const prmPath = "/.well-known/oauth-protected-resource"
+
+// oauthVerifier is the verifier of auth.oauth (nil when it is not set)
+// and the URL of the gateway's resource metadata.
+func (g *Gateway) oauthVerifier(ctx context.Context) (*auth.OAuthVerifier, string, error) {
+	o := g.cfg.Auth.OAuth
+	if o == nil {
+		return nil, "", nil
+	}
+	cfg := auth.OAuthConfig{Resource: o.Resource, Scopes: o.Scopes, Level: g.roles.Level, Leeway: o.Leeway.Duration}
+	for _, s := range o.AuthorizationServers {
+		cfg.Issuers = append(cfg.Issuers, auth.OAuthIssuer{Issuer: s.Issuer, Algorithm: s.Algorithm, JWKSURL: s.JWKSURL, RoleClaim: s.RoleClaim})
+	}
+	v, err := auth.NewOAuthVerifier(ctx, cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("auth.oauth: %w", err)
+	}
+	u, _ := url.Parse(o.Resource) // checked by config and by NewOAuthVerifier
+	return v, u.Scheme + "://" + u.Host + prmPath + strings.TrimSuffix(u.EscapedPath(), "/"), nil
+}
+
+// mountResourceMetadata serves the metadata at both well-known URLs,
+// without a credential (a client reads it to learn how to get one).
+func (g *Gateway) mountResourceMetadata(root *http.ServeMux) {
+	if g.oauth == nil {
+		return
+	}
+	body, _ := json.Marshal(struct {
+		Resource               string   `json:"resource"`
+		AuthorizationServers   []string `json:"authorization_servers"`
+		ScopesSupported        []string `json:"scopes_supported,omitempty"`
+		BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		ResourceName           string   `json:"resource_name"`
+	}{g.oauth.Resource(), g.oauth.Issuers(), g.oauth.ScopesSupported(), []string{"header"}, "mcpgate"})
+	serve := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=300")
+		_, _ = w.Write(body)
+	}
+	root.HandleFunc("GET "+prmPath, serve)
+	u, _ := url.Parse(g.oauth.Resource())
+	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
+		root.HandleFunc("GET "+prmPath+p, serve)
+	}
+}
