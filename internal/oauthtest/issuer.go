@@ -2,18 +2,28 @@
 // tests of the gateway as a protected resource: it publishes its metadata
 // (RFC 8414, at the well-known path inserted before the issuer's path)
 // and its keys (a JWKS), and mints RS256 access tokens (RFC 9068) with the
-// claims a test asks for. It signs with a real key over a real socket;
-// only who is signed in is made up.
+// claims a test asks for. For a real OAuth client (the TypeScript SDK's)
+// it also runs the authorization code flow with PKCE (S256), with dynamic
+// client registration (RFC 7591) and the resource indicator (RFC 8707):
+// exact redirect URIs, one-use codes, the verifier checked. It signs with
+// a real key over a real socket; only the person signing in is made up
+// (the authorization endpoint approves at once, as Subject).
 package oauthtest
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,25 +49,42 @@ type Issuer struct {
 	// Metadata is what it publishes; a test may change it before the
 	// gateway discovers it.
 	Metadata map[string]any
-	kid      string
+	// Subject is who signs in at the authorization endpoint, and Scope
+	// what a token grants when the client asks for none.
+	Subject, Scope string
+	kid            string
+
+	mu      sync.Mutex
+	clients map[string][]string // client id -> its redirect URIs
+	codes   map[string]grant    // one-use authorization codes
+	// Issued counts the access tokens the token endpoint issued.
+	Issued int
+}
+
+// grant is what an authorization code stands for.
+type grant struct {
+	client, redirect, challenge, resource, scope string
 }
 
 // New starts an issuer whose identifier has the given path ("" or
 // "/tenant"), stopped when the test ends.
 func New(t testing.TB, path string) *Issuer {
 	t.Helper()
-	is := &Issuer{kid: "k1"}
+	is := &Issuer{kid: "k1", Subject: "person@test-idp", clients: map[string][]string{}, codes: map[string]grant{}}
 	mux := http.NewServeMux()
 	is.Server = httptest.NewServer(mux)
 	t.Cleanup(is.Server.Close)
 	is.ID = is.Server.URL + path
 	is.Metadata = map[string]any{
-		"issuer":                           is.ID,
-		"jwks_uri":                         is.Server.URL + "/jwks",
-		"authorization_endpoint":           is.ID + "/authorize",
-		"token_endpoint":                   is.ID + "/token",
-		"response_types_supported":         []string{"code"},
-		"code_challenge_methods_supported": []string{"S256"},
+		"issuer":                                is.ID,
+		"jwks_uri":                              is.Server.URL + "/jwks",
+		"authorization_endpoint":                is.ID + "/authorize",
+		"token_endpoint":                        is.ID + "/token",
+		"registration_endpoint":                 is.ID + "/register",
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"response_types_supported":              []string{"code"},
+		"code_challenge_methods_supported":      []string{"S256"},
 	}
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -71,7 +98,139 @@ func New(t testing.TB, path string) *Issuer {
 			"n": b64(pub.N.Bytes()), "e": b64(big.NewInt(int64(pub.E)).Bytes()),
 		}}})
 	})
+	mux.HandleFunc("POST "+path+"/register", is.register)
+	mux.HandleFunc("GET "+path+"/authorize", is.authorize)
+	mux.HandleFunc("POST "+path+"/token", is.token)
 	return is
+}
+
+// register takes a public client's registration (RFC 7591).
+func (is *Issuer) register(w http.ResponseWriter, r *http.Request) {
+	var md map[string]any
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&md); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata")
+		return
+	}
+	var uris []string
+	raw, _ := md["redirect_uris"].([]any)
+	for _, u := range raw {
+		if s, ok := u.(string); ok {
+			uris = append(uris, s)
+		}
+	}
+	if len(uris) == 0 {
+		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri")
+		return
+	}
+	id := "client-" + rand.Text()[:12]
+	is.mu.Lock()
+	is.clients[id] = uris
+	is.mu.Unlock()
+	md["client_id"] = id
+	md["client_id_issued_at"] = time.Now().Unix()
+	md["token_endpoint_auth_method"] = "none"
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(md)
+}
+
+// authorize approves at once, as Subject, and redirects with a code.
+func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	is.mu.Lock()
+	uris, known := is.clients[q.Get("client_id")]
+	is.mu.Unlock()
+	redirect := q.Get("redirect_uri")
+	switch {
+	case !known:
+		http.Error(w, "unknown client", http.StatusBadRequest)
+		return
+	case !slices.Contains(uris, redirect):
+		http.Error(w, "redirect_uri is not one the client registered", http.StatusBadRequest) // never redirect to it
+		return
+	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		http.Error(w, "authorization code with PKCE S256 only", http.StatusBadRequest)
+		return
+	}
+	code := rand.Text()
+	is.mu.Lock()
+	is.codes[code] = grant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
+		resource: q.Get("resource"), scope: q.Get("scope")}
+	is.mu.Unlock()
+	to, _ := url.Parse(redirect)
+	v := to.Query()
+	v.Set("code", code)
+	if st := q.Get("state"); st != "" {
+		v.Set("state", st)
+	}
+	to.RawQuery = v.Encode()
+	http.Redirect(w, r, to.String(), http.StatusFound)
+}
+
+// token exchanges a code (once, with its verifier, for the same client,
+// redirect URI and resource) or a refresh token for an access token
+// whose audience is the resource.
+func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	var g grant
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		is.mu.Lock()
+		var ok bool
+		g, ok = is.codes[r.PostForm.Get("code")]
+		delete(is.codes, r.PostForm.Get("code")) // one use, whatever follows
+		is.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || g.client != r.PostForm.Get("client_id") || g.redirect != r.PostForm.Get("redirect_uri") ||
+			b64(sum[:]) != g.challenge || (r.PostForm.Has("resource") && r.PostForm.Get("resource") != g.resource) {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+	case "refresh_token":
+		var err error
+		if g, err = is.refreshGrant(r.PostForm.Get("refresh_token")); err != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
+		return
+	}
+	scope := cmp.Or(g.scope, is.Scope)
+	claims := map[string]any{"sub": is.Subject, "scope": scope, "client_id": g.client}
+	if g.resource != "" {
+		claims["aud"] = g.resource
+	}
+	access := is.tokenFor(claims)
+	refresh, _ := json.Marshal(g)
+	is.mu.Lock()
+	is.Issued++
+	is.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 300,
+		"scope": scope, "refresh_token": is.tokenFor(map[string]any{"typ": "refresh", "grant": string(refresh), "exp": time.Now().Add(time.Hour).Unix()})})
+}
+
+// refreshGrant reads the grant a refresh token this issuer signed carries.
+func (is *Issuer) refreshGrant(tok string) (grant, error) {
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return &key().PublicKey, nil },
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(is.ID)); err != nil || claims["typ"] != "refresh" {
+		return grant{}, errors.New("not a refresh token of this issuer")
+	}
+	var g grant
+	s, _ := claims["grant"].(string)
+	return g, json.Unmarshal([]byte(s), &g)
+}
+
+func oauthError(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code})
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
@@ -81,6 +240,10 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 // claim.
 func (is *Issuer) Token(t testing.TB, claims map[string]any) string {
 	t.Helper()
+	return is.tokenFor(claims)
+}
+
+func (is *Issuer) tokenFor(claims map[string]any) string {
 	now := time.Now()
 	c := jwt.MapClaims{"iss": is.ID, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "jti": rand.Text()}
 	for k, v := range claims {
@@ -94,7 +257,7 @@ func (is *Issuer) Token(t testing.TB, claims map[string]any) string {
 	tok.Header["kid"] = is.kid
 	s, err := tok.SignedString(key())
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // an RSA key of ours signs
 	}
 	return s
 }
