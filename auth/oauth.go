@@ -17,13 +17,9 @@ package auth
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +27,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/oauth"
 )
 
 // Ways an access token is refused beyond a JWT's.
@@ -82,7 +79,7 @@ type oauthIssuer struct {
 
 // NewOAuthVerifier checks cfg and discovers every issuer's keys.
 func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, error) {
-	if _, err := CanonicalResource(cfg.Resource); err != nil {
+	if _, err := oauth.CanonicalResource(cfg.Resource); err != nil {
 		return nil, err
 	}
 	if len(cfg.Issuers) == 0 {
@@ -121,13 +118,13 @@ func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, err
 		}
 		jwks := is.JWKSURL
 		if jwks == "" {
-			md, err := DiscoverAuthorizationServer(ctx, client, is.Issuer)
+			md, err := oauth.DiscoverAuthorizationServer(ctx, client, is.Issuer)
 			if err != nil {
 				return nil, err
 			}
 			jwks = md.JWKSURI
 		}
-		if err := checkFetchURL(jwks); err != nil {
+		if err := oauth.CheckFetchURL(jwks); err != nil {
 			return nil, fmt.Errorf("auth: oauth: issuer %s: jwks_uri: %w", is.Issuer, err)
 		}
 		jv, err := NewJWTVerifier(ctx, JWTConfig{Algorithm: cmp.Or(is.Algorithm, "RS256"), JWKSURL: jwks, Issuer: is.Issuer,
@@ -223,120 +220,4 @@ func (v *OAuthVerifier) roleOf(claims jwt.MapClaims) string {
 		}
 	}
 	return best
-}
-
-// CanonicalResource checks a resource URI as RFC 8707 and the MCP
-// specification have it: absolute, https (http only on a loopback host),
-// no fragment; and returns it parsed.
-func CanonicalResource(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	switch {
-	case s == "":
-		return nil, errors.New("auth: oauth: the resource (the gateway's canonical MCP URL) is required")
-	case err != nil || u.Host == "" || !u.IsAbs():
-		return nil, fmt.Errorf("auth: oauth: resource %q is not an absolute URL", s)
-	case u.Fragment != "" || strings.Contains(s, "#"):
-		return nil, fmt.Errorf("auth: oauth: resource %q must not have a fragment", s)
-	}
-	if err := checkFetchURL(s); err != nil {
-		return nil, fmt.Errorf("auth: oauth: resource: %w", err)
-	}
-	return u, nil
-}
-
-// checkFetchURL allows https anywhere and http on a loopback host only.
-func checkFetchURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("%q is not a URL", s)
-	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
-			return nil
-		}
-	}
-	return fmt.Errorf("%q: https is required (http only on a loopback host)", s)
-}
-
-// ServerMetadata is what the gateway reads of an authorization server's
-// metadata (RFC 8414 §2).
-type ServerMetadata struct {
-	Issuer                            string   `json:"issuer"`
-	AuthorizationEndpoint             string   `json:"authorization_endpoint,omitempty"`
-	TokenEndpoint                     string   `json:"token_endpoint,omitempty"`
-	JWKSURI                           string   `json:"jwks_uri,omitempty"`
-	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
-	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
-	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
-	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
-}
-
-// MetadataURLs are where an issuer's metadata may be, in the order the
-// MCP specification has clients try them: RFC 8414's well-known path
-// (inserted before the issuer's path), then OpenID Connect Discovery's
-// (inserted, then appended).
-func MetadataURLs(issuer string) ([]string, error) {
-	u, err := url.Parse(issuer)
-	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("auth: oauth: issuer %q is not a URL without query or fragment", issuer)
-	}
-	path := strings.TrimSuffix(u.EscapedPath(), "/")
-	origin := u.Scheme + "://" + u.Host
-	if path == "" {
-		return []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"}, nil
-	}
-	return []string{origin + "/.well-known/oauth-authorization-server" + path, origin + "/.well-known/openid-configuration" + path,
-		origin + path + "/.well-known/openid-configuration"}, nil
-}
-
-// DiscoverAuthorizationServer fetches issuer's metadata from the first of
-// MetadataURLs that serves it, and checks that it names issuer exactly.
-func DiscoverAuthorizationServer(ctx context.Context, client *http.Client, issuer string) (ServerMetadata, error) {
-	if err := checkFetchURL(issuer); err != nil {
-		return ServerMetadata{}, fmt.Errorf("auth: oauth: issuer: %w", err)
-	}
-	urls, err := MetadataURLs(issuer)
-	if err != nil {
-		return ServerMetadata{}, err
-	}
-	var tried []string
-	for _, mu := range urls {
-		md, status, err := fetchMetadata(ctx, client, mu)
-		if err != nil {
-			return ServerMetadata{}, fmt.Errorf("auth: oauth: issuer %s: %s: %w", issuer, mu, err)
-		}
-		if status == http.StatusOK {
-			if md.Issuer != issuer {
-				return ServerMetadata{}, fmt.Errorf("auth: oauth: issuer %s: its metadata at %s names the issuer %q (RFC 8414 §3.3: they must be equal)", issuer, mu, md.Issuer)
-			}
-			return md, nil
-		}
-		tried = append(tried, fmt.Sprintf("%s (%d)", mu, status))
-	}
-	return ServerMetadata{}, fmt.Errorf("auth: oauth: issuer %s: no metadata at %s", issuer, strings.Join(tried, ", "))
-}
-
-func fetchMetadata(ctx context.Context, client *http.Client, u string) (ServerMetadata, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return ServerMetadata{}, 0, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return ServerMetadata{}, 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		return ServerMetadata{}, resp.StatusCode, nil
-	}
-	var md ServerMetadata
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md); err != nil {
-		return ServerMetadata{}, 0, fmt.Errorf("metadata is not JSON: %w", err)
-	}
-	return md, http.StatusOK, nil
 }

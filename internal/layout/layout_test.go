@@ -16,7 +16,7 @@ const module = "github.com/mcpgate/mcpgate/"
 // layers, bottom up. A package imports packages of lower layers only.
 var layers = [][]string{
 	// Foundations: they import nothing of ours.
-	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
+	{"jsonrpc", "sse", "store", "config", "oauth", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
 	{"mcp", "wire", "store/sqlite", "store/postgres", "store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
