@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/oauth"
 )
 
 var baseRoles = map[string]bool{"viewer": true, "editor": true, "admin": true}
@@ -215,22 +217,13 @@ func (c *Config) validateOAuth() error {
 }
 
 // fetchableURL checks an absolute URL the gateway or its clients fetch:
-// https, or http on a loopback host.
+// https, or http on a loopback host (oauth.CheckFetchURL's rule).
 func fetchableURL(key, s string) error {
 	if s == "" {
 		return bad(key, "required")
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return bad(key, "%q is not an absolute URL", s)
+	if err := oauth.CheckFetchURL(s); err != nil {
+		return bad(key, "%v", err)
 	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
-			return nil
-		}
-	}
-	return bad(key, "%q: https is required (http only on a loopback host)", s)
+	return nil
 }

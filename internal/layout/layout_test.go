@@ -15,8 +15,11 @@ const module = "github.com/mcpgate/mcpgate/"
 
 // layers, bottom up. A package imports packages of lower layers only.
 var layers = [][]string{
-	// Foundations: they import nothing of ours.
-	{"jsonrpc", "sse", "store", "config", "oauth", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
+	// What OAuth's two sides share: it imports nothing of ours.
+	{"oauth"},
+	// Foundations: they import nothing of ours but oauth (config checks
+	// URLs by its rule).
+	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
 	{"mcp", "wire", "store/sqlite", "store/postgres", "store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
