@@ -215,13 +215,13 @@ func auditQuery(r *http.Request) (store.AuditQuery, auditData, error) {
 	if aq.Until, err = formTime(d.Until); err != nil {
 		return aq, d, err
 	}
-	keep := urlValues{}
+	keep := url.Values{}
 	for _, k := range []string{"identity", "entry", "outcome", "since", "until"} {
 		if v := q.Get(k); v != "" {
-			keep = append(keep, [2]string{k, v})
+			keep.Set(k, v)
 		}
 	}
-	d.Query = keep.encode()
+	d.Query = keep.Encode()
 	d.First = aq.After == ""
 	return aq, d, nil
 }
@@ -443,16 +443,6 @@ func roughly(d time.Duration) string {
 		return strconv.Itoa(int(d.Hours())) + "h"
 	}
 	return strconv.Itoa(int(d.Hours()/24)) + "d"
-}
-
-type urlValues [][2]string
-
-func (u urlValues) encode() string {
-	var parts []string
-	for _, kv := range u {
-		parts = append(parts, urlQuery(kv[0])+"="+urlQuery(kv[1]))
-	}
-	return strings.Join(parts, "&")
 }
 
 func urlQuery(s string) string { return url.QueryEscape(s) }

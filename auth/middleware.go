@@ -196,9 +196,9 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		}
 		id = mcp.Identity{Subject: rec.Name, Role: rec.Role, TokenID: rec.ID}
 		at.expires = rec.ExpiresAt
-	} else if a.oauth != nil && (a.jwt == nil || a.oauth.issues(cred)) {
+	} else if is := a.oauthIssuer(cred); a.oauth != nil && (a.jwt == nil || is != nil) {
 		at.scheme = "oauth"
-		if id, at.expires, err = a.oauth.verify(ctx, cred, now); err != nil {
+		if id, at.expires, err = a.oauth.verify(ctx, is, cred, now); err != nil {
 			return mcp.Identity{}, at, err
 		}
 		at.tokenID = id.TokenID
@@ -217,6 +217,15 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		return mcp.Identity{}, at, ErrUnknownRole
 	}
 	return id, at, nil
+}
+
+// oauthIssuer is the trusted OAuth issuer cred names, or nil (also
+// without OAuth).
+func (a *Authenticator) oauthIssuer(cred string) *oauthIssuer {
+	if a.oauth == nil {
+		return nil
+	}
+	return a.oauth.issuer(cred)
 }
 
 // bearer returns the credential of `Authorization: Bearer X` (the scheme is

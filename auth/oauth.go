@@ -153,12 +153,10 @@ func (v *OAuthVerifier) Issuers() []string {
 // ScopesSupported are every scope that grants a role, sorted.
 func (v *OAuthVerifier) ScopesSupported() []string { return v.supported }
 
-// issues reports whether token names (unverified) an issuer trusted here:
-// where a JWT verifier is configured too, this decides which checks it.
-func (v *OAuthVerifier) issues(token string) bool {
-	_, ok := v.issuers[unverifiedIssuer(token)]
-	return ok
-}
+// issuer is the trusted issuer token names (unverified), or nil: it only
+// chooses whose keys check the token (that issuer's verifier then
+// requires iss to be it), and, beside a JWT verifier, which checks it.
+func (v *OAuthVerifier) issuer(token string) *oauthIssuer { return v.issuers[unverifiedIssuer(token)] }
 
 func unverifiedIssuer(token string) string {
 	claims := jwt.MapClaims{}
@@ -169,13 +167,11 @@ func unverifiedIssuer(token string) string {
 	return iss
 }
 
-// verify checks an access token at now: the issuer's signature, exp,
-// issuer and audience, then the role its scopes (or claim) grant.
-func (v *OAuthVerifier) verify(ctx context.Context, token string, now time.Time) (mcp.Identity, time.Time, error) {
-	// The issuer named before the signature is checked only chooses whose
-	// keys check it: that issuer's verifier then requires iss to be it.
-	is, ok := v.issuers[unverifiedIssuer(token)]
-	if !ok {
+// verify checks an access token of is (from issuer; nil: an untrusted
+// one) at now: the issuer's signature, exp, issuer and audience, then the
+// role its scopes (or claim) grant.
+func (v *OAuthVerifier) verify(ctx context.Context, is *oauthIssuer, token string, now time.Time) (mcp.Identity, time.Time, error) {
+	if is == nil {
 		return mcp.Identity{}, time.Time{}, ErrUntrustedIssuer
 	}
 	claims, err := is.jwt.claims(ctx, token, now)

@@ -129,24 +129,24 @@ func ScanAuditPage(rows Rows, q AuditQuery) (AuditPage, error) {
 	var lastID, headID int64
 	for rows.Next() {
 		if len(page.Records) == limit {
-			last := page.Records[len(page.Records)-1]
-			page.Next = fmt.Sprintf("%d.%d", EncodeTime(last.Time), lastID)
+			page.Next = cursor(page.Records[len(page.Records)-1].Time, lastID)
 			break
 		}
-		var r AuditRecord
-		var t, us int64
-		if err := rows.Scan(&lastID, &t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
+		r, err := scanAuditRecord(rows, &lastID)
+		if err != nil {
 			return AuditPage{}, err
 		}
-		r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
 		page.Records = append(page.Records, r)
 		if lastID > headID {
 			headID = lastID
-			page.Head = fmt.Sprintf("%d.%d", t, lastID)
+			page.Head = cursor(r.Time, lastID)
 		}
 	}
 	return page, rows.Err()
 }
+
+// cursor names the record written as id at t, as parseCursor reads it.
+func cursor(t time.Time, id int64) string { return fmt.Sprintf("%d.%d", EncodeTime(t), id) }
 
 func parseCursor(s string) (t, id int64, err error) {
 	a, b, ok := strings.Cut(s, ".")

@@ -66,13 +66,24 @@ const AuditColumns = "time, subject, token_id, role, kind, name, backend, outcom
 func ScanAudit(rows Rows, n int) ([]AuditRecord, error) {
 	out := make([]AuditRecord, 0, min(n, 1024))
 	for rows.Next() {
-		var r AuditRecord
-		var t, us int64
-		if err := rows.Scan(&t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us); err != nil {
+		r, err := scanAuditRecord(rows)
+		if err != nil {
 			return nil, err
 		}
-		r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// scanAuditRecord reads one row of AuditColumns, after the columns the
+// destinations before take (a page's query reads the id first).
+func scanAuditRecord(rows Rows, before ...any) (AuditRecord, error) {
+	var r AuditRecord
+	var t, us int64
+	dest := append(before, &t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us)
+	if err := rows.Scan(dest...); err != nil {
+		return AuditRecord{}, err
+	}
+	r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
+	return r, nil
 }

@@ -107,9 +107,7 @@ func TestAdminConsoleInABrowser(t *testing.T) {
 	// Some traffic for the chart, the sessions and the audit log: a
 	// session of the viewer's kept open, calls that succeed and one that
 	// fails.
-	resp, _ := cliPost(t, mcpURL, viewer, "", cliInitialize)
-	session := resp.Header.Get("Mcp-Session-Id")
-	cliPost(t, mcpURL, viewer, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	session := cliSession(t, mcpURL, viewer)
 	for range 3 {
 		cliPost(t, mcpURL, viewer, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`)
 	}

@@ -174,6 +174,20 @@ func cliPost(t *testing.T, url, token, session, body string) (*http.Response, st
 	return resp, string(b)
 }
 
+// cliSession opens a Streamable HTTP session at url for token, as a
+// client does: initialize, then notifications/initialized; it returns
+// the session id.
+func cliSession(t *testing.T, url, token string) string {
+	t.Helper()
+	resp, body := cliPost(t, url, token, "", cliInitialize)
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	cliPost(t, url, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return session
+}
+
 // The command line, end to end, on one binary built once.
 func TestCLI(t *testing.T) {
 	bin := buildBinary(t)

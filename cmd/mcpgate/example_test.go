@@ -57,13 +57,8 @@ func TestTheExampleConfigurationStartsAsItIs(t *testing.T) {
 		t.Fatalf("%v; stderr:\n%s", err, p.stderr)
 	}
 
-	resp, body := cliPost(t, url, token, "", cliInitialize)
-	session := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || session == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
-	}
-	cliPost(t, url, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	_, body = cliPost(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	session := cliSession(t, url, token)
+	_, body := cliPost(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	for _, tool := range []string{`"files__read_text_file"`, `"files__write_file"`, `"fixture__test_simple_text"`} {
 		if !strings.Contains(body, tool) {
 			t.Errorf("the example's tools/list lacks %s: %s", tool, body)

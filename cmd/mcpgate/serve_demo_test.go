@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,15 +32,10 @@ func TestServeDemoBackendEndToEnd(t *testing.T) {
 		t.Errorf("inspect line\n%s\nwant\n%s", inspect, want)
 	}
 
-	resp, body := cliPost(t, url, token, "", cliInitialize)
-	session := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || session == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
-	}
-	cliPost(t, url, token, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	session := cliSession(t, url, token)
 	// The connect lines are printed once the demo is up: its tools are
 	// there at once.
-	_, body = cliPost(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	_, body := cliPost(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	for _, tool := range []string{`"test_simple_text"`, `"test_image_content"`, `"test_error_handling"`} {
 		if !strings.Contains(body, tool) {
 			t.Errorf("tools/list lacks %s: %s", tool, body)
