@@ -22,16 +22,34 @@ import (
 	"github.com/mcpgate/mcpgate/wire"
 )
 
-// setAsker makes r, the begun tools scope of the framed connection, where
-// the server's requests go until the connection ends.
-func (s *Server) setAsker(ctx context.Context, r *wire.Responder) {
+// answerBegin sends the Begun on r, the begun tools scope of the framed
+// connection, and makes r where the server's requests go until the
+// connection ends. Both happen under askerMu, so a request the server
+// makes while serving the gateway's first exchange — which the gateway
+// sends as soon as it reads the Begun — finds r, never the moment
+// between the two.
+func (s *Server) answerBegin(ctx context.Context, r *wire.Responder, begun []byte) error {
+	s.askerMu.Lock()
+	defer s.askerMu.Unlock()
+	if err := r.Respond(begun); err != nil {
+		return err
+	}
 	s.asker.Store(r)
 	context.AfterFunc(ctx, func() { s.asker.CompareAndSwap(r, nil) })
+	return nil
+}
+
+// currentAsker is the begun tools scope the server's requests and the
+// program's connections go to, nil while no framed connection has begun.
+func (s *Server) currentAsker() *wire.Responder {
+	s.askerMu.Lock()
+	defer s.askerMu.Unlock()
+	return s.asker.Load()
 }
 
 // ask relays one server request to the gateway and returns its answer.
 func (s *Server) ask(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
-	r := s.asker.Load()
+	r := s.currentAsker()
 	if r == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s: no gateway is connected to answer it", m.Method)
 	}

@@ -75,7 +75,7 @@ func (s *Server) serveDaemon(w http.ResponseWriter, r *http.Request) {
 	id := s.daemons.next.Add(1)
 	d := &daemonConn{ws: ws, done: make(chan struct{})}
 	defer d.end(websocket.StatusNormalClosure, "")
-	asker := s.asker.Load()
+	asker := s.currentAsker()
 	if asker == nil {
 		s.log.Info("proxy: a daemon connection with no gateway to pair it; closed", "conn", id)
 		d.end(websocket.StatusTryAgainLater, "no gateway is connected")

@@ -121,12 +121,11 @@ func (h framedHandler) ServeScope(ctx context.Context, r *wire.Responder, payloa
 		_ = r.Respond(wire.BeginAnswer{Error: refusal}.Append(nil))
 		return
 	}
-	if err := r.Respond(wire.BeginAnswer{Answer: answer}.Append(nil)); err != nil {
+	if err := h.s.answerBegin(ctx, r, wire.BeginAnswer{Answer: answer}.Append(nil)); err != nil {
 		h.begin.settle(false)
 		return
 	}
 	h.begin.settle(true)
-	h.s.setAsker(ctx, r)
 	if again {
 		h.s.log.Info("proxy: re-attached", "image", imageName(begin))
 	} else {

@@ -75,7 +75,7 @@ func (s *Server) ServePostgres(ln net.Listener) error {
 // writes what the gateway sends on it to the driver, until either ends.
 func (s *Server) pairDriver(c net.Conn) {
 	id := s.pairs.next.Add(1)
-	r := s.asker.Load()
+	r := s.currentAsker()
 	if r == nil {
 		s.log.Info("proxy: a database connection with no gateway to pair it; closed", "conn", id)
 		_ = c.Close()

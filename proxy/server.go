@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,7 +43,9 @@ type Server struct {
 	framed    atomic.Bool // a framed connection is open
 	container container
 	// asker is the begun tools scope the server's requests are relayed
-	// on (ask.go), nil while there is none.
+	// on (ask.go), nil while there is none; askerMu holds the Begun and
+	// the setting of asker together (answerBegin).
+	askerMu sync.Mutex
 	asker   atomic.Pointer[wire.Responder]
 	pairs   pairs   // the program's database connections (pairs.go)
 	daemons daemons // the program's daemon connections (daemon.go)
