@@ -1,5 +1,6 @@
 // Package store is mcpgate's persistent state behind one small interface:
-// service tokens (only their hashes) and the audit log. The embedded SQLite
+// service tokens (only their hashes), the audit log, and the built-in
+// OAuth authorization server's clients, codes and grants. The embedded SQLite
 // implementation (store/sqlite) is the default; store/postgres is the one
 // replicas share. Both run the contract tests of store/storetest.
 package store
@@ -69,6 +70,10 @@ type Store interface {
 	// QueryAudit returns one page of the records q selects, newest
 	// first; ErrBadCursor for an After no page gave.
 	QueryAudit(ctx context.Context, q AuditQuery) (AuditPage, error)
+
+	// The built-in authorization server's clients, codes and grants
+	// (oauth.go).
+	OAuthStore
 
 	Close() error
 }

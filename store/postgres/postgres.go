@@ -46,6 +46,8 @@ type Options struct {
 // concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	// OAuthSQL is the authorization server's part, over oauthTx.
+	store.OAuthSQL
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,6 +71,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool}
+	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "postgres", IsDuplicate: isUniqueViolation}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
@@ -122,6 +125,45 @@ var migrations = []string{
 		duration_us bigint NOT NULL
 	);
 	CREATE INDEX audit_time ON audit (time);`,
+	// 2: the built-in OAuth authorization server (store/oauth.go).
+	`CREATE TABLE oauth_clients (
+		id            text PRIMARY KEY,
+		name          text NOT NULL,
+		redirect_uris text NOT NULL,
+		created_at    bigint NOT NULL
+	);
+	CREATE TABLE oauth_codes (
+		hash         bytea PRIMARY KEY,
+		client_id    text NOT NULL,
+		redirect_uri text NOT NULL,
+		challenge    text NOT NULL,
+		resource     text NOT NULL,
+		scope        text NOT NULL,
+		role         text NOT NULL,
+		subject      text NOT NULL,
+		token_id     text NOT NULL,
+		created_at   bigint NOT NULL,
+		expires_at   bigint NOT NULL,
+		used_at      bigint NOT NULL,
+		grant_id     text NOT NULL
+	);
+	CREATE TABLE oauth_grants (
+		id            text PRIMARY KEY,
+		client_id     text NOT NULL,
+		client_name   text NOT NULL,
+		subject       text NOT NULL,
+		token_id      text NOT NULL,
+		role          text NOT NULL,
+		scope         text NOT NULL,
+		resource      text NOT NULL,
+		refresh_hash  bytea NOT NULL UNIQUE,
+		previous_hash bytea,
+		created_at    bigint NOT NULL,
+		refreshed_at  bigint NOT NULL,
+		expires_at    bigint NOT NULL,
+		revoked_at    bigint NOT NULL
+	);
+	CREATE INDEX oauth_grants_previous ON oauth_grants (previous_hash);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

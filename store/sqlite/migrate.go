@@ -39,6 +39,45 @@ var migrations = []string{
 		duration_us INTEGER NOT NULL
 	);
 	CREATE INDEX audit_time ON audit(time);`,
+	// 2: the built-in OAuth authorization server (store/oauth.go).
+	`CREATE TABLE oauth_clients (
+		id            TEXT PRIMARY KEY,
+		name          TEXT NOT NULL,
+		redirect_uris TEXT NOT NULL,
+		created_at    INTEGER NOT NULL
+	);
+	CREATE TABLE oauth_codes (
+		hash         BLOB PRIMARY KEY,
+		client_id    TEXT NOT NULL,
+		redirect_uri TEXT NOT NULL,
+		challenge    TEXT NOT NULL,
+		resource     TEXT NOT NULL,
+		scope        TEXT NOT NULL,
+		role         TEXT NOT NULL,
+		subject      TEXT NOT NULL,
+		token_id     TEXT NOT NULL,
+		created_at   INTEGER NOT NULL,
+		expires_at   INTEGER NOT NULL,
+		used_at      INTEGER NOT NULL,
+		grant_id     TEXT NOT NULL
+	);
+	CREATE TABLE oauth_grants (
+		id            TEXT PRIMARY KEY,
+		client_id     TEXT NOT NULL,
+		client_name   TEXT NOT NULL,
+		subject       TEXT NOT NULL,
+		token_id      TEXT NOT NULL,
+		role          TEXT NOT NULL,
+		scope         TEXT NOT NULL,
+		resource      TEXT NOT NULL,
+		refresh_hash  BLOB NOT NULL UNIQUE,
+		previous_hash BLOB,
+		created_at    INTEGER NOT NULL,
+		refreshed_at  INTEGER NOT NULL,
+		expires_at    INTEGER NOT NULL,
+		revoked_at    INTEGER NOT NULL
+	);
+	CREATE INDEX oauth_grants_previous ON oauth_grants(previous_hash);`,
 }
 
 // migrate brings the schema up to date.

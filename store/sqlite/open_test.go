@@ -113,8 +113,8 @@ func TestMigrationsRunOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := schemaVersions(t, path); len(got) != 1 || got[0] != 1 {
-		t.Fatalf("schema_version rows %v, want [1]", got)
+	if got := schemaVersions(t, path); len(got) != 1 || got[0] != sqlite.SchemaVersion {
+		t.Fatalf("schema_version rows %v, want [%d]", got, sqlite.SchemaVersion)
 	}
 	toks, err := openStore(t, path).Tokens(ctx)
 	if err != nil || len(toks) != 3 {
@@ -163,8 +163,8 @@ func TestConcurrentOpensOfANewFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := schemaVersions(t, path); len(got) != 1 || got[0] != 1 {
-		t.Fatalf("schema_version rows %v, want [1]", got)
+	if got := schemaVersions(t, path); len(got) != 1 || got[0] != sqlite.SchemaVersion {
+		t.Fatalf("schema_version rows %v, want [%d]", got, sqlite.SchemaVersion)
 	}
 }
 

@@ -37,6 +37,8 @@ type Store struct {
 	// is unfair under many concurrent writers. The busy timeout remains
 	// for writers in other processes.
 	writeMu sync.Mutex
+	// OAuthSQL is the authorization server's part, over oauthTx.
+	store.OAuthSQL
 }
 
 var _ store.Store = (*Store)(nil)
@@ -60,6 +62,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
 	s := &Store{db: db}
+	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "sqlite", IsDuplicate: isUniqueViolation}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", abs, err)

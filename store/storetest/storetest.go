@@ -42,6 +42,9 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}
+	for _, c := range oauthTests {
+		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
+	}
 }
 
 // Token is a token of the tests: id, hash, and fixed other fields.

@@ -1,0 +1,209 @@
+// oauth.go is the contract of the authorization server's part of a store
+// (store.OAuthStore): codes redeem once and a second redemption revokes
+// the grant, refresh tokens rotate and the one replaced revokes the
+// grant, registration stops at its limit, and every field comes back.
+
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/store"
+)
+
+var oauthTests = []struct {
+	name string
+	test func(*testing.T, func(*testing.T) store.Store)
+}{
+	{"OAuthClientRoundTripsAndRegistrationStopsAtTheLimit", testOAuthClientLimit},
+	{"OAuthCodeRedeemsOnceAndAReuseRevokesItsGrant", testOAuthCodeOnce},
+	{"OAuthCodeRedeemedConcurrentlyMakesOneGrant", testOAuthCodeConcurrent},
+	{"OAuthCodePastItsExpiryIsRefused", testOAuthCodeExpired},
+	{"OAuthRefreshRotatesAndTheReplacedOneRevokesTheGrant", testOAuthRefreshRotates},
+	{"OAuthRefreshOfARevokedOrExpiredGrantIsRefused", testOAuthRefreshRefused},
+}
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 123, time.UTC)
+
+func code(hash string) store.OAuthCode {
+	return store.OAuthCode{Hash: []byte(hash), ClientID: "https://client.example/meta.json", RedirectURI: "http://127.0.0.1:5/cb",
+		Challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", Resource: "http://127.0.0.1:9/mcp", Scope: "editor",
+		Role: "editor", Subject: "ada", TokenID: "tok_1", CreatedAt: t0, ExpiresAt: t0.Add(time.Minute)}
+}
+
+func grant(id, refresh string) store.OAuthGrant {
+	return store.OAuthGrant{ID: id, ClientID: "https://client.example/meta.json", ClientName: "Client <b>", Subject: "ada",
+		TokenID: "tok_1", Role: "editor", Scope: "editor", Resource: "http://127.0.0.1:9/mcp",
+		RefreshHash: []byte(refresh), CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour)}
+}
+
+func testOAuthClientLimit(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	want := store.OAuthClient{ID: "dcr_1", Name: "Inspector", RedirectURIs: []string{"http://127.0.0.1:6274/cb", "http://localhost/cb"}, CreatedAt: t0}
+	if err := s.RegisterOAuthClient(ctx, want, 2); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.OAuthClient(ctx, "dcr_1")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("client = %+v, %v; want %+v", got, err, want)
+	}
+	if err := s.RegisterOAuthClient(ctx, want, 2); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("the same id again: %v, want ErrDuplicate", err)
+	}
+	if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: "dcr_2", RedirectURIs: []string{"x"}, CreatedAt: t0}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: "dcr_3", RedirectURIs: []string{"x"}, CreatedAt: t0}, 2); !errors.Is(err, store.ErrLimit) {
+		t.Errorf("a third client under a limit of 2: %v, want ErrLimit", err)
+	}
+	if _, err := s.OAuthClient(ctx, "dcr_3"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused client: %v, want ErrNotFound", err)
+	}
+}
+
+func testOAuthCodeOnce(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	c := code("c1")
+	if err := s.CreateOAuthCode(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.OAuthCode(ctx, []byte("c1"))
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("code = %+v, %v; want %+v", got, err, c)
+	}
+	g := grant("grant_1", "r1")
+	if err := s.RedeemOAuthCode(ctx, []byte("c1"), g, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	back, err := s.OAuthGrant(ctx, "grant_1")
+	if err != nil || !reflect.DeepEqual(back, g) {
+		t.Errorf("grant = %+v, %v; want %+v", back, err, g)
+	}
+	if err := s.RedeemOAuthCode(ctx, []byte("c1"), grant("grant_2", "r2"), t0.Add(2*time.Second)); !errors.Is(err, store.ErrReused) {
+		t.Fatalf("the code again: %v, want ErrReused", err)
+	}
+	back, _ = s.OAuthGrant(ctx, "grant_1")
+	if back.RevokedAt.IsZero() {
+		t.Error("a reused code left the grant it made active")
+	}
+	if _, err := s.OAuthGrant(ctx, "grant_2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the reuse made a grant: %v", err)
+	}
+	if err := s.RedeemOAuthCode(ctx, []byte("nope"), grant("grant_3", "r3"), t0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown code: %v, want ErrNotFound", err)
+	}
+}
+
+func testOAuthCodeConcurrent(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.CreateOAuthCode(ctx, code("c1")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = s.RedeemOAuthCode(ctx, []byte("c1"), grant(fmt.Sprint("grant_", i), fmt.Sprint("r", i)), t0.Add(time.Second))
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrReused):
+			t.Errorf("a racing redemption: %v, want ErrReused", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d redemptions won, want exactly one", won)
+	}
+}
+
+func testOAuthCodeExpired(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.CreateOAuthCode(ctx, code("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RedeemOAuthCode(ctx, []byte("c1"), grant("grant_1", "r1"), t0.Add(time.Minute)); !errors.Is(err, store.ErrExpired) {
+		t.Errorf("at its expiry: %v, want ErrExpired", err)
+	}
+}
+
+func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.CreateOAuthCode(ctx, code("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RedeemOAuthCode(ctx, []byte("c1"), grant("grant_1", "r1"), t0); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Hour)
+	g, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("r2"), at, at.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(g.RefreshHash) != "r2" || string(g.PreviousHash) != "r1" || !g.RefreshedAt.Equal(at) || !g.ExpiresAt.Equal(at.Add(24*time.Hour)) {
+		t.Errorf("rotated grant %+v", g)
+	}
+	if byRefresh, err := s.OAuthGrantByRefresh(ctx, []byte("r2")); err != nil || byRefresh.ID != "grant_1" {
+		t.Errorf("by the new refresh token: %+v, %v", byRefresh, err)
+	}
+	if _, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("r3"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrReused) {
+		t.Fatalf("the replaced refresh token: %v, want ErrReused", err)
+	}
+	if _, err := s.RotateOAuthRefresh(ctx, []byte("r2"), []byte("r4"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrRevoked) {
+		t.Errorf("the current one after a reuse: %v, want ErrRevoked (the grant is revoked)", err)
+	}
+	if _, err := s.RotateOAuthRefresh(ctx, []byte("never"), []byte("r5"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown refresh token: %v, want ErrNotFound", err)
+	}
+}
+
+func testOAuthRefreshRefused(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	for i, h := range []string{"c1", "c2"} {
+		if err := s.CreateOAuthCode(ctx, code(h)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RedeemOAuthCode(ctx, []byte(h), grant(fmt.Sprint("grant_", i), fmt.Sprint("r", i)), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RevokeOAuthGrant(ctx, "grant_0", t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeOAuthGrant(ctx, "grant_0", t0.Add(time.Hour)); err != nil {
+		t.Errorf("revoking twice: %v", err)
+	}
+	if g, _ := s.OAuthGrant(ctx, "grant_0"); !g.RevokedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("revoked at %v, want the first time", g.RevokedAt)
+	}
+	if err := s.RevokeOAuthGrant(ctx, "grant_none", t0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("revoking an unknown grant: %v, want ErrNotFound", err)
+	}
+	if _, err := s.RotateOAuthRefresh(ctx, []byte("r0"), []byte("x"), t0.Add(time.Hour), t0.Add(48*time.Hour)); !errors.Is(err, store.ErrRevoked) {
+		t.Errorf("a revoked grant's refresh: %v, want ErrRevoked", err)
+	}
+	if _, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("y"), t0.Add(25*time.Hour), t0.Add(48*time.Hour)); !errors.Is(err, store.ErrExpired) {
+		t.Errorf("an expired grant's refresh: %v, want ErrExpired", err)
+	}
+	all, err := s.OAuthGrants(ctx)
+	if err != nil || len(all) != 2 || all[0].ID != "grant_0" || all[1].ID != "grant_1" {
+		t.Errorf("grants = %+v, %v", all, err)
+	}
+}
