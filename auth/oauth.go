@@ -52,6 +52,17 @@ type OAuthConfig struct {
 	Level      func(role string) (int, bool)
 	Leeway     time.Duration
 	HTTPClient *http.Client // discovery and JWKS; default: 10s timeout
+	// Local is an authorization server in this process (the built-in
+	// one), whose tokens it checks itself; nil: none.
+	Local LocalIssuer
+}
+
+// LocalIssuer is an authorization server in this process.
+type LocalIssuer interface {
+	Issuer() string
+	// Verify checks one of its access tokens at now: the caller's
+	// identity and when the token expires.
+	Verify(ctx context.Context, token string, now time.Time) (mcp.Identity, time.Time, error)
 }
 
 // OAuthIssuer is one trusted authorization server.
@@ -75,6 +86,7 @@ type OAuthVerifier struct {
 type oauthIssuer struct {
 	roleClaim string
 	jwt       *JWTVerifier
+	local     LocalIssuer // instead of jwt and roleClaim
 }
 
 // NewOAuthVerifier checks cfg and discovers every issuer's keys.
@@ -82,7 +94,7 @@ func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, err
 	if _, err := oauth.CanonicalResource(cfg.Resource); err != nil {
 		return nil, err
 	}
-	if len(cfg.Issuers) == 0 {
+	if len(cfg.Issuers) == 0 && cfg.Local == nil {
 		return nil, errors.New("auth: oauth: no authorization server to trust")
 	}
 	if cfg.Level == nil {
@@ -109,6 +121,9 @@ func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, err
 	}
 	slices.Sort(v.supported)
 	slices.Sort(v.least)
+	if cfg.Local != nil {
+		v.issuers[cfg.Local.Issuer()] = &oauthIssuer{local: cfg.Local}
+	}
 	for _, is := range cfg.Issuers {
 		if _, dup := v.issuers[is.Issuer]; dup {
 			return nil, fmt.Errorf("auth: oauth: issuer %s is listed twice", is.Issuer)
@@ -173,6 +188,9 @@ func unverifiedIssuer(token string) string {
 func (v *OAuthVerifier) verify(ctx context.Context, is *oauthIssuer, token string, now time.Time) (mcp.Identity, time.Time, error) {
 	if is == nil {
 		return mcp.Identity{}, time.Time{}, ErrUntrustedIssuer
+	}
+	if is.local != nil {
+		return is.local.Verify(ctx, token, now)
 	}
 	claims, err := is.jwt.claims(ctx, token, now)
 	if err != nil {

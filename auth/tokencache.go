@@ -309,3 +309,14 @@ func clone(rec store.Token) store.Token {
 	rec.Hash = slices.Clone(rec.Hash)
 	return rec
 }
+
+// ByID is the indexed token with id, and whether there is one.
+func (t *Tokens) ByID(id string) (store.Token, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	key, ok := t.byID[id]
+	if !ok {
+		return store.Token{}, false
+	}
+	return clone(t.byHash[key]), true
+}

@@ -11,6 +11,9 @@ func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 	if _, err := Parse([]byte(ok)); err != nil {
 		t.Fatalf("a valid auth.oauth: %v", err)
 	}
+	if _, err := Parse([]byte("auth: {oauth: {resource: http://127.0.0.1:8080/mcp, builtin: true, access_lifetime: 5m, max_clients: 10}}")); err != nil {
+		t.Fatalf("the built-in server alone: %v", err)
+	}
 	for _, c := range []struct{ name, yaml, key string }{
 		{"no resource", "auth: {oauth: {authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth.resource"},
 		{"an http resource afar", "auth: {oauth: {resource: http://mcp.example.com/mcp, authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth.resource"},
@@ -21,6 +24,9 @@ func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 		{"a symmetric algorithm", "auth: {oauth: {resource: https://m.example/mcp, authorization_servers: [{issuer: https://i.example, algorithm: HS256}], scopes: {a: viewer}}}", "auth.oauth.authorization_servers[0].algorithm"},
 		{"no way to a role", "auth: {oauth: {resource: https://m.example/mcp, authorization_servers: [{issuer: https://i.example}]}}", "auth.oauth.authorization_servers[0]"},
 		{"a scope to an unknown role", "auth: {oauth: {resource: https://m.example/mcp, authorization_servers: [{issuer: https://i.example}], scopes: {a: root}}}", "auth.oauth.scopes.a"},
+		{"a lifetime without the built-in server", "auth: {oauth: {resource: https://m.example/mcp, authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}, access_lifetime: 5m}}", "auth.oauth.access_lifetime"},
+		{"a bad refresh lifetime", "auth: {oauth: {resource: https://m.example/mcp, builtin: true, refresh_lifetime: soon}}", "auth.oauth.refresh_lifetime"},
+		{"a negative client limit", "auth: {oauth: {resource: https://m.example/mcp, builtin: true, max_clients: -1}}", "auth.oauth.max_clients"},
 		{"authentication off", "auth: {disabled: true, oauth: {resource: https://m.example/mcp, authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -178,8 +178,19 @@ func (c *Config) validateOAuth() error {
 	if u, _ := url.Parse(o.Resource); u.Fragment != "" || strings.Contains(o.Resource, "#") {
 		return bad("auth.oauth.resource", "must not have a fragment")
 	}
-	if len(o.AuthorizationServers) == 0 {
-		return bad("auth.oauth.authorization_servers", "required: the issuers whose access tokens are accepted")
+	if len(o.AuthorizationServers) == 0 && !o.Builtin {
+		return bad("auth.oauth.authorization_servers", "required: the issuers whose access tokens are accepted (or builtin: true)")
+	}
+	for key, d := range map[string]Duration{"access_lifetime": o.AccessLifetime, "refresh_lifetime": o.RefreshLifetime} {
+		switch {
+		case d.invalid != "":
+			return bad("auth.oauth."+key, "%q is not a duration", d.invalid)
+		case d.Duration < 0 || (d.Duration != 0 && !o.Builtin):
+			return bad("auth.oauth."+key, "is the built-in server's (builtin: true), and positive")
+		}
+	}
+	if o.MaxClients < 0 || (o.MaxClients != 0 && !o.Builtin) {
+		return bad("auth.oauth.max_clients", "is the built-in server's (builtin: true), and positive")
 	}
 	seen := map[string]bool{}
 	for i, s := range o.AuthorizationServers {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgate/mcpgate/access"
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/authserver"
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/config"
@@ -52,16 +53,18 @@ type Options struct {
 
 // Gateway is one assembled MCP endpoint.
 type Gateway struct {
-	cfg     *config.Config
-	log     *slog.Logger
-	server  *mcp.Server
-	roles   *access.Roles
-	gate    *limitGate // roles and the rate limits in force
-	tokens  *auth.Tokens
-	oauth   *auth.OAuthVerifier // nil without auth.oauth
-	audit   *audit.Log
-	metrics *metrics.Metrics
-	tracer  *telemetry.Tracer
+	cfg    *config.Config
+	log    *slog.Logger
+	server *mcp.Server
+	roles  *access.Roles
+	gate   *limitGate // roles and the rate limits in force
+	tokens *auth.Tokens
+	oauth  *auth.OAuthVerifier // nil without auth.oauth
+	// authServer is the built-in authorization server (auth.oauth.builtin).
+	authServer *authserver.Server
+	audit      *audit.Log
+	metrics    *metrics.Metrics
+	tracer     *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
 	backends *backend.Set
@@ -219,7 +222,7 @@ func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http
 		return nil, nil, err
 	}
 	var metadata string
-	if g.oauth, metadata, err = g.oauthVerifier(ctx); err != nil {
+	if g.oauth, metadata, err = g.oauthVerifier(ctx, st); err != nil {
 		return nil, nil, err
 	}
 	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, OAuth: g.oauth, ResourceMetadata: metadata, KnownRole: g.roles.Known, Logger: g.log})

@@ -9,6 +9,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/authserver"
+	"github.com/mcpgate/mcpgate/store"
 )
 
 // prmPath is the well-known path of Protected Resource Metadata.
@@ -23,12 +27,27 @@ const prmPath = "/.well-known/oauth-protected-resource"
 
 // oauthVerifier is the verifier of auth.oauth (nil when it is not set)
 // and the URL of the gateway's resource metadata.
-func (g *Gateway) oauthVerifier(ctx context.Context) (*auth.OAuthVerifier, string, error) {
+func (g *Gateway) oauthVerifier(ctx context.Context, st store.Store) (*auth.OAuthVerifier, string, error) {
 	o := g.cfg.Auth.OAuth
 	if o == nil {
 		return nil, "", nil
 	}
-	cfg := auth.OAuthConfig{Resource: o.Resource, Scopes: o.Scopes, Level: g.roles.Level, Leeway: o.Leeway.Duration}
+	scopes := o.Scopes
+	if o.Builtin && len(scopes) == 0 {
+		// With no mapping, each role is a scope of its name.
+		scopes = map[string]string{}
+		for _, r := range g.roles.Names() {
+			scopes[r] = r
+		}
+	}
+	cfg := auth.OAuthConfig{Resource: o.Resource, Scopes: scopes, Level: g.roles.Level, Leeway: o.Leeway.Duration}
+	if o.Builtin {
+		as, err := g.builtinAuthServer(scopes, st)
+		if err != nil {
+			return nil, "", fmt.Errorf("auth.oauth.builtin: %w", err)
+		}
+		g.authServer, cfg.Local = as, as
+	}
 	for _, s := range o.AuthorizationServers {
 		cfg.Issuers = append(cfg.Issuers, auth.OAuthIssuer{Issuer: s.Issuer, Algorithm: s.Algorithm, JWKSURL: s.JWKSURL, RoleClaim: s.RoleClaim})
 	}
@@ -38,6 +57,35 @@ func (g *Gateway) oauthVerifier(ctx context.Context) (*auth.OAuthVerifier, strin
 	}
 	u, _ := url.Parse(o.Resource) // checked by config and by NewOAuthVerifier
 	return v, u.Scheme + "://" + u.Host + prmPath + strings.TrimSuffix(u.EscapedPath(), "/"), nil
+}
+
+// builtinAuthServer is the built-in authorization server, at the
+// resource's origin, over the gateway's store and service tokens.
+func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*authserver.Server, error) {
+	o := g.cfg.Auth.OAuth
+	u, _ := url.Parse(o.Resource)
+	key := make([]byte, 32)
+	if k, _, err := g.cfg.Sessions.SessionKeys(); err == nil && k != nil {
+		// Replicas with one session key check each other's access tokens;
+		// the signing key is derived, never the session key itself.
+		sum := sha256.Sum256(append([]byte("mcpgate oauth access tokens\x00"), k...))
+		key = sum[:]
+	} else {
+		// One replica: a key of this process's. Access tokens are short;
+		// after a restart, clients refresh (grants are in the store).
+		_, _ = rand.Read(key)
+	}
+	return authserver.New(authserver.Config{
+		Issuer: u.Scheme + "://" + u.Host, Resource: o.Resource, Store: st, Tokens: g.tokens,
+		Scopes: scopes, Level: g.roles.Level, Key: key,
+		AccessLifetime: o.AccessLifetime.Duration, RefreshLifetime: o.RefreshLifetime.Duration, ClientLimit: o.MaxClients,
+		Audit: func(r store.AuditRecord) {
+			if g.audit != nil {
+				_ = g.audit.Record(r)
+			}
+		},
+		Logger: g.log,
+	})
 }
 
 // mountResourceMetadata serves the metadata at both well-known URLs,
@@ -59,6 +107,9 @@ func (g *Gateway) mountResourceMetadata(root *http.ServeMux) {
 		_, _ = w.Write(body)
 	}
 	root.HandleFunc("GET "+prmPath, serve)
+	if g.authServer != nil {
+		g.authServer.Mount(root)
+	}
 	u, _ := url.Parse(g.oauth.Resource())
 	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
 		root.HandleFunc("GET "+prmPath+p, serve)

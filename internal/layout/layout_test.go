@@ -30,7 +30,10 @@ var layers = [][]string{
 	// Backends and the proxy: transports and the wire put together; what
 	// replicas share (Redis), for the gate's buckets and the transport's
 	// sessions.
-	{"backend", "proxy", "cluster"},
+	{"backend", "proxy", "cluster",
+		// The built-in authorization server: over the store and the
+		// service tokens.
+		"authserver"},
 	// The gateway assembles everything; proxytest serves proxies to tests.
 	{"gateway", "internal/proxytest"},
 	// Programs.

@@ -1,0 +1,245 @@
+// authorize.go is the authorization endpoint: the sign-in and consent
+// page, and what its form does.
+//
+// A request whose client or redirect URI does not check out is answered
+// on the page, never by a redirect (that would be an open redirect);
+// once both are known good, every other error goes back to the client's
+// redirect URI with the state exactly as it came. The form carries the
+// request's own parameters and the POST checks them all again: nothing
+// the page showed is trusted when it comes back.
+
+package authserver
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// authRequest is an authorization request, checked.
+type authRequest struct {
+	client      client
+	RedirectURI string
+	State       string
+	Challenge   string
+	Resource    string
+	Scopes      []string
+	AskedRole   string // the role the scopes ask for ("" for the person's own)
+}
+
+// parseAuthorize checks an authorization request. A non-nil pageErr is to
+// be shown on the page; a non-empty redirectErr goes to the redirect URI.
+func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest, pageErr error, redirectErr oauthError) {
+	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
+		if len(q[k]) > 1 {
+			return req, errClient{"the parameter " + k + " is given more than once"}, oauthError{}
+		}
+	}
+	c, err := s.lookupClient(r.Context(), q.Get("client_id"))
+	if err != nil {
+		var ec errClient
+		if errors.As(err, &ec) {
+			return req, ec, oauthError{}
+		}
+		s.log.Error("authserver: client lookup", "err", err)
+		return req, errClient{"the client could not be looked up; try again"}, oauthError{}
+	}
+	req.client = c
+	req.RedirectURI = q.Get("redirect_uri")
+	if !slicesContains(c.RedirectURIs, req.RedirectURI) {
+		return req, errClient{"redirect_uri is not one the client registered (they are compared exactly)"}, oauthError{}
+	}
+	req.State = q.Get("state")
+	switch {
+	case q.Get("response_type") != "code":
+		return req, nil, oauthError{"unsupported_response_type", "only response_type=code is served"}
+	case q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43:
+		return req, nil, oauthError{"invalid_request", "PKCE is required: a code_challenge with code_challenge_method=S256"}
+	}
+	req.Challenge = q.Get("code_challenge")
+	req.Resource = q.Get("resource")
+	if req.Resource == "" {
+		req.Resource = s.cfg.Resource
+	}
+	if req.Resource != s.cfg.Resource {
+		return req, nil, oauthError{"invalid_target", "this server issues tokens for " + s.cfg.Resource + " only"}
+	}
+	req.Scopes = strings.Fields(q.Get("scope"))
+	best := 0
+	for _, sc := range req.Scopes {
+		if role, ok := s.cfg.Scopes[sc]; ok {
+			if n, _ := s.cfg.Level(role); n > best {
+				req.AskedRole, best = role, n
+			}
+		}
+	}
+	if len(req.Scopes) > 0 && req.AskedRole == "" {
+		return req, nil, oauthError{"invalid_scope", "none of the scopes asked for is served here"}
+	}
+	return req, nil, oauthError{}
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// redirect sends the client's redirect URI its answer: the parameters,
+// the state as it came, and the issuer (RFC 9207).
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, req authRequest, params url.Values) {
+	u, _ := url.Parse(req.RedirectURI) // checked at registration
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	if req.State != "" {
+		q.Set("state", req.State)
+	}
+	q.Set("iss", s.cfg.Issuer)
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+}
+
+func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	req, pageErr, redirectErr := s.parseAuthorize(r, r.URL.Query())
+	switch {
+	case pageErr != nil:
+		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
+	case redirectErr.Error != "":
+		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
+	default:
+		s.page(w, http.StatusOK, s.consentData(req, r.URL.Query(), ""))
+	}
+}
+
+// serveConsent is the page's form: deny, or prove who you are and allow.
+func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
+	start := s.cfg.Now()
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		s.page(w, http.StatusBadRequest, pageData{Error: "the form could not be read"})
+		return
+	}
+	q := url.Values{}
+	for k, vs := range r.PostForm {
+		if k != "token" && k != "decision" {
+			q[k] = vs
+		}
+	}
+	req, pageErr, redirectErr := s.parseAuthorize(r, q)
+	switch {
+	case pageErr != nil:
+		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
+		return
+	case redirectErr.Error != "":
+		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
+		return
+	}
+	if r.PostForm.Get("decision") != "allow" {
+		s.audit("authorize", "", "", "", "forbidden", start)
+		s.redirect(w, r, req, url.Values{"error": {"access_denied"}, "error_description": {"the person declined"}})
+		return
+	}
+	tok, err := s.cfg.Tokens.VerifyFresh(r.Context(), strings.TrimSpace(r.PostForm.Get("token")), start)
+	if err != nil {
+		why := "that token is not one this gateway knows"
+		switch {
+		case errors.Is(err, auth.ErrTokenRevoked):
+			why = "that token is revoked"
+		case errors.Is(err, auth.ErrTokenExpired):
+			why = "that token has expired"
+		}
+		s.audit("authorize", "", tok.ID, "", "forbidden", start)
+		s.page(w, http.StatusUnauthorized, s.consentData(req, q, why))
+		return
+	}
+	role, scope, ok := s.roleFor(req.Scopes, tok.Role)
+	if !ok {
+		s.audit("authorize", tok.Name, tok.ID, tok.Role, "forbidden", start)
+		s.page(w, http.StatusForbidden, s.consentData(req, q, "your token's role is granted by no scope here"))
+		return
+	}
+	code := secret("mcpa_")
+	err = s.cfg.Store.CreateOAuthCode(r.Context(), store.OAuthCode{Hash: hash(code), ClientID: req.client.ID,
+		RedirectURI: req.RedirectURI, Challenge: req.Challenge, Resource: req.Resource, Scope: scope, Role: role,
+		Subject: tok.Name, TokenID: tok.ID, CreatedAt: start.UTC(), ExpiresAt: start.Add(s.cfg.CodeLifetime).UTC()})
+	if err != nil {
+		s.log.Error("authserver: store a code", "err", err)
+		s.redirect(w, r, req, url.Values{"error": {"server_error"}})
+		return
+	}
+	s.audit("authorize", tok.Name, tok.ID, role, "ok", start)
+	s.redirect(w, r, req, url.Values{"code": {code}})
+}
+
+// pageData is what the page shows. html/template escapes every value.
+type pageData struct {
+	Error      string
+	Client     string
+	ClientID   string
+	RedirectTo string
+	Role       string
+	Hidden     []hidden
+}
+
+type hidden struct{ Name, Value string }
+
+func (s *Server) consentData(req authRequest, q url.Values, why string) pageData {
+	d := pageData{Error: why, Client: req.client.Name, ClientID: req.client.ID, Role: req.AskedRole}
+	if u, err := url.Parse(req.RedirectURI); err == nil {
+		d.RedirectTo = u.Scheme + "://" + u.Host
+	}
+	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
+		if v, ok := q[k]; ok && len(v) == 1 {
+			d.Hidden = append(d.Hidden, hidden{k, v[0]})
+		}
+	}
+	return d
+}
+
+func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	if err := pageTemplate.Execute(w, d); err != nil {
+		s.log.Error("authserver: page", "err", err)
+	}
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>mcpgate — sign in</title>
+<style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}
+.err{background:#fde8e8;border:1px solid #e0a0a0;padding:.6rem;border-radius:4px}
+code{background:#f2f2f2;padding:0 .2rem}input[type=password]{width:100%;padding:.4rem;box-sizing:border-box}
+button{padding:.4rem 1rem;margin-right:.5rem}</style></head><body>
+<h1>Sign in to mcpgate</h1>
+{{if .Error}}<p class="err" id="error">{{.Error}}</p>{{end}}
+{{if .ClientID}}
+<p id="ask"><strong id="client">{{if .Client}}{{.Client}}{{else}}An unnamed client{{end}}</strong>
+(<code id="client-id">{{.ClientID}}</code>) asks to use this gateway as you,
+{{if .Role}}with the role <strong id="role">{{.Role}}</strong>{{else}}with your token's role{{end}},
+and will be sent back to <code id="redirect">{{.RedirectTo}}</code>.</p>
+<p>The role it gets is never more than your token's.</p>
+<form method="post">
+{{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{end}}<label for="token">Your service token</label>
+<input type="password" id="token" name="token" autocomplete="off" required>
+<p><button type="submit" name="decision" value="allow" id="allow">Allow</button>
+<button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></p>
+</form>{{end}}
+</body></html>
+`))

@@ -1,0 +1,251 @@
+// clients.go is how a client becomes known: by a Client ID Metadata
+// Document (its client_id is the https URL of a JSON document naming its
+// redirect URIs, fetched when it asks for authorization), or by Dynamic
+// Client Registration (RFC 7591), which stores it — within ClientLimit
+// clients and RegisterRate registrations a second, so that registration
+// cannot fill the store.
+
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/oauth"
+	"github.com/mcpgate/mcpgate/store"
+)
+
+// Limits of what a client may say of itself.
+const (
+	maxMetadataBytes = 16 << 10
+	maxRedirectURIs  = 10
+	maxURILength     = 2000
+	maxClientName    = 200
+)
+
+// client is a client as the authorization endpoint needs it.
+type client struct {
+	ID           string
+	Name         string
+	RedirectURIs []string
+}
+
+// errClient is a client_id that names no client this server will serve.
+type errClient struct{ why string }
+
+func (e errClient) Error() string { return e.why }
+
+// lookupClient finds id: a URL is a metadata document to fetch, anything
+// else a registered client.
+func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
+	if strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://") {
+		return s.fetchClient(ctx, id)
+	}
+	c, err := s.cfg.Store.OAuthClient(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return client{}, errClient{"no client is registered with this client_id"}
+	}
+	if err != nil {
+		return client{}, err
+	}
+	return client{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs}, nil
+}
+
+// fetchClient reads a Client ID Metadata Document: https (or http on
+// loopback), no redirect, at most maxMetadataBytes, JSON whose client_id
+// is the URL itself and whose redirect URIs pass checkRedirectURI.
+func (s *Server) fetchClient(ctx context.Context, id string) (client, error) {
+	u, err := url.Parse(id)
+	if err != nil || u.Fragment != "" || u.User != nil || u.Path == "" || u.Path == "/" {
+		return client{}, errClient{"a client_id URL must have a path and no fragment or user"}
+	}
+	if err := oauth.CheckFetchURL(id); err != nil {
+		return client{}, errClient{"the client metadata URL " + err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return client{}, errClient{"the client metadata document could not be fetched"}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return client{}, errClient{fmt.Sprintf("the client metadata document answered %d", resp.StatusCode)}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
+	if err != nil || len(body) > maxMetadataBytes {
+		return client{}, errClient{"the client metadata document is unreadable or larger than 16 KiB"}
+	}
+	var md clientMetadata
+	if err := json.Unmarshal(body, &md); err != nil {
+		return client{}, errClient{"the client metadata document is not a JSON object"}
+	}
+	if md.ClientID != id {
+		return client{}, errClient{"the client metadata document names another client_id"}
+	}
+	if err := md.check(); err != nil {
+		return client{}, err
+	}
+	return client{ID: id, Name: md.ClientName, RedirectURIs: md.RedirectURIs}, nil
+}
+
+// clientMetadata is what a client says of itself (RFC 7591 §2), the part
+// this server reads.
+type clientMetadata struct {
+	ClientID                string   `json:"client_id,omitempty"`
+	ClientName              string   `json:"client_name,omitempty"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method,omitempty"`
+	GrantTypes              []string `json:"grant_types,omitempty"`
+	ResponseTypes           []string `json:"response_types,omitempty"`
+	Scope                   string   `json:"scope,omitempty"`
+}
+
+// check holds the metadata to what is served here: public clients of the
+// code flow, with redirect URIs that cannot be used for an open redirect.
+func (md *clientMetadata) check() error {
+	switch md.TokenEndpointAuthMethod {
+	case "", "none":
+	default:
+		return errClient{"only public clients are served: token_endpoint_auth_method must be none"}
+	}
+	for _, g := range md.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return errClient{fmt.Sprintf("grant type %q is not served", g)}
+		}
+	}
+	for _, r := range md.ResponseTypes {
+		if r != "code" {
+			return errClient{fmt.Sprintf("response type %q is not served", r)}
+		}
+	}
+	if len(md.ClientName) > maxClientName || !utf8.ValidString(md.ClientName) {
+		return errClient{"client_name is longer than 200 bytes or not UTF-8"}
+	}
+	if len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRedirectURIs {
+		return errClient{"redirect_uris must name 1 to 10 URIs"}
+	}
+	for _, r := range md.RedirectURIs {
+		if err := checkRedirectURI(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRedirectURI takes an absolute URI without a fragment: https, http
+// on a loopback host (RFC 8252 §7.3), or a private-use scheme with a dot
+// (§7.1), never a scheme a browser would run or read locally.
+func checkRedirectURI(r string) error {
+	u, err := url.Parse(r)
+	if err != nil || len(r) > maxURILength || !u.IsAbs() || u.Fragment != "" || strings.ContainsAny(r, " \t\r\n\"<>\\") {
+		return errClient{fmt.Sprintf("redirect URI %q is not an absolute URI without a fragment", r)}
+	}
+	switch scheme := strings.ToLower(u.Scheme); {
+	case scheme == "https" && u.Host != "":
+	case scheme == "http" && isLoopback(u.Hostname()):
+	case strings.Contains(scheme, ".") && u.User == nil:
+	default:
+		return errClient{fmt.Sprintf("redirect URI %q: only https, http on loopback, or a private-use scheme (com.example.app:/…)", r)}
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveRegister is Dynamic Client Registration.
+func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
+	start := s.cfg.Now()
+	if !s.register.Allow() {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusTooManyRequests, oauthError{"temporarily_unavailable", "too many registrations; try again shortly"})
+		return
+	}
+	var md clientMetadata
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxMetadataBytes))
+	if err := dec.Decode(&md); err != nil {
+		writeJSON(w, http.StatusBadRequest, oauthError{"invalid_client_metadata", "the body is not a JSON object of at most 16 KiB"})
+		return
+	}
+	if err := md.check(); err != nil {
+		code := "invalid_client_metadata"
+		if strings.HasPrefix(err.Error(), "redirect URI") || strings.HasPrefix(err.Error(), "redirect_uris") {
+			code = "invalid_redirect_uri"
+		}
+		writeJSON(w, http.StatusBadRequest, oauthError{code, err.Error()})
+		return
+	}
+	c := store.OAuthClient{ID: secret("mcpc_"), Name: md.ClientName, RedirectURIs: md.RedirectURIs, CreatedAt: start.UTC()}
+	switch err := s.cfg.Store.RegisterOAuthClient(r.Context(), c, s.cfg.ClientLimit); {
+	case errors.Is(err, store.ErrLimit):
+		s.log.Warn("authserver: client registration refused: the limit of registered clients is reached", "limit", s.cfg.ClientLimit)
+		s.audit("register", "", "", "", "rate_limited", start)
+		writeJSON(w, http.StatusServiceUnavailable, oauthError{"temporarily_unavailable", "no more clients can be registered here; use a client ID metadata document"})
+		return
+	case err != nil:
+		s.log.Error("authserver: client registration", "err", err)
+		writeJSON(w, http.StatusInternalServerError, oauthError{"server_error", "the client could not be stored"})
+		return
+	}
+	s.audit("register", c.Name, c.ID, "", "ok", start)
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id":                  c.ID,
+		"client_id_issued_at":        c.CreatedAt.Unix(),
+		"client_name":                c.Name,
+		"redirect_uris":              c.RedirectURIs,
+		"token_endpoint_auth_method": "none",
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+	})
+}
+
+// oauthError is an error response of RFC 6749 §5.2.
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// metadataClient fetches metadata documents without following redirects
+// and, unless private is set, only from public addresses: a client_id is
+// anybody's to choose, and must not make the gateway reach inside its
+// own network.
+func metadataClient(private bool) *http.Client {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	if !private {
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip := net.ParseIP(host)
+			if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+				ip.IsUnspecified() || ip.IsMulticast() {
+				return fmt.Errorf("address %s is not public", host)
+			}
+			return nil
+		}
+	}
+	return &http.Client{
+		Timeout:       5 * time.Second,
+		Transport:     &http.Transport{DialContext: d.DialContext, Proxy: nil, MaxResponseHeaderBytes: 16 << 10},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
