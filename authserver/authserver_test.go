@@ -393,6 +393,9 @@ func TestRefreshTokensRotateAndAReuseRevokesTheGrant(t *testing.T) {
 	client, code := r.codeFor("editor")
 	first := r.exchange(client, cb, code)
 	second := refresh(client, first.RefreshToken)
+	if _, _, err := r.srv.Verify(context.Background(), second.AccessToken, time.Now()); err != nil {
+		t.Fatalf("the refreshed access token: %v", err)
+	}
 	if second.status != 200 || second.RefreshToken == first.RefreshToken || second.AccessToken == "" {
 		t.Fatalf("the refresh: %+v", second)
 	}
@@ -404,6 +407,9 @@ func TestRefreshTokensRotateAndAReuseRevokesTheGrant(t *testing.T) {
 	}
 	if a := refresh(client, second.RefreshToken); a.Error != "invalid_grant" {
 		t.Errorf("after a reuse the current refresh token still works: %+v", a)
+	}
+	if _, _, err := r.srv.Verify(context.Background(), second.AccessToken, time.Now()); !errors.Is(err, authserver.ErrGrantRevoked) {
+		t.Errorf("after a reuse the current access token (checked before) still works: %v", err)
 	}
 
 	t.Run("a revoked grant", func(t *testing.T) {

@@ -137,8 +137,9 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	g, err := s.cfg.Store.RotateOAuthRefresh(r.Context(), old, hash(refresh), start.UTC(), start.Add(s.cfg.RefreshLifetime).UTC())
 	switch {
 	case errors.Is(err, store.ErrReused):
-		s.log.Warn("authserver: a refresh token was presented after it was rotated; its grant is revoked")
-		s.audit("refresh", "", "", "", "forbidden", start)
+		s.log.Warn("authserver: a refresh token was presented after it was rotated; its grant is revoked", "grant", g.ID, "subject", g.Subject)
+		s.forget(g.ID)
+		s.audit("refresh", g.Subject, g.ID, g.Role, "forbidden", start)
 		invalidGrant(w, "the refresh token was used before; its grant is revoked")
 		return
 	case errors.Is(err, store.ErrRevoked):

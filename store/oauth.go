@@ -102,7 +102,7 @@ type OAuthStore interface {
 	RedeemOAuthCode(ctx context.Context, hash []byte, g OAuthGrant, at time.Time) error
 	// RotateOAuthRefresh replaces the grant's refresh token old by next,
 	// valid until expires, and returns the grant. The token it replaced
-	// presented again revokes the grant (ErrReused); a revoked grant is
+	// presented again revokes the grant (ErrReused, with the grant); a revoked grant is
 	// ErrRevoked, an expired one ErrExpired, an unknown token ErrNotFound.
 	RotateOAuthRefresh(ctx context.Context, old, next []byte, at, expires time.Time) (OAuthGrant, error)
 	// OAuthGrant is a grant by id; OAuthGrantByRefresh by its current
@@ -306,6 +306,7 @@ func (s OAuthSQL) RotateOAuthRefresh(ctx context.Context, old, next []byte, at, 
 			if err := revokeGrant(ctx, tx, replaced.ID, at); err != nil {
 				return err
 			}
+			g = replaced
 			return errCommit{ErrReused}
 		case !errors.Is(err, ErrNotFound):
 			return err

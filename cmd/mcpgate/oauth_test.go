@@ -36,10 +36,31 @@ func TestTheTypeScriptSDKsOAuthClientConnects(t *testing.T) {
 	srv := cliStart(t, bin, "serve", "--config", cfg)
 	srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
 
+	steps, out := runOAuthClient(t, p, srv, resource)
+	// The SDK found the authorization server through the gateway's
+	// metadata, registered, and asked for a code for this resource, with
+	// PKCE and the scope the 401 named.
+	if a := steps["authorize"]; a == nil || a["resource"] != resource || a["method"] != "S256" || a["scope"] != "mcp:read" ||
+		!strings.HasPrefix(a["client_id"].(string), "client-") {
+		t.Errorf("the authorization request: %v", a)
+	}
+	if tk := steps["token"]; tk == nil || tk["token_type"] != "Bearer" || tk["refresh"] != true {
+		t.Errorf("the token: %v", tk)
+	}
+	if c := steps["called"]; c == nil || c["text"] != "This is a simple text response for testing." || c["tools"].(float64) < 10 {
+		t.Errorf("the call: %v\nall:\n%s", c, out)
+	}
+	srv.stop(t)
+}
+
+// runOAuthClient runs testdata/oauth_client.cjs with args and returns its
+// steps by name, and what it printed.
+func runOAuthClient(t *testing.T, p peers.Peers, srv *cliProc, args ...string) (map[string]map[string]any, []byte) {
+	t.Helper()
 	script, _ := filepath.Abs("testdata/oauth_client.cjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p.Node22, script, resource)
+	cmd := exec.CommandContext(ctx, p.Node22, append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(p.Dir, "node_modules"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -55,18 +76,65 @@ func TestTheTypeScriptSDKsOAuthClientConnects(t *testing.T) {
 			steps[s] = m
 		}
 	}
-	// The SDK found the authorization server through the gateway's
-	// metadata, registered, and asked for a code for this resource, with
-	// PKCE and the scope the 401 named.
-	if a := steps["authorize"]; a == nil || a["resource"] != resource || a["method"] != "S256" || a["scope"] != "mcp:read" ||
-		!strings.HasPrefix(a["client_id"].(string), "client-") {
+	return steps, out
+}
+
+// The SDK's OAuth client through the built-in authorization server: it
+// discovers it from the gateway's metadata, registers, and a person signs
+// in on the page with the service token an admin gave them (the test
+// reads the page and posts its form); the client gets the role it asked
+// for, no more than the token's, refreshes, and a replayed refresh token
+// revokes the grant, which the CLI then lists as revoked.
+func TestTheTypeScriptSDKsOAuthClientSignsInThroughTheBuiltinServer(t *testing.T) {
+	p := peers.Require(t)
+	bin := buildBinary(t)
+	addr := freeAddr(t)
+	resource := "http://" + addr + "/mcp"
+	dir := t.TempDir()
+	db := filepath.Join(dir, "mcpgate.db")
+	cfg := filepath.Join(dir, "mcpgate.yaml")
+	writeText(t, cfg, "listen: "+addr+"\nstore: "+db+"\nauth:\n  oauth:\n    resource: "+resource+"\n    builtin: true\n")
+	out, stderr, err := cliRun(t, bin, "token", "create", "--store", db, "--name", "ada", "--role", "editor")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, stderr)
+	}
+	secret := cliTokenRE.FindString(out)
+	srv := cliStart(t, bin, "serve", "--config", cfg)
+	srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
+
+	steps, printed := runOAuthClient(t, p, srv, resource, secret)
+	// With no scope mapping each role is a scope; the 401 names the least
+	// (viewer), which is what the SDK asks for.
+	if a := steps["authorize"]; a == nil || a["resource"] != resource || a["method"] != "S256" || a["scope"] != "viewer" ||
+		!strings.HasPrefix(a["client_id"].(string), "mcpc_") {
 		t.Errorf("the authorization request: %v", a)
 	}
-	if tk := steps["token"]; tk == nil || tk["token_type"] != "Bearer" || tk["refresh"] != true {
+	if s := steps["signed-in"]; s == nil || s["client"] != "mcpgate oauth test" || s["role"] != "viewer" || s["status"].(float64) != 303 ||
+		s["state_kept"] != true || s["iss"] != "http://"+addr {
+		t.Errorf("the sign-in: %v", s)
+	}
+	if tk := steps["token"]; tk == nil || tk["token_type"] != "Bearer" || tk["refresh"] != true || tk["scope"] != "viewer" {
 		t.Errorf("the token: %v", tk)
 	}
-	if c := steps["called"]; c == nil || c["text"] != "This is a simple text response for testing." || c["tools"].(float64) < 10 {
-		t.Errorf("the call: %v\nall:\n%s", c, out)
+	if c := steps["called"]; c == nil || c["text"] != "This is a simple text response for testing." {
+		t.Errorf("the call: %v\nall:\n%s", c, printed)
+	}
+	if r := steps["refreshed"]; r == nil || r["result"] != "AUTHORIZED" || r["rotated"] != true || r["new_access"] != true ||
+		r["text"] != "This is a simple text response for testing." {
+		t.Errorf("the refresh: %v", r)
+	}
+	if r := steps["replayed"]; r == nil || r["status"].(float64) != 400 || r["error"] != "invalid_grant" || r["after_status"].(float64) != 401 {
+		t.Errorf("the replayed refresh token: %v", r)
+	}
+	list, stderr, err := cliRun(t, bin, "oauth", "grants", "--store", db)
+	if err != nil || !strings.Contains(list, "ada") || !strings.Contains(list, "mcpgate oauth test") || !strings.Contains(list, "revoked ") {
+		t.Errorf("oauth grants: %v\n%s%s", err, list, stderr)
+	}
+	audit, _, _ := cliRun(t, bin, "audit", "tail", "--store", db)
+	for _, want := range []string{"register", "authorize", "token", "refresh"} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, audit)
+		}
 	}
 	srv.stop(t)
 }

@@ -162,8 +162,8 @@ func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
 	if byRefresh, err := s.OAuthGrantByRefresh(ctx, []byte("r2")); err != nil || byRefresh.ID != "grant_1" {
 		t.Errorf("by the new refresh token: %+v, %v", byRefresh, err)
 	}
-	if _, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("r3"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrReused) {
-		t.Fatalf("the replaced refresh token: %v, want ErrReused", err)
+	if g, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("r3"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrReused) || g.ID != "grant_1" {
+		t.Fatalf("the replaced refresh token: %v (grant %q), want ErrReused with the grant it revoked", err, g.ID)
 	}
 	if _, err := s.RotateOAuthRefresh(ctx, []byte("r2"), []byte("r4"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrRevoked) {
 		t.Errorf("the current one after a reuse: %v, want ErrRevoked (the grant is revoked)", err)
