@@ -65,6 +65,11 @@ type Source interface {
 	Tokens(ctx context.Context) []store.Token
 	CreateToken(ctx context.Context, name, role string, expires time.Time) (secret string, t store.Token, err error)
 	RevokeToken(ctx context.Context, id string) error
+	// Grants are the built-in authorization server's grants, oldest
+	// first; ok is false without that server.
+	Grants(ctx context.Context) (grants []store.OAuthGrant, ok bool)
+	// RevokeGrant revokes a grant for by; store.ErrNotFound.
+	RevokeGrant(ctx context.Context, id string, by mcp.Identity) error
 }
 
 // Backend is one backend's row.
@@ -167,6 +172,7 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/tokens", h.admin(h.tokens))
 	m.Handle("POST /admin/tokens", h.admin(h.createToken))
 	m.Handle("POST /admin/tokens/revoke", h.admin(h.revokeToken))
+	m.Handle("POST /admin/grants/revoke", h.admin(h.revokeGrant))
 	m.HandleFunc("/admin", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 	})

@@ -296,6 +296,15 @@ type tokensData struct {
 	Tokens  []tokenRow
 	Roles   []string
 	Created *created
+	// Grants are the built-in authorization server's (OAuth shown: it
+	// runs).
+	OAuth  bool
+	Grants []grantRow
+}
+
+type grantRow struct {
+	store.OAuthGrant
+	Status string
 }
 
 type tokenRow struct {
@@ -326,7 +335,22 @@ func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, c caller, s
 		t.Hash = nil // never to a page
 		rows = append(rows, tokenRow{Token: t, Status: st})
 	}
-	v := view{Title: "Tokens", Nav: "tokens", Flash: flash, Error: why, Data: tokensData{Tokens: rows, Roles: h.src.Roles(), Created: made}}
+	data := tokensData{Tokens: rows, Roles: h.src.Roles(), Created: made}
+	var grants []store.OAuthGrant
+	if grants, data.OAuth = h.src.Grants(r.Context()); data.OAuth {
+		for _, g := range grants {
+			st := "active"
+			switch {
+			case !g.RevokedAt.IsZero():
+				st = "revoked"
+			case !g.Active(now):
+				st = "expired"
+			}
+			g.RefreshHash, g.PreviousHash = nil, nil // never to a page
+			data.Grants = append(data.Grants, grantRow{OAuthGrant: g, Status: st})
+		}
+	}
+	v := view{Title: "Tokens", Nav: "tokens", Flash: flash, Error: why, Data: data}
 	h.render(w, status, "tokens", *v.from(c))
 }
 
@@ -377,6 +401,20 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c caller) 
 		return
 	}
 	http.Redirect(w, r, "/admin/tokens?done="+urlQuery("Revoked "+id+"."), http.StatusSeeOther)
+}
+
+func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request, c caller) {
+	id := r.PostFormValue("id")
+	if err := h.src.RevokeGrant(r.Context(), id, c.id); err != nil {
+		status, why := http.StatusInternalServerError, "The grant was not revoked."
+		if errors.Is(err, store.ErrNotFound) {
+			status, why = http.StatusNotFound, "There is no grant "+id+"."
+		}
+		h.tokensPage(w, r, c, status, nil, "", why)
+		return
+	}
+	h.log.Info("admin: grant revoked", "grant", id, "by", c.id.Subject)
+	http.Redirect(w, r, "/admin/tokens?done="+urlQuery("Revoked grant "+id+"."), http.StatusSeeOther)
 }
 
 // chart is the calls and errors a second over the last hour, as an SVG's

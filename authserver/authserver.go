@@ -350,6 +350,20 @@ func (s *Server) Revoke(ctx context.Context, id string) error {
 	return nil
 }
 
+// RevokeGrant is an admin's revocation of grant id, audited under the
+// admin's identity; store.ErrNotFound for an unknown grant.
+func (s *Server) RevokeGrant(ctx context.Context, id string, by mcp.Identity) error {
+	start := s.cfg.Now()
+	if _, err := s.cfg.Store.OAuthGrant(ctx, id); err != nil {
+		return err
+	}
+	if err := s.Revoke(ctx, id); err != nil {
+		return err
+	}
+	s.audit("revoke", by.Subject, id, by.Role, "ok", start)
+	return nil
+}
+
 // Grants are every grant, oldest first.
 func (s *Server) Grants(ctx context.Context) ([]store.OAuthGrant, error) {
 	return s.cfg.Store.OAuthGrants(ctx)

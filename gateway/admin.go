@@ -114,6 +114,24 @@ func (s *adminSource) CreateToken(ctx context.Context, name, role string, expire
 	return s.g.tokens.Create(ctx, name, role, expires)
 }
 
+func (s *adminSource) Grants(ctx context.Context) ([]store.OAuthGrant, bool) {
+	if s.g.authServer == nil {
+		return nil, false
+	}
+	grants, err := s.g.authServer.Grants(ctx)
+	if err != nil {
+		s.g.log.Error("admin: oauth grants", "err", err)
+	}
+	return grants, true
+}
+
+func (s *adminSource) RevokeGrant(ctx context.Context, id string, by mcp.Identity) error {
+	if s.g.authServer == nil {
+		return store.ErrNotFound
+	}
+	return s.g.authServer.RevokeGrant(ctx, id, by)
+}
+
 func (s *adminSource) RevokeToken(ctx context.Context, id string) error {
 	return s.g.tokens.Revoke(ctx, id)
 }

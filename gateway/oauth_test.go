@@ -7,8 +7,13 @@ package gateway_test
 // the gateway, from the issuer it trusts, get in — beside service tokens.
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,5 +100,86 @@ func TestNoResourceMetadataWithoutOAuth(t *testing.T) {
 	rep := e.do(gwRequest{method: http.MethodPost, path: "/mcp", body: gwInitializeBody})
 	if ch := rep.header.Get("WWW-Authenticate"); strings.Contains(ch, "resource_metadata") {
 		t.Errorf("a 401 without OAuth names metadata: %q", ch)
+	}
+}
+
+// The built-in authorization server behind the gateway: the resource
+// metadata names it, a client registers and a person signs in with a
+// service token, the access token opens a session with the role granted,
+// and an admin revoking the grant in the console ends the token at once,
+// audited under the admin's name.
+func TestTheBuiltinAuthorizationServerBehindTheGateway(t *testing.T) {
+	e := gwStart(t, "auth:\n  oauth:\n    resource: "+oauthResource+"\n    builtin: true\n")
+	admin, _ := e.token("ops", "admin")
+	editor, editorID := e.token("ada", "editor")
+	const issuer = "http://127.0.0.1:8080"
+	rep := e.do(gwRequest{method: http.MethodGet, path: "/.well-known/oauth-protected-resource/mcp"})
+	if !strings.Contains(string(rep.body), `"authorization_servers":["`+issuer+`"]`) || !strings.Contains(string(rep.body), `"scopes_supported":["admin","editor","viewer"]`) {
+		t.Fatalf("the resource metadata: %s", rep.body)
+	}
+	rep = e.do(gwRequest{method: http.MethodGet, path: "/.well-known/oauth-authorization-server"})
+	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), `"issuer":"`+issuer+`"`) {
+		t.Fatalf("the authorization server metadata: %d %s", rep.status, rep.body)
+	}
+	rep = e.do(gwRequest{method: http.MethodPost, path: "/oauth/register", body: `{"client_name":"Claude <desktop>","redirect_uris":["http://127.0.0.1:9/cb"]}`})
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	if rep.status != http.StatusCreated || json.Unmarshal(rep.body, &reg) != nil {
+		t.Fatalf("register: %d %s", rep.status, rep.body)
+	}
+	const verifier = "a-verifier-of-forty-three-characters-or-more-0123456789"
+	sum := sha256.Sum256([]byte(verifier))
+	form := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "response_type": {"code"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+		"resource": {oauthResource}, "scope": {"editor"}, "state": {"s1"}, "token": {editor}, "decision": {"allow"}}
+	resp, _ := adminDo(t, e, "POST", "/oauth/authorize", form, map[string]string{"Origin": e.base})
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("code") == "" {
+		t.Fatalf("sign-in: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body := adminDo(t, e, "POST", "/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
+		"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "code_verifier": {verifier}}, nil)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &tok) != nil {
+		t.Fatalf("token: %d %s", resp.StatusCode, body)
+	}
+	sid := e.initialize(tok.AccessToken)
+	rep = e.do(gwRequest{method: http.MethodPost, path: "/mcp", auth: gwBearer(tok.AccessToken), session: sid, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
+	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), `"tools"`) {
+		t.Fatalf("tools/list with the access token: %d %s", rep.status, rep.body)
+	}
+
+	cookie := adminLogin(t, e, admin)
+	resp, page := adminDo(t, e, "GET", "/admin/tokens", nil, map[string]string{"Cookie": cookie})
+	m := regexp.MustCompile(`<tr data-grant="([^"]+)"><td class="mono">[^<]+</td><td>ada</td><td>editor</td><td>Claude &lt;desktop&gt;</td><td class="mono">` + editorID).FindStringSubmatch(page)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("the console shows no grant of ada's (escaped):\n%s", page)
+	}
+	csrf := adminCSRF.FindStringSubmatch(page)[1]
+	resp, _ = adminDo(t, e, "POST", "/admin/grants/revoke", url.Values{"csrf": {csrf}, "id": {m[1]}}, map[string]string{"Cookie": cookie, "Origin": e.base})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke in the console: %d", resp.StatusCode)
+	}
+	if rep := e.do(gwRequest{method: http.MethodPost, path: "/mcp", auth: gwBearer(tok.AccessToken), body: gwInitializeBody}); rep.status != http.StatusUnauthorized {
+		t.Errorf("the access token of a revoked grant: %d, want 401 at once", rep.status)
+	}
+	if err := e.closeGateway(context.Background()); err != nil { // flushes the audit log
+		t.Fatal(err)
+	}
+	records, err := e.store.TailAudit(context.Background(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range records {
+		if r.Kind == "oauth" && r.Name == "revoke" && r.Subject == "ops" && r.TokenID == m[1] {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no audit record of ops revoking %s: %+v", m[1], records)
 	}
 }
