@@ -81,10 +81,7 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) {
 		RefreshHash: hash(refresh), CreatedAt: start.UTC(), ExpiresAt: start.Add(s.cfg.RefreshLifetime).UTC()}
 	switch err := s.cfg.Store.RedeemOAuthCode(r.Context(), h, g, start.UTC()); {
 	case errors.Is(err, store.ErrReused):
-		s.log.Warn("authserver: a code was presented again; the grant it made is revoked", "grant", c.GrantID, "subject", c.Subject)
-		s.forget(c.GrantID)
-		s.audit("token", c.Subject, c.GrantID, c.Role, "forbidden", start)
-		invalidGrant(w, "the code was used before; the grant it made is revoked")
+		s.reused(w, "token", "code", c.GrantID, c.Subject, c.Role, start)
 		return
 	case errors.Is(err, store.ErrExpired):
 		invalidGrant(w, "the code has expired")
@@ -95,6 +92,15 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) {
 	}
 	s.audit("token", g.Subject, g.ID, g.Role, "ok", start)
 	s.answerTokens(w, g, refresh, start)
+}
+
+// reused answers a code or refresh token presented again: the store has
+// revoked its grant, which this replica forgets at once.
+func (s *Server) reused(w http.ResponseWriter, act, what, grant, subject, role string, start time.Time) {
+	s.log.Warn("authserver: a "+what+" was presented again; its grant is revoked", "grant", grant, "subject", subject)
+	s.forget(grant)
+	s.audit(act, subject, grant, role, "forbidden", start)
+	invalidGrant(w, "the "+what+" was used before; its grant is revoked")
 }
 
 // clientName is the name a grant shows for its client.
@@ -137,10 +143,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	g, err := s.cfg.Store.RotateOAuthRefresh(r.Context(), old, hash(refresh), start.UTC(), start.Add(s.cfg.RefreshLifetime).UTC())
 	switch {
 	case errors.Is(err, store.ErrReused):
-		s.log.Warn("authserver: a refresh token was presented after it was rotated; its grant is revoked", "grant", g.ID, "subject", g.Subject)
-		s.forget(g.ID)
-		s.audit("refresh", g.Subject, g.ID, g.Role, "forbidden", start)
-		invalidGrant(w, "the refresh token was used before; its grant is revoked")
+		s.reused(w, "refresh", "refresh token", g.ID, g.Subject, g.Role, start)
 		return
 	case errors.Is(err, store.ErrRevoked):
 		invalidGrant(w, "the grant is revoked")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -28,12 +29,7 @@ func oauthGrantsCommand() *cobra.Command {
 		Use:   "grants",
 		Short: "List the grants people consented to (never a token)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, st, err := sf.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		RunE: sf.withStore(func(cmd *cobra.Command, _ []string, _ *config.Config, st store.Store) error {
 			grants, err := st.OAuthGrants(cmd.Context())
 			if err != nil {
 				return err
@@ -46,7 +42,7 @@ func oauthGrantsCommand() *cobra.Command {
 					printable(g.ClientName), printable(g.TokenID), g.CreatedAt.Format(time.RFC3339), grantStatus(g, now))
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	sf.register(cmd)
 	return cmd
@@ -68,12 +64,7 @@ func oauthRevokeCommand() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke a grant: its refresh token and access tokens stop working",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, st, err := sf.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		RunE: sf.withStore(func(cmd *cobra.Command, args []string, _ *config.Config, st store.Store) error {
 			at := time.Now().UTC()
 			g, err := st.OAuthGrant(cmd.Context(), args[0])
 			if err == nil {
@@ -88,7 +79,7 @@ func oauthRevokeCommand() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", printable(args[0]))
 			return nil
-		},
+		}),
 	}
 	sf.register(cmd)
 	return cmd

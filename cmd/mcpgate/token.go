@@ -60,6 +60,19 @@ func (f *storeFlags) open(ctx context.Context) (*config.Config, store.Store, err
 	return cfg, st, nil
 }
 
+// withStore is a command's RunE that opens the store, runs fn with it and
+// closes it.
+func (f *storeFlags) withStore(fn func(cmd *cobra.Command, args []string, cfg *config.Config, st store.Store) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cfg, st, err := f.open(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return fn(cmd, args, cfg, st)
+	}
+}
+
 func tokenCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Manage service tokens"}
 	cmd.AddCommand(tokenCreateCommand(), tokenListCommand(), tokenRevokeCommand())
@@ -119,12 +132,7 @@ func tokenListCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List service tokens (never their secrets)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, st, err := sf.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		RunE: sf.withStore(func(cmd *cobra.Command, _ []string, _ *config.Config, st store.Store) error {
 			tokens, err := st.Tokens(cmd.Context())
 			if err != nil {
 				return err
@@ -147,7 +155,7 @@ func tokenListCommand() *cobra.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(t.ID), printable(t.Name), printable(t.Role), t.CreatedAt.Format(time.RFC3339), exp, status)
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	sf.register(cmd)
 	return cmd
@@ -159,12 +167,7 @@ func tokenRevokeCommand() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke a service token",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, st, err := sf.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+		RunE: sf.withStore(func(cmd *cobra.Command, args []string, cfg *config.Config, st store.Store) error {
 			at := time.Now().UTC()
 			if err := st.RevokeToken(cmd.Context(), args[0], at); err != nil {
 				return fmt.Errorf("revoke %s: %w", printable(args[0]), err)
@@ -172,7 +175,7 @@ func tokenRevokeCommand() *cobra.Command {
 			announce(cmd, cfg, cluster.TokenEvent{ID: args[0], RevokedAt: at})
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", printable(args[0]))
 			return nil
-		},
+		}),
 	}
 	sf.registerAnnouncing(cmd)
 	return cmd
