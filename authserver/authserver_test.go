@@ -28,7 +28,7 @@ var levels = map[string]int{"viewer": 1, "editor": 2, "admin": 3}
 // rig is a built-in server over a fresh SQLite store, with a service
 // token per role.
 type rig struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *authserver.Server
 	http    *httptest.Server
 	st      store.Store
@@ -40,7 +40,7 @@ type rig struct {
 	cfg     authserver.Config
 }
 
-func newRig(t *testing.T, edit func(*authserver.Config)) *rig {
+func newRig(t testing.TB, edit func(*authserver.Config)) *rig {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
