@@ -157,10 +157,19 @@ func signInAsAPerson(authorize, secret string) error {
 	if resp.StatusCode != http.StatusSeeOther {
 		return fmt.Errorf("the form: %d", resp.StatusCode)
 	}
-	resp, err = http.Get(resp.Header.Get("Location")) // the suite's callback
-	if err != nil {
-		return err
+	// The suite prints the URL as it starts its callback server: the
+	// callback is tried until that server listens.
+	callback := resp.Header.Get("Location")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err = http.Get(callback)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	resp.Body.Close()
-	return nil
 }
