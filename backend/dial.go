@@ -27,11 +27,11 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 			Name: s.Name, NameInLogger: true, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
 		})
 	case KindHTTP:
-		return mcphttp.DialStreamable(ctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes})
+		return mcphttp.DialStreamable(ctx, s.URL, b.httpOptions())
 	case KindSSE:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
-		return mcphttp.DialSSE(dctx, s.URL, mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes})
+		return mcphttp.DialSSE(dctx, s.URL, b.httpOptions())
 	case KindProxy:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
@@ -40,4 +40,15 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 		return b.startProcess(ctx)
 	}
 	return nil, fmt.Errorf("backend %s: unknown kind %q", s.Name, s.Kind)
+}
+
+// httpOptions are an http or sse backend's client options: its headers,
+// and its OAuth client's access tokens when it has one.
+func (b *Backend) httpOptions() mcphttp.ClientOptions {
+	s := b.spec
+	o := mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
+	if s.OAuth != nil {
+		o.HTTPClient = s.OAuth.Client(mcphttp.DefaultHTTPClient(), s.URL)
+	}
+	return o
 }

@@ -43,6 +43,9 @@ func (s Spec) secrets() []string {
 	for _, v := range s.Secrets {
 		add(v)
 	}
+	if s.OAuth != nil {
+		add(s.OAuth.ClientSecret)
+	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }

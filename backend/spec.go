@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/oauth"
 	"net/http"
 	"path"
 	"strings"
@@ -44,6 +45,9 @@ type Spec struct {
 	// Header is sent with every request (http, sse): static upstream
 	// credentials. Its values are treated as secrets: never reported.
 	Header http.Header
+	// OAuth, when set, gets the backend's access tokens by the client
+	// credentials grant (http, sse). Its secret is never reported.
+	OAuth *oauth.ClientCredentials
 	// Prefix goes before tool and prompt names at the front (default
 	// Name+"__"; relay.NoPrefix for none).
 	Prefix string

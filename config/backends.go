@@ -45,6 +45,10 @@ type Backend struct {
 	// HeadersFrom sends header H with the value of the gateway's
 	// environment variable HeadersFrom[H] (http, sse).
 	HeadersFrom map[string]string `yaml:"headers_from"`
+	// OAuth gets the backend's access tokens by the client credentials
+	// grant (http, sse): for a server that answers 401 with protected
+	// resource metadata and serves that grant.
+	OAuth *BackendOAuth `yaml:"oauth"`
 	// Prefix goes before tool and prompt names (default NAME__; "-": none).
 	Prefix string `yaml:"prefix"`
 	// MinRole is the least role that sees and uses the backend's entries
@@ -152,6 +156,9 @@ func (c *Config) validateBackend(key string, b Backend) error {
 	}
 	if len(b.Headers) > 0 {
 		return bad(key+".headers", "values in clear are not allowed; name the gateway's environment variables in headers_from")
+	}
+	if err := validateBackendOAuth(key, b); err != nil {
+		return err
 	}
 	switch b.Kind {
 	case BackendStdio:
@@ -303,4 +310,49 @@ func (b Backend) CallTimeoutOrDefault() time.Duration {
 		return DefaultCallTimeout
 	}
 	return b.CallTimeout.Duration
+}
+
+// BackendOAuth is a backend's OAuth client of the client credentials
+// grant. The secret comes from the environment or a file, never the
+// configuration.
+type BackendOAuth struct {
+	// ClientID is the client's id at the backend's authorization server.
+	ClientID string `yaml:"client_id"`
+	// ClientSecretFrom names the gateway's environment variable holding
+	// the client secret.
+	ClientSecretFrom string `yaml:"client_secret_from"`
+	// ClientSecretFile is a file holding it (a trailing newline cut).
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// Scopes are asked for (none: the server's default).
+	Scopes []string `yaml:"scopes"`
+	// TokenURL is the token endpoint (default: discovered from the
+	// backend's protected resource metadata).
+	TokenURL string `yaml:"token_url"`
+	// AuthMethod is client_secret_basic (default) or client_secret_post.
+	AuthMethod string `yaml:"auth_method"`
+}
+
+func validateBackendOAuth(key string, b Backend) error {
+	o := b.OAuth
+	switch {
+	case o == nil:
+		return nil
+	case b.Kind != BackendHTTP && b.Kind != BackendSSE:
+		return bad(key+".oauth", "not used by kind %s", b.Kind)
+	case o.ClientID == "":
+		return bad(key+".oauth.client_id", "required")
+	case (o.ClientSecretFrom == "") == (o.ClientSecretFile == ""):
+		return bad(key+".oauth", "name the client secret in client_secret_from (an environment variable) or client_secret_file, one of them")
+	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post":
+		return bad(key+".oauth.auth_method", "%q is not client_secret_basic or client_secret_post", o.AuthMethod)
+	}
+	if _, ok := b.HeadersFrom["Authorization"]; ok {
+		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")
+	}
+	if o.TokenURL != "" {
+		if err := fetchableURL(key+".oauth.token_url", o.TokenURL); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -38,3 +38,29 @@ func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 		})
 	}
 }
+
+// A backend's oauth is refused, naming the key, wherever it could not
+// work.
+func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
+	const base = "backends:\n  - name: r\n    kind: http\n    url: https://tools.example/mcp\n"
+	if _, err := Parse([]byte(base + "    oauth: {client_id: gw, client_secret_from: S, auth_method: client_secret_post}\n")); err != nil {
+		t.Fatalf("a valid backend oauth: %v", err)
+	}
+	for _, c := range []struct{ name, yaml, key string }{
+		{"no client id", base + "    oauth: {client_secret_from: S}\n", "backends[0].oauth.client_id"},
+		{"no secret", base + "    oauth: {client_id: gw}\n", "backends[0].oauth"},
+		{"two secrets", base + "    oauth: {client_id: gw, client_secret_from: S, client_secret_file: /f}\n", "backends[0].oauth"},
+		{"an unknown auth method", base + "    oauth: {client_id: gw, client_secret_from: S, auth_method: private_key_jwt}\n", "backends[0].oauth.auth_method"},
+		{"an http token URL afar", base + "    oauth: {client_id: gw, client_secret_from: S, token_url: http://as.example/token}\n", "backends[0].oauth.token_url"},
+		{"an Authorization header beside it", base + "    headers_from: {Authorization: TOK}\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].headers_from.Authorization"},
+		{"on a stdio backend", "backends:\n  - name: s\n    kind: stdio\n    command: [x]\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].oauth"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != c.key {
+				t.Errorf("%v, want a KeyError at %s", err, c.key)
+			}
+		})
+	}
+}

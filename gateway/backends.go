@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -51,6 +52,18 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 				s.Header = http.Header{}
 			}
 			s.Header.Set(h, v)
+		}
+	}
+	if o := b.OAuth; o != nil {
+		cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod}
+		var ok bool
+		if o.ClientSecretFrom != "" {
+			cc.ClientSecret, ok = src.env(key+".oauth.client_secret_from", o.ClientSecretFrom)
+		} else {
+			cc.ClientSecret, ok = src.file(key+".oauth.client_secret_file", o.ClientSecretFile)
+		}
+		if ok {
+			s.OAuth = cc
 		}
 	}
 	if err := wireSpec(key, b, &s, &src); err != nil {

@@ -45,6 +45,10 @@ func (o ClientOptions) withDefaults() ClientOptions {
 	return o
 }
 
+// DefaultHTTPClient is the client ClientOptions uses when given none,
+// for a caller that wraps it (an OAuth transport).
+func DefaultHTTPClient() *http.Client { return defaultHTTPClient }
+
 // defaultHTTPClient is http.DefaultClient but for the idle connections it
 // keeps per server: 2 there, so that a relay calling one backend from 16
 // sessions at once dialled a new TCP connection for most calls and closed

@@ -70,7 +70,10 @@ var ccScenarios = []struct {
 	name   string
 	next   bool // only in 0.2.0-alpha.12
 	modern bool // a 2026-07-28 scenario: run at that revision, the driver a 2026-07-28 client too
-	checks []string
+	// httpOnly: the gateway's own http backend client is what is graded
+	// (OAuth towards the backend), not a proxy's.
+	httpOnly bool
+	checks   []string
 }{
 	{name: "initialize", checks: []string{"mcp-client-initialization"}},
 	{name: "tools_call", checks: []string{"tool-add-numbers"}},
@@ -100,6 +103,9 @@ var ccScenarios = []struct {
 		"sep-2243-client-base64-unsafe", "sep-2243-client-omit-null"}},
 	{name: "http-invalid-tool-headers", next: true, modern: true, checks: []string{"sep-2243-client-reject-invalid-tool"}},
 	{name: "json-schema-ref-no-deref", next: true, modern: true, checks: []string{"sep-2106-no-network-ref-deref"}},
+	// OAuth towards a backend: the gateway's client credentials grant,
+	// the token endpoint found from the mock's resource metadata.
+	{name: "auth/client-credentials-basic", next: true, httpOnly: true, checks: []string{"client-credentials-basic-auth"}},
 }
 
 // ccPathName says what stands between the driver and the mock.
@@ -127,7 +133,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 	for _, suite := range suites {
 		for _, path := range []string{"http", "proxy"} {
 			for _, sc := range ccScenarios {
-				if sc.next && !suite.next {
+				if sc.next && !suite.next || sc.httpOnly && path != "http" {
 					continue
 				}
 				era := "2025-11-25"
@@ -185,6 +191,9 @@ func ccRun(t *testing.T, node, preload, entry, bin, path, scenario string, moder
 	cmd.Env = append(os.Environ(), ccDriverEnv+"="+path, ccBinEnv+"="+bin)
 	out, exitErr := cmd.CombinedOutput()
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	if nested, _ := filepath.Glob(filepath.Join(dir, "*", "*", "checks.json")); len(files) == 0 {
+		files = nested // a scenario named auth/…
+	}
 	if len(files) != 1 {
 		t.Fatalf("want one checks.json, found %v; output:\n%s", files, out)
 	}
@@ -228,7 +237,25 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		}
 		backend = "x=proxy:" + line[1]
 	}
-	serve, err := ccStart(ctx, bin, []string{"XDG_DATA_HOME=" + tmp}, "serve", "--listen", "127.0.0.1:0", "--backend", backend)
+	env, args := []string{"XDG_DATA_HOME=" + tmp}, []string{"serve", "--listen", "127.0.0.1:0", "--backend", backend}
+	if strings.HasPrefix(scenario, "auth/client-credentials") {
+		// The mock's client, from the scenario's context: the secret from
+		// the environment, as a configuration names it.
+		var c struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c); err != nil || c.ClientID == "" {
+			return fmt.Errorf("the scenario's context names no client (%v)", err)
+		}
+		cfg := filepath.Join(tmp, "mcpgate.yaml")
+		yaml := "backends:\n  - name: x\n    kind: http\n    url: " + mockURL + "\n    oauth: {client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET}\n"
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			return err
+		}
+		env, args = append(env, "CC_SECRET="+c.ClientSecret), []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}
+	}
+	serve, err := ccStart(ctx, bin, env, args...)
 	if err != nil {
 		return err
 	}
@@ -376,7 +403,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	}
 
 	switch scenario {
-	case "initialize", "request-metadata", "json-schema-ref-no-deref":
+	case "initialize", "request-metadata", "json-schema-ref-no-deref", "auth/client-credentials-basic":
 		return nil // the handshake and the listing are the scenario
 	case "tools_call":
 		return call("add_numbers", `{"a":2,"b":3}`, "is 5")

@@ -59,6 +59,22 @@ type Issuer struct {
 	codes   map[string]grant    // one-use authorization codes
 	// Issued counts the access tokens the token endpoint issued.
 	Issued int
+	// granted is the last client credentials request.
+	granted Granted
+}
+
+// ClientCredentialsSecret is the secret of the one confidential client,
+// "gw", that the client credentials grant serves (client_secret_basic).
+const ClientCredentialsSecret = "s3cret-of-the-gateway"
+
+// Granted is what a client credentials request asked for.
+type Granted struct{ GrantType, ClientID, Resource, Scope string }
+
+// Granted is the last client credentials request the issuer granted.
+func (is *Issuer) Granted() Granted {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.granted
 }
 
 // grant is what an authorization code stands for.
@@ -81,7 +97,7 @@ func New(t testing.TB, path string) *Issuer {
 		"authorization_endpoint":                is.ID + "/authorize",
 		"token_endpoint":                        is.ID + "/token",
 		"registration_endpoint":                 is.ID + "/register",
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"token_endpoint_auth_methods_supported": []string{"none"},
 		"response_types_supported":              []string{"code"},
 		"code_challenge_methods_supported":      []string{"S256"},
@@ -189,6 +205,16 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant")
 			return
 		}
+	case "client_credentials":
+		id, secret, ok := r.BasicAuth()
+		if !ok || id != "gw" || secret != ClientCredentialsSecret {
+			oauthError(w, http.StatusUnauthorized, "invalid_client")
+			return
+		}
+		g = grant{client: id, resource: r.PostForm.Get("resource"), scope: r.PostForm.Get("scope")}
+		is.mu.Lock()
+		is.granted = Granted{GrantType: "client_credentials", ClientID: id, Resource: g.resource, Scope: g.scope}
+		is.mu.Unlock()
 	case "refresh_token":
 		var err error
 		if g, err = is.refreshGrant(r.PostForm.Get("refresh_token")); err != nil {
