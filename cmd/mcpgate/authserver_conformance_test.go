@@ -32,19 +32,8 @@ import (
 func TestConformanceAuthorizationServerScenarios(t *testing.T) {
 	p := peers.Require(t)
 	bin := buildBinary(t)
-	addr := freeAddr(t)
-	base, resource := "http://"+addr, "http://"+addr+"/mcp"
-	dir := t.TempDir()
-	db := filepath.Join(dir, "mcpgate.db")
-	cfg := filepath.Join(dir, "mcpgate.yaml")
-	writeText(t, cfg, "listen: "+addr+"\nstore: "+db+"\nauth:\n  oauth:\n    resource: "+resource+"\n    builtin: true\n")
-	out, stderr, err := cliRun(t, bin, "token", "create", "--store", db, "--name", "ada", "--role", "viewer")
-	if err != nil {
-		t.Fatalf("token create: %v\n%s", err, stderr)
-	}
-	secret := cliTokenRE.FindString(out)
-	srv := cliStart(t, bin, "serve", "--config", cfg)
-	srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
+	b := startBuiltinServe(t, bin, "viewer")
+	base, resource, secret, srv := "http://"+b.addr, "http://"+b.addr+"/mcp", b.secret, b.srv
 
 	// The suite's callback listens on this port; the client is
 	// registered with it, as the suite asks.

@@ -88,19 +88,8 @@ func runOAuthClient(t *testing.T, p peers.Peers, srv *cliProc, args ...string) (
 func TestTheTypeScriptSDKsOAuthClientSignsInThroughTheBuiltinServer(t *testing.T) {
 	p := peers.Require(t)
 	bin := buildBinary(t)
-	addr := freeAddr(t)
-	resource := "http://" + addr + "/mcp"
-	dir := t.TempDir()
-	db := filepath.Join(dir, "mcpgate.db")
-	cfg := filepath.Join(dir, "mcpgate.yaml")
-	writeText(t, cfg, "listen: "+addr+"\nstore: "+db+"\nauth:\n  oauth:\n    resource: "+resource+"\n    builtin: true\n")
-	out, stderr, err := cliRun(t, bin, "token", "create", "--store", db, "--name", "ada", "--role", "editor")
-	if err != nil {
-		t.Fatalf("token create: %v\n%s", err, stderr)
-	}
-	secret := cliTokenRE.FindString(out)
-	srv := cliStart(t, bin, "serve", "--config", cfg)
-	srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
+	b := startBuiltinServe(t, bin, "editor")
+	addr, resource, db, secret, srv := b.addr, "http://"+b.addr+"/mcp", b.db, b.secret, b.srv
 
 	steps, printed := runOAuthClient(t, p, srv, resource, secret)
 	// With no scope mapping each role is a scope; the 401 names the least
@@ -137,4 +126,29 @@ func TestTheTypeScriptSDKsOAuthClientSignsInThroughTheBuiltinServer(t *testing.T
 		}
 	}
 	srv.stop(t)
+}
+
+// builtinServe is a `mcpgate serve` with the built-in authorization
+// server, and a service token (of the role asked) for a person to sign
+// in with.
+type builtinServe struct {
+	addr, db, secret string
+	srv              *cliProc
+}
+
+func startBuiltinServe(t *testing.T, bin, role string) builtinServe {
+	t.Helper()
+	b := builtinServe{addr: freeAddr(t)}
+	dir := t.TempDir()
+	b.db = filepath.Join(dir, "mcpgate.db")
+	cfg := filepath.Join(dir, "mcpgate.yaml")
+	writeText(t, cfg, "listen: "+b.addr+"\nstore: "+b.db+"\nauth:\n  oauth:\n    resource: http://"+b.addr+"/mcp\n    builtin: true\n")
+	out, stderr, err := cliRun(t, bin, "token", "create", "--store", b.db, "--name", "ada", "--role", role)
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, stderr)
+	}
+	b.secret = cliTokenRE.FindString(out)
+	b.srv = cliStart(t, bin, "serve", "--config", cfg)
+	b.srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
+	return b
 }
