@@ -109,7 +109,7 @@ func TestConformanceAuthorizationServerScenarios(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("0.2.0-alpha.12 authorization: the built-in authorization server: %d passed, %d failed", passed, failed)
+	peers.Score(t, "0.2.0-alpha.12 authorization: the built-in authorization server of serve: %d passed, %d failed", passed, failed)
 	if passed < 3 {
 		t.Errorf("%d checks passed in %d scenario files, want the metadata, its CIMD check and the code grant\nsuite:\n%s", passed, len(files), log)
 	}
