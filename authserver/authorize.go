@@ -15,6 +15,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/auth"
@@ -51,7 +52,7 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 	}
 	req.client = c
 	req.RedirectURI = q.Get("redirect_uri")
-	if !slicesContains(c.RedirectURIs, req.RedirectURI) {
+	if !slices.Contains(c.RedirectURIs, req.RedirectURI) {
 		return req, errClient{"redirect_uri is not one the client registered (they are compared exactly)"}, oauthError{}
 	}
 	req.State = q.Get("state")
@@ -82,15 +83,6 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 		return req, nil, oauthError{"invalid_scope", "none of the scopes asked for is served here"}
 	}
 	return req, nil, oauthError{}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // redirect sends the client's redirect URI its answer: the parameters,

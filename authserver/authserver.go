@@ -26,6 +26,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -129,16 +130,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("authserver: the signing key must have at least 32 bytes")
 	case len(cfg.Scopes) == 0:
 		return nil, errors.New("authserver: no scope grants a role")
+	case cfg.AccessLifetime < 0 || cfg.RefreshLifetime < 0 || cfg.CodeLifetime < 0 || cfg.ClientLimit < 0:
+		return nil, errors.New("authserver: lifetimes and the client limit must not be negative")
 	}
-	cfg.AccessLifetime = or(cfg.AccessLifetime, DefaultAccessLifetime)
-	cfg.RefreshLifetime = or(cfg.RefreshLifetime, DefaultRefreshLifetime)
-	cfg.CodeLifetime = or(cfg.CodeLifetime, DefaultCodeLifetime)
-	if cfg.ClientLimit == 0 {
-		cfg.ClientLimit = DefaultClientLimit
-	}
-	if cfg.RegisterRate == 0 {
-		cfg.RegisterRate = 1
-	}
+	cfg.AccessLifetime = cmp.Or(cfg.AccessLifetime, DefaultAccessLifetime)
+	cfg.RefreshLifetime = cmp.Or(cfg.RefreshLifetime, DefaultRefreshLifetime)
+	cfg.CodeLifetime = cmp.Or(cfg.CodeLifetime, DefaultCodeLifetime)
+	cfg.ClientLimit = cmp.Or(cfg.ClientLimit, DefaultClientLimit)
+	cfg.RegisterRate = cmp.Or(cfg.RegisterRate, 1)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -161,13 +160,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	slices.Sort(s.supported)
 	return s, nil
-}
-
-func or(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Issuer is the server's issuer identifier.
