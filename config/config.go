@@ -177,17 +177,6 @@ type JWT struct {
 	SubjectClaim string `yaml:"subject_claim"`
 	// Leeway is the clock skew allowed on exp and nbf (default 0s).
 	Leeway Duration `yaml:"leeway"`
-	// Builtin runs mcpgate's own authorization server at the resource's
-	// origin (package authserver): a person signs in with a service token
-	// and consents, and the client gets tokens of at most that token's
-	// role. With no scopes mapped, each role is a scope of its name.
-	Builtin bool `yaml:"builtin"`
-	// AccessLifetime and RefreshLifetime bound the built-in server's
-	// tokens (default 10m and 720h); MaxClients the clients Dynamic
-	// Client Registration may store (default 1000).
-	AccessLifetime  Duration `yaml:"access_lifetime"`
-	RefreshLifetime Duration `yaml:"refresh_lifetime"`
-	MaxClients      int      `yaml:"max_clients"`
 }
 
 // Roles maps custom role names onto viewer, editor or admin.
