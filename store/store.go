@@ -74,6 +74,9 @@ type Store interface {
 	// The built-in authorization server's clients, codes and grants
 	// (oauth.go).
 	OAuthStore
+	// The gateway's sealed credentials towards its backends
+	// (credentials.go).
+	CredentialStore
 
 	Close() error
 }

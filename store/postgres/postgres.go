@@ -164,6 +164,13 @@ var migrations = []string{
 		revoked_at    bigint NOT NULL
 	);
 	CREATE INDEX oauth_grants_previous ON oauth_grants (previous_hash);`,
+	// 3: the gateway's sealed credentials towards its backends
+	// (store/credentials.go).
+	`CREATE TABLE backend_credentials (
+		name       text PRIMARY KEY,
+		sealed     bytea NOT NULL,
+		updated_at bigint NOT NULL
+	);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

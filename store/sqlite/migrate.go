@@ -78,6 +78,13 @@ var migrations = []string{
 		revoked_at    INTEGER NOT NULL
 	);
 	CREATE INDEX oauth_grants_previous ON oauth_grants(previous_hash);`,
+	// 3: the gateway's sealed credentials towards its backends
+	// (store/credentials.go).
+	`CREATE TABLE backend_credentials (
+		name       TEXT PRIMARY KEY,
+		sealed     BLOB NOT NULL,
+		updated_at INTEGER NOT NULL
+	);`,
 }
 
 // migrate brings the schema up to date.

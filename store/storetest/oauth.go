@@ -27,6 +27,7 @@ var oauthTests = []struct {
 	{"OAuthCodePastItsExpiryIsRefused", testOAuthCodeExpired},
 	{"OAuthRefreshRotatesAndTheReplacedOneRevokesTheGrant", testOAuthRefreshRotates},
 	{"OAuthRefreshOfARevokedOrExpiredGrantIsRefused", testOAuthRefreshRefused},
+	{"BackendCredentialRoundTripsAndIsReplacedAndDeleted", testBackendCredentialRoundTrips},
 }
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 123, time.UTC)
@@ -205,5 +206,40 @@ func testOAuthRefreshRefused(t *testing.T, open func(*testing.T) store.Store) {
 	all, err := s.OAuthGrants(ctx)
 	if err != nil || len(all) != 2 || all[0].ID != "grant_0" || all[1].ID != "grant_1" {
 		t.Errorf("grants = %+v, %v", all, err)
+	}
+}
+
+// testBackendCredentialRoundTrips: a sealed record comes back byte for
+// byte, a second put replaces it, a delete forgets it, and an unknown
+// backend is ErrNotFound.
+func testBackendCredentialRoundTrips(t *testing.T, open func(*testing.T) store.Store) {
+	s, ctx := open(t), context.Background()
+	if _, err := s.BackendCredential(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown backend: %v, want ErrNotFound", err)
+	}
+	first, second := []byte{0, 1, 2, 0xff, 'x'}, []byte("second record")
+	for _, want := range [][]byte{first, second} {
+		if err := s.PutBackendCredential(ctx, "x", want, t0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.BackendCredential(ctx, "x")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("record: %q, %v; want %q", got, err, want)
+		}
+	}
+	if err := s.PutBackendCredential(ctx, "y", first, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBackendCredential(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBackendCredential(ctx, "x"); err != nil {
+		t.Fatalf("a second delete: %v", err)
+	}
+	if _, err := s.BackendCredential(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted backend: %v, want ErrNotFound", err)
+	}
+	if got, err := s.BackendCredential(ctx, "y"); err != nil || !reflect.DeepEqual(got, first) {
+		t.Fatalf("the other backend's record: %q, %v", got, err)
 	}
 }

@@ -1,0 +1,46 @@
+// credentials.go keeps what the gateway holds as an OAuth client of its
+// backends: one sealed record per backend (its registrations, tokens and
+// the authorization an admin has yet to finish). The store never sees
+// them in the clear: package oauth seals each record (AES-GCM) before it
+// gets here, and the shared SQL below only moves bytes.
+
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// CredentialStore keeps sealed backend credentials by backend name.
+type CredentialStore interface {
+	// BackendCredential is the sealed record of a backend; ErrNotFound.
+	BackendCredential(ctx context.Context, name string) ([]byte, error)
+	// PutBackendCredential saves a backend's sealed record, replacing the
+	// one it had.
+	PutBackendCredential(ctx context.Context, name string, sealed []byte, at time.Time) error
+	// DeleteBackendCredential forgets a backend's record (none: no error).
+	DeleteBackendCredential(ctx context.Context, name string) error
+}
+
+func (s OAuthSQL) BackendCredential(ctx context.Context, name string) ([]byte, error) {
+	var sealed []byte
+	err := s.Tx(ctx, func(tx SQLTx) error {
+		return tx.QueryRow(ctx, `SELECT sealed FROM backend_credentials WHERE name = ?`, name).Scan(&sealed)
+	})
+	return sealed, s.errorf("backend credential", err)
+}
+
+func (s OAuthSQL) PutBackendCredential(ctx context.Context, name string, sealed []byte, at time.Time) error {
+	return s.errorf("save backend credential", s.Tx(ctx, func(tx SQLTx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO backend_credentials (name, sealed, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`, name, sealed, at.UnixNano())
+		return err
+	}))
+}
+
+func (s OAuthSQL) DeleteBackendCredential(ctx context.Context, name string) error {
+	return s.errorf("delete backend credential", s.Tx(ctx, func(tx SQLTx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM backend_credentials WHERE name = ?`, name)
+		return err
+	}))
+}
