@@ -30,11 +30,24 @@ type ClientOptions struct {
 	// MaxMessageBytes bounds one incoming message (default 16 MiB); a
 	// larger one fails the request it answers, never truncates.
 	MaxMessageBytes int
+	// WrapTransport, when set, wraps the HTTP client's transport (an
+	// OAuth client's, that adds the access token): the default client's
+	// idle connections are still closed when its last Conn is.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (o ClientOptions) withDefaults() ClientOptions {
 	if o.HTTPClient == nil {
 		o.HTTPClient = defaultHTTPClient
+	}
+	if o.WrapTransport != nil {
+		hc := *o.HTTPClient
+		rt := hc.Transport
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		hc.Transport, o.WrapTransport = o.WrapTransport(rt), nil
+		o.HTTPClient = &hc
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

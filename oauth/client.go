@@ -108,48 +108,15 @@ type ResourceMetadata struct {
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
 }
 
-// DiscoverTokenEndpoint finds resource's token endpoint: its Protected
-// Resource Metadata at the path-suffixed well-known URL, then the root
-// one; the metadata must name resource itself; its first authorization
-// server's metadata names the endpoint.
+// DiscoverTokenEndpoint finds resource's token endpoint: its resource
+// metadata (DiscoverResource) names its authorization server, whose
+// metadata names the endpoint.
 func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (string, error) {
-	if err := CheckFetchURL(resource); err != nil {
-		return "", fmt.Errorf("oauth: resource: %w", err)
+	md, err := DiscoverResource(ctx, client, resource, "")
+	if err != nil {
+		return "", err
 	}
-	u, _ := url.Parse(resource)
-	origin := u.Scheme + "://" + u.Host
-	urls := []string{origin + "/.well-known/oauth-protected-resource"}
-	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
-		urls = append([]string{urls[0] + p}, urls...)
-	}
-	var md ResourceMetadata
-	found := false
-	for _, mu := range urls {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, mu, nil)
-		if err != nil {
-			return "", err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", fmt.Errorf("oauth: resource metadata of %s: %w", resource, err)
-		}
-		if resp.StatusCode == http.StatusOK {
-			err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md)
-			resp.Body.Close()
-			if err != nil {
-				return "", fmt.Errorf("oauth: resource metadata at %s is not JSON: %w", mu, err)
-			}
-			found = true
-			break
-		}
-		resp.Body.Close()
-	}
-	switch {
-	case !found:
-		return "", fmt.Errorf("oauth: no resource metadata for %s at %s", resource, strings.Join(urls, " or "))
-	case strings.TrimSuffix(md.Resource, "/") != strings.TrimSuffix(resource, "/"):
-		return "", fmt.Errorf("oauth: the resource metadata of %s names the resource %q", resource, md.Resource)
-	case len(md.AuthorizationServers) == 0:
+	if len(md.AuthorizationServers) == 0 {
 		return "", fmt.Errorf("oauth: the resource metadata of %s names no authorization server", resource)
 	}
 	as, err := DiscoverAuthorizationServer(ctx, client, md.AuthorizationServers[0])
@@ -160,4 +127,74 @@ func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource st
 		return "", fmt.Errorf("oauth: token endpoint of %s: %w", md.AuthorizationServers[0], err)
 	}
 	return as.TokenEndpoint, nil
+}
+
+// DiscoverResource fetches the Protected Resource Metadata of the server
+// at serverURL: at metadataURL when a challenge named it, else at the
+// path-suffixed well-known URL, then the root one (RFC 9728 §3.1). The
+// resource it names must be serverURL or a path prefix of it on the same
+// origin (RFC 9728 §3.3); a document naming another is refused, since a
+// token asked for it would be meant for someone else.
+func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metadataURL string) (ResourceMetadata, error) {
+	var md ResourceMetadata
+	if err := CheckFetchURL(serverURL); err != nil {
+		return md, fmt.Errorf("oauth: resource: %w", err)
+	}
+	u, _ := url.Parse(serverURL)
+	origin := u.Scheme + "://" + u.Host
+	urls := []string{origin + "/.well-known/oauth-protected-resource"}
+	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
+		urls = append([]string{urls[0] + p}, urls...)
+	}
+	if metadataURL != "" {
+		if err := CheckFetchURL(metadataURL); err != nil {
+			return md, fmt.Errorf("oauth: resource_metadata: %w", err)
+		}
+		urls = []string{metadataURL}
+	}
+	found := false
+	for _, mu := range urls {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, mu, nil)
+		if err != nil {
+			return md, err
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return md, fmt.Errorf("oauth: resource metadata of %s: %w", serverURL, err)
+		}
+		if resp.StatusCode == http.StatusOK {
+			err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md)
+			resp.Body.Close()
+			if err != nil {
+				return md, fmt.Errorf("oauth: resource metadata at %s is not JSON: %w", mu, err)
+			}
+			found = true
+			break
+		}
+		resp.Body.Close()
+	}
+	switch {
+	case !found:
+		return md, fmt.Errorf("oauth: no resource metadata for %s at %s", serverURL, strings.Join(urls, " or "))
+	case !ResourceCovers(md.Resource, serverURL):
+		return md, fmt.Errorf("oauth: the resource metadata of %s names the resource %q, which is not it (RFC 9728 §3.3)", serverURL, md.Resource)
+	}
+	return md, nil
+}
+
+// ResourceCovers reports whether a token for resource may be sent to
+// serverURL: the same scheme and host, and resource's path equal to
+// serverURL's or a prefix of it ending at a "/".
+func ResourceCovers(resource, serverURL string) bool {
+	r, err1 := url.Parse(resource)
+	s, err2 := url.Parse(serverURL)
+	if err1 != nil || err2 != nil || r.Host == "" || r.Fragment != "" || r.RawQuery != "" {
+		return false
+	}
+	if !strings.EqualFold(r.Scheme, s.Scheme) || !strings.EqualFold(r.Host, s.Host) {
+		return false
+	}
+	rp, sp := strings.TrimSuffix(r.EscapedPath(), "/"), strings.TrimSuffix(s.EscapedPath(), "/")
+	return rp == sp || strings.HasPrefix(sp, rp+"/")
 }

@@ -65,6 +65,10 @@ type ServerMetadata struct {
 	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	// AuthorizationResponseIssParameterSupported: the server puts iss in
+	// its authorization responses (RFC 9207), so one without is refused.
+	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
 }
 
 // MetadataURLs are where an issuer's metadata may be, in the order the

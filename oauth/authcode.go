@@ -1,0 +1,767 @@
+// authcode.go is the gateway as an OAuth client of a backend that
+// demands access tokens, the way the MCP specification's clients get
+// them (2025-11-25 and 2026-07-28 authorization): a 401 with a Bearer
+// challenge names the backend's Protected Resource Metadata (RFC 9728),
+// which names its authorization server, whose metadata (RFC 8414) names
+// its endpoints. The gateway registers there — a pre-registered client
+// from the configuration, else a Client ID Metadata Document, else
+// Dynamic Client Registration (RFC 7591) — and an admin does the
+// authorization code flow (PKCE S256, the backend's resource named,
+// RFC 8707) once, by opening the link the gateway prints in its log and
+// shows in the console. The authorization server sends the admin back to
+// the gateway's callback; the gateway checks state and iss exactly (RFC
+// 9207), redeems the code, and from then on sends the token and renews
+// it with the refresh token. A 403 insufficient_scope asks the admin
+// again, for the scopes held and the ones challenged together; a
+// backend that refuses a token holding the very scope it challenges for
+// is not asked for again (no loop).
+//
+// What the gateway holds for a backend — registrations by issuer, the
+// tokens, the authorization waiting for the admin — is one record, kept
+// by a Vault: sealed with AES-GCM in the store when a key is configured
+// (vault.go), else in memory only. The caller's own credential is never
+// what a backend sees.
+
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Registration is a client of one authorization server.
+type Registration struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// AuthMethod is client_secret_basic, client_secret_post or none.
+	AuthMethod string `json:"auth_method"`
+	// How is "pre-registered", "metadata document" or "dynamic".
+	How string `json:"how"`
+}
+
+// ClientEnv is what every backend's Authorization shares.
+type ClientEnv struct {
+	// RedirectURL is the gateway's callback as the admin's browser
+	// reaches it (CallbackPath on the gateway's public origin).
+	RedirectURL func() string
+	// ClientMetadataURL, when set, is the gateway's Client ID Metadata
+	// Document URL: its client_id at an authorization server that
+	// supports them.
+	ClientMetadataURL string
+	// ClientName is the client_name registered (default "mcpgate").
+	ClientName string
+	// Vault keeps each backend's record (nil: in memory).
+	Vault Vault
+	// HTTP makes discovery, registration and token requests (nil:
+	// http.DefaultClient).
+	HTTP   *http.Client
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// CallbackPath is where the gateway takes the authorization server's
+// answer; ClientMetadataPath where it serves its Client ID Metadata
+// Document.
+const (
+	CallbackPath       = "/oauth/callback"
+	ClientMetadataPath = "/oauth/client-metadata.json"
+)
+
+// pendingFor is how long an authorization link stays good.
+const pendingFor = 15 * time.Minute
+
+// Authorization is one backend's OAuth client by the authorization code
+// grant.
+type Authorization struct {
+	Backend  string // the backend's name
+	Resource string // the backend's MCP URL
+	// Pre is a client registered out of band (configuration); nil:
+	// a metadata document or dynamic registration.
+	Pre *Registration
+	// Scopes, when set, are asked for instead of the challenge's or the
+	// metadata's.
+	Scopes []string
+	Env    *ClientEnv
+
+	mu      sync.Mutex
+	loaded  bool
+	rec     record
+	logged  string // the failure or link last logged (once each)
+	authzed chan struct{}
+}
+
+// record is what is kept for a backend, sealed.
+type record struct {
+	Clients map[string]Registration `json:"clients,omitempty"` // by issuer
+	Token   *tokenSet               `json:"token,omitempty"`
+	Pending *pending                `json:"pending,omitempty"`
+	// Failure is why the last attempt did not get a token.
+	Failure string `json:"failure,omitempty"`
+	// Refused is a scope set a backend refused a token holding it for.
+	Refused string `json:"refused,omitempty"`
+}
+
+type tokenSet struct {
+	Issuer        string    `json:"issuer"`
+	TokenEndpoint string    `json:"token_endpoint"`
+	Resource      string    `json:"resource"`
+	Access        string    `json:"access"`
+	Refresh       string    `json:"refresh,omitempty"`
+	Expiry        time.Time `json:"expiry,omitzero"`
+	Scope         string    `json:"scope,omitempty"` // as asked for
+}
+
+type pending struct {
+	State         string    `json:"state"`
+	Verifier      string    `json:"verifier"`
+	Issuer        string    `json:"issuer"`
+	IssRequired   bool      `json:"iss_required,omitempty"`
+	AuthEndpoint  string    `json:"authorization_endpoint"`
+	TokenEndpoint string    `json:"token_endpoint"`
+	Resource      string    `json:"resource"`
+	RedirectURI   string    `json:"redirect_uri"`
+	Scope         string    `json:"scope,omitempty"`
+	Link          string    `json:"link"`
+	Expires       time.Time `json:"expires"`
+}
+
+// Status is what the console shows of a backend's authorization.
+type Status struct {
+	Authorized bool
+	Issuer     string
+	Scope      string
+	Expiry     time.Time
+	// Link is the authorization an admin is asked to open ("": none).
+	Link    string
+	Expires time.Time
+	Failure string
+}
+
+func (a *Authorization) now() time.Time {
+	if a.Env.Now != nil {
+		return a.Env.Now()
+	}
+	return time.Now()
+}
+
+func (a *Authorization) http() *http.Client {
+	if a.Env.HTTP != nil {
+		return a.Env.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (a *Authorization) log() *slog.Logger {
+	if a.Env.Logger != nil {
+		return a.Env.Logger.With("backend", a.Backend)
+	}
+	return slog.Default().With("backend", a.Backend)
+}
+
+// load reads the record from the vault (under a.mu): always when there
+// is no token to send, since another replica may have finished the
+// admin's authorization.
+func (a *Authorization) load(ctx context.Context, force bool) {
+	if a.loaded && !force {
+		return
+	}
+	if a.Env.Vault == nil {
+		a.loaded = true
+		return
+	}
+	b, err := a.Env.Vault.Load(ctx, a.Backend)
+	if err != nil {
+		a.log().Warn("backend credentials unreadable", "err", err)
+		return
+	}
+	var r record
+	if b != nil {
+		if err := json.Unmarshal(b, &r); err != nil {
+			a.log().Warn("backend credentials unreadable", "err", err)
+			return
+		}
+	}
+	a.rec, a.loaded = r, true
+}
+
+func (a *Authorization) save(ctx context.Context) {
+	if a.Env.Vault == nil {
+		return
+	}
+	b, _ := json.Marshal(a.rec)
+	if err := a.Env.Vault.Save(ctx, a.Backend, b); err != nil {
+		a.log().Error("backend credentials not saved", "err", err)
+	}
+}
+
+// Authorized is closed when an admin's authorization next completes.
+func (a *Authorization) Authorized() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.authzed == nil {
+		a.authzed = make(chan struct{})
+	}
+	return a.authzed
+}
+
+// Status is the backend's authorization as the console shows it.
+func (a *Authorization) Status(ctx context.Context) Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	s := Status{Failure: a.rec.Failure}
+	if t := a.rec.Token; t != nil {
+		s.Authorized, s.Issuer, s.Scope, s.Expiry = true, t.Issuer, t.Scope, t.Expiry
+	}
+	if p := a.rec.Pending; p != nil && a.now().Before(p.Expires) {
+		s.Link, s.Expires = p.Link, p.Expires
+	}
+	return s
+}
+
+// Wrap is base sending the backend's access token, and meeting its
+// authorization challenges.
+func (a *Authorization) Wrap(base http.RoundTripper) http.RoundTripper {
+	return &authTransport{a: a, base: base}
+}
+
+type authTransport struct {
+	a    *Authorization
+	base http.RoundTripper
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	a, ctx := t.a, req.Context()
+	token := a.accessToken(ctx)
+	resp, err := t.base.RoundTrip(withBearer(req, token))
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	ch, ok := ParseChallenge(resp.Header.Values("WWW-Authenticate"))
+	if !ok {
+		return resp, nil
+	}
+	if resp.StatusCode == http.StatusUnauthorized && token != "" {
+		// Expired early or revoked: a refresh, then the request once more.
+		if fresh := a.refreshAfter(ctx, token); fresh != "" && req.GetBody != nil {
+			if body, err := req.GetBody(); err == nil {
+				drain(resp)
+				retry := req.Clone(ctx)
+				retry.Body = body
+				if resp, err = t.base.RoundTrip(withBearer(retry, fresh)); err != nil || resp.StatusCode != http.StatusUnauthorized {
+					return resp, err
+				}
+				ch, _ = ParseChallenge(resp.Header.Values("WWW-Authenticate"))
+			}
+		}
+	}
+	a.challenged(ctx, resp.StatusCode, ch)
+	return resp, nil
+}
+
+// CloseIdleConnections closes the base transport's, as http.Client's
+// does for a transport that offers it.
+func (t *authTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func withBearer(req *http.Request, token string) *http.Request {
+	if token == "" {
+		return req
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+token)
+	return r
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+}
+
+// accessToken is the token to send ("": none yet), refreshed first when
+// it is about to expire.
+func (a *Authorization) accessToken(ctx context.Context) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, a.rec.Token == nil)
+	t := a.rec.Token
+	if t == nil {
+		return ""
+	}
+	if !t.Expiry.IsZero() && a.now().Add(30*time.Second).After(t.Expiry) {
+		if t.Refresh == "" || !a.refresh(ctx) {
+			return ""
+		}
+	}
+	return a.rec.Token.Access
+}
+
+// refreshAfter renews the token the backend refused (unless another
+// request did already) and returns the new one ("": none).
+func (a *Authorization) refreshAfter(ctx context.Context, refused string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	t := a.rec.Token
+	switch {
+	case t == nil:
+		return ""
+	case t.Access != refused:
+		return t.Access
+	case t.Refresh == "" || !a.refresh(ctx):
+		return ""
+	}
+	return a.rec.Token.Access
+}
+
+// refresh renews the token with its refresh token (under a.mu); a
+// refusal drops the token set, so that the admin is asked again.
+func (a *Authorization) refresh(ctx context.Context) bool {
+	t := a.rec.Token
+	reg, ok := a.rec.Clients[t.Issuer]
+	if !ok {
+		a.rec.Token = nil
+		return false
+	}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.Refresh}, "resource": {t.Resource}}
+	tok, err := a.tokenRequest(ctx, reg, t.TokenEndpoint, form)
+	if err != nil {
+		a.fail(ctx, fmt.Sprintf("refreshing the token at %s failed: %v", t.Issuer, err))
+		a.rec.Token = nil
+		a.save(ctx)
+		return false
+	}
+	next := *t
+	next.Access, next.Expiry = tok.AccessToken, tok.Expiry
+	if tok.RefreshToken != "" {
+		next.Refresh = tok.RefreshToken // rotated
+	}
+	a.rec.Token = &next
+	a.save(ctx)
+	a.log().Info("backend token refreshed", "issuer", t.Issuer)
+	return true
+}
+
+// challenged meets a 401 or a 403 the backend answered: the admin is
+// asked (again) to authorize, unless a link is waiting for the scopes
+// already, or the backend refused a token that holds the very scopes it
+// challenges for.
+func (a *Authorization) challenged(ctx context.Context, status int, ch Challenge) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	var held []string
+	if t := a.rec.Token; t != nil {
+		held = strings.Fields(t.Scope)
+	}
+	want := ch.Scope
+	if status == http.StatusForbidden {
+		if ch.Error != "insufficient_scope" {
+			return
+		}
+		if len(want) > 0 && containsAll(held, want) || a.rec.Refused != "" && a.rec.Refused == strings.Join(union(held, want), " ") {
+			msg := fmt.Sprintf("the backend refuses a token holding the scope %q it asks for; not asking the admin again", strings.Join(want, " "))
+			a.rec.Refused = strings.Join(union(held, want), " ")
+			a.fail(ctx, msg)
+			a.save(ctx)
+			return
+		}
+		want = union(held, want) // SEP-2350: keep what was granted
+	} else {
+		a.rec.Token = nil // refused: ask again
+	}
+	if p := a.rec.Pending; p != nil && a.now().Before(p.Expires) && containsAll(strings.Fields(p.Scope), want) {
+		return // the admin has a link for this already
+	}
+	if err := a.begin(ctx, ch, want); err != nil {
+		a.rec.Pending = nil
+		a.fail(ctx, err.Error())
+	}
+	a.save(ctx)
+}
+
+// fail records why the backend has no token, logging each reason once.
+func (a *Authorization) fail(_ context.Context, msg string) {
+	a.rec.Failure = msg
+	if a.logged != msg {
+		a.logged = msg
+		a.log().Error("backend authorization failed", "err", msg)
+	}
+}
+
+// begin discovers the backend's authorization server, registers there
+// if need be and makes the link the admin is to open (under a.mu).
+func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []string) error {
+	prm, err := DiscoverResource(ctx, a.http(), a.Resource, ch.ResourceMetadata)
+	if err != nil {
+		return err
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return fmt.Errorf("the resource metadata of %s names no authorization server", a.Resource)
+	}
+	issuer := prm.AuthorizationServers[0]
+	as, err := DiscoverAuthorizationServer(ctx, a.http(), issuer)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !slices.Contains(as.CodeChallengeMethodsSupported, "S256"):
+		return fmt.Errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported)", issuer)
+	case as.AuthorizationEndpoint == "" || as.TokenEndpoint == "":
+		return fmt.Errorf("the authorization server %s names no authorization or token endpoint", issuer)
+	}
+	for _, e := range []string{as.AuthorizationEndpoint, as.TokenEndpoint} {
+		if err := CheckFetchURL(e); err != nil {
+			return fmt.Errorf("the authorization server %s: %w", issuer, err)
+		}
+	}
+	redirect := a.Env.RedirectURL()
+	reg, err := a.registration(ctx, issuer, as, redirect)
+	if err != nil {
+		return err
+	}
+	scope := a.Scopes
+	switch {
+	case len(scope) > 0:
+	case len(challenged) > 0:
+		scope = challenged
+	default:
+		scope = prm.ScopesSupported
+	}
+	if len(scope) > 0 && slices.Contains(as.ScopesSupported, "offline_access") && !slices.Contains(scope, "offline_access") {
+		scope = append(slices.Clone(scope), "offline_access") // SEP-2207: a refresh token, please
+	}
+	p := &pending{State: a.newState(), Verifier: oauth2.GenerateVerifier(), Issuer: issuer,
+		IssRequired: as.AuthorizationResponseIssParameterSupported, AuthEndpoint: as.AuthorizationEndpoint,
+		TokenEndpoint: as.TokenEndpoint, Resource: prm.Resource, RedirectURI: redirect,
+		Scope: strings.Join(scope, " "), Expires: a.now().Add(pendingFor)}
+	cfg := oauth2.Config{ClientID: reg.ClientID, RedirectURL: redirect, Scopes: scope,
+		Endpoint: oauth2.Endpoint{AuthURL: as.AuthorizationEndpoint, TokenURL: as.TokenEndpoint}}
+	p.Link = cfg.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", prm.Resource))
+	a.rec.Pending, a.rec.Failure = p, ""
+	if a.logged != p.Link {
+		a.logged = p.Link
+		a.log().Warn("backend needs an admin to authorize the gateway at its authorization server: open the link (also in the console)",
+			"issuer", issuer, "scope", p.Scope, "open", p.Link)
+	}
+	return nil
+}
+
+// newState is the authorization's state: the backend's name (for the
+// callback to find it) and 32 random bytes.
+func (a *Authorization) newState() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString([]byte(a.Backend)) + "." + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// StateBackend is the backend a callback's state names ("": none).
+func StateBackend(state string) string {
+	name, _, ok := strings.Cut(state, ".")
+	if !ok {
+		return ""
+	}
+	b, err := base64.RawURLEncoding.DecodeString(name)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// registration is the gateway's client at issuer: the one it has, the
+// configured one, a metadata document, or a dynamic registration — never
+// one made at another authorization server (SEP-2352).
+func (a *Authorization) registration(ctx context.Context, issuer string, as ServerMetadata, redirect string) (Registration, error) {
+	if reg, ok := a.rec.Clients[issuer]; ok {
+		return reg, nil
+	}
+	var reg Registration
+	switch {
+	case a.Pre != nil:
+		reg = *a.Pre
+		if reg.AuthMethod == "" {
+			reg.AuthMethod = "none"
+			if reg.ClientSecret != "" {
+				reg.AuthMethod = pickAuthMethod(as.TokenEndpointAuthMethodsSupported, true)
+			}
+		}
+		reg.How = "pre-registered"
+	case as.ClientIDMetadataDocumentSupported && a.Env.ClientMetadataURL != "":
+		reg = Registration{ClientID: a.Env.ClientMetadataURL, AuthMethod: "none", How: "metadata document"}
+	case as.RegistrationEndpoint != "":
+		var err error
+		if reg, err = a.register(ctx, as, redirect); err != nil {
+			return reg, err
+		}
+	default:
+		return reg, fmt.Errorf("the authorization server %s offers neither Client ID Metadata Documents (or none is configured: oauth_client.client_metadata_url) nor dynamic registration; register a client there and name it in the backend's oauth.client_id", issuer)
+	}
+	if a.rec.Clients == nil {
+		a.rec.Clients = map[string]Registration{}
+	}
+	a.rec.Clients[issuer] = reg
+	a.log().Info("backend client registered", "issuer", issuer, "how", reg.How, "client_id", reg.ClientID)
+	return reg, nil
+}
+
+// pickAuthMethod is the token endpoint authentication to use among the
+// server's (RFC 8414's default: client_secret_basic).
+func pickAuthMethod(supported []string, secret bool) string {
+	if len(supported) == 0 {
+		supported = []string{"client_secret_basic"}
+	}
+	for _, m := range []string{"client_secret_basic", "client_secret_post"} {
+		if secret && slices.Contains(supported, m) {
+			return m
+		}
+	}
+	if slices.Contains(supported, "none") {
+		return "none"
+	}
+	return supported[0]
+}
+
+// ClientMetadata is the gateway's client metadata: what it registers
+// dynamically, and its Client ID Metadata Document.
+func (e *ClientEnv) ClientMetadata(clientID, method string) map[string]any {
+	redirect := e.RedirectURL()
+	m := map[string]any{
+		"client_name":                e.name(),
+		"redirect_uris":              []string{redirect},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		// SEP-837: a loopback redirect is a native client's, else web.
+		"application_type": "web",
+	}
+	if u, err := url.Parse(redirect); err == nil && u.Scheme == "http" {
+		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+			m["application_type"] = "native"
+		}
+	}
+	if clientID != "" {
+		m["client_id"] = clientID
+	}
+	return m
+}
+
+func (e *ClientEnv) name() string {
+	if e.ClientName != "" {
+		return e.ClientName
+	}
+	return "mcpgate"
+}
+
+// register is RFC 7591 Dynamic Client Registration.
+func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirect string) (Registration, error) {
+	if err := CheckFetchURL(as.RegistrationEndpoint); err != nil {
+		return Registration{}, fmt.Errorf("registration endpoint: %w", err)
+	}
+	method := pickAuthMethod(as.TokenEndpointAuthMethodsSupported, true)
+	body, _ := json.Marshal(a.Env.ClientMetadata("", method))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, as.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return Registration{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.http().Do(req)
+	if err != nil {
+		return Registration{}, fmt.Errorf("registration at %s: %w", as.Issuer, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		AuthMethod   string `json:"token_endpoint_auth_method"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out)
+	switch {
+	case resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK:
+		return Registration{}, fmt.Errorf("registration at %s answered %d %s %s", as.Issuer, resp.StatusCode, out.Error, out.Description)
+	case err != nil || out.ClientID == "":
+		return Registration{}, fmt.Errorf("registration at %s answered no client_id", as.Issuer)
+	}
+	reg := Registration{ClientID: out.ClientID, ClientSecret: out.ClientSecret, AuthMethod: cmpOr(out.AuthMethod, method), How: "dynamic"}
+	if reg.ClientSecret == "" {
+		reg.AuthMethod = "none"
+	}
+	return reg, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Callback completes the authorization the state names, with the
+// authorization server's answer q: state compared exactly and used once,
+// iss compared exactly (RFC 9207), the code redeemed with the PKCE
+// verifier. The error says why not, without a secret.
+func (a *Authorization) Callback(ctx context.Context, q url.Values) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	p := a.rec.Pending
+	switch {
+	case p == nil:
+		return errors.New("no authorization is waiting for this backend (it finished, or it was never begun)")
+	case subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(p.State)) != 1:
+		return errors.New("the state does not match the authorization waiting")
+	}
+	a.rec.Pending = nil // one use, whatever follows
+	err := a.complete(ctx, p, q)
+	if err != nil {
+		a.fail(ctx, err.Error())
+	} else {
+		a.rec.Failure, a.rec.Refused, a.logged = "", "", ""
+		if a.authzed != nil {
+			close(a.authzed)
+			a.authzed = nil
+		}
+	}
+	a.save(ctx)
+	return err
+}
+
+func (a *Authorization) complete(ctx context.Context, p *pending, q url.Values) error {
+	switch iss, has := q.Get("iss"), q.Has("iss"); {
+	case !a.now().Before(p.Expires):
+		return errors.New("the authorization link expired; a new one is made at the backend's next refusal")
+	case q.Get("error") != "":
+		return fmt.Errorf("the authorization server answered %s %s", printable(q.Get("error")), printable(q.Get("error_description")))
+	case has && iss != p.Issuer:
+		return fmt.Errorf("the answer's iss %q is not the authorization server's issuer %q (RFC 9207)", printable(iss), p.Issuer)
+	case !has && p.IssRequired:
+		return fmt.Errorf("the answer carries no iss, though %s says it sends one (RFC 9207)", p.Issuer)
+	case q.Get("code") == "":
+		return errors.New("the answer carries no code")
+	}
+	reg := a.rec.Clients[p.Issuer]
+	cfg := oauth2.Config{ClientID: reg.ClientID, ClientSecret: reg.ClientSecret, RedirectURL: p.RedirectURI,
+		Endpoint: oauth2.Endpoint{AuthURL: p.AuthEndpoint, TokenURL: p.TokenEndpoint, AuthStyle: authStyle(reg.AuthMethod)}}
+	if reg.AuthMethod == "none" {
+		cfg.ClientSecret = ""
+	}
+	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.http()), q.Get("code"),
+		oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Resource))
+	if err != nil {
+		return fmt.Errorf("redeeming the code at %s: %w", p.Issuer, redactRetrieve(err))
+	}
+	if tok.AccessToken == "" {
+		return fmt.Errorf("the token endpoint of %s answered no access token", p.Issuer)
+	}
+	a.rec.Token = &tokenSet{Issuer: p.Issuer, TokenEndpoint: p.TokenEndpoint, Resource: p.Resource,
+		Access: tok.AccessToken, Refresh: tok.RefreshToken, Expiry: tok.Expiry, Scope: p.Scope}
+	a.log().Info("backend authorized", "issuer", p.Issuer, "scope", p.Scope, "refresh_token", tok.RefreshToken != "")
+	return nil
+}
+
+// printable keeps what an authorization server echoes to a short line.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func authStyle(method string) oauth2.AuthStyle {
+	if method == "client_secret_basic" {
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleInParams
+}
+
+// tokenRequest is a refresh at the token endpoint, with the client's
+// authentication and the resource named (RFC 8707 §2.2), which
+// golang.org/x/oauth2's refresh does not send.
+func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endpoint string, form url.Values) (*oauth2.Token, error) {
+	switch reg.AuthMethod {
+	case "client_secret_post":
+		form.Set("client_id", reg.ClientID)
+		form.Set("client_secret", reg.ClientSecret)
+	case "none":
+		form.Set("client_id", reg.ClientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if reg.AuthMethod == "client_secret_basic" {
+		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
+	}
+	resp, err := a.http().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+		ExpiresIn    int64  `json:"expires_in"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
+		return nil, errors.New("the token endpoint answered no JSON")
+	}
+	if resp.StatusCode != http.StatusOK || out.AccessToken == "" {
+		return nil, fmt.Errorf("the token endpoint answered %d %s %s", resp.StatusCode, printable(out.Error), printable(out.Description))
+	}
+	tok := &oauth2.Token{AccessToken: out.AccessToken, RefreshToken: out.RefreshToken}
+	if out.ExpiresIn > 0 {
+		tok.Expiry = a.now().Add(time.Duration(out.ExpiresIn) * time.Second)
+	}
+	return tok, nil
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,407 @@
+package oauth_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/oauth"
+)
+
+// acResource is a backend that demands a bearer token from its issuer:
+// a 401 with its resource metadata's URL otherwise, and a 403 asking for
+// scope "write" for a request to /mcp/write when the token lacks it.
+type acResource struct {
+	srv *httptest.Server
+	is  *oauthtest.Issuer
+	prm map[string]any
+	mu  sync.Mutex
+	got []string // the bearer tokens it accepted
+}
+
+func newACResource(t *testing.T) *acResource {
+	t.Helper()
+	r := &acResource{is: oauthtest.New(t, "")}
+	mux := http.NewServeMux()
+	r.srv = httptest.NewServer(mux)
+	t.Cleanup(r.srv.Close)
+	r.prm = map[string]any{"resource": r.srv.URL + "/mcp", "authorization_servers": []string{r.is.ID}, "scopes_supported": []string{"read"}}
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		writeJSON(w, r.prm)
+	})
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, req *http.Request) {
+		tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if !ok || tok == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+r.srv.URL+`/.well-known/oauth-protected-resource/mcp", scope="read"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		need := map[string]string{"/mcp/write": "write", "/mcp/never": "read"}[req.URL.Path]
+		if need != "" && (req.URL.Path == "/mcp/never" || !slices.Contains(tokenScopes(tok), need)) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+need+`", resource_metadata="`+r.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		r.mu.Lock()
+		r.got = append(r.got, tok)
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+	return r
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// tokenScopes reads the scope claim of an issuer's JWT (unverified: the
+// resource trusts its one issuer in this test).
+func tokenScopes(tok string) []string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return nil
+	}
+	b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct {
+		Scope string `json:"scope"`
+	}
+	_ = json.Unmarshal(b, &c)
+	return strings.Fields(c.Scope)
+}
+
+// memRecords is a store's CredentialStore in memory.
+type memRecords struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+var errNoRecord = &url.Error{Op: "none"} // any error the vault is told means none
+
+func (m *memRecords) BackendCredential(_ context.Context, name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.m[name]; ok {
+		return b, nil
+	}
+	return nil, errNoRecord
+}
+
+func (m *memRecords) PutBackendCredential(_ context.Context, name string, sealed []byte, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string][]byte{}
+	}
+	m.m[name] = bytes.Clone(sealed)
+	return nil
+}
+
+var testKey = bytes.Repeat([]byte{7}, 32)
+
+func acVault(t *testing.T, records *memRecords) *oauth.SealedVault {
+	t.Helper()
+	v, err := oauth.NewSealedVault(records, testKey, func(err error) bool { return err == errNoRecord })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+type acClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *acClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *acClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func acAuthorization(r *acResource, vault oauth.Vault, clock *acClock) *oauth.Authorization {
+	env := &oauth.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now}
+	return &oauth.Authorization{Backend: "x", Resource: r.srv.URL + "/mcp", Env: env}
+}
+
+// get makes one request to the backend through a's transport.
+func get(t *testing.T, a *oauth.Authorization, url string) int {
+	t.Helper()
+	c := &http.Client{Transport: a.Wrap(http.DefaultTransport)}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// follow opens the pending link as the admin's browser does and returns
+// the query the authorization server redirected to the callback with.
+func follow(t *testing.T, link string) url.Values {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || err != nil {
+		t.Fatalf("the authorization endpoint answered %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc.Query()
+}
+
+func TestAuthorizationCodeFlowGetsATokenRefreshesItAndKeepsItSealed(t *testing.T) {
+	r := newACResource(t)
+	records, clock := &memRecords{}, &acClock{t: time.Now()}
+	a := acAuthorization(r, acVault(t, records), clock)
+	url := r.srv.URL + "/mcp/x"
+	if got := get(t, a, url); got != http.StatusUnauthorized {
+		t.Fatalf("before any authorization: %d, want 401", got)
+	}
+	st := a.Status(context.Background())
+	if st.Link == "" || st.Authorized {
+		t.Fatalf("status after the 401: %+v, want a link and no token", st)
+	}
+	link, _ := urlParse(st.Link)
+	q := link.Query()
+	for k, want := range map[string]string{"response_type": "code", "code_challenge_method": "S256", "resource": r.srv.URL + "/mcp",
+		"scope": "read", "redirect_uri": "http://127.0.0.1:1/oauth/callback"} {
+		if q.Get(k) != want {
+			t.Errorf("the link's %s: %q, want %q", k, q.Get(k), want)
+		}
+	}
+	if get(t, a, url) != http.StatusUnauthorized || a.Status(context.Background()).Link != st.Link {
+		t.Error("a second 401 made a new link while the first was still good")
+	}
+	if err := a.Callback(context.Background(), follow(t, st.Link)); err != nil {
+		t.Fatalf("callback: %v", err)
+	}
+	if got := get(t, a, url); got != http.StatusOK {
+		t.Fatalf("after the authorization: %d, want 200", got)
+	}
+	if st := a.Status(context.Background()); !st.Authorized || st.Link != "" || st.Issuer != r.is.ID {
+		t.Errorf("status after the authorization: %+v", st)
+	}
+	sealed := records.m["x"]
+	r.mu.Lock()
+	first := r.got[0]
+	r.mu.Unlock()
+	if len(sealed) == 0 || bytes.Contains(sealed, []byte(first)) || bytes.Contains(sealed, []byte("refresh")) {
+		t.Errorf("the stored record holds the token in the clear (or is empty: %d bytes)", len(sealed))
+	}
+
+	// Five minutes on, the token is about to expire: it is refreshed
+	// before the request, which carries the new one.
+	issued := r.is.Issued
+	clock.add(5 * time.Minute)
+	if got := get(t, a, url); got != http.StatusOK || r.is.Issued != issued+1 {
+		t.Fatalf("after expiry: %d and %d tokens issued, want 200 and one refresh", got, r.is.Issued-issued)
+	}
+	r.mu.Lock()
+	if r.got[len(r.got)-1] == first {
+		t.Error("the refreshed request carried the old token")
+	}
+	r.mu.Unlock()
+
+	// A restart: a new Authorization over the same store sends the token
+	// it finds there, with no new authorization.
+	again := acAuthorization(r, acVault(t, records), clock)
+	if got := get(t, again, url); got != http.StatusOK {
+		t.Errorf("after a restart: %d, want 200 with the stored token", got)
+	}
+}
+
+// TestStepUpAsksForTheScopesHeldAndChallengedAndNeverLoops: a 403
+// insufficient_scope makes a link for the scopes granted and the one
+// challenged together (SEP-2350); a backend that refuses a token holding
+// the very scope it asks for is not asked for again.
+func TestStepUpAsksForTheScopesHeldAndChallengedAndNeverLoops(t *testing.T) {
+	r := newACResource(t)
+	a := acAuthorization(r, &oauth.MemoryVault{}, &acClock{t: time.Now()})
+	ctx := context.Background()
+	get(t, a, r.srv.URL+"/mcp/x")
+	if err := a.Callback(ctx, follow(t, a.Status(ctx).Link)); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, a, r.srv.URL+"/mcp/write"); got != http.StatusForbidden {
+		t.Fatalf("write with a read token: %d, want 403", got)
+	}
+	st := a.Status(ctx)
+	link, _ := url.Parse(st.Link)
+	if got := link.Query().Get("scope"); got != "read write" {
+		t.Fatalf("the step-up link asks for %q, want \"read write\"", got)
+	}
+	if !st.Authorized || get(t, a, r.srv.URL+"/mcp/x") != http.StatusOK {
+		t.Error("the read token was dropped while the step-up waits")
+	}
+	if err := a.Callback(ctx, follow(t, st.Link)); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, a, r.srv.URL+"/mcp/write"); got != http.StatusOK {
+		t.Fatalf("write after the step-up: %d, want 200", got)
+	}
+	issued := r.is.Issued
+	for range 3 {
+		if got := get(t, a, r.srv.URL+"/mcp/never"); got != http.StatusForbidden {
+			t.Fatalf("never: %d", got)
+		}
+	}
+	if st := a.Status(ctx); st.Link != "" || !strings.Contains(st.Failure, "not asking the admin again") || r.is.Issued != issued {
+		t.Errorf("after refusals of a token holding the scope: %+v", st)
+	}
+}
+
+func urlParse(s string) (*url.URL, error) { return url.Parse(s) }
+
+// TestCallbackRefusesWhatItShould: each bad answer is refused, leaves the
+// gateway without a token, and never reaches the token endpoint.
+func TestCallbackRefusesWhatItShould(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		meta   map[string]any // added to the issuer's metadata
+		mangle func(q url.Values, clock *acClock)
+		want   string
+	}{
+		{"AnotherState", nil, func(q url.Values, _ *acClock) { q.Set("state", q.Get("state")+"x") }, "state does not match"},
+		{"AStateOfAnotherBackend", nil, func(q url.Values, _ *acClock) {
+			q.Set("state", "eQ."+strings.SplitN(q.Get("state"), ".", 2)[1])
+		}, "state does not match"},
+		{"AnIssOfAnotherServer", nil, func(q url.Values, _ *acClock) { q.Set("iss", "https://evil.example.com") }, "is not the authorization server's issuer"},
+		{"AnIssWithATrailingSlash", nil, func(q url.Values, _ *acClock) { q.Set("iss", q.Get("iss")+"/") }, "is not the authorization server's issuer"},
+		{"NoIssFromAServerThatSendsIt", map[string]any{"authorization_response_iss_parameter_supported": true},
+			func(q url.Values, _ *acClock) { q.Del("iss") }, "carries no iss"},
+		{"AnError", nil, func(q url.Values, _ *acClock) { q.Del("code"); q.Set("error", "access_denied") }, "answered access_denied"},
+		{"AnExpiredLink", nil, func(_ url.Values, c *acClock) { c.add(16 * time.Minute) }, "expired"},
+		{"NoCode", nil, func(q url.Values, _ *acClock) { q.Del("code") }, "no code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newACResource(t)
+			for k, v := range tc.meta {
+				r.is.Metadata[k] = v
+			}
+			clock := &acClock{t: time.Now()}
+			a := acAuthorization(r, &oauth.MemoryVault{}, clock)
+			get(t, a, r.srv.URL+"/mcp/x")
+			q := follow(t, a.Status(context.Background()).Link)
+			q.Set("iss", r.is.ID)
+			tc.mangle(q, clock)
+			err := a.Callback(context.Background(), q)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("callback: %v, want %q", err, tc.want)
+			}
+			if st := a.Status(context.Background()); st.Authorized || r.is.Issued != 0 {
+				t.Errorf("after a refused callback: %+v, %d tokens issued", st, r.is.Issued)
+			}
+		})
+	}
+	t.Run("TheSameAnswerTwice", func(t *testing.T) {
+		r := newACResource(t)
+		a := acAuthorization(r, &oauth.MemoryVault{}, &acClock{t: time.Now()})
+		get(t, a, r.srv.URL+"/mcp/x")
+		q := follow(t, a.Status(context.Background()).Link)
+		if err := a.Callback(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Callback(context.Background(), q); err == nil || !strings.Contains(err.Error(), "no authorization is waiting") {
+			t.Errorf("the answer again: %v, want it refused", err)
+		}
+	})
+}
+
+// TestDiscoveryRefusesWhatItShould: metadata that would send the token
+// elsewhere, or name another issuer, or offer no S256, stops the flow
+// before any link is made.
+func TestDiscoveryRefusesWhatItShould(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(r *acResource)
+		want   string
+	}{
+		{"AResourceOfAnotherOrigin", func(r *acResource) { r.prm["resource"] = "https://evil.example.com/mcp" }, "which is not it"},
+		{"AResourceOfAnotherPath", func(r *acResource) { r.prm["resource"] = r.srv.URL + "/other" }, "which is not it"},
+		{"AnIssuerItsMetadataDoesNotName", func(r *acResource) { r.is.Metadata["issuer"] = "https://attacker.example.com" }, "must be equal"},
+		{"NoS256", func(r *acResource) { r.is.Metadata["code_challenge_methods_supported"] = []string{"plain"} }, "S256"},
+		{"NoWayToRegister", func(r *acResource) { delete(r.is.Metadata, "registration_endpoint") }, "neither Client ID Metadata Documents"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newACResource(t)
+			tc.change(r)
+			a := acAuthorization(r, &oauth.MemoryVault{}, &acClock{t: time.Now()})
+			get(t, a, r.srv.URL+"/mcp/x")
+			st := a.Status(context.Background())
+			if st.Link != "" || !strings.Contains(st.Failure, tc.want) {
+				t.Errorf("status: %+v, want no link and a failure naming %q", st, tc.want)
+			}
+		})
+	}
+}
+
+func TestResourceCovers(t *testing.T) {
+	for _, tc := range []struct {
+		resource, server string
+		want             bool
+	}{
+		{"https://a.example/mcp", "https://a.example/mcp", true},
+		{"https://a.example/mcp/", "https://a.example/mcp", true},
+		{"https://a.example", "https://a.example/mcp", true},
+		{"https://a.example/", "https://a.example/mcp", true},
+		{"https://A.example/mcp", "https://a.example/mcp", true},
+		{"https://a.example/mc", "https://a.example/mcp", false},
+		{"https://a.example/mcp/x", "https://a.example/mcp", false},
+		{"https://b.example/mcp", "https://a.example/mcp", false},
+		{"http://a.example/mcp", "https://a.example/mcp", false},
+		{"https://a.example:444/mcp", "https://a.example/mcp", false},
+		{"https://a.example/mcp#f", "https://a.example/mcp", false},
+		{"https://a.example/mcp?q=1", "https://a.example/mcp", false},
+		{"", "https://a.example/mcp", false},
+	} {
+		if got := oauth.ResourceCovers(tc.resource, tc.server); got != tc.want {
+			t.Errorf("ResourceCovers(%q, %q) = %v, want %v", tc.resource, tc.server, got, tc.want)
+		}
+	}
+}
+
+func TestSealedVaultRefusesAnotherKeyAnotherBackendAndAlteration(t *testing.T) {
+	records := &memRecords{}
+	v := acVault(t, records)
+	if err := v.Save(context.Background(), "x", []byte(`{"token":"secret"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := v.Load(context.Background(), "x"); err != nil || string(got) != `{"token":"secret"}` {
+		t.Fatalf("load: %q %v", got, err)
+	}
+	if got, err := v.Load(context.Background(), "none"); err != nil || got != nil {
+		t.Errorf("a backend without a record: %q %v, want nothing", got, err)
+	}
+	other, _ := oauth.NewSealedVault(records, bytes.Repeat([]byte{8}, 32), nil)
+	if _, err := other.Load(context.Background(), "x"); err == nil {
+		t.Error("another key opened the record")
+	}
+	records.m["y"] = records.m["x"] // moved to another backend
+	if _, err := v.Load(context.Background(), "y"); err == nil {
+		t.Error("a record moved to another backend opened")
+	}
+	records.m["x"][len(records.m["x"])-1] ^= 1
+	if _, err := v.Load(context.Background(), "x"); err == nil {
+		t.Error("an altered record opened")
+	}
+	if _, err := oauth.NewSealedVault(records, []byte("short"), nil); err == nil {
+		t.Error("a 5-byte key was taken")
+	}
+}

@@ -1,0 +1,113 @@
+// vault.go keeps each backend's record (authcode.go): sealed with
+// AES-256-GCM under the configured key, the backend's name bound in as
+// additional data (a record cannot be moved to another backend), in the
+// store; or, with no key, in memory only.
+
+package oauth
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Vault keeps one record per backend.
+type Vault interface {
+	// Load is the backend's record (nil: none).
+	Load(ctx context.Context, backend string) ([]byte, error)
+	Save(ctx context.Context, backend string, record []byte) error
+}
+
+// Records is where a SealedVault keeps its sealed records
+// (store.CredentialStore).
+type Records interface {
+	BackendCredential(ctx context.Context, name string) ([]byte, error)
+	PutBackendCredential(ctx context.Context, name string, sealed []byte, at time.Time) error
+}
+
+// SealedVault seals records before Records keeps them.
+type SealedVault struct {
+	Records Records
+	aead    cipher.AEAD
+	// NotFound tells Records' "no record" error.
+	NotFound func(error) bool
+}
+
+// NewSealedVault seals with key (32 bytes: AES-256).
+func NewSealedVault(records Records, key []byte, notFound func(error) bool) (*SealedVault, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("oauth: the credentials key must be 32 bytes, not %d", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &SealedVault{Records: records, aead: aead, NotFound: notFound}, nil
+}
+
+func (v *SealedVault) Load(ctx context.Context, backend string) ([]byte, error) {
+	sealed, err := v.Records.BackendCredential(ctx, backend)
+	if err != nil {
+		if v.NotFound != nil && v.NotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return v.Open(backend, sealed)
+}
+
+func (v *SealedVault) Save(ctx context.Context, backend string, record []byte) error {
+	return v.Records.PutBackendCredential(ctx, backend, v.Seal(backend, record), time.Now())
+}
+
+// Seal is nonce‖ciphertext of record, bound to backend.
+func (v *SealedVault) Seal(backend string, record []byte) []byte {
+	nonce := make([]byte, v.aead.NonceSize(), v.aead.NonceSize()+len(record)+v.aead.Overhead())
+	_, _ = rand.Read(nonce)
+	return v.aead.Seal(nonce, nonce, record, []byte(backend))
+}
+
+// Open undoes Seal; a record sealed under another key or for another
+// backend, or altered, is refused.
+func (v *SealedVault) Open(backend string, sealed []byte) ([]byte, error) {
+	n := v.aead.NonceSize()
+	if len(sealed) < n+v.aead.Overhead() {
+		return nil, errors.New("oauth: the sealed credentials are too short")
+	}
+	out, err := v.aead.Open(nil, sealed[:n], sealed[n:], []byte(backend))
+	if err != nil {
+		return nil, errors.New("oauth: the sealed credentials do not open with this key (another key, another backend's, or altered)")
+	}
+	return out, nil
+}
+
+// MemoryVault keeps records in memory: they are gone at exit.
+type MemoryVault struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (v *MemoryVault) Load(_ context.Context, backend string) ([]byte, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.m[backend], nil
+}
+
+func (v *MemoryVault) Save(_ context.Context, backend string, record []byte) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = map[string][]byte{}
+	}
+	v.m[backend] = record
+	return nil
+}
