@@ -80,10 +80,15 @@ type Backend struct {
 	Since      time.Time
 	Restarts   int
 	LastError  string
-	Entries    int     // its entries in the catalogue
-	Calls      float64 // gated calls served since start
-	Errors     float64 // of them, every outcome but ok
-	Mean       time.Duration
+	// OAuth says how the gateway stands with the backend's authorization
+	// server ("": the backend asked for no OAuth); AuthorizeLink is the
+	// authorization an admin is asked to open ("": none waiting).
+	OAuth         string
+	AuthorizeLink string
+	Entries       int     // its entries in the catalogue
+	Calls         float64 // gated calls served since start
+	Errors        float64 // of them, every outcome but ok
+	Mean          time.Duration
 }
 
 // Point is one step of the chart: calls and errors a second.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/oauth"
 	"log/slog"
 	"sync"
 	"time"
@@ -105,6 +106,10 @@ func New(spec Spec, front *mcp.Server, claims *relay.Claims, opts Options) *Back
 // Name is the backend's name.
 func (b *Backend) Name() string { return b.spec.Name }
 
+// Authorization is the backend's OAuth client of the authorization code
+// grant (nil: none).
+func (b *Backend) Authorization() *oauth.Authorization { return b.spec.Authorization }
+
 // State is the backend's current state.
 func (b *Backend) State() Status {
 	b.mu.Lock()
@@ -160,12 +165,19 @@ func (b *Backend) Run(ctx context.Context) error {
 		}
 		b.setDown(err)
 		delay = b.opts.Backoff.next(delay, uptime)
+		var authorized <-chan struct{} // nil: never
+		if a := b.spec.Authorization; a != nil {
+			authorized = a.Authorized()
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:
+		case <-authorized: // an admin authorized the gateway: at once
+			t.Stop()
+			delay = 0
 		}
 		b.update(func(s *Status) { s.Restarts++ })
 	}

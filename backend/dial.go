@@ -47,8 +47,11 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 func (b *Backend) httpOptions() mcphttp.ClientOptions {
 	s := b.spec
 	o := mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
-	if s.OAuth != nil {
+	switch {
+	case s.OAuth != nil:
 		o.HTTPClient = s.OAuth.Client(mcphttp.DefaultHTTPClient(), s.URL)
+	case s.Authorization != nil:
+		o.WrapTransport = s.Authorization.Wrap
 	}
 	return o
 }

@@ -46,6 +46,9 @@ func (s Spec) secrets() []string {
 	if s.OAuth != nil {
 		add(s.OAuth.ClientSecret)
 	}
+	if a := s.Authorization; a != nil && a.Pre != nil {
+		add(a.Pre.ClientSecret)
+	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }

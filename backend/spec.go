@@ -48,6 +48,11 @@ type Spec struct {
 	// OAuth, when set, gets the backend's access tokens by the client
 	// credentials grant (http, sse). Its secret is never reported.
 	OAuth *oauth.ClientCredentials
+	// Authorization, when set, meets the backend's OAuth challenges by
+	// the authorization code grant an admin completes (http, sse): the
+	// backend then sends its tokens, and an admin's authorization wakes
+	// a backend waiting out its backoff.
+	Authorization *oauth.Authorization
 	// Prefix goes before tool and prompt names at the front (default
 	// Name+"__"; relay.NoPrefix for none).
 	Prefix string

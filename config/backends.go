@@ -316,6 +316,13 @@ func (b Backend) CallTimeoutOrDefault() time.Duration {
 // grant. The secret comes from the environment or a file, never the
 // configuration.
 type BackendOAuth struct {
+	// Grant is client_credentials (the default: the gateway's own client,
+	// no person involved) or authorization_code (an admin signs in once;
+	// see oauth_client). With authorization_code, client_id names a
+	// client registered out of band; without oauth at all, a backend that
+	// demands OAuth gets the authorization code flow with a client
+	// registered by metadata document or dynamically.
+	Grant string `yaml:"grant"`
 	// ClientID is the client's id at the backend's authorization server.
 	ClientID string `yaml:"client_id"`
 	// ClientSecretFrom names the gateway's environment variable holding
@@ -328,8 +335,38 @@ type BackendOAuth struct {
 	// TokenURL is the token endpoint (default: discovered from the
 	// backend's protected resource metadata).
 	TokenURL string `yaml:"token_url"`
-	// AuthMethod is client_secret_basic (default) or client_secret_post.
+	// AuthMethod is client_secret_basic (default) or client_secret_post;
+	// with authorization_code also none (a public client), and by
+	// default the best the server offers.
 	AuthMethod string `yaml:"auth_method"`
+}
+
+// The grants a backend's oauth may name.
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantAuthorizationCode = "authorization_code"
+)
+
+// validateAuthorizationCode checks a pre-registered client of the
+// authorization code grant: a client_id, and a secret or none.
+func validateAuthorizationCode(key string, b Backend) error {
+	o := b.OAuth
+	switch {
+	case o.ClientID == "":
+		return bad(key+".oauth.client_id", "required: the client registered at the backend's authorization server (leave oauth out for a client registered by the gateway)")
+	case o.ClientSecretFrom != "" && o.ClientSecretFile != "":
+		return bad(key+".oauth", "name the client secret in client_secret_from or client_secret_file, not both")
+	case o.TokenURL != "":
+		return bad(key+".oauth.token_url", "not used by the authorization code grant: the endpoints are discovered")
+	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post" && o.AuthMethod != "none":
+		return bad(key+".oauth.auth_method", "%q is not client_secret_basic, client_secret_post or none", o.AuthMethod)
+	case o.AuthMethod != "" && (o.AuthMethod == "none") != (o.ClientSecretFrom == "" && o.ClientSecretFile == ""):
+		return bad(key+".oauth.auth_method", "%s with a client secret named: %v", o.AuthMethod, o.ClientSecretFrom != "" || o.ClientSecretFile != "")
+	}
+	if _, ok := b.HeadersFrom["Authorization"]; ok {
+		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")
+	}
+	return nil
 }
 
 func validateBackendOAuth(key string, b Backend) error {
@@ -339,6 +376,10 @@ func validateBackendOAuth(key string, b Backend) error {
 		return nil
 	case b.Kind != BackendHTTP && b.Kind != BackendSSE:
 		return bad(key+".oauth", "not used by kind %s", b.Kind)
+	case o.Grant != "" && o.Grant != GrantClientCredentials && o.Grant != GrantAuthorizationCode:
+		return bad(key+".oauth.grant", "%q is not client_credentials or authorization_code", o.Grant)
+	case o.Grant == GrantAuthorizationCode:
+		return validateAuthorizationCode(key, b)
 	case o.ClientID == "":
 		return bad(key+".oauth.client_id", "required")
 	case (o.ClientSecretFrom == "") == (o.ClientSecretFile == ""):

@@ -57,6 +57,10 @@ type Config struct {
 	Redis Redis `yaml:"redis"`
 	// Sessions configures sealed session ids (cluster.go).
 	Sessions Sessions `yaml:"sessions"`
+	// OAuthClient configures the gateway as an OAuth client of the
+	// backends that demand access tokens (the authorization code flow an
+	// admin does once; see oauth_client.go).
+	OAuthClient OAuthClient `yaml:"oauth_client"`
 }
 
 // HTTP configures the MCP endpoint's transports.

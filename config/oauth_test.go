@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,49 @@ func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
 			var ke *KeyError
 			if !errors.As(err, &ke) || ke.Key != c.key {
 				t.Errorf("%v, want a KeyError at %s", err, c.key)
+			}
+		})
+	}
+}
+
+// oauth_client and a backend's authorization code client are refused,
+// naming the key, wherever they could not work; the key's value never
+// appears in the error.
+func TestOAuthClientErrorsNameTheKey(t *testing.T) {
+	const base = "backends:\n  - name: r\n    kind: http\n    url: https://tools.example/mcp\n"
+	t.Setenv("MCPGATE_TEST_BACKEND_KEY", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	t.Setenv("MCPGATE_TEST_SHORT_KEY", "hunter2hunter2")
+	for _, ok := range []string{
+		base + "    oauth: {grant: authorization_code, client_id: pre}\n",
+		base + "    oauth: {grant: authorization_code, client_id: pre, client_secret_from: S, auth_method: client_secret_post}\n",
+		"oauth_client: {redirect_url: https://gw.example/oauth/callback, client_metadata_url: https://gw.example/oauth/client-metadata.json, key_from: MCPGATE_TEST_BACKEND_KEY}\n",
+	} {
+		if _, err := Parse([]byte(ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, c := range []struct{ name, yaml, key string }{
+		{"an unknown grant", base + "    oauth: {grant: password, client_id: gw}\n", "backends[0].oauth.grant"},
+		{"a pre-registered client without an id", base + "    oauth: {grant: authorization_code}\n", "backends[0].oauth.client_id"},
+		{"a token URL for the code grant", base + "    oauth: {grant: authorization_code, client_id: c, token_url: https://as.example/token}\n", "backends[0].oauth.token_url"},
+		{"none with a secret", base + "    oauth: {grant: authorization_code, client_id: c, client_secret_from: S, auth_method: none}\n", "backends[0].oauth.auth_method"},
+		{"basic without a secret", base + "    oauth: {grant: authorization_code, client_id: c, auth_method: client_secret_basic}\n", "backends[0].oauth.auth_method"},
+		{"a redirect elsewhere", "oauth_client: {redirect_url: https://gw.example/cb}\n", "oauth_client.redirect_url"},
+		{"an http redirect afar", "oauth_client: {redirect_url: http://gw.example/oauth/callback}\n", "oauth_client.redirect_url"},
+		{"an http metadata document", "oauth_client: {client_metadata_url: http://gw.example/c.json}\n", "oauth_client.client_metadata_url"},
+		{"two keys", "oauth_client: {key_from: A, key_file: /k}\n", "oauth_client"},
+		{"a key not in the environment", "oauth_client: {key_from: MCPGATE_TEST_SURELY_UNSET}\n", "oauth_client.key_from"},
+		{"a short key", "oauth_client: {key_from: MCPGATE_TEST_SHORT_KEY}\n", "oauth_client.key"},
+		{"a missing key file", "oauth_client: {key_file: /surely/not/here}\n", "oauth_client.key_file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != c.key {
+				t.Errorf("%v, want a KeyError at %s", err, c.key)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error quotes the key: %v", err)
 			}
 		})
 	}

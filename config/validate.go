@@ -59,6 +59,9 @@ func (c *Config) Validate() error {
 	if err := c.Auth.JWT.validate(); err != nil {
 		return err
 	}
+	if err := c.validateOAuthClient(); err != nil {
+		return err
+	}
 	if err := c.validateOAuth(); err != nil {
 		return err
 	}

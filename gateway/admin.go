@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"github.com/mcpgate/mcpgate/oauth"
 	"net/http"
 	"strings"
 	"time"
@@ -75,9 +76,13 @@ func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 	var out []admin.Backend
 	for _, st := range s.g.backends.States() {
 		c := calls[st.Name]
-		out = append(out, admin.Backend{Name: st.Name, Kind: st.Kind, Up: st.Up, Connecting: st.Connecting, Since: st.Since, Restarts: st.Restarts,
+		row := admin.Backend{Name: st.Name, Kind: st.Kind, Up: st.Up, Connecting: st.Connecting, Since: st.Since, Restarts: st.Restarts,
 			LastError: st.LastError, Entries: entries[st.Name], Calls: c.Calls, Errors: c.Errors,
-			Mean: time.Duration(c.MeanSeconds * float64(time.Second))})
+			Mean: time.Duration(c.MeanSeconds * float64(time.Second))}
+		if b := s.g.backends.Backend(st.Name); b != nil && b.Authorization() != nil {
+			row.OAuth, row.AuthorizeLink = oauthSummary(b.Authorization().Status(ctx))
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -134,4 +139,22 @@ func (s *adminSource) RevokeGrant(ctx context.Context, id string, by mcp.Identit
 
 func (s *adminSource) RevokeToken(ctx context.Context, id string) error {
 	return s.g.tokens.Revoke(ctx, id)
+}
+
+// oauthSummary is a backend's authorization in a line, and the link an
+// admin is asked to open.
+func oauthSummary(st oauth.Status) (string, string) {
+	switch {
+	case st.Link != "":
+		return "OAuth: waiting for an admin to authorize the gateway (the link is good until " + st.Expires.UTC().Format("15:04 UTC") + ").", st.Link
+	case st.Failure != "":
+		return "OAuth: " + st.Failure, ""
+	case st.Authorized:
+		s := "OAuth: authorized at " + st.Issuer
+		if st.Scope != "" {
+			s += " for " + st.Scope
+		}
+		return s + ".", ""
+	}
+	return "", ""
 }

@@ -24,7 +24,7 @@ import (
 
 // backendSpec turns one configured backend into a Spec; key names it in
 // errors ("backends[1]").
-func backendSpec(key string, b config.Backend) (backend.Spec, error) {
+func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, error) {
 	s := backend.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
 	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
@@ -54,7 +54,7 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 			s.Header.Set(h, v)
 		}
 	}
-	if o := b.OAuth; o != nil {
+	if o := b.OAuth; o != nil && o.Grant != config.GrantAuthorizationCode {
 		cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod}
 		var ok bool
 		if o.ClientSecretFrom != "" {
@@ -65,6 +65,20 @@ func backendSpec(key string, b config.Backend) (backend.Spec, error) {
 		if ok {
 			s.OAuth = cc
 		}
+	}
+	if bo != nil && wantsAuthorization(b) {
+		var pre *oauth.Registration
+		var scopes []string
+		if o := b.OAuth; o != nil {
+			pre, scopes = &oauth.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes
+			switch {
+			case o.ClientSecretFrom != "":
+				pre.ClientSecret, _ = src.env(key+".oauth.client_secret_from", o.ClientSecretFrom)
+			case o.ClientSecretFile != "":
+				pre.ClientSecret, _ = src.file(key+".oauth.client_secret_file", o.ClientSecretFile)
+			}
+		}
+		s.Authorization = bo.authorization(b.Name, b.URL, pre, scopes)
 	}
 	if err := wireSpec(key, b, &s, &src); err != nil {
 		return s, err
@@ -92,11 +106,11 @@ func eraFor(era string) mcp.Era {
 // backendSpecs builds every configured backend's Spec before anything
 // starts, so that a missing secret refuses New: every one missing, in
 // every backend, named at once.
-func backendSpecs(bs []config.Backend) ([]backend.Spec, error) {
+func backendSpecs(bs []config.Backend, bo *backendOAuth) ([]backend.Spec, error) {
 	specs := make([]backend.Spec, 0, len(bs))
 	var errs []error
 	for i, b := range bs {
-		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b)
+		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b, bo)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -60,6 +60,9 @@ type Gateway struct {
 	gate   *limitGate // roles and the rate limits in force
 	tokens *auth.Tokens
 	oauth  *auth.OAuthVerifier // nil without auth.oauth
+	// backendOAuth is the gateway as an OAuth client of its backends
+	// (backend_oauth.go; nil when oauth_client.disabled).
+	backendOAuth *backendOAuth
 	// authServer is the built-in authorization server (auth.oauth.builtin).
 	authServer *authserver.Server
 	audit      *audit.Log
@@ -118,7 +121,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	specs, err := backendSpecs(cfg.Backends)
+	if g.backendOAuth, err = g.newBackendOAuth(o.Store); err != nil {
+		return nil, err
+	}
+	specs, err := backendSpecs(cfg.Backends, g.backendOAuth)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +278,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 	})
 	root.HandleFunc("GET /readyz", g.serveReadyz)
 	g.mountResourceMetadata(root)
+	g.mountBackendOAuth(root)
 	root.Handle("GET /metrics", authn(g.adminOnly(g.metrics.Handler())))
 	if console != nil {
 		// The console authenticates on its own: a browser logs in once

@@ -99,7 +99,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 	if err := rules.Validate(); err != nil {
 		return ReloadReport{}, fmt.Errorf("reload refused: rate_limits: %w", err)
 	}
-	specs, err := backendSpecs(next.Backends)
+	specs, err := backendSpecs(next.Backends, g.backendOAuth)
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload refused: %w", err)
 	}
@@ -182,6 +182,7 @@ func keepRestartOnly(next, running *config.Config) []string {
 	keep("store", next.Store, running.Store, func() { next.Store = running.Store })
 	keep("http", next.HTTP, running.HTTP, func() { next.HTTP = running.HTTP })
 	keep("auth", next.Auth, running.Auth, func() { next.Auth = running.Auth })
+	keep("oauth_client", next.OAuthClient, running.OAuthClient, func() { next.OAuthClient = running.OAuthClient })
 	if !maps.Equal(next.Roles, running.Roles) { // nil and {} are the same roles
 		keys = append(keys, "roles")
 		next.Roles = running.Roles

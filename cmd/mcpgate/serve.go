@@ -157,6 +157,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			log.Error("shutdown", "err", err)
 		}
 	}()
+	// Listening before the backends start: the address is in the links
+	// an admin follows to authorize the gateway at a backend's server.
+	var ln net.Listener
+	if !f.stdio {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return err
+		}
+		gw.Listening(pasteHost(ln.Addr()))
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go gw.Run(runCtx)
@@ -164,10 +173,6 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 
 	if f.stdio {
 		return gw.ServeStdio(ctx, os.Stdin, os.Stdout)
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
 	}
 	if h := gw.MetricsHandler(); h != nil {
 		mln, err := net.Listen("tcp", cfg.Metrics.Listen)

@@ -1,0 +1,170 @@
+package gateway_test
+
+// backend_oauth_test.go holds the gateway as an OAuth client of a backend
+// that demands access tokens, over real HTTP: the backend (the reference
+// engine behind a bearer check) answers 401 with its resource metadata,
+// which names a test authorization server (internal/oauthtest); the
+// gateway registers there and logs the link an admin opens, which the
+// console shows too; the authorization server sends the admin back to
+// the gateway's callback; the backend then comes up with the gateway's
+// token, never the caller's, and the token is sealed in the store.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// boBackend is an MCP server that takes only access tokens its issuer
+// minted for it.
+type boBackend struct {
+	srv  *httptest.Server
+	url  string // its MCP URL, the resource
+	mu   sync.Mutex
+	seen []string // every Authorization header it was sent
+}
+
+func newBOBackend(t *testing.T, is *oauthtest.Issuer) *boBackend {
+	t.Helper()
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "bo-back", Version: "1"}})
+	if err := back.AddTools(&mcp.Tool{Name: "ping", Handler: func(_ context.Context, _ *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("pong")}})
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(back, mcphttp.Options{})
+	b := &boBackend{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"resource": b.url, "authorization_servers": []string{is.ID}})
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.seen = append(b.seen, r.Header.Get("Authorization"))
+		b.mu.Unlock()
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || boAudience(tok) != b.url {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+b.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	b.srv = httptest.NewServer(mux)
+	b.url = b.srv.URL + "/mcp"
+	t.Cleanup(func() { h.Close(); b.srv.CloseClientConnections(); b.srv.Close() })
+	return b
+}
+
+// boAudience is a token's aud (read unverified: the backend trusts its
+// one issuer in this test).
+func boAudience(tok string) string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct {
+		Aud string `json:"aud"`
+	}
+	_ = json.Unmarshal(raw, &c)
+	return c.Aud
+}
+
+var boAuthorizeLink = regexp.MustCompile(`class="authorize" href="([^"]+)"`)
+
+func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
+	is := oauthtest.New(t, "")
+	back := newBOBackend(t, is)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := gwStart(t, "backends:\n  - {name: x, kind: http, url: \""+back.url+"\"}\noauth_client: {key_file: \""+keyFile+"\"}\n")
+	e.gw.Listening(strings.TrimPrefix(e.base, "http://"))
+	bkRun(t, e.gw)
+	admin, _ := e.token("root", "admin")
+	cookie := adminLogin(t, e, admin)
+
+	// The console shows the link the log names, escaped.
+	var link string
+	for deadline := time.Now().Add(10 * time.Second); link == ""; {
+		_, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+		if m := boAuthorizeLink.FindStringSubmatch(body); m != nil {
+			link = html.UnescapeString(m[1])
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the console shows no authorization link:\n%s", body)
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !strings.HasPrefix(link, is.ID+"/authorize?") || !strings.Contains(e.logs.String(), "open=") && !strings.Contains(e.logs.String(), `"open":`) {
+		t.Fatalf("link %q; the log:\n%s", link, e.logs.String())
+	}
+
+	// A forged answer is refused with a page, and changes nothing.
+	for _, q := range []string{"state=" + base64.RawURLEncoding.EncodeToString([]byte("x")) + ".forged&code=c", "state=nobackend&code=c", ""} {
+		rep := e.do(gwRequest{method: http.MethodGet, path: "/oauth/callback?" + q})
+		if rep.status != http.StatusBadRequest || !strings.Contains(string(rep.body), "Not authorized") {
+			t.Errorf("callback ?%s: %d %s", q, rep.status, rep.body)
+		}
+	}
+
+	// The admin opens the link: the authorization server approves and
+	// sends the browser to the gateway's callback.
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Authorized") || resp.Request.URL.Path != "/oauth/callback" {
+		t.Fatalf("the callback after the authorization: %d at %s\n%s", resp.StatusCode, resp.Request.URL, page)
+	}
+
+	c := e.dial(gwStreamable, gwBearer(admin))
+	trWaitTool(t, c, "x__ping")
+	res, err := gwCallTool(gwContext(t), c, "x__ping", nil)
+	if err != nil || !strings.Contains(string(res), "pong") {
+		t.Fatalf("x__ping: %s %v", res, err)
+	}
+	back.mu.Lock()
+	for _, h := range back.seen {
+		if strings.Contains(h, "mcpg_") {
+			t.Errorf("the backend was sent the caller's credential: %q", h)
+		}
+	}
+	back.mu.Unlock()
+	if _, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); !strings.Contains(body, "OAuth: authorized at "+is.ID) {
+		t.Errorf("the console after the authorization:\n%s", body)
+	}
+	sealed, err := e.store.BackendCredential(gwContext(t), "x")
+	if err != nil || len(sealed) == 0 {
+		t.Fatalf("the stored record: %d bytes, %v", len(sealed), err)
+	}
+	back.mu.Lock()
+	last := strings.TrimPrefix(back.seen[len(back.seen)-1], "Bearer ")
+	back.mu.Unlock()
+	if strings.Contains(string(sealed), last) || strings.Contains(string(sealed), "client_id") {
+		t.Error("the store holds the backend's token in the clear")
+	}
+}
