@@ -25,6 +25,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,6 +116,7 @@ type ccCheck struct {
 	ID           string `json:"id"`
 	Status       string `json:"status"`
 	ErrorMessage string `json:"errorMessage"`
+	Description  string `json:"description"`
 }
 
 var ccPassed = regexp.MustCompile(`(?m)^Passed: (\d+)/(\d+), (\d+) failed`)
@@ -142,37 +144,67 @@ func TestConformanceClientScenarios(t *testing.T) {
 				}
 				t.Run(suite.name+"/"+era+"/"+path+"/"+sc.name, func(t *testing.T) {
 					t.Parallel()
-					checks, out, exitErr := ccRun(t, p.Node22, filepath.Join(ref.Dir, "loopback.cjs"), suite.entry, bin, path, sc.name, sc.modern)
-					if exitErr != nil {
-						t.Errorf("the suite exited with %v", exitErr)
-					}
-					// A check named several times (once per method, say)
-					// passes when one of them succeeded and none failed;
-					// a SKIPPED one (a method the scenario offers that
-					// the driver had no reason to use) is neither.
-					succeeded, bad := map[string]bool{}, map[string]string{}
-					for _, c := range checks {
-						switch c.Status {
-						case "FAILURE", "WARNING":
-							t.Errorf("%s %s: %s", c.ID, c.Status, c.ErrorMessage)
-							bad[c.ID] = c.Status
-						case "SUCCESS":
-							succeeded[c.ID] = true
-						}
-					}
-					for _, id := range sc.checks {
-						if !succeeded[id] || bad[id] != "" {
-							t.Errorf("check %s: succeeded %v, %q; want SUCCESS", id, succeeded[id], bad[id])
-						}
-					}
-					if t.Failed() {
-						t.Logf("suite output:\n%s", out)
-					} else if m := ccPassed.FindStringSubmatch(out); m != nil {
-						peers.Score(t, "%s client %s, the mock through %s: %s/%s passed, %s failed", suite.name, sc.name, ccPathName[path], m[1], m[2], m[3])
-					}
+					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, path, sc.name, sc.modern, sc.checks)
 				})
 			}
 		}
+		if !suite.next {
+			continue
+		}
+		// The authorization code flow towards the backend: the gateway's
+		// http backend client, at each revision the scenario is in.
+		for _, sc := range ccAuthScenarios {
+			for _, modern := range []bool{false, true} {
+				if !modern && !sc.both {
+					continue
+				}
+				era := "2025-11-25"
+				if modern {
+					era = "2026-07-28"
+				}
+				t.Run(suite.name+"/"+era+"/http/"+sc.name, func(t *testing.T) {
+					t.Parallel()
+					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, "http", sc.name, modern, sc.checks)
+				})
+			}
+		}
+	}
+}
+
+// ccRunAndGrade runs one client scenario and fails t for every check that
+// failed or warned, and every named one that did not succeed.
+func ccRunAndGrade(t *testing.T, p peers.Peers, ref peers.RefServer, entry, suiteName, bin, path, scenario string, modern bool, want []string) {
+	t.Helper()
+	checks, out, exitErr := ccRun(t, p.Node22, filepath.Join(ref.Dir, "loopback.cjs"), entry, bin, path, scenario, modern)
+	if exitErr != nil {
+		t.Errorf("the suite exited with %v", exitErr)
+	}
+	// A check named several times (once per method, say) passes when one
+	// of them succeeded and none failed; a SKIPPED one (a method the
+	// scenario offers that the driver had no reason to use) is neither.
+	succeeded, bad := map[string]bool{}, map[string]string{}
+	for _, c := range checks {
+		switch c.Status {
+		case "FAILURE", "WARNING":
+			t.Errorf("%s %s: %s", c.ID, c.Status, cmp.Or(c.ErrorMessage, c.Description))
+			bad[c.ID] = c.Status
+		case "SUCCESS":
+			succeeded[c.ID] = true
+		}
+	}
+	for _, id := range want {
+		if !succeeded[id] || bad[id] != "" {
+			t.Errorf("check %s: succeeded %v, %q; want SUCCESS", id, succeeded[id], bad[id])
+		}
+	}
+	if t.Failed() {
+		t.Logf("suite output:\n%s", out)
+	} else if m := ccPassed.FindStringSubmatch(out); m != nil {
+		era := "2025-11-25"
+		if modern {
+			era = "2026-07-28"
+		}
+		peers.Score(t, "%s client %s at %s, the mock through %s: %s/%s passed, %s failed", suiteName, scenario, era, ccPathName[path], m[1], m[2], m[3])
 	}
 }
 
@@ -255,11 +287,22 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		}
 		env, args = append(env, "CC_SECRET="+c.ClientSecret), []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}
 	}
+	authCode := strings.HasPrefix(scenario, "auth/") && !strings.HasPrefix(scenario, "auth/client-credentials")
+	if authCode {
+		extra, cfg, err := ccAuthConfig(tmp, mockURL, scenario)
+		if err != nil {
+			return err
+		}
+		env, args = append(env, extra...), []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}
+	}
 	serve, err := ccStart(ctx, bin, env, args...)
 	if err != nil {
 		return err
 	}
 	defer serve.stop()
+	if authCode {
+		return ccDriveAuth(ctx, serve, ccWatchLog(serve.stderr), scenario)
+	}
 	at, err := serve.await(regexp.MustCompile(`serving MCP at (http://\S+/mcp)`), serve.stdout)
 	if err != nil {
 		return err

@@ -1,0 +1,260 @@
+// conformance_auth_test.go is the driver's part for the suite's client
+// auth scenarios (the authorization code flow): the suite plays the
+// backend's resource and authorization servers, `mcpgate serve` relays
+// the mock as an http backend it must sign in to, and the driver plays
+// the admin — it reads the link the gateway logs, opens it (the mock's
+// authorization endpoint answers at once with a redirect to the
+// gateway's callback), and then calls the backend's tool through the
+// gateway as a client. When a call is refused for want of a scope the
+// gateway logs a new link, which the admin opens again.
+//
+// What the suite grades is what the gateway sent: the discovery
+// requests, the registration, the authorization request (PKCE, scope,
+// resource), the token request (client authentication, verifier,
+// resource), and, for the scenarios built to be refused (a resource or
+// an issuer that is not the one asked, an iss missing or different),
+// that the code never reached the token endpoint.
+
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// ccAuthScenarios are the client auth scenarios of the authorization
+// code flow: the 2025-11-25 ones at both revisions, the 2026-07-28 ones
+// at that one. refused: the gateway must not get a token.
+var ccAuthScenarios = []struct {
+	name          string
+	both, refused bool
+	checks        []string
+}{
+	{name: "auth/metadata-default", both: true, checks: []string{"prm-pathbased-requested", "authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
+	{name: "auth/metadata-var1", both: true, checks: []string{"authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
+	{name: "auth/metadata-var2", both: true, checks: []string{"authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
+	{name: "auth/metadata-var3", both: true, checks: []string{"authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
+	{name: "auth/basic-cimd", both: true, checks: []string{"cimd-client-id-used", "token-request"}},
+	{name: "auth/scope-from-www-authenticate", both: true, checks: []string{"scope-from-www-authenticate"}},
+	{name: "auth/scope-from-scopes-supported", both: true, checks: []string{"scope-from-scopes-supported"}},
+	{name: "auth/scope-omitted-when-undefined", both: true, checks: []string{"scope-omitted-when-undefined"}},
+	{name: "auth/scope-step-up", both: true, checks: []string{"scope-step-up-initial", "scope-step-up-escalation"}},
+	{name: "auth/scope-retry-limit", both: true, checks: []string{"scope-retry-limit"}},
+	{name: "auth/token-endpoint-auth-basic", both: true, checks: []string{"token-endpoint-auth-method", "resource-parameter-in-authorization", "resource-parameter-in-token"}},
+	{name: "auth/token-endpoint-auth-post", both: true, checks: []string{"token-endpoint-auth-method", "resource-parameter-in-token"}},
+	{name: "auth/token-endpoint-auth-none", both: true, checks: []string{"token-endpoint-auth-method", "resource-parameter-in-token"}},
+	{name: "auth/pre-registration", both: true, checks: []string{"pre-registration-auth"}},
+	{name: "auth/resource-mismatch", refused: true, checks: []string{"resource-mismatch-rejected"}},
+	{name: "auth/offline-access-scope", checks: []string{"sep-2207-offline-access-requested"}},
+	{name: "auth/offline-access-not-supported", checks: []string{"sep-2207-offline-access-not-requested"}},
+	{name: "auth/authorization-server-migration", checks: []string{"sep-2352-reregister-on-as-change", "sep-2352-no-reuse-on-as-change"}},
+	{name: "auth/iss-supported", checks: []string{"sep-2468-client-compare-iss-supported"}},
+	{name: "auth/iss-not-advertised", checks: []string{"sep-2468-client-proceed-no-iss"}},
+	{name: "auth/iss-supported-missing", refused: true, checks: []string{"sep-2468-client-reject-missing-iss"}},
+	{name: "auth/iss-wrong-issuer", refused: true, checks: []string{"sep-2468-client-compare-iss-supported"}},
+	{name: "auth/iss-unexpected", refused: true, checks: []string{"sep-2468-client-compare-iss-unadvertised"}},
+	{name: "auth/iss-normalized", refused: true, checks: []string{"sep-2468-client-no-normalization"}},
+	{name: "auth/metadata-issuer-mismatch", refused: true, checks: []string{"sep-2468-client-validate-metadata-issuer"}},
+}
+
+// ccCIMD is the Client ID Metadata Document URL auth/basic-cimd expects.
+const ccCIMD = "https://conformance-test.local/client-metadata.json"
+
+func ccAuthRefused(scenario string) bool {
+	for _, s := range ccAuthScenarios {
+		if s.name == scenario {
+			return s.refused
+		}
+	}
+	return false
+}
+
+// ccAuthConfig writes the gateway's configuration for an auth scenario:
+// the mock as an http backend, the tokens sealed under a fresh key, the
+// metadata document URL the suite expects, and, for pre-registration,
+// the client from the scenario's context.
+func ccAuthConfig(tmp, mockURL, scenario string) (env []string, cfg string, err error) {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	keyFile := filepath.Join(tmp, "backend-tokens.key")
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return nil, "", err
+	}
+	yaml := "backends:\n  - name: x\n    kind: http\n    url: " + mockURL + "\n"
+	if scenario == "auth/pre-registration" {
+		var c struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c); err != nil || c.ClientID == "" {
+			return nil, "", fmt.Errorf("the scenario's context names no client (%v)", err)
+		}
+		yaml += "    oauth: {grant: authorization_code, client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET}\n"
+		env = append(env, "CC_SECRET="+c.ClientSecret)
+	}
+	yaml += "oauth_client:\n  client_metadata_url: " + ccCIMD + "\n  key_file: " + keyFile + "\n"
+	cfg = filepath.Join(tmp, "mcpgate.yaml")
+	return env, cfg, os.WriteFile(cfg, []byte(yaml), 0o600)
+}
+
+// ccAdmin watches the gateway's log for the links and refusals of its
+// backend authorization.
+type ccAdmin struct {
+	links, failures chan string
+	http            *http.Client
+}
+
+func ccWatchLog(lines chan string) *ccAdmin {
+	a := &ccAdmin{links: make(chan string, 16), failures: make(chan string, 16), http: &http.Client{Timeout: 20 * time.Second}}
+	go func() {
+		for l := range lines {
+			var rec struct {
+				Msg  string `json:"msg"`
+				Open string `json:"open"`
+				Err  string `json:"err"`
+			}
+			if json.Unmarshal([]byte(l), &rec) != nil {
+				continue
+			}
+			switch {
+			case rec.Open != "":
+				a.links <- rec.Open
+			case strings.HasPrefix(rec.Msg, "backend authorization"):
+				a.failures <- rec.Err
+			}
+		}
+	}()
+	return a
+}
+
+// next waits for the gateway's next link ("" with the refusal when it
+// logs one instead, or nothing comes within wait).
+func (a *ccAdmin) next(wait time.Duration) (link, refusal string) {
+	select {
+	case l := <-a.links:
+		return l, ""
+	case f := <-a.failures:
+		return "", f
+	case <-time.After(wait):
+		return "", "no link and no refusal logged in " + wait.String()
+	}
+}
+
+// authorize opens the link as the admin's browser would; the mock
+// authorization server redirects to the gateway's callback at once. ok
+// reports the callback's answer.
+func (a *ccAdmin) authorize(link string) (ok bool, page string, err error) {
+	resp, err := a.http.Get(link)
+	if err != nil {
+		return false, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode == http.StatusOK, string(b), nil
+}
+
+// ccDriveAuth is the admin and the client of an auth scenario.
+func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario string) error {
+	at, err := serve.await(regexp.MustCompile(`serving MCP at (http://\S+/mcp)`), serve.stdout)
+	if err != nil {
+		return err
+	}
+	tok, err := serve.await(regexp.MustCompile(`^\s+(mcpg_\S+)$`), serve.stdout)
+	if err != nil {
+		return err
+	}
+	gwURL, token := at[1], tok[1]
+	refused := ccAuthRefused(scenario)
+
+	link, refusal := admin.next(20 * time.Second)
+	if link == "" {
+		if refused {
+			fmt.Fprintln(os.Stderr, "driver: the gateway refused, as it should:", refusal)
+			return nil
+		}
+		return fmt.Errorf("the gateway asked for no authorization: %s", refusal)
+	}
+	ok, page, err := admin.authorize(link)
+	switch {
+	case err != nil:
+		return fmt.Errorf("opening the authorization link: %w", err)
+	case refused && ok:
+		return fmt.Errorf("the gateway took an authorization it should have refused: %s", page)
+	case refused:
+		fmt.Fprintln(os.Stderr, "driver: the callback refused, as it should:", page)
+		return nil
+	case !ok:
+		return fmt.Errorf("the callback refused the authorization: %s", page)
+	}
+	// The backend comes up, or refuses the token while it syncs (a new
+	// authorization server, say) and the gateway logs a new link.
+	for ready := false; !ready; {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ready = ccAwaitReady(rctx, strings.TrimSuffix(gwURL, "/mcp")+"/readyz") == nil
+		cancel()
+		if ready {
+			break
+		}
+		select {
+		case link := <-admin.links:
+			if ok, page, err := admin.authorize(link); err != nil || !ok {
+				return fmt.Errorf("the authorization the backend's sync asked for: %v %s", err, page)
+			}
+		default:
+			if ctx.Err() != nil {
+				return errors.New("the gateway's backend never came up (/readyz)")
+			}
+		}
+	}
+
+	conn, err := mcphttp.DialStreamable(ctx, gwURL, mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + token}}})
+	if err != nil {
+		return err
+	}
+	client := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "mcpgate-conformance-driver", Version: "1"}})
+	defer client.Close()
+	if os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION") == mcp.Version20260728 {
+		_, err = client.Connect(ctx, mcp.EraSessionless)
+	} else {
+		_, err = client.Initialize(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("connecting to the gateway: %w", err)
+	}
+	// The backend's tool, called until it answers: each refusal for want
+	// of a scope or of a token from a new server makes the gateway log a
+	// new link, which the admin opens.
+	for round := 0; ; round++ {
+		res, err := client.Call(ctx, "tools/call", json.RawMessage(`{"name":"x__test-tool","arguments":{}}`))
+		if err == nil && !strings.Contains(string(res), `"isError":true`) {
+			return nil
+		}
+		link, refusal := admin.next(10 * time.Second)
+		switch {
+		case link == "" && scenario == "auth/scope-retry-limit":
+			fmt.Fprintln(os.Stderr, "driver: the gateway stopped asking, as it should:", refusal)
+			return nil
+		case link == "":
+			return fmt.Errorf("tools/call: %v %s; and then %s", err, res, refusal)
+		case round == 3:
+			return fmt.Errorf("tools/call: still refused after %d authorizations", round)
+		}
+		if ok, page, err := admin.authorize(link); err != nil || !ok {
+			return fmt.Errorf("the authorization after a refused call: %v %s", err, page)
+		}
+	}
+}
