@@ -224,3 +224,24 @@ func (j jwk) ecdsaP256() (*ecdsa.PublicKey, error) {
 	// the curve, which an attacker-chosen key must not be allowed to skip.
 	return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
 }
+
+// KeySet is a provider's key set for a verifier outside this package
+// (the built-in authorization server's upstream sign-in): fetched at
+// first, refetched for an unknown kid as the gateway's own verifiers do.
+type KeySet struct{ k *jwks }
+
+// NewKeySet fetches the key set at url, keeping alg's keys (RS256 or
+// ES256).
+func NewKeySet(ctx context.Context, url, alg string, client *http.Client) (*KeySet, error) {
+	k, err := newJWKS(ctx, url, alg, client)
+	if err != nil {
+		return nil, err
+	}
+	return &KeySet{k}, nil
+}
+
+// Key is the key for kid (every key, as a jwt.VerificationKeySet, for a
+// token without one).
+func (s *KeySet) Key(ctx context.Context, kid string, now time.Time) (any, error) {
+	return s.k.key(ctx, kid, now)
+}

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/store"
@@ -123,7 +124,7 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	q := url.Values{}
 	for k, vs := range r.PostForm {
-		if k != "token" && k != "decision" {
+		if k != "token" && k != "decision" && k != "login" {
 			q[k] = vs
 		}
 	}
@@ -141,6 +142,41 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 		s.redirect(w, r, req, url.Values{"error": {"access_denied"}, "error_description": {"the person declined"}})
 		return
 	}
+	// Who the person is: signed in at the provider, or by a service token.
+	var person struct{ subject, tokenID, role string }
+	if login := r.PostForm.Get("login"); login != "" && s.up != nil {
+		in, err := s.consentSignIn(login, q, start)
+		if err != nil {
+			s.audit("authorize", "", "", "", "forbidden", start)
+			s.page(w, http.StatusUnauthorized, s.consentData(req, q, err.Error()))
+			return
+		}
+		person.subject, person.role = in.Subject, in.Role
+	} else if !s.tokenPerson(w, r, req, q, start, &person.subject, &person.tokenID, &person.role) {
+		return
+	}
+	role, scope, ok := s.roleFor(req.Scopes, person.role)
+	if !ok {
+		s.audit("authorize", person.subject, person.tokenID, person.role, "forbidden", start)
+		s.page(w, http.StatusForbidden, s.consentData(req, q, "your role is granted by no scope here"))
+		return
+	}
+	code := secret("mcpa_")
+	err := s.cfg.Store.CreateOAuthCode(r.Context(), store.OAuthCode{Hash: hash(code), ClientID: req.client.ID,
+		RedirectURI: req.RedirectURI, Challenge: req.Challenge, Resource: req.Resource, Scope: scope, Role: role,
+		Subject: person.subject, TokenID: person.tokenID, CreatedAt: start.UTC(), ExpiresAt: start.Add(s.cfg.CodeLifetime).UTC()})
+	if err != nil {
+		s.log.Error("authserver: store a code", "err", err)
+		s.redirect(w, r, req, url.Values{"error": {"server_error"}})
+		return
+	}
+	s.audit("authorize", person.subject, person.tokenID, role, "ok", start)
+	s.redirect(w, r, req, url.Values{"code": {code}})
+}
+
+// tokenPerson is the person a service token proves (false: the page
+// said why not).
+func (s *Server) tokenPerson(w http.ResponseWriter, r *http.Request, req authRequest, q url.Values, start time.Time, subject, tokenID, role *string) bool {
 	tok, err := s.cfg.Tokens.VerifyFresh(r.Context(), strings.TrimSpace(r.PostForm.Get("token")), start)
 	if err != nil {
 		why := "that token is not one this gateway knows"
@@ -152,25 +188,10 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 		}
 		s.audit("authorize", "", tok.ID, "", "forbidden", start)
 		s.page(w, http.StatusUnauthorized, s.consentData(req, q, why))
-		return
+		return false
 	}
-	role, scope, ok := s.roleFor(req.Scopes, tok.Role)
-	if !ok {
-		s.audit("authorize", tok.Name, tok.ID, tok.Role, "forbidden", start)
-		s.page(w, http.StatusForbidden, s.consentData(req, q, "your token's role is granted by no scope here"))
-		return
-	}
-	code := secret("mcpa_")
-	err = s.cfg.Store.CreateOAuthCode(r.Context(), store.OAuthCode{Hash: hash(code), ClientID: req.client.ID,
-		RedirectURI: req.RedirectURI, Challenge: req.Challenge, Resource: req.Resource, Scope: scope, Role: role,
-		Subject: tok.Name, TokenID: tok.ID, CreatedAt: start.UTC(), ExpiresAt: start.Add(s.cfg.CodeLifetime).UTC()})
-	if err != nil {
-		s.log.Error("authserver: store a code", "err", err)
-		s.redirect(w, r, req, url.Values{"error": {"server_error"}})
-		return
-	}
-	s.audit("authorize", tok.Name, tok.ID, role, "ok", start)
-	s.redirect(w, r, req, url.Values{"code": {code}})
+	*subject, *tokenID, *role = tok.Name, tok.ID, tok.Role
+	return true
 }
 
 // pageData is what the page shows. html/template escapes every value.
@@ -181,6 +202,12 @@ type pageData struct {
 	RedirectTo string
 	Role       string
 	Hidden     []hidden
+	// UpstreamLink signs in at the provider instead (UpstreamName);
+	// after it, SignedInAs and PersonRole are who came back from
+	// Provider, and Login is that sign-in, sealed, for the form.
+	UpstreamLink, UpstreamName       string
+	SignedInAs, PersonRole, Provider string
+	Login                            string
 }
 
 type hidden struct{ Name, Value string }
@@ -190,19 +217,37 @@ func (s *Server) consentData(req authRequest, q url.Values, why string) pageData
 	if u, err := url.Parse(req.RedirectURI); err == nil {
 		d.RedirectTo = u.Scheme + "://" + u.Host
 	}
-	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
+	for _, k := range authorizeParams {
 		if v, ok := q[k]; ok && len(v) == 1 {
 			d.Hidden = append(d.Hidden, hidden{k, v[0]})
 		}
 	}
+	if s.up != nil {
+		d.UpstreamLink, d.UpstreamName = s.upstreamLink(q), s.up.name()
+	}
 	return d
+}
+
+// formAction is the CSP form-action of a page whose form may redirect to
+// redirectTo (browsers check a form's redirects against it too).
+func formAction(redirectTo string) string {
+	u, err := url.Parse(redirectTo)
+	switch {
+	case redirectTo == "" || err != nil:
+		return "'self'"
+	case u.Scheme == "http" || u.Scheme == "https":
+		return "'self' " + u.Scheme + "://" + u.Host
+	case u.Scheme != "" && !strings.ContainsAny(u.Scheme, " ;'"):
+		return "'self' " + u.Scheme + ":"
+	}
+	return "'self'"
 }
 
 func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction(d.RedirectTo)+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
@@ -225,13 +270,16 @@ button{padding:.4rem 1rem;margin-right:.5rem}</style></head><body>
 (<code id="client-id">{{.ClientID}}</code>) asks to use this gateway as you,
 {{if .Role}}with the role <strong id="role">{{.Role}}</strong>{{else}}with your token's role{{end}},
 and will be sent back to <code id="redirect">{{.RedirectTo}}</code>.</p>
-<p>The role it gets is never more than your token's.</p>
-<form method="post">
+{{if .Login}}<p id="signed-in">You signed in as <strong id="person">{{.SignedInAs}}</strong> at {{.Provider}}, with the role <strong id="person-role">{{.PersonRole}}</strong>.</p>{{end}}
+<p>The role it gets is never more than {{if .Login}}yours{{else}}your token's{{end}}.</p>
+<form method="post" action="/oauth/authorize">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
-{{end}}<label for="token">Your service token</label>
+{{end}}{{if .Login}}<input type="hidden" name="login" value="{{.Login}}">
+{{else}}<label for="token">Your service token</label>
 <input type="password" id="token" name="token" autocomplete="off" required>
-<p><button type="submit" name="decision" value="allow" id="allow">Allow</button>
+{{end}}<p><button type="submit" name="decision" value="allow" id="allow">Allow</button>
 <button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></p>
-</form>{{end}}
+</form>
+{{if .UpstreamLink}}<p id="upstream">Or <a id="upstream-link" href="{{.UpstreamLink}}">sign in with {{.UpstreamName}}</a> instead.</p>{{end}}{{end}}
 </body></html>
 `))

@@ -100,6 +100,9 @@ type Config struct {
 	PrivateClientURLs bool
 	// Audit records what the server did (kind "oauth"); nil: nothing.
 	Audit func(store.AuditRecord)
+	// Upstream, when set, is an OpenID Connect provider people may sign
+	// in with instead of a service token (upstream.go).
+	Upstream *Upstream
 	// Now is the clock; nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -112,6 +115,7 @@ type Server struct {
 	register  *rate.Limiter
 	byRole    map[string]string // role → the scope that grants it
 	supported []string
+	up        *upstream // nil: no upstream sign-in
 
 	mu     sync.Mutex
 	active map[string]time.Time // grant id → until when it is taken as active
@@ -159,6 +163,10 @@ func New(cfg Config) (*Server, error) {
 		s.supported = append(s.supported, scope)
 	}
 	slices.Sort(s.supported)
+	var err2 error
+	if s.up, err2 = newUpstream(cfg.Upstream); err2 != nil {
+		return nil, err2
+	}
 	return s, nil
 }
 
@@ -173,6 +181,8 @@ func (s *Server) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+TokenPath, s.serveToken)
 	mux.HandleFunc("POST "+RegisterPath, s.serveRegister)
 	mux.HandleFunc("POST "+RevokePath, s.serveRevoke)
+	mux.HandleFunc("GET "+UpstreamPath, s.serveUpstream)
+	mux.HandleFunc("GET "+UpstreamCallbackPath, s.serveUpstreamCallback)
 }
 
 // serveMetadata is RFC 8414's document.
@@ -303,10 +313,21 @@ func (s *Server) Verify(ctx context.Context, token string, now time.Time) (mcp.I
 	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.Grant}, c.ExpiresAt.Time, nil
 }
 
+// provingTokenActive reports whether the service token a grant was made
+// with is still good; a grant made by an upstream sign-in (no token)
+// lasts as long as its refresh tokens, unless revoked.
+func (s *Server) provingTokenActive(tid string, now time.Time) bool {
+	if tid == "" {
+		return true
+	}
+	tok, ok := s.cfg.Tokens.ByID(tid)
+	return ok && tok.Active(now)
+}
+
 // grantActive reports whether grant id, made with service token tid, may
 // still be used.
 func (s *Server) grantActive(ctx context.Context, id, tid string, now time.Time) error {
-	if tok, ok := s.cfg.Tokens.ByID(tid); !ok || !tok.Active(now) {
+	if !s.provingTokenActive(tid, now) {
 		return ErrGrantRevoked
 	}
 	s.mu.Lock()

@@ -125,7 +125,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 		invalidGrant(w, "the refresh token was issued to another client")
 		return
 	case err == nil:
-		if tok, ok := s.cfg.Tokens.ByID(cur.TokenID); !ok || !tok.Active(start) {
+		if !s.provingTokenActive(cur.TokenID, start) {
 			_ = s.Revoke(r.Context(), cur.ID)
 			s.audit("refresh", cur.Subject, cur.ID, cur.Role, "forbidden", start)
 			invalidGrant(w, "the service token the grant was made with is revoked or expired; sign in again")

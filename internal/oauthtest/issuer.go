@@ -61,6 +61,17 @@ type Issuer struct {
 	Issued int
 	// granted is the last client credentials request.
 	granted Granted
+	// IDTokenClaims override the ID token's claims (a nil value removes
+	// one), for the tests of a relying party's checks.
+	IDTokenClaims map[string]any
+}
+
+// AddClient registers a client out of band (a relying party configured
+// with its client id).
+func (is *Issuer) AddClient(id string, redirects ...string) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.clients[id] = redirects
 }
 
 // ClientCredentialsSecret is the secret of the one confidential client,
@@ -79,7 +90,7 @@ func (is *Issuer) Granted() Granted {
 
 // grant is what an authorization code stands for.
 type grant struct {
-	client, redirect, challenge, resource, scope string
+	client, redirect, challenge, resource, scope, nonce string
 }
 
 // New starts an issuer whose identifier has the given path ("" or
@@ -171,7 +182,7 @@ func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
 	code := rand.Text()
 	is.mu.Lock()
 	is.codes[code] = grant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
-		resource: q.Get("resource"), scope: q.Get("scope")}
+		resource: q.Get("resource"), scope: q.Get("scope"), nonce: q.Get("nonce")}
 	is.mu.Unlock()
 	to, _ := url.Parse(redirect)
 	v := to.Query()
@@ -235,10 +246,21 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	is.Issued++
 	is.mu.Unlock()
+	answer := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 300,
+		"scope": scope, "refresh_token": is.tokenFor(map[string]any{"typ": "refresh", "grant": string(refresh), "exp": time.Now().Add(time.Hour).Unix()})}
+	if slices.Contains(strings.Fields(g.scope), "openid") {
+		// OpenID Connect: who signed in, for the client, with its nonce.
+		id := map[string]any{"sub": is.Subject, "email": is.Subject, "aud": g.client, "nonce": g.nonce}
+		is.mu.Lock()
+		for k, v := range is.IDTokenClaims {
+			id[k] = v
+		}
+		is.mu.Unlock()
+		answer["id_token"] = is.tokenFor(id)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 300,
-		"scope": scope, "refresh_token": is.tokenFor(map[string]any{"typ": "refresh", "grant": string(refresh), "exp": time.Now().Add(time.Hour).Unix()})})
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
 // refreshGrant reads the grant a refresh token this issuer signed carries.
