@@ -135,6 +135,41 @@ type OAuth struct {
 	AccessLifetime  Duration `yaml:"access_lifetime"`
 	RefreshLifetime Duration `yaml:"refresh_lifetime"`
 	MaxClients      int      `yaml:"max_clients"`
+	// Upstream, with builtin, lets people sign in on the built-in
+	// server's page through an OpenID Connect provider instead of with a
+	// service token.
+	Upstream *OAuthUpstream `yaml:"upstream"`
+}
+
+// OAuthUpstream is an OpenID Connect provider people sign in with.
+type OAuthUpstream struct {
+	// Issuer is the provider's issuer identifier, exactly as its
+	// discovery document states it.
+	Issuer string `yaml:"issuer"`
+	// ClientID is the gateway's client at the provider, registered with
+	// the redirect URI <resource origin>/oauth/upstream/callback.
+	ClientID string `yaml:"client_id"`
+	// ClientSecretFrom names the environment variable holding its secret;
+	// ClientSecretFile a file holding it. Neither: a public client (PKCE).
+	ClientSecretFrom string `yaml:"client_secret_from"`
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// Scopes are asked for (default openid, email, profile).
+	Scopes []string `yaml:"scopes"`
+	// SubjectClaim names who the person is in the audit log (default
+	// email, else sub).
+	SubjectClaim string `yaml:"subject_claim"`
+	// Algorithm signs the provider's ID tokens: RS256 (default) or ES256.
+	Algorithm string `yaml:"algorithm"`
+	// RoleClaim names the ID token's claim holding a person's role or
+	// groups (default "role"); Roles maps its values to roles (without
+	// it, a value that is a role's name is that role); the highest wins.
+	RoleClaim string            `yaml:"role_claim"`
+	Roles     map[string]string `yaml:"roles"`
+	// DefaultRole is the role of a person no value maps ("": refused).
+	DefaultRole string `yaml:"default_role"`
+	// Name is what the sign-in page's link says (default the issuer's
+	// host).
+	Name string `yaml:"name"`
 }
 
 // OAuthServer is one trusted authorization server.

@@ -108,3 +108,29 @@ func TestOAuthClientErrorsNameTheKey(t *testing.T) {
 		})
 	}
 }
+
+// auth.oauth.upstream is refused, naming the key, wherever it could not
+// work.
+func TestOAuthUpstreamErrorsNameTheKey(t *testing.T) {
+	const pre = "auth:\n  oauth:\n    resource: https://m.example/mcp\n    builtin: true\n    upstream: "
+	if _, err := Parse([]byte(pre + "{issuer: https://idp.example, client_id: gw, role_claim: groups, roles: {mcp-admins: admin}, default_role: viewer}\n")); err != nil {
+		t.Fatalf("a valid upstream: %v", err)
+	}
+	for _, c := range []struct{ name, yaml, key string }{
+		{"without the built-in server", "auth: {oauth: {resource: https://m.example/mcp, authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}, upstream: {issuer: https://idp.example, client_id: gw}}}", "auth.oauth.upstream"},
+		{"no client id", pre + "{issuer: https://idp.example}\n", "auth.oauth.upstream.client_id"},
+		{"an http issuer afar", pre + "{issuer: http://idp.example, client_id: gw}\n", "auth.oauth.upstream.issuer"},
+		{"two secrets", pre + "{issuer: https://idp.example, client_id: gw, client_secret_from: A, client_secret_file: /f}\n", "auth.oauth.upstream"},
+		{"a symmetric algorithm", pre + "{issuer: https://idp.example, client_id: gw, algorithm: HS256}\n", "auth.oauth.upstream.algorithm"},
+		{"a value to an unknown role", pre + "{issuer: https://idp.example, client_id: gw, roles: {g: root}}\n", "auth.oauth.upstream.roles.g"},
+		{"an unknown default role", pre + "{issuer: https://idp.example, client_id: gw, default_role: root}\n", "auth.oauth.upstream.default_role"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != c.key {
+				t.Errorf("%v, want a KeyError at %s", err, c.key)
+			}
+		})
+	}
+}

@@ -195,6 +195,11 @@ func (c *Config) validateOAuth() error {
 	if o.MaxClients < 0 || (o.MaxClients != 0 && !o.Builtin) {
 		return bad("auth.oauth.max_clients", "is the built-in server's (builtin: true), and positive")
 	}
+	if u := o.Upstream; u != nil {
+		if err := c.validateUpstream(u, o.Builtin); err != nil {
+			return err
+		}
+	}
 	seen := map[string]bool{}
 	for i, s := range o.AuthorizationServers {
 		key := fmt.Sprintf("auth.oauth.authorization_servers[%d]", i)
@@ -238,6 +243,31 @@ func fetchableURL(key, s string) error {
 	}
 	if err := oauth.CheckFetchURL(s); err != nil {
 		return bad(key, "%v", err)
+	}
+	return nil
+}
+
+func (c *Config) validateUpstream(u *OAuthUpstream, builtin bool) error {
+	const key = "auth.oauth.upstream"
+	switch {
+	case !builtin:
+		return bad(key, "is the built-in server's sign-in (builtin: true)")
+	case u.ClientID == "":
+		return bad(key+".client_id", "required: the gateway's client at the provider")
+	case u.ClientSecretFrom != "" && u.ClientSecretFile != "":
+		return bad(key, "name the client secret in client_secret_from or client_secret_file, not both")
+	case u.Algorithm != "" && u.Algorithm != "RS256" && u.Algorithm != "ES256":
+		return bad(key+".algorithm", "%q is not RS256 or ES256", u.Algorithm)
+	case u.DefaultRole != "" && !c.KnownRole(u.DefaultRole):
+		return bad(key+".default_role", "unknown role %q", u.DefaultRole)
+	}
+	if err := fetchableURL(key+".issuer", u.Issuer); err != nil {
+		return err
+	}
+	for v, role := range u.Roles {
+		if !c.KnownRole(role) {
+			return bad(key+".roles."+v, "unknown role %q", role)
+		}
 	}
 	return nil
 }

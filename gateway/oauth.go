@@ -8,6 +8,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -75,9 +76,13 @@ func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*
 		// after a restart, clients refresh (grants are in the store).
 		_, _ = rand.Read(key)
 	}
+	up, err := g.upstream()
+	if err != nil {
+		return nil, err
+	}
 	return authserver.New(authserver.Config{
 		Issuer: u.Scheme + "://" + u.Host, Resource: o.Resource, Store: st, Tokens: g.tokens,
-		Scopes: scopes, Level: g.roles.Level, Key: key,
+		Scopes: scopes, Level: g.roles.Level, Key: key, Upstream: up,
 		AccessLifetime: o.AccessLifetime.Duration, RefreshLifetime: o.RefreshLifetime.Duration, ClientLimit: o.MaxClients,
 		Audit: func(r store.AuditRecord) {
 			if g.audit != nil {
@@ -114,4 +119,55 @@ func (g *Gateway) mountResourceMetadata(root *http.ServeMux) {
 	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
 		root.HandleFunc("GET "+prmPath+p, serve)
 	}
+}
+
+// upstream is the built-in server's OpenID Connect provider (nil: none),
+// its secret read from the environment or a file, and a person's role
+// from their ID token's claim: the highest of its values' roles.
+func (g *Gateway) upstream() (*authserver.Upstream, error) {
+	c := g.cfg.Auth.OAuth.Upstream
+	if c == nil {
+		return nil, nil
+	}
+	var src sources
+	up := &authserver.Upstream{Issuer: c.Issuer, ClientID: c.ClientID, Scopes: c.Scopes, SubjectClaim: c.SubjectClaim,
+		Algorithm: c.Algorithm, Name: c.Name}
+	switch {
+	case c.ClientSecretFrom != "":
+		up.ClientSecret, _ = src.env("auth.oauth.upstream.client_secret_from", c.ClientSecretFrom)
+	case c.ClientSecretFile != "":
+		up.ClientSecret, _ = src.file("auth.oauth.upstream.client_secret_file", c.ClientSecretFile)
+	}
+	if err := src.err(); err != nil {
+		return nil, err
+	}
+	claim := cmp.Or(c.RoleClaim, "role")
+	up.Role = func(claims map[string]any) (string, bool) {
+		var values []string
+		switch v := claims[claim].(type) {
+		case string:
+			values = []string{v}
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok {
+					values = append(values, s)
+				}
+			}
+		}
+		best, bestLevel := "", 0
+		for _, v := range values {
+			role, ok := c.Roles[v]
+			if !ok && len(c.Roles) == 0 && g.roles.Known(v) {
+				role, ok = v, true
+			}
+			if n, known := g.roles.Level(role); ok && known && n > bestLevel {
+				best, bestLevel = role, n
+			}
+		}
+		if best == "" && c.DefaultRole != "" {
+			return c.DefaultRole, true
+		}
+		return best, best != ""
+	}
+	return up, nil
 }

@@ -136,13 +136,17 @@ type builtinServe struct {
 	srv              *cliProc
 }
 
-func startBuiltinServe(t *testing.T, bin, role string) builtinServe {
+func startBuiltinServe(t *testing.T, bin, role string, oauthLines ...string) builtinServe {
 	t.Helper()
 	b := builtinServe{addr: freeAddr(t)}
 	dir := t.TempDir()
 	b.db = filepath.Join(dir, "mcpgate.db")
 	cfg := filepath.Join(dir, "mcpgate.yaml")
-	writeText(t, cfg, "listen: "+b.addr+"\nstore: "+b.db+"\nauth:\n  oauth:\n    resource: http://"+b.addr+"/mcp\n    builtin: true\n")
+	yaml := "listen: " + b.addr + "\nstore: " + b.db + "\nauth:\n  oauth:\n    resource: http://" + b.addr + "/mcp\n    builtin: true\n"
+	for _, l := range oauthLines {
+		yaml += "    " + l + "\n"
+	}
+	writeText(t, cfg, yaml)
 	out, stderr, err := cliRun(t, bin, "token", "create", "--store", b.db, "--name", "ada", "--role", role)
 	if err != nil {
 		t.Fatalf("token create: %v\n%s", err, stderr)
