@@ -249,7 +249,7 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction(d.RedirectTo)+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: the form would then post Origin: null, which the gateway refuses
 	w.WriteHeader(status)
 	if err := pageTemplate.Execute(w, d); err != nil {
 		s.log.Error("authserver: page", "err", err)

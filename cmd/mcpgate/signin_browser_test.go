@@ -1,0 +1,77 @@
+//go:build unix
+
+// signin_browser_test.go signs a person in on the built-in authorization
+// server's page in a real headless Chromium: what a browser does with the
+// page's headers (its Content-Security-Policy, its Referrer-Policy) is
+// what this shows, and no HTTP-driven test can.
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestTheSignInPageInABrowser: a person signs in on the built-in server's
+// page in a real headless Chromium — types their service token, allows —
+// and the browser lands on the client's redirect URI with the code (the
+// page's Content-Security-Policy lets its form's redirect go there).
+func TestTheSignInPageInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	ctx := browser(t)
+	bin := buildBinary(t)
+	b := startBuiltinServe(t, bin, "editor")
+	base := "http://" + b.addr
+	codes := make(chan url.Values, 1)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case codes <- r.URL.Query():
+		default:
+		}
+		_, _ = io.WriteString(w, "<!doctype html><title>client</title><p id=done>back at the client</p>")
+	}))
+	t.Cleanup(cb.Close)
+	resp, err := http.Post(base+"/oauth/register", "application/json", strings.NewReader(`{"client_name":"A <browser> client","redirect_uris":["`+cb.URL+`/cb"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	sum := sha256.Sum256([]byte("a-verifier-of-forty-three-characters-or-more-0123456789"))
+	q := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {cb.URL + "/cb"}, "response_type": {"code"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+		"resource": {base + "/mcp"}, "scope": {"editor"}, "state": {"in-the-browser"}}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/oauth/authorize?"+q.Encode()), chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), b.secret)); err != nil {
+		t.Fatalf("the sign-in page: %v", err)
+	}
+	shot(t, ctx, "sign-in")
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wait, chromedp.Click(chromedp.ID("allow")), chromedp.WaitVisible(chromedp.ID("done"))); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+		shot(t, ctx, "after-allow")
+		t.Fatalf("allow, and back at the client: %v; the browser is at %s:\n%.2000s", err, loc, body)
+	}
+	got := <-codes
+	if got.Get("code") == "" || got.Get("state") != "in-the-browser" || got.Get("iss") != base {
+		t.Errorf("the client was sent %v", got)
+	}
+}
