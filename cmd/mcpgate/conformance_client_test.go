@@ -15,8 +15,10 @@
 // paths, and every one of the 2026-07-28 set that needs no OAuth with
 // 0.2.0-alpha.12 (the driver then a client of that revision too), along
 // both paths as well: through the proxy, what the mock grades is the
-// proxy's own 2026-07-28 client. The mock servers are kept on loopback by
-// the reference server's preload.
+// proxy's own 2026-07-28 client. The auth/* scenarios of both sets run
+// against the gateway's own http backend client, the driver playing the
+// admin who authorizes it (conformance_auth_test.go). The mock servers
+// are kept on loopback by the reference server's preload.
 //
 // Every identifier here starts with "cc" so that it cannot collide with
 // the other tests of this package.
