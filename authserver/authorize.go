@@ -102,14 +102,24 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, req authReques
 	http.Redirect(w, r, u.String(), http.StatusSeeOther)
 }
 
-func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
-	req, pageErr, redirectErr := s.parseAuthorize(r, r.URL.Query())
+// checkedRequest is the authorization request q, checked; when it does
+// not check out, the page or the client's redirect URI has been told why
+// and ok is false.
+func (s *Server) checkedRequest(w http.ResponseWriter, r *http.Request, q url.Values) (req authRequest, ok bool) {
+	req, pageErr, redirectErr := s.parseAuthorize(r, q)
 	switch {
 	case pageErr != nil:
 		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
+		return req, false
 	case redirectErr.Error != "":
 		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
-	default:
+		return req, false
+	}
+	return req, true
+}
+
+func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	if req, ok := s.checkedRequest(w, r, r.URL.Query()); ok {
 		s.page(w, http.StatusOK, s.consentData(req, r.URL.Query(), ""))
 	}
 }
@@ -128,13 +138,8 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 			q[k] = vs
 		}
 	}
-	req, pageErr, redirectErr := s.parseAuthorize(r, q)
-	switch {
-	case pageErr != nil:
-		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
-		return
-	case redirectErr.Error != "":
-		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
+	req, ok := s.checkedRequest(w, r, q)
+	if !ok {
 		return
 	}
 	if r.PostForm.Get("decision") != "allow" {

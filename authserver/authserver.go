@@ -163,9 +163,8 @@ func New(cfg Config) (*Server, error) {
 		s.supported = append(s.supported, scope)
 	}
 	slices.Sort(s.supported)
-	var err2 error
-	if s.up, err2 = newUpstream(cfg.Upstream); err2 != nil {
-		return nil, err2
+	if s.up, err = newUpstream(cfg.Upstream); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -248,17 +248,13 @@ func (s *Server) upstreamLink(q url.Values) string {
 
 // serveUpstream sends the person to the provider.
 func (s *Server) serveUpstream(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	req, pageErr, redirectErr := s.parseAuthorize(r, q)
-	switch {
-	case s.up == nil:
+	if s.up == nil {
 		http.NotFound(w, r)
 		return
-	case pageErr != nil:
-		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
-		return
-	case redirectErr.Error != "":
-		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
+	}
+	q := r.URL.Query()
+	req, ok := s.checkedRequest(w, r, q)
+	if !ok {
 		return
 	}
 	md, _, err := s.up.discover(r.Context())
@@ -308,13 +304,8 @@ func (s *Server) serveUpstreamCallback(w http.ResponseWriter, r *http.Request) {
 		fail("the answer's issuer is not the provider's")
 		return
 	}
-	req, pageErr, redirectErr := s.parseAuthorize(r, p.Request)
-	switch {
-	case pageErr != nil:
-		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
-		return
-	case redirectErr.Error != "":
-		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
+	req, ok := s.checkedRequest(w, r, p.Request)
+	if !ok {
 		return
 	}
 	subject, role, err := s.upstreamPerson(r.Context(), q.Get("code"), p, start)

@@ -26,6 +26,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -604,18 +605,11 @@ func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirec
 	case err != nil || out.ClientID == "":
 		return Registration{}, fmt.Errorf("registration at %s answered no client_id", as.Issuer)
 	}
-	reg := Registration{ClientID: out.ClientID, ClientSecret: out.ClientSecret, AuthMethod: cmpOr(out.AuthMethod, method), How: "dynamic"}
+	reg := Registration{ClientID: out.ClientID, ClientSecret: out.ClientSecret, AuthMethod: cmp.Or(out.AuthMethod, method), How: "dynamic"}
 	if reg.ClientSecret == "" {
 		reg.AuthMethod = "none"
 	}
 	return reg, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Callback completes the authorization the state names, with the

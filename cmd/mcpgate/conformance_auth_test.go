@@ -28,7 +28,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -169,15 +168,10 @@ func (a *ccAdmin) authorize(link string) (ok bool, page string, err error) {
 
 // ccDriveAuth is the admin and the client of an auth scenario.
 func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario string) error {
-	at, err := serve.await(regexp.MustCompile(`serving MCP at (http://\S+/mcp)`), serve.stdout)
+	gwURL, token, err := ccServing(serve)
 	if err != nil {
 		return err
 	}
-	tok, err := serve.await(regexp.MustCompile(`^\s+(mcpg_\S+)$`), serve.stdout)
-	if err != nil {
-		return err
-	}
-	gwURL, token := at[1], tok[1]
 	refused := ccAuthRefused(scenario)
 
 	link, refusal := admin.next(20 * time.Second)

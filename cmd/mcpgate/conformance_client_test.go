@@ -305,15 +305,10 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	if authCode {
 		return ccDriveAuth(ctx, serve, ccWatchLog(serve.stderr), scenario)
 	}
-	at, err := serve.await(regexp.MustCompile(`serving MCP at (http://\S+/mcp)`), serve.stdout)
+	gwURL, token, err := ccServing(serve)
 	if err != nil {
 		return err
 	}
-	tok, err := serve.await(regexp.MustCompile(`^\s+(mcpg_\S+)$`), serve.stdout)
-	if err != nil {
-		return err
-	}
-	gwURL, token := at[1], tok[1]
 	if err := ccAwaitReady(ctx, strings.TrimSuffix(gwURL, "/mcp")+"/readyz"); err != nil {
 		return err
 	}
@@ -529,6 +524,20 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		return nil
 	}
 	return fmt.Errorf("no calls known for scenario %q", scenario)
+}
+
+// ccServing reads the gateway's MCP URL and first-run token from what
+// serve prints.
+func ccServing(serve *ccProc) (gwURL, token string, err error) {
+	at, err := serve.await(regexp.MustCompile(`serving MCP at (http://\S+/mcp)`), serve.stdout)
+	if err != nil {
+		return "", "", err
+	}
+	tok, err := serve.await(regexp.MustCompile(`^\s+(mcpg_\S+)$`), serve.stdout)
+	if err != nil {
+		return "", "", err
+	}
+	return at[1], tok[1], nil
 }
 
 // ccProc is a program the driver started, with its output read line by

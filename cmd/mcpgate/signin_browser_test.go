@@ -9,14 +9,10 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,19 +40,8 @@ func TestTheSignInPageInABrowser(t *testing.T) {
 		_, _ = io.WriteString(w, "<!doctype html><title>client</title><p id=done>back at the client</p>")
 	}))
 	t.Cleanup(cb.Close)
-	resp, err := http.Post(base+"/oauth/register", "application/json", strings.NewReader(`{"client_name":"A <browser> client","redirect_uris":["`+cb.URL+`/cb"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reg struct {
-		ClientID string `json:"client_id"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&reg)
-	resp.Body.Close()
-	sum := sha256.Sum256([]byte("a-verifier-of-forty-three-characters-or-more-0123456789"))
-	q := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {cb.URL + "/cb"}, "response_type": {"code"},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"resource": {base + "/mcp"}, "scope": {"editor"}, "state": {"in-the-browser"}}
+	_, q := builtinClientRequest(t, base, cb.URL+"/cb", "editor")
+	q.Set("state", "in-the-browser")
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/oauth/authorize?"+q.Encode()), chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), b.secret)); err != nil {
 		t.Fatalf("the sign-in page: %v", err)

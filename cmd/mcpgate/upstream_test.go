@@ -36,20 +36,8 @@ func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {
 	is.AddClient("mcpgate-rp", base+"/oauth/upstream/callback")
 
 	// A client registers and asks for the editor scope.
-	resp, err := http.Post(base+"/oauth/register", "application/json", strings.NewReader(`{"client_name":"An agent","redirect_uris":["http://127.0.0.1:9/cb"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reg struct {
-		ClientID string `json:"client_id"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&reg)
-	resp.Body.Close()
-	const verifier = "a-verifier-of-forty-three-characters-or-more-0123456789"
-	sum := sha256.Sum256([]byte(verifier))
-	q := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "response_type": {"code"},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"resource": {base + "/mcp"}, "scope": {"editor"}, "state": {"s1"}}
+	client, q := builtinClientRequest(t, base, "http://127.0.0.1:9/cb", "editor")
+	q.Set("state", "s1")
 
 	// The person's browser: the page, its link to the provider, the
 	// provider, back to the gateway's consent page.
@@ -70,7 +58,7 @@ func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {
 	if link == nil || !strings.Contains(page, "sign in with Test IdP") {
 		t.Fatalf("the page offers no sign-in with the provider:\n%s", page)
 	}
-	resp, _ = get(base + html.UnescapeString(link[1]))
+	resp, _ := get(base + html.UnescapeString(link[1]))
 	resp, _ = get(resp.Header.Get("Location")) // the provider approves at once
 	resp, page = get(resp.Header.Get("Location"))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `<strong id="person">grace@test-idp</strong>`) ||
@@ -81,7 +69,7 @@ func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {
 	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(page, -1) {
 		form.Set(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
 	}
-	resp, err = browser.PostForm(base+"/oauth/authorize", form)
+	resp, err := browser.PostForm(base+"/oauth/authorize", form)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +81,7 @@ func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {
 
 	// The client's token works at /mcp with the role the groups map to.
 	resp, err = http.PostForm(base+"/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")},
-		"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "code_verifier": {verifier}})
+		"client_id": {client}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "code_verifier": {builtinVerifier}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,4 +111,30 @@ func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {
 	if err != nil || !strings.Contains(out, "grace@test-idp") {
 		t.Errorf("the audit log names no grace@test-idp: %v\n%s%s", err, out, stderr)
 	}
+}
+
+// builtinVerifier is the PKCE verifier of builtinClientRequest's request.
+const builtinVerifier = "a-verifier-of-forty-three-characters-or-more-0123456789"
+
+// builtinClientRequest registers a client of the built-in server at base
+// with the redirect URI and returns it and an authorization request of
+// its for scope (PKCE with builtinVerifier).
+func builtinClientRequest(t *testing.T, base, redirect, scope string) (client string, q url.Values) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"client_name": "A <test> client", "redirect_uris": []string{redirect}})
+	resp, err := http.Post(base+"/oauth/register", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&reg) != nil {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+	sum := sha256.Sum256([]byte(builtinVerifier))
+	return reg.ClientID, url.Values{"client_id": {reg.ClientID}, "redirect_uri": {redirect}, "response_type": {"code"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+		"resource": {base + "/mcp"}, "scope": {scope}, "state": {"st"}}
 }
