@@ -18,7 +18,9 @@ import (
 type slot[T any] struct {
 	value T
 	def   json.RawMessage // the entry as the list method sends it
-	entry Entry
+	// compact is the entry in the compact view (compact.go); nil: def.
+	compact json.RawMessage
+	entry   Entry
 }
 
 type registry[T any] struct {
@@ -116,6 +118,7 @@ func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field st
 	}
 	size := r.server.opts.PageSize
 	gate := r.server.gate
+	compact := ViewFrom(ctx) == ViewCompact
 	b := make([]byte, 0, 256)
 	b = append(b, '{', '"')
 	b = append(b, field...)
@@ -138,7 +141,11 @@ func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field st
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, sl.def...)
+		if compact && sl.compact != nil {
+			b = append(b, sl.compact...)
+		} else {
+			b = append(b, sl.def...)
+		}
 		n++
 	}
 	r.mu.RUnlock()

@@ -43,6 +43,8 @@ type Tool struct {
 	// Definition, when set, is sent in tools/list as it is (a relayed
 	// backend's entry, byte for byte); the descriptive fields are ignored.
 	Definition json.RawMessage
+	// Short is the description the compact view gives ("": the full one).
+	Short string
 	// SkipValidation leaves argument checking to the handler (a relay lets
 	// its backend judge).
 	SkipValidation bool
@@ -90,7 +92,8 @@ func (s *Server) AddTools(tools ...*Tool) error {
 				return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 			}
 		}
-		slots = append(slots, &slot[*Tool]{value: t, def: def, entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}})
+		slots = append(slots, &slot[*Tool]{value: t, def: def, compact: compactOf(def, t.Short),
+			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}})
 	}
 	s.tools.put(slots...)
 	return nil

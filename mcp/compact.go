@@ -1,0 +1,202 @@
+// compact.go is the catalogue's second view, for clients with small
+// contexts (seed 003's ShortDescription, with the full text as the
+// fallback): each entry's description is its short one when it has one,
+// and its schemas keep every keyword a call is checked against (types,
+// required, enum, const, format, bounds, $ref…) but lose what is only
+// prose — description, title, examples, $comment — so that a call valid
+// in one view is valid in the other. The full view is the default and is
+// the entries' definitions as they are; the compact one is made once, at
+// registration, and a request gets it when its context says so
+// (WithView).
+
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// View is which form of the catalogue a request is served.
+type View uint8
+
+const (
+	// ViewFull is every entry as it is defined (the default).
+	ViewFull View = iota
+	// ViewCompact is short descriptions and schemas without prose.
+	ViewCompact
+)
+
+type viewKey struct{}
+
+// WithView returns ctx asking for view v of the catalogue.
+func WithView(ctx context.Context, v View) context.Context {
+	return context.WithValue(ctx, viewKey{}, v)
+}
+
+// ViewFrom is the view ctx asks for (ViewFull when none).
+func ViewFrom(ctx context.Context) View {
+	v, _ := ctx.Value(viewKey{}).(View)
+	return v
+}
+
+// proseKeywords are the schema keywords that only describe.
+var proseKeywords = map[string]bool{"description": true, "title": true, "examples": true, "$comment": true}
+
+// Schema keywords whose value is a schema, a map of schemas, or a list
+// of schemas (JSON Schema 2020-12, and draft-07's items array and
+// definitions).
+var (
+	subschemaKeywords = map[string]bool{"items": true, "additionalItems": true, "additionalProperties": true, "not": true,
+		"if": true, "then": true, "else": true, "contains": true, "propertyNames": true, "unevaluatedItems": true,
+		"unevaluatedProperties": true, "contentSchema": true}
+	schemaMapKeywords  = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
+	schemaListKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true, "items": true}
+)
+
+// CompactSchema is schema without its prose keywords, wherever a schema
+// may stand; every other member is kept as it was, in its order, byte
+// for byte. What is not an object (true, false, or not JSON) comes back
+// as it is.
+func CompactSchema(schema json.RawMessage) json.RawMessage {
+	if len(schema) == 0 || schema[0] != '{' {
+		return schema
+	}
+	out := make([]byte, 0, len(schema))
+	out = append(out, '{')
+	n := 0
+	err := jsonrpc.Members(schema, func(k string, v json.RawMessage) bool {
+		if proseKeywords[k] {
+			return true
+		}
+		switch {
+		case schemaMapKeywords[k] && len(v) > 0 && v[0] == '{':
+			v = compactEach(v)
+		case schemaListKeywords[k] && len(v) > 0 && v[0] == '[':
+			v = compactList(v)
+		case subschemaKeywords[k]:
+			v = CompactSchema(v)
+		}
+		out = appendMember(out, n, k, v)
+		n++
+		return true
+	})
+	if err != nil {
+		return schema
+	}
+	return append(out, '}')
+}
+
+// compactEach compacts every schema of a map of them (their names kept:
+// a property named "description" is a property).
+func compactEach(m json.RawMessage) json.RawMessage {
+	out := make([]byte, 0, len(m))
+	out = append(out, '{')
+	n := 0
+	if err := jsonrpc.Members(m, func(k string, v json.RawMessage) bool {
+		out = appendMember(out, n, k, CompactSchema(v))
+		n++
+		return true
+	}); err != nil {
+		return m
+	}
+	return append(out, '}')
+}
+
+func compactList(l json.RawMessage) json.RawMessage {
+	var items []json.RawMessage
+	if json.Unmarshal(l, &items) != nil {
+		return l
+	}
+	out := make([]byte, 0, len(l))
+	out = append(out, '[')
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, CompactSchema(it)...)
+	}
+	return append(out, ']')
+}
+
+func appendMember(out []byte, n int, k string, v json.RawMessage) []byte {
+	if n > 0 {
+		out = append(out, ',')
+	}
+	out = jsonrpc.AppendString(out, k)
+	out = append(out, ':')
+	return append(out, v...)
+}
+
+// compactOf is def's compact form, nil when it is def itself.
+func compactOf(def json.RawMessage, short string) json.RawMessage {
+	c := CompactDefinition(def, short)
+	if bytes.Equal(c, def) {
+		return nil
+	}
+	return c
+}
+
+// CompactDefinition is an entry's list definition in the compact view:
+// its description replaced by short ("" keeps the full one), its schemas
+// (inputSchema, outputSchema) compacted, its prompt arguments without
+// their descriptions and titles; every other member as it was.
+func CompactDefinition(def json.RawMessage, short string) json.RawMessage {
+	if len(def) == 0 || def[0] != '{' {
+		return def
+	}
+	out := make([]byte, 0, len(def))
+	out = append(out, '{')
+	n := 0
+	err := jsonrpc.Members(def, func(k string, v json.RawMessage) bool {
+		switch k {
+		case "description":
+			if short != "" {
+				v = jsonrpc.AppendString(nil, short)
+			}
+		case "inputSchema", "outputSchema":
+			v = CompactSchema(v)
+		case "arguments":
+			v = compactArguments(v)
+		}
+		out = appendMember(out, n, k, v)
+		n++
+		return true
+	})
+	if err != nil {
+		return def
+	}
+	return append(out, '}')
+}
+
+// compactArguments drops a prompt's arguments' descriptions and titles.
+func compactArguments(args json.RawMessage) json.RawMessage {
+	var items []json.RawMessage
+	if len(args) == 0 || args[0] != '[' || json.Unmarshal(args, &items) != nil {
+		return args
+	}
+	out := make([]byte, 0, len(args))
+	out = append(out, '[')
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if len(it) == 0 || it[0] != '{' {
+			out = append(out, it...)
+			continue
+		}
+		out = append(out, '{')
+		n := 0
+		_ = jsonrpc.Members(it, func(k string, v json.RawMessage) bool {
+			if k != "description" && k != "title" {
+				out = appendMember(out, n, k, v)
+				n++
+			}
+			return true
+		})
+		out = append(out, '}')
+	}
+	return append(out, ']')
+}
