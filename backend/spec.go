@@ -62,6 +62,11 @@ type Spec struct {
 	// MinRoles sets minimum roles by entry name pattern; the first rule
 	// matching an entry wins.
 	MinRoles []RoleRule
+	// Shorts give entries their compact-view descriptions, by name
+	// pattern (the first match wins); DeriveShort makes one for the
+	// others ("title", "first_sentence" or "": none). See ShortFor.
+	Shorts      []ShortRule
+	DeriveShort string
 	// Session is SessionShared (the default, "") or SessionPerClient:
 	// each front session then gets an upstream session of its own
 	// (sessions.go). Stdio, http and sse only.
@@ -137,6 +142,59 @@ func (s Spec) MinRoleFor(kind, name string) string {
 		}
 	}
 	return s.MinRole
+}
+
+// ShortRule is one rule of Spec.Shorts.
+type ShortRule struct {
+	Kind, Name, Description string // Kind and Name as RoleRule's
+}
+
+// ShortFor is the compact-view description of the backend's entry of
+// kind named name, whose full description is full and whose title is
+// title: the first matching rule's, else one derived as DeriveShort
+// says; "" when there is none or it would not be shorter than full
+// (refused then reports that a configured one was not used).
+func (s Spec) ShortFor(kind, name, full, title string) (short string, refused bool) {
+	configured := false
+	for _, r := range s.Shorts {
+		if r.Kind != "" && r.Kind != kind {
+			continue
+		}
+		if ok, _ := path.Match(r.Name, name); ok {
+			short, configured = r.Description, true
+			break
+		}
+	}
+	if short == "" {
+		switch s.DeriveShort {
+		case "title":
+			short = title
+		case "first_sentence":
+			short = firstSentence(full)
+		}
+	}
+	if short == "" || len(short) >= len(full) {
+		return "", configured
+	}
+	return short, false
+}
+
+// firstSentence is s up to the end of its first sentence (a full stop,
+// question or exclamation mark followed by a space or the end, or a line
+// break).
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	for i, r := range s {
+		switch r {
+		case '\n':
+			return strings.TrimSpace(s[:i])
+		case '.', '?', '!':
+			if i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n' {
+				return s[:i+1]
+			}
+		}
+	}
+	return s
 }
 
 // ErrInvalidSpec is wrapped by every error Validate returns.

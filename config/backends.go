@@ -57,6 +57,16 @@ type Backend struct {
 	// MinRoles sets the minimum role of the backend's entries by name
 	// pattern: the first rule matching an entry wins, else MinRole.
 	MinRoles []MinRoleRule `yaml:"min_roles"`
+	// ShortDescriptions give the backend's entries the descriptions the
+	// compact catalogue serves (catalogue:), by name pattern: the first
+	// rule matching an entry wins. Each must be shorter than the entry's
+	// own description (a longer one is not used, and is logged).
+	ShortDescriptions []ShortDescription `yaml:"short_descriptions"`
+	// DeriveShort makes a short description for the entries no rule
+	// matches: "title" (the entry's title, or its annotations' title) or
+	// "first_sentence" (of its description); "" makes none (the compact
+	// view then serves the full description).
+	DeriveShort string `yaml:"derive_short"`
 	// Session is "shared" (the default: one upstream session for every
 	// client) or "per-client" (each client session gets its own upstream
 	// session: a child process, or an HTTP session). Stdio, http and sse.
@@ -110,6 +120,23 @@ type MinRoleRule struct {
 	// Role is the least role for the entries the rule matches.
 	Role string `yaml:"role"`
 }
+
+// ShortDescription is one rule of a backend's short_descriptions.
+type ShortDescription struct {
+	// Kind is tool, resource or prompt; empty matches every kind.
+	Kind string `yaml:"kind"`
+	// Name is a path.Match pattern over the backend's own name of the
+	// entry (before prefixing), or a resource's URI or URI template.
+	Name string `yaml:"name"`
+	// Description is the short text.
+	Description string `yaml:"description"`
+}
+
+// The ways derive_short may make a short description.
+const (
+	DeriveTitle         = "title"
+	DeriveFirstSentence = "first_sentence"
+)
 
 // Entry kinds a MinRoleRule may name.
 const (
@@ -224,6 +251,9 @@ func (c *Config) validateBackend(key string, b Backend) error {
 	}
 	if b.MinRole != "" && !c.KnownRole(b.MinRole) {
 		return bad(key+".min_role", "unknown role %q", b.MinRole)
+	}
+	if err := validateShortDescriptions(key, b); err != nil {
+		return err
 	}
 	for i, r := range b.MinRoles {
 		rk := fmt.Sprintf("%s.min_roles[%d]", key, i)
@@ -393,6 +423,32 @@ func validateBackendOAuth(key string, b Backend) error {
 	if o.TokenURL != "" {
 		if err := fetchableURL(key+".oauth.token_url", o.TokenURL); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func validateShortDescriptions(key string, b Backend) error {
+	switch b.DeriveShort {
+	case "", DeriveTitle, DeriveFirstSentence:
+	default:
+		return bad(key+".derive_short", "%q is not title or first_sentence (or empty for none)", b.DeriveShort)
+	}
+	for i, r := range b.ShortDescriptions {
+		rk := fmt.Sprintf("%s.short_descriptions[%d]", key, i)
+		switch r.Kind {
+		case "", EntryTool, EntryResource, EntryPrompt:
+		default:
+			return bad(rk+".kind", "%q is not tool, resource or prompt (or empty for any)", r.Kind)
+		}
+		if r.Name == "" {
+			return bad(rk+".name", "required (a name, or a pattern such as \"search_*\")")
+		}
+		if _, err := path.Match(r.Name, ""); err != nil {
+			return bad(rk+".name", "%q is not a valid pattern: %v", r.Name, err)
+		}
+		if strings.TrimSpace(r.Description) == "" {
+			return bad(rk+".description", "empty: a short description says what the entry does, in fewer words than its own")
 		}
 	}
 	return nil

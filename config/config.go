@@ -57,6 +57,11 @@ type Config struct {
 	Redis Redis `yaml:"redis"`
 	// Sessions configures sealed session ids (cluster.go).
 	Sessions Sessions `yaml:"sessions"`
+	// Catalogue chooses which view of the catalogue callers get: the full
+	// one (the default) or the compact one (short descriptions, schemas
+	// without prose), by role or token; /mcp/compact always serves the
+	// compact one. See catalogue.go.
+	Catalogue Catalogue `yaml:"catalogue"`
 	// OAuthClient configures the gateway as an OAuth client of the
 	// backends that demand access tokens (the authorization code flow an
 	// admin does once; see oauth_client.go).

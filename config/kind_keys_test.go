@@ -30,6 +30,8 @@ var backendKeyUse = map[string]keyUse{
 	"prefix":               {value: "p", kinds: everyKind},
 	"min_role":             {value: "editor", kinds: everyKind},
 	"min_roles":            {value: `[{name: "x*", role: viewer}]`, kinds: everyKind},
+	"short_descriptions":   {value: `[{name: "x*", description: X.}]`, kinds: everyKind},
+	"derive_short":         {value: "title", kinds: everyKind},
 	"session":              {value: "per-client", kinds: []string{BackendStdio, BackendHTTP, BackendSSE}},
 	"session_idle_timeout": {value: "1m", needs: "session: per-client", kinds: []string{BackendStdio, BackendHTTP, BackendSSE}},
 	"session_max":          {value: "3", needs: "session: per-client", kinds: []string{BackendStdio, BackendHTTP, BackendSSE}},

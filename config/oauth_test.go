@@ -134,3 +134,31 @@ func TestOAuthUpstreamErrorsNameTheKey(t *testing.T) {
 		})
 	}
 }
+
+// catalogue and a backend's short descriptions are refused, naming the
+// key, wherever they could not work.
+func TestCatalogueErrorsNameTheKey(t *testing.T) {
+	const base = "backends:\n  - name: r\n    kind: http\n    url: https://tools.example/mcp\n"
+	if _, err := Parse([]byte(base + "    short_descriptions: [{name: \"s*\", description: Search.}]\n    derive_short: title\ncatalogue: {view: compact, roles: {viewer: full}, tokens: {tok_a: compact}}\n")); err != nil {
+		t.Fatalf("a valid catalogue: %v", err)
+	}
+	for _, c := range []struct{ name, yaml, key string }{
+		{"an unknown view", "catalogue: {view: tiny}\n", "catalogue.view"},
+		{"an unknown role", "catalogue: {roles: {root: compact}}\n", "catalogue.roles.root"},
+		{"a role's unknown view", "catalogue: {roles: {viewer: tiny}}\n", "catalogue.roles.viewer"},
+		{"a token's unknown view", "catalogue: {tokens: {tok_a: tiny}}\n", "catalogue.tokens.tok_a"},
+		{"an empty short description", base + "    short_descriptions: [{name: s, description: \" \"}]\n", "backends[0].short_descriptions[0].description"},
+		{"a short description for no name", base + "    short_descriptions: [{description: S.}]\n", "backends[0].short_descriptions[0].name"},
+		{"a bad pattern", base + "    short_descriptions: [{name: \"[\", description: S.}]\n", "backends[0].short_descriptions[0].name"},
+		{"an unknown kind", base + "    short_descriptions: [{kind: tools, name: s, description: S.}]\n", "backends[0].short_descriptions[0].kind"},
+		{"an unknown derivation", base + "    derive_short: summary\n", "backends[0].derive_short"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != c.key {
+				t.Errorf("%v, want a KeyError at %s", err, c.key)
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ func (c *Config) Validate() error {
 	if err := c.validateOAuthClient(); err != nil {
 		return err
 	}
+	if err := c.validateCatalogue(); err != nil {
+		return err
+	}
 	if err := c.validateOAuth(); err != nil {
 		return err
 	}

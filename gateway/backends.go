@@ -32,6 +32,10 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 	for _, r := range b.MinRoles {
 		s.MinRoles = append(s.MinRoles, backend.RoleRule{Kind: r.Kind, Name: r.Name, Role: r.Role})
 	}
+	for _, r := range b.ShortDescriptions {
+		s.Shorts = append(s.Shorts, backend.ShortRule{Kind: r.Kind, Name: r.Name, Description: r.Description})
+	}
+	s.DeriveShort = b.DeriveShort
 	if b.Prefix == config.NoPrefix {
 		s.Prefix = relay.NoPrefix
 	}

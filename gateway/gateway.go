@@ -268,6 +268,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 	g.legacy = mcphttp.NewSSEHandler(g.server, opts)
 	mcpRoutes := http.NewServeMux()
 	mcpRoutes.Handle("/mcp", g.streamable)
+	mcpRoutes.Handle(compactPath, g.streamable) // the same sessions; the compact view (catalogue.go)
 	mcpRoutes.Handle("/sse", g.legacy)
 	mcpRoutes.Handle("/messages", g.legacy)
 
@@ -286,7 +287,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		root.Handle("/admin", console)
 		root.Handle("/admin/", console)
 	}
-	root.Handle("/", authn(g.traceHTTP(mcpRoutes)))
+	root.Handle("/", authn(g.traceHTTP(g.catalogueView(mcpRoutes))))
 	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
 	return nil
 }

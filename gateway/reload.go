@@ -10,10 +10,11 @@
 //     again; a new name is started; a name gone is stopped, and its entries
 //     leave the catalogue (clients get list_changed).
 //   - rate_limits: applied; the new rules start with full buckets.
-//   - listen, store, http, auth, roles, audit, metrics: not applied. They
-//     are bound into listeners, the store, the authenticator and the
-//     transports when the gateway is built; each one that differs is named
-//     in a warning and in the report, and its running value stays. The new
+//   - listen, store, http, auth, oauth_client, catalogue, roles, audit,
+//     metrics: not applied. They are bound into listeners, the store, the
+//     authenticator and the transports when the gateway is built; each
+//     one that differs is named in a warning and in the report, and its
+//     running value stays. The new
 //     configuration is validated with those running values in place, so a
 //     backend naming a role that only the new file defines is refused.
 //
@@ -183,6 +184,7 @@ func keepRestartOnly(next, running *config.Config) []string {
 	keep("http", next.HTTP, running.HTTP, func() { next.HTTP = running.HTTP })
 	keep("auth", next.Auth, running.Auth, func() { next.Auth = running.Auth })
 	keep("oauth_client", next.OAuthClient, running.OAuthClient, func() { next.OAuthClient = running.OAuthClient })
+	keep("catalogue", next.Catalogue, running.Catalogue, func() { next.Catalogue = running.Catalogue })
 	if !maps.Equal(next.Roles, running.Roles) { // nil and {} are the same roles
 		keys = append(keys, "roles")
 		next.Roles = running.Roles

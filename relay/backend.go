@@ -33,6 +33,12 @@ type Options struct {
 	// "prompt") and its name at the backend (before prefixing; a
 	// resource's URI or a template's pattern).
 	MinRoleFor func(kind, name string) string
+	// ShortFor, if set, gives an entry its compact-view description
+	// (mcp/compact.go) from its kind and name (as MinRoleFor's), its full
+	// description and its title; "" for none. refused reports a
+	// configured one that was not used (not shorter than the full text),
+	// which the relay logs.
+	ShortFor func(kind, name, full, title string) (short string, refused bool)
 	// Claims is the ledger shared by every backend relaying into the same
 	// front server; without a shared one, collisions between backends go
 	// unnoticed and the later backend's entry replaces the earlier one's.
@@ -69,6 +75,7 @@ type Backend struct {
 	client   *mcp.Client
 	prefix   string
 	minRole  func(kind, name string) string
+	shortFor func(kind, name, full, title string) (string, bool)
 	claims   *Claims
 	inflight *Inflight
 	router   Router
@@ -117,7 +124,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 		opts.MinRoleFor = func(string, string) string { return min }
 	}
 	return &Backend{
-		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor,
+		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments, instructions: instructionsOf(client.InitializeResult()),

@@ -24,7 +24,7 @@ func (b *Backend) addTools(s *mcp.Server, es []entry) {
 			continue
 		}
 		t := &mcp.Tool{
-			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name,
+			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name, Short: b.short("tool", e),
 			SkipValidation: true, // the backend judges its own arguments
 			Handler:        b.callTool(e.orig),
 		}
@@ -46,7 +46,8 @@ func (b *Backend) addResources(s *mcp.Server, es []entry) {
 	}
 	rs := make([]*mcp.Resource, len(es))
 	for i, e := range es {
-		rs[i] = &mcp.Resource{URI: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource}
+		rs[i] = &mcp.Resource{URI: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource,
+			Short: b.short("resource", e)}
 	}
 	if err := s.AddResources(rs...); err != nil {
 		for _, e := range es {
@@ -60,7 +61,8 @@ func (b *Backend) addResources(s *mcp.Server, es []entry) {
 // hide the others.
 func (b *Backend) addTemplates(s *mcp.Server, es []entry) {
 	for _, e := range es {
-		t := &mcp.ResourceTemplate{URITemplate: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource}
+		t := &mcp.ResourceTemplate{URITemplate: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource,
+			Short: b.short("resource", e)}
 		if err := s.AddResourceTemplates(t); err != nil {
 			b.drop(kindTemplate, e, err)
 		}
@@ -73,7 +75,8 @@ func (b *Backend) addPrompts(s *mcp.Server, es []entry) {
 	}
 	ps := make([]*mcp.Prompt, len(es))
 	for i, e := range es {
-		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Get: b.getPrompt(e.orig)}
+		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Get: b.getPrompt(e.orig),
+			Short: b.short("prompt", e)}
 	}
 	if err := s.AddPrompts(ps...); err != nil {
 		for _, e := range es {
@@ -98,4 +101,25 @@ func (b *Backend) validateAgainstListed(t *mcp.Tool, e entry) {
 		return
 	}
 	t.InputSchema, t.SkipValidation = schema, false
+}
+
+// short is e's compact-view description ("": its full one), as ShortFor
+// says; a configured one that is not shorter than the entry's own is
+// not used, and logged.
+func (b *Backend) short(kind string, e entry) string {
+	if b.shortFor == nil {
+		return ""
+	}
+	full, _ := jsonrpc.LookupString(e.def, "description")
+	title, _ := jsonrpc.LookupString(e.def, "title")
+	if title == "" {
+		if ann, err := jsonrpc.Lookup(e.def, "annotations"); err == nil && ann != nil {
+			title, _ = jsonrpc.LookupString(ann, "title")
+		}
+	}
+	short, refused := b.shortFor(kind, e.orig, full, title)
+	if refused {
+		b.log.Warn("short description not used: it is not shorter than the entry's own", "kind", kind, "name", e.orig)
+	}
+	return short
 }

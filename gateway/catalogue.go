@@ -1,0 +1,62 @@
+// catalogue.go chooses each request's view of the catalogue (package mcp,
+// compact.go): /mcp/compact always serves the compact one; elsewhere the
+// caller's token, then their role (a custom role's rule, then its base
+// role's), then catalogue.view decide. Only the list answers differ: the
+// gate, the filter by role, the audit and the metrics see the same
+// entries in both.
+
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// compactPath serves the compact view to any caller.
+const compactPath = "/mcp/compact"
+
+// viewFor is the view of the caller id.
+func (g *Gateway) viewFor(id mcp.Identity) mcp.View {
+	c := g.cfg.Catalogue
+	v, ok := c.Tokens[id.TokenID]
+	if !ok {
+		v, ok = c.Roles[id.Role]
+	}
+	if !ok {
+		if base, known := g.roles.Base(id.Role); known {
+			v, ok = c.Roles[base]
+		}
+	}
+	if !ok {
+		v = c.View
+	}
+	if v == config.ViewCompact {
+		return mcp.ViewCompact
+	}
+	return mcp.ViewFull
+}
+
+// withView gives ctx the view of its caller.
+func (g *Gateway) withView(ctx context.Context, id mcp.Identity) context.Context {
+	if v := g.viewFor(id); v != mcp.ViewFull {
+		return mcp.WithView(ctx, v)
+	}
+	return ctx
+}
+
+// catalogueView puts each request's view in its context.
+func (g *Gateway) catalogueView(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if r.URL.Path == compactPath {
+			ctx = mcp.WithView(ctx, mcp.ViewCompact)
+		} else {
+			id, _ := mcp.IdentityFrom(ctx)
+			ctx = g.withView(ctx, id)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

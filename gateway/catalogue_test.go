@@ -1,0 +1,128 @@
+package gateway_test
+
+// catalogue_test.go holds the catalogue's two views through the gateway:
+// the full one, byte for byte what the gateway served before there was a
+// compact one; the compact one at /mcp/compact and for a role configured
+// so, with the backend's short descriptions (configured by pattern, or the
+// first sentence) and its schemas without prose; the same gate and audit.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// ctBackend serves three tools whose descriptions are long and whose
+// schemas carry prose.
+func ctBackend(t *testing.T) string {
+	t.Helper()
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "ct-back", Version: "1"}})
+	schema := json.RawMessage(`{"type":"object","description":"The query.","properties":{"q":{"type":"string","description":"What to look for, in words.","minLength":1}},"required":["q"]}`)
+	ok := func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("found")}})
+	}
+	if err := back.AddTools(
+		&mcp.Tool{Name: "search", Description: "Searches every document of the index for the words given, ranking them by relevance.", InputSchema: schema, Handler: ok},
+		&mcp.Tool{Name: "fetch", Description: "Fetches one document. It reads the document by its id and returns its text.", InputSchema: schema, Handler: ok},
+		&mcp.Tool{Name: "tiny", Description: "Tiny.", InputSchema: schema, Handler: ok},
+	); err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(back, mcphttp.Options{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.CloseClientConnections(); ts.Close() })
+	return ts.URL
+}
+
+// ctList is tools/list at path for secret, raw, in a session of its own.
+func ctList(t *testing.T, e *gwEnv, path, secret string) string {
+	t.Helper()
+	rep := e.do(gwRequest{method: http.MethodPost, path: path, auth: gwBearer(secret), session: e.initialize(secret),
+		body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`})
+	if rep.status != http.StatusOK {
+		t.Fatalf("tools/list at %s: %d %s", path, rep.status, rep.body)
+	}
+	var m struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(rep.body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return string(m.Result)
+}
+
+func TestTheCatalogueHasAFullAndACompactView(t *testing.T) {
+	url := ctBackend(t)
+	// What the gateway lists with no short description nor view
+	// configured: the full view must be this, byte for byte.
+	var before string
+	t.Run("no compact view configured", func(t *testing.T) {
+		plain := gwStart(t, "backends:\n  - {name: ct, kind: http, url: \""+url+"/mcp\"}\n")
+		bkRun(t, plain.gw)
+		editor, _ := plain.token("ed", "editor")
+		trWaitTool(t, plain.dial(gwStreamable, gwBearer(editor)), "ct__tiny")
+		before = ctList(t, plain, "/mcp", editor)
+	})
+	e := gwStart(t, "backends:\n  - name: ct\n    kind: http\n    url: \""+url+"/mcp\"\n"+
+		"    short_descriptions:\n      - {name: \"sea*\", description: \"Search the index.\"}\n      - {name: tiny, description: \"Much longer than tiny.\"}\n"+
+		"    derive_short: first_sentence\ncatalogue:\n  roles: {viewer: compact}\n")
+	bkRun(t, e.gw)
+	editor, _ := e.token("ed", "editor")
+	viewer, _ := e.token("vi", "viewer")
+	trWaitTool(t, e.dial(gwStreamable, gwBearer(editor)), "ct__tiny")
+
+	full := ctList(t, e, "/mcp", editor)
+	if full != before {
+		t.Fatalf("the full view differs from the gateway's without a compact one:\n%s\n%s", full, before)
+	}
+	if !strings.Contains(full, `"description":"Searches every document`) || !strings.Contains(full, `"description":"What to look for, in words."`) {
+		t.Errorf("the full view lost a description: %s", full)
+	}
+	compact := ctList(t, e, "/mcp/compact", editor)
+	for _, want := range []string{
+		`"name":"ct__search","description":"Search the index."`,               // configured, by pattern
+		`"name":"ct__fetch","description":"Fetches one document."`,            // derived: the first sentence
+		`"name":"ct__tiny","description":"Tiny."`,                             // the configured one is longer: the full text
+		`"properties":{"q":{"type":"string","minLength":1}},"required":["q"]`, // every check, no prose
+	} {
+		if !strings.Contains(compact, want) {
+			t.Errorf("the compact view has no %s:\n%s", want, compact)
+		}
+	}
+	if strings.Contains(compact, "What to look for") || len(compact) >= len(full) {
+		t.Errorf("the compact view (%d bytes, full %d) keeps prose:\n%s", len(compact), len(full), compact)
+	}
+	if got, want := ctList(t, e, "/mcp", viewer), ctList(t, e, "/mcp/compact", viewer); got != want || !strings.Contains(got, `"description":"Search the index."`) {
+		t.Errorf("a viewer (catalogue.roles: compact) at /mcp:\n%s\nwant the compact view:\n%s", got, want)
+	}
+	if !strings.Contains(e.logs.String(), "short description not used") {
+		t.Error("the configured short description longer than its entry's was not logged")
+	}
+
+	// A call through the compact endpoint is gated and audited as any.
+	rep := e.do(gwRequest{method: http.MethodPost, path: "/mcp/compact", auth: gwBearer(viewer), session: e.initialize(viewer),
+		body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ct__search","arguments":{"q":"x"}}}`})
+	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), "found") {
+		t.Fatalf("a call at /mcp/compact: %d %s", rep.status, rep.body)
+	}
+	if err := e.closeGateway(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := e.store.TailAudit(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range recs {
+		found = found || r.Name == "ct__search" && r.Subject == "vi"
+	}
+	if !found {
+		t.Errorf("the call at /mcp/compact is not in the audit log: %+v", recs)
+	}
+}
