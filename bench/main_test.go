@@ -94,6 +94,18 @@ func TestShortRunMeasuresEveryPathAndReportsEveryFigure(t *testing.T) {
 	if len(res.Startup.EachMs) == 0 {
 		t.Error("no time to first answer")
 	}
+	wantCatalogues := 2 // the fixture and the generated one; the reference server with the peers
+	if withPeers {
+		wantCatalogues = 3
+	}
+	if len(res.Catalogues) != wantCatalogues {
+		t.Errorf("catalogues measured: %+v, want %d", res.Catalogues, wantCatalogues)
+	}
+	for _, c := range res.Catalogues {
+		if c.Tools == 0 || c.FullBytes == 0 || c.CompactBytes == 0 {
+			t.Errorf("catalogue %s: %+v", c.Catalogue, c)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(out, "results.md")); err != nil {
 		t.Error(err)
 	}

@@ -28,6 +28,9 @@ type results struct {
 	Sessions  []sessionMemory `json:"idle_sessions"`
 	Startup   startupResult   `json:"time_to_first_answer"`
 	Postgres  *pairResult     `json:"postgres_pair,omitempty"`
+	// Catalogues are the bytes of tools/list in the full and the compact
+	// view (catalogue.go).
+	Catalogues []catalogueSize `json:"catalogues"`
 }
 
 type startupResult struct {
@@ -195,6 +198,12 @@ func (r *results) markdown() string {
 	if p := r.Postgres; p != nil {
 		fmt.Fprintf(&b, "\nPostgres pair: a COPY of %d MB into PostgreSQL, median of %d: %.1f MB/s direct, %.1f MB/s through the pair (direct %v, pair %v).\n",
 			p.MB, p.Repeats, p.DirectMBps, p.PairMBps, p.EachDirect, p.EachPair)
+	}
+	if len(r.Catalogues) > 0 {
+		b.WriteString("\n| catalogue | tools | tools/list, full | compact (schemas without prose, first sentences) | compact / full |\n|---|---:|---:|---:|---:|\n")
+		for _, c := range r.Catalogues {
+			fmt.Fprintf(&b, "| %s | %d | %d B | %d B | %.2f |\n", c.Catalogue, c.Tools, c.FullBytes, c.CompactBytes, c.Ratio)
+		}
 	}
 	fmt.Fprintf(&b, "\nTime to first answer after `mcpgate serve` starts (process start → first successful tools/call): median %.1f ms (each: %v ms).\n",
 		r.Startup.MedianMs, r.Startup.EachMs)

@@ -100,6 +100,10 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	if res.Startup, err = e.startup(ctx, o); err != nil {
 		return fmt.Errorf("start-up: %w", err)
 	}
+	fmt.Fprintln(stdout, "catalogue sizes ...")
+	if res.Catalogues, err = catalogues(ctx, o.peers); err != nil {
+		return fmt.Errorf("catalogues: %w", err)
+	}
 	res.ratios()
 	return res.write(o.out, stdout)
 }

@@ -1,0 +1,183 @@
+// catalogue.go measures what a catalogue costs a client's context: the
+// bytes of tools/list in the full view and in the compact one (package
+// mcp, compact.go) — schemas without prose, and descriptions cut to
+// their first sentence as backends[].derive_short: first_sentence makes
+// them — for the fixture, the reference server (@modelcontextprotocol/
+// server-everything, when the peers are installed) and a generated
+// catalogue of 500 tools.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/backend"
+	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/stdio"
+)
+
+// catalogueSize is one catalogue's tools/list, in bytes, in each view.
+type catalogueSize struct {
+	Catalogue    string  `json:"catalogue"`
+	Tools        int     `json:"tools"`
+	FullBytes    int     `json:"full_bytes"`
+	CompactBytes int     `json:"compact_bytes"`
+	Ratio        float64 `json:"compact_over_full"`
+}
+
+// catalogues measures each catalogue it can reach.
+func catalogues(ctx context.Context, withPeers bool) ([]catalogueSize, error) {
+	var out []catalogueSize
+	fix, err := listDefinitions(ctx, fixture.New(fixture.Options{}))
+	if err != nil {
+		return nil, fmt.Errorf("the fixture: %w", err)
+	}
+	out = append(out, measureCatalogue("the fixture", fix))
+	if p, ok := peers.Find(); ok && withPeers {
+		ref, err := referenceDefinitions(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("the reference server: %w", err)
+		}
+		out = append(out, measureCatalogue("@modelcontextprotocol/server-everything", ref))
+	}
+	out = append(out, measureCatalogue("500 generated tools", generatedDefinitions(500)))
+	return out, nil
+}
+
+// measureCatalogue registers the definitions as a relay would (each as
+// it is, the short description derived from the first sentence) and
+// lists them in both views.
+func measureCatalogue(name string, defs []json.RawMessage) catalogueSize {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "bench", Version: "1"}, PageSize: 1 << 20})
+	derive := backend.Spec{DeriveShort: "first_sentence"}
+	tools := make([]*mcp.Tool, 0, len(defs))
+	for _, d := range defs {
+		n, _ := jsonrpc.LookupString(d, "name")
+		full, _ := jsonrpc.LookupString(d, "description")
+		short, _ := derive.ShortFor("tool", n, full, "")
+		tools = append(tools, &mcp.Tool{Name: n, Definition: d, Short: short, SkipValidation: true,
+			Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
+	}
+	if err := s.AddTools(tools...); err != nil {
+		panic(err) // definitions a server listed, or generated ones
+	}
+	full, compact := listBytes(s, mcp.ViewFull), listBytes(s, mcp.ViewCompact)
+	return catalogueSize{Catalogue: name, Tools: len(defs), FullBytes: full, CompactBytes: compact, Ratio: float64(compact) / float64(full)}
+}
+
+// listBytes is the size of tools/list's result in view.
+func listBytes(s *mcp.Server, view mcp.View) int {
+	res, _ := sessionList(mcp.WithView(context.Background(), view), s)
+	return len(res)
+}
+
+// listDefinitions is every tool definition s lists, raw.
+func listDefinitions(ctx context.Context, s *mcp.Server) ([]json.RawMessage, error) {
+	res, err := sessionList(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return toolsOf(res)
+}
+
+// sessionList is tools/list's result in a fresh session of s.
+func sessionList(ctx context.Context, s *mcp.Server) (json.RawMessage, error) {
+	ss := s.NewSession(mcp.SessionOptions{ID: "bench"})
+	defer ss.Close()
+	for _, m := range [][]byte{
+		jsonrpc.AppendRequest(nil, jsonrpc.ID("1"), "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)),
+		jsonrpc.AppendRequest(nil, nil, "notifications/initialized", nil),
+	} {
+		msg, err := jsonrpc.Parse(m)
+		if err != nil {
+			return nil, err
+		}
+		ss.Handle(ctx, msg, nil)
+	}
+	list, _ := jsonrpc.Parse(jsonrpc.AppendRequest(nil, jsonrpc.ID("2"), "tools/list", nil))
+	m, err := jsonrpc.Parse(ss.Handle(ctx, list, nil))
+	if err != nil {
+		return nil, err
+	}
+	if m.Result == nil {
+		return nil, fmt.Errorf("tools/list answered %s", m.Error)
+	}
+	return m.Result, nil
+}
+
+func toolsOf(result json.RawMessage) ([]json.RawMessage, error) {
+	var page struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &page); err != nil {
+		return nil, err
+	}
+	return page.Tools, nil
+}
+
+// referenceDefinitions are the reference server's tools, as it lists
+// them over stdio.
+func referenceDefinitions(ctx context.Context, p peers.Peers) ([]json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	conn, err := stdio.Command(ctx, p.Node22, []string{p.ServerEverything, "stdio"}, stdio.CommandOptions{})
+	if err != nil {
+		return nil, err
+	}
+	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "bench", Version: "1"}})
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return nil, err
+	}
+	var all []json.RawMessage
+	params := json.RawMessage(`{}`)
+	for range 100 {
+		res, err := c.Call(ctx, "tools/list", params)
+		if err != nil {
+			return nil, err
+		}
+		tools, err := toolsOf(res)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, tools...)
+		next, _ := jsonrpc.LookupString(res, "nextCursor")
+		if next == "" {
+			return all, nil
+		}
+		params = append(jsonrpc.AppendString([]byte(`{"cursor":`), next), '}')
+	}
+	return all, nil
+}
+
+// generatedDefinitions are n tools shaped like a real server's: a
+// paragraph of description, four described arguments, one of them an
+// enum, two required.
+func generatedDefinitions(n int) []json.RawMessage {
+	words := strings.Fields("search fetch create update delete list export import sync archive render summarise")
+	out := make([]json.RawMessage, n)
+	for i := range n {
+		verb := words[i%len(words)]
+		d := map[string]any{
+			"name": fmt.Sprintf("%s_item_%03d", verb, i),
+			"description": fmt.Sprintf("Runs %s on the items of collection %d. It reads the collection's index first, then applies the "+
+				"operation to every matching item, and returns a summary of what changed together with the ids it touched. Use it "+
+				"when the user asks to %s several items at once; for a single item prefer the item tools.", verb, i, verb),
+			"inputSchema": map[string]any{"type": "object", "required": []string{"collection", "query"}, "properties": map[string]any{
+				"collection": map[string]any{"type": "string", "description": "The collection's id, as the list tools return it.", "minLength": 1},
+				"query":      map[string]any{"type": "string", "description": "Which items: a query in the collection's query language.", "examples": []string{"status:open"}},
+				"limit":      map[string]any{"type": "integer", "description": "At most this many items are touched.", "minimum": 1, "maximum": 1000},
+				"mode":       map[string]any{"type": "string", "enum": []string{"dry-run", "apply"}, "description": "dry-run reports what would change; apply changes it."},
+			}},
+		}
+		out[i], _ = json.Marshal(d)
+	}
+	return out
+}
