@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/stdio"
+	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // catalogueSize is one catalogue's tools/list, in bytes, in each view.
@@ -30,6 +32,11 @@ type catalogueSize struct {
 	FullBytes    int     `json:"full_bytes"`
 	CompactBytes int     `json:"compact_bytes"`
 	Ratio        float64 `json:"compact_over_full"`
+	// SearchBytes is tools/list in the search view (no tool pinned), and
+	// SearchMicros the median time of one search over the catalogue
+	// (mcpgate_find_tools, as a viewer sees it), for the generated one.
+	SearchBytes  int     `json:"search_bytes,omitempty"`
+	SearchMicros float64 `json:"search_us,omitempty"`
 }
 
 // catalogues measures each catalogue it can reach.
@@ -47,7 +54,9 @@ func catalogues(ctx context.Context, withPeers bool) ([]catalogueSize, error) {
 		}
 		out = append(out, measureCatalogue("@modelcontextprotocol/server-everything", ref))
 	}
-	out = append(out, measureCatalogue("500 generated tools", generatedDefinitions(500)))
+	gen := measureCatalogue("500 generated tools", generatedDefinitions(500))
+	gen.SearchBytes, gen.SearchMicros = measureSearch(generatedDefinitions(500))
+	out = append(out, gen)
 	return out, nil
 }
 
@@ -70,6 +79,31 @@ func measureCatalogue(name string, defs []json.RawMessage) catalogueSize {
 	}
 	full, compact := listBytes(s, mcp.ViewFull), listBytes(s, mcp.ViewCompact)
 	return catalogueSize{Catalogue: name, Tools: len(defs), FullBytes: full, CompactBytes: compact, Ratio: float64(compact) / float64(full)}
+}
+
+// measureSearch is the size of tools/list in the search view of defs,
+// and the median time of 201 searches over them.
+func measureSearch(defs []json.RawMessage) (int, float64) {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "bench", Version: "1"}, PageSize: 1 << 20})
+	tools := toolsearch.Tools(s)
+	for _, d := range defs {
+		n, _ := jsonrpc.LookupString(d, "name")
+		tools = append(tools, &mcp.Tool{Name: n, Definition: d, SkipValidation: true,
+			Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
+	}
+	if err := s.AddTools(tools...); err != nil {
+		panic(err)
+	}
+	size := listBytes(s, mcp.ViewSearch)
+	ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: "bench", Role: "viewer"})
+	each := make([]time.Duration, 201)
+	for i := range each {
+		start := time.Now()
+		toolsearch.Search(s.SearchableTools(ctx), "apply archive to the items of collection 42", toolsearch.DefaultLimit)
+		each[i] = time.Since(start)
+	}
+	slices.Sort(each)
+	return size, float64(each[len(each)/2].Nanoseconds()) / 1e3
 }
 
 // listBytes is the size of tools/list's result in view.

@@ -204,6 +204,12 @@ func (r *results) markdown() string {
 		for _, c := range r.Catalogues {
 			fmt.Fprintf(&b, "| %s | %d | %d B | %d B | %.2f |\n", c.Catalogue, c.Tools, c.FullBytes, c.CompactBytes, c.Ratio)
 		}
+		for _, c := range r.Catalogues {
+			if c.SearchBytes > 0 {
+				fmt.Fprintf(&b, "\nTool search over %s: tools/list in the search view is %d B (the full view %d B); one search takes %.0f µs (median).\n",
+					c.Catalogue, c.SearchBytes, c.FullBytes, c.SearchMicros)
+			}
+		}
 	}
 	fmt.Fprintf(&b, "\nTime to first answer after `mcpgate serve` starts (process start → first successful tools/call): median %.1f ms (each: %v ms).\n",
 		r.Startup.MedianMs, r.Startup.EachMs)

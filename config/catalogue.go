@@ -6,12 +6,18 @@
 
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"path"
+)
 
 // The catalogue views.
 const (
 	ViewFull    = "full"
 	ViewCompact = "compact"
+	// ViewSearch lists only the pinned tools and the search mode's two:
+	// one that finds tools, one that calls them.
+	ViewSearch = "search"
 )
 
 // Catalogue chooses callers' views.
@@ -25,13 +31,36 @@ type Catalogue struct {
 	// Tokens gives a service token, by id (tok_…), its view; it wins over
 	// the token's role.
 	Tokens map[string]string `yaml:"tokens"`
+	// Pinned are the tools the search view lists beside its two, by
+	// path.Match pattern over their names as callers see them
+	// (prefix included).
+	Pinned []string `yaml:"pinned"`
+}
+
+// SearchOn reports whether any caller may get the search view: the
+// search mode's tools are registered then only.
+func (k Catalogue) SearchOn() bool {
+	if k.View == ViewSearch || len(k.Pinned) > 0 {
+		return true
+	}
+	for _, v := range k.Roles {
+		if v == ViewSearch {
+			return true
+		}
+	}
+	for _, v := range k.Tokens {
+		if v == ViewSearch {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Config) validateCatalogue() error {
 	k := c.Catalogue
 	view := func(key, v string) error {
-		if v != "" && v != ViewFull && v != ViewCompact {
-			return bad(key, "%q is not full or compact", v)
+		if v != "" && v != ViewFull && v != ViewCompact && v != ViewSearch {
+			return bad(key, "%q is not full, compact or search", v)
 		}
 		return nil
 	}
@@ -44,6 +73,11 @@ func (c *Config) validateCatalogue() error {
 		}
 		if err := view("catalogue.roles."+role, v); err != nil {
 			return err
+		}
+	}
+	for i, p := range k.Pinned {
+		if _, err := path.Match(p, ""); p == "" || err != nil {
+			return bad(fmt.Sprintf("catalogue.pinned[%d]", i), "%q is not a name or a pattern", p)
 		}
 	}
 	for id, v := range k.Tokens {

@@ -10,13 +10,18 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"path"
 
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// compactPath serves the compact view to any caller.
-const compactPath = "/mcp/compact"
+// compactPath serves the compact view to any caller; searchPath the
+// search view (when the search mode is on).
+const (
+	compactPath = "/mcp/compact"
+	searchPath  = "/mcp/search"
+)
 
 // viewFor is the view of the caller id.
 func (g *Gateway) viewFor(id mcp.Identity) mcp.View {
@@ -33,8 +38,11 @@ func (g *Gateway) viewFor(id mcp.Identity) mcp.View {
 	if !ok {
 		v = c.View
 	}
-	if v == config.ViewCompact {
+	switch v {
+	case config.ViewCompact:
 		return mcp.ViewCompact
+	case config.ViewSearch:
+		return mcp.ViewSearch
 	}
 	return mcp.ViewFull
 }
@@ -51,12 +59,25 @@ func (g *Gateway) withView(ctx context.Context, id mcp.Identity) context.Context
 func (g *Gateway) catalogueView(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if r.URL.Path == compactPath {
+		switch {
+		case r.URL.Path == compactPath:
 			ctx = mcp.WithView(ctx, mcp.ViewCompact)
-		} else {
+		case r.URL.Path == searchPath:
+			ctx = mcp.WithView(ctx, mcp.ViewSearch)
+		default:
 			id, _ := mcp.IdentityFrom(ctx)
 			ctx = g.withView(ctx, id)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// pinned reports whether the search view lists tool name.
+func (g *Gateway) pinned(name string) bool {
+	for _, p := range g.cfg.Catalogue.Pinned {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -126,3 +126,86 @@ func TestTheCatalogueHasAFullAndACompactView(t *testing.T) {
 		t.Errorf("the call at /mcp/compact is not in the audit log: %+v", recs)
 	}
 }
+
+// ctCall is one request at path in a session of secret's; the answer's
+// result or error, raw.
+func ctCall(t *testing.T, e *gwEnv, path, secret, method, params string) (result, rpcErr json.RawMessage) {
+	t.Helper()
+	rep := e.do(gwRequest{method: http.MethodPost, path: path, auth: gwBearer(secret), session: e.initialize(secret),
+		body: `{"jsonrpc":"2.0","id":3,"method":"` + method + `","params":` + params + `}`})
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if rep.status != http.StatusOK || json.Unmarshal(rep.body, &m) != nil {
+		t.Fatalf("%s at %s: %d %s", method, path, rep.status, rep.body)
+	}
+	return m.Result, m.Error
+}
+
+// The search view lists the pinned tools and the search mode's two; the
+// finder finds among what the caller may see only; the caller calls
+// through the same gate, and the audit names the tool called.
+func TestTheSearchViewFindsAndCallsThroughTheGate(t *testing.T) {
+	url := ctBackend(t)
+	e := gwStart(t, "backends:\n  - name: ct\n    kind: http\n    url: \""+url+"/mcp\"\n    min_roles: [{name: fetch, role: editor}]\n"+
+		"catalogue:\n  roles: {viewer: search}\n  pinned: [\"ct__tiny\"]\n")
+	bkRun(t, e.gw)
+	viewer, _ := e.token("vi", "viewer")
+	editor, _ := e.token("ed", "editor")
+	trWaitTool(t, e.dial(gwStreamable, gwBearer(editor)), "ct__tiny")
+
+	if got := gwNames(t, json.RawMessage(ctList(t, e, "/mcp", viewer)), "tools", "name"); strings.Join(got, " ") != "mcpgate_find_tools mcpgate_call_tool ct__tiny" {
+		t.Errorf("a viewer (catalogue.roles: search) lists %q", got)
+	}
+	if full := ctList(t, e, "/mcp", editor); strings.Contains(full, "mcpgate_find_tools") || !strings.Contains(full, "ct__fetch") {
+		t.Errorf("an editor's full view: %s", full)
+	}
+	if got := gwNames(t, json.RawMessage(ctList(t, e, "/mcp/search", editor)), "tools", "name"); strings.Join(got, " ") != "mcpgate_find_tools mcpgate_call_tool ct__tiny" {
+		t.Errorf("an editor at /mcp/search lists %q", got)
+	}
+
+	find := func(secret, query string) string {
+		t.Helper()
+		res, rpcErr := ctCall(t, e, "/mcp", secret, "tools/call", `{"name":"mcpgate_find_tools","arguments":{"query":"`+query+`"}}`)
+		if rpcErr != nil {
+			t.Fatalf("find %q: %s", query, rpcErr)
+		}
+		return string(res)
+	}
+	if got := find(viewer, "search the index"); !strings.Contains(got, `\"name\":\"ct__search\"`) || !strings.Contains(got, `\"minLength\":1`) {
+		t.Errorf("a viewer's search for the index: %s", got)
+	}
+	if got := find(viewer, "fetch one document"); strings.Contains(got, "ct__fetch") {
+		t.Errorf("a viewer found an editor's tool: %s", got)
+	}
+	if got := find(editor, "fetch one document"); !strings.Contains(got, "ct__fetch") {
+		t.Errorf("an editor's search for fetch: %s", got)
+	}
+
+	res, rpcErr := ctCall(t, e, "/mcp", viewer, "tools/call", `{"name":"mcpgate_call_tool","arguments":{"name":"ct__search","arguments":{"q":"x"}}}`)
+	if rpcErr != nil || !strings.Contains(string(res), "found") {
+		t.Fatalf("a call through the search mode: %s %s", res, rpcErr)
+	}
+	_, direct := ctCall(t, e, "/mcp", viewer, "tools/call", `{"name":"ct__fetch","arguments":{"q":"x"}}`)
+	_, through := ctCall(t, e, "/mcp", viewer, "tools/call", `{"name":"mcpgate_call_tool","arguments":{"name":"ct__fetch","arguments":{"q":"x"}}}`)
+	if direct == nil || string(direct) != string(through) {
+		t.Errorf("an editor's tool called by a viewer: directly %s, through the search mode %s", direct, through)
+	}
+	if err := e.closeGateway(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := e.store.TailAudit(context.Background(), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]int{}
+	for _, r := range recs {
+		if r.Subject == "vi" {
+			named[r.Name+"/"+r.Outcome]++
+		}
+	}
+	if named["ct__search/ok"] != 1 || named["ct__fetch/forbidden"] != 2 {
+		t.Errorf("the viewer's audit records: %v", named)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/toolsearch"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -174,7 +175,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		Unknown:   unknown,
 		// The instructions are the backends' (relay/instructions.go).
 		InstructionsFrom: claims.Instructions,
+		Pinned:           g.pinned,
 	})
+	if cfg.Catalogue.SearchOn() {
+		// The search mode's two tools (catalogue.go), before any backend's.
+		if err := g.server.AddTools(toolsearch.Tools(g.server)...); err != nil {
+			return nil, err
+		}
+	}
 	g.newStartup()
 	g.server.Use(g.awaitBackends, claims.ForwardLogLevel, claims.RelayTasks)
 	if o.Catalogue != nil {
@@ -269,6 +277,9 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 	mcpRoutes := http.NewServeMux()
 	mcpRoutes.Handle("/mcp", g.streamable)
 	mcpRoutes.Handle(compactPath, g.streamable) // the same sessions; the compact view (catalogue.go)
+	if g.cfg.Catalogue.SearchOn() {
+		mcpRoutes.Handle(searchPath, g.streamable)
+	}
 	mcpRoutes.Handle("/sse", g.legacy)
 	mcpRoutes.Handle("/messages", g.legacy)
 

@@ -27,6 +27,20 @@ const (
 	ViewFull View = iota
 	// ViewCompact is short descriptions and schemas without prose.
 	ViewCompact
+	// ViewSearch is the compact view with, for tools, only the pinned
+	// ones and the tools of the search mode (Tool.Search): a catalogue
+	// too big for any context is searched instead of listed.
+	ViewSearch
+)
+
+// viewBit is v's bit in a slot's set of views.
+func viewBit(v View) uint8 { return 1 << v }
+
+// everyView lists an entry in every view; searchOnly in the search view.
+const (
+	everyView  = 1<<ViewFull | 1<<ViewCompact | 1<<ViewSearch
+	searchOnly = 1 << ViewSearch
+	notSearch  = 1<<ViewFull | 1<<ViewCompact
 )
 
 type viewKey struct{}
@@ -199,4 +213,65 @@ func compactArguments(args json.RawMessage) json.RawMessage {
 		out = append(out, '}')
 	}
 	return append(out, ']')
+}
+
+// CallTool calls the tool name with args as if the caller had sent
+// tools/call for it: the same identity, the same progress token, through
+// the gate and the observers (the audit names name). The search mode's
+// call tool is one.
+func (r *Request) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	s := r.server()
+	if s == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: a request of no server", nil)
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	p := append(jsonrpc.AppendString([]byte(`{"name":`), name), `,"arguments":`...)
+	p = append(p, args...)
+	if meta, _ := jsonrpc.Lookup(r.Params, "_meta"); meta != nil {
+		p = append(append(p, `,"_meta":`...), meta...)
+	}
+	inner := &Request{Session: r.Session, ID: r.ID, Method: "tools/call", Params: append(p, '}'), sink: r.sink, abort: r.abort, meta: r.meta}
+	return s.serve(ctx, inner)
+}
+
+func (r *Request) server() *Server {
+	switch {
+	case r.Session != nil:
+		return r.Session.server
+	case r.meta != nil:
+		return r.meta.server
+	}
+	return nil
+}
+
+// SearchEntry is a tool the search mode may find: its name, its
+// description and its compact definition.
+type SearchEntry struct {
+	Name, Title, Description string
+	Definition               json.RawMessage // the compact view's
+}
+
+// SearchableTools are the tools the caller in ctx may see, but for the
+// search mode's own, in list order.
+func (s *Server) SearchableTools(ctx context.Context) []SearchEntry {
+	var out []SearchEntry
+	s.tools.each(func(sl *slot[*Tool]) bool {
+		if sl.views != searchOnly && sl.search != nil && s.gate.Visible(ctx, sl.entry) {
+			out = append(out, *sl.search)
+		}
+		return true
+	})
+	return out
+}
+
+// searchEntry is what the search mode knows of a tool, read once.
+func searchEntry(name string, def, compact json.RawMessage) *SearchEntry {
+	if compact == nil {
+		compact = def
+	}
+	d, _ := jsonrpc.LookupString(def, "description")
+	title, _ := jsonrpc.LookupString(def, "title")
+	return &SearchEntry{Name: name, Title: title, Description: d, Definition: compact}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -172,3 +173,64 @@ func TestTheCompactViewAndTheUnchangedFullView(t *testing.T) {
 func okCompactTool(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{"content":[]}`), nil
 }
+
+// The search view lists the search mode's tools and the pinned ones;
+// the other views never list the search mode's; CallTool serves the
+// inner tool as a tools/call for it — the gate and the observers see its
+// name — on a session and on the stateless path alike.
+func TestTheSearchViewAndCallTool(t *testing.T) {
+	var seen []string
+	obs := observerFunc(func(r *mcp.Request) {
+		if n, ok := r.EntryName(); ok {
+			seen = append(seen, n)
+		}
+	})
+	s := newServer(t, mcp.Options{Observers: []mcp.Observer{obs}, Pinned: func(n string) bool { return n == "pinned" }})
+	echo := func(_ context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(args))}})
+	}
+	if err := s.AddTools(
+		&mcp.Tool{Name: "finder", Search: true, Handler: func(ctx context.Context, r *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
+			return r.CallTool(ctx, "other", json.RawMessage(`{"x":1}`))
+		}},
+		&mcp.Tool{Name: "pinned", Handler: echo},
+		&mcp.Tool{Name: "other", Handler: echo},
+	); err != nil {
+		t.Fatal(err)
+	}
+	ss, _ := readySession(t, s)
+	names := func(view mcp.View) string {
+		ans := mustParse(t, ss.Handle(mcp.WithView(context.Background(), view), request(t, []byte(`5`), "tools/list", ""), newRecorder()))
+		var page struct{ Tools []struct{ Name string } }
+		_ = json.Unmarshal(result(t, ans), &page)
+		var out []string
+		for _, x := range page.Tools {
+			out = append(out, x.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	for view, want := range map[mcp.View]string{mcp.ViewFull: "pinned other", mcp.ViewCompact: "pinned other", mcp.ViewSearch: "finder pinned"} {
+		if got := names(view); got != want {
+			t.Errorf("view %d lists %q, want %q", view, got, want)
+		}
+	}
+	if got := s.SearchableTools(context.Background()); len(got) != 2 || got[0].Name != "pinned" || got[1].Name != "other" {
+		t.Errorf("SearchableTools: %+v", got)
+	}
+	seen = nil
+	ans := mustParse(t, ss.Handle(context.Background(), request(t, []byte(`6`), "tools/call", `{"name":"finder","arguments":{}}`), newRecorder()))
+	if !strings.Contains(string(result(t, ans)), `{\"x\":1}`) || strings.Join(seen, " ") != "finder other" {
+		t.Errorf("the inner call on a session: %s, observed %q", ans.Result, seen)
+	}
+	seen = nil
+	raw := s.ServeStateless(context.Background(), request(t, []byte(`7`), "tools/call", `{"name":"finder","arguments":{}}`), mcp.Version20250326, nil)
+	if !strings.Contains(string(raw), `{\"x\":1}`) || strings.Join(seen, " ") != "finder other" {
+		t.Errorf("the inner call stateless: %s, observed %q", raw, seen)
+	}
+}
+
+// observerFunc sees each request begin.
+type observerFunc func(*mcp.Request)
+
+func (f observerFunc) Begin(ctx context.Context, r *mcp.Request) context.Context { f(r); return ctx }
+func (f observerFunc) End(context.Context, *mcp.Request, mcp.End)                {}

@@ -20,7 +20,11 @@ type slot[T any] struct {
 	def   json.RawMessage // the entry as the list method sends it
 	// compact is the entry in the compact view (compact.go); nil: def.
 	compact json.RawMessage
-	entry   Entry
+	// views are the views that list the entry (compact.go; 0: every one).
+	views uint8
+	// search is what the search mode ranks a tool by (compact.go).
+	search *SearchEntry
+	entry  Entry
 }
 
 type registry[T any] struct {
@@ -118,7 +122,8 @@ func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field st
 	}
 	size := r.server.opts.PageSize
 	gate := r.server.gate
-	compact := ViewFrom(ctx) == ViewCompact
+	view := ViewFrom(ctx)
+	compact, bit := view != ViewFull, viewBit(view)
 	b := make([]byte, 0, 256)
 	b = append(b, '{', '"')
 	b = append(b, field...)
@@ -131,7 +136,7 @@ func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field st
 	}
 	for i := start; i < len(r.order); i++ {
 		sl := r.order[i]
-		if !gate.Visible(ctx, sl.entry) {
+		if sl.views != 0 && sl.views&bit == 0 || !gate.Visible(ctx, sl.entry) {
 			continue
 		}
 		if n == size {

@@ -37,6 +37,9 @@ type Options struct {
 	Gate Gate
 	// PageSize is the number of entries per list page (default 100).
 	PageSize int
+	// Pinned, if set, names the tools the search view lists beside the
+	// search mode's own (compact.go), by their name at this server.
+	Pinned func(name string) bool
 	// ValidationErrorsAsResults answers arguments that break a tool's input
 	// schema with an isError result (the 2025-11-25 style, so a model can
 	// correct itself) instead of JSON-RPC -32602 (the default).

@@ -45,6 +45,9 @@ type Tool struct {
 	Definition json.RawMessage
 	// Short is the description the compact view gives ("": the full one).
 	Short string
+	// Search marks a tool of the search mode: listed in the search view
+	// only (compact.go), callable in every one.
+	Search bool
 	// SkipValidation leaves argument checking to the handler (a relay lets
 	// its backend judge).
 	SkipValidation bool
@@ -92,8 +95,17 @@ func (s *Server) AddTools(tools ...*Tool) error {
 				return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 			}
 		}
-		slots = append(slots, &slot[*Tool]{value: t, def: def, compact: compactOf(def, t.Short),
-			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}})
+		views := uint8(notSearch)
+		switch {
+		case t.Search:
+			views = searchOnly
+		case s.opts.Pinned != nil && s.opts.Pinned(t.Name):
+			views = everyView
+		}
+		sl := &slot[*Tool]{value: t, def: def, compact: compactOf(def, t.Short), views: views,
+			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}}
+		sl.search = searchEntry(sl.entry.Name, def, sl.compact)
+		slots = append(slots, sl)
 	}
 	s.tools.put(slots...)
 	return nil

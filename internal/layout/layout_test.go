@@ -26,7 +26,9 @@ var layers = [][]string{
 	// control, authentication, and the observers.
 	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest",
 		// The admin console: pages over what the gateway gives it.
-		"admin"},
+		"admin",
+		// The search mode's tools, over the engine's catalogue.
+		"toolsearch"},
 	// Backends and the proxy: transports and the wire put together; what
 	// replicas share (Redis), for the gate's buckets and the transport's
 	// sessions.
@@ -47,7 +49,7 @@ var forbidden = []struct {
 	from, to []string
 }{
 	{"the protocol packages know nothing of who calls or what is recorded",
-		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "fixture", "relay", "backend", "proxy"},
+		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "fixture", "relay", "backend", "proxy", "toolsearch"},
 		[]string{"access", "auth", "audit", "metrics", "telemetry", "store", "store/sqlite", "store/postgres"}},
 	{"the observers read what the engine resolved, never the audit log or the store",
 		[]string{"metrics", "telemetry"},
