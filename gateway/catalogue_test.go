@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -207,5 +208,43 @@ func TestTheSearchViewFindsAndCallsThroughTheGate(t *testing.T) {
 	}
 	if named["ct__search/ok"] != 1 || named["ct__fetch/forbidden"] != 2 {
 		t.Errorf("the viewer's audit records: %v", named)
+	}
+}
+
+// A call through the search mode spends the caller's rate as a direct
+// call does: two callers of the same bucket shape, one calling through
+// mcpgate_call_tool and one directly, get as many calls before the
+// refusal.
+func TestACallThroughTheSearchModeSpendsTheRateOnce(t *testing.T) {
+	url := ctBackend(t)
+	e := gwStart(t, "backends:\n  - {name: ct, kind: http, url: \""+url+"/mcp\"}\ncatalogue: {view: search}\n"+
+		"rate_limits:\n  default: {rate: 0.001, burst: 4}\n")
+	bkRun(t, e.gw)
+	editor, _ := e.token("ed", "editor")
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(ctList(t, e, "/mcp/compact", editor), "ct__search"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the backend's tools never came")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	admitted := func(who, params string) int {
+		secret, _ := e.token(who, "viewer")
+		sid := e.initialize(secret)
+		for n := range 10 {
+			rep := e.do(gwRequest{method: http.MethodPost, path: "/mcp", auth: gwBearer(secret), session: sid,
+				body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":` + params + `}`})
+			if strings.Contains(string(rep.body), "rate_limited") {
+				return n
+			}
+			if !strings.Contains(string(rep.body), "found") {
+				t.Fatalf("%s's call %d: %s", who, n, rep.body)
+			}
+		}
+		return 10
+	}
+	through := admitted("through", `{"name":"mcpgate_call_tool","arguments":{"name":"ct__search","arguments":{"q":"x"}}}`)
+	direct := admitted("direct", `{"name":"ct__search","arguments":{"q":"x"}}`)
+	if through != direct || direct == 0 || direct == 10 {
+		t.Errorf("calls admitted before the refusal: %d through the search mode, %d directly", through, direct)
 	}
 }

@@ -19,10 +19,11 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// The search mode's tools.
+// The search mode's tools, and their owner (mcp.Entry.Owner).
 const (
 	FindName = "mcpgate_find_tools"
 	CallName = "mcpgate_call_tool"
+	Owner    = "mcpgate"
 )
 
 // Default and largest number of tools a search returns.
@@ -43,7 +44,7 @@ func Tools(s *mcp.Server) []*mcp.Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1,"description":"what the tool should do"},` +
 				`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"how many tools at most (default 5)"}},"required":["query"]}`),
 			Annotations: json.RawMessage(`{"readOnlyHint":true,"openWorldHint":false}`),
-			Owner:       "mcpgate",
+			Owner:       Owner,
 			Handler: func(ctx context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
 				query, _ := jsonrpc.LookupString(args, "query")
 				limit := DefaultLimit
@@ -69,7 +70,7 @@ func Tools(s *mcp.Server) []*mcp.Tool {
 				"It answers as the tool does.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"the tool's name"},` +
 				`"arguments":{"type":"object","description":"the tool's arguments, as its input schema says"}},"required":["name"]}`),
-			Owner: "mcpgate",
+			Owner: Owner,
 			Handler: func(ctx context.Context, r *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
 				name, _ := jsonrpc.LookupString(args, "name")
 				inner, _ := jsonrpc.Lookup(args, "arguments")
