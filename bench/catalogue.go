@@ -9,11 +9,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcpgate/mcpgate/backend"
@@ -21,6 +28,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/stdio"
 	"github.com/mcpgate/mcpgate/toolsearch"
 )
@@ -53,6 +61,13 @@ func catalogues(ctx context.Context, withPeers bool) ([]catalogueSize, error) {
 			return nil, fmt.Errorf("the reference server: %w", err)
 		}
 		out = append(out, measureCatalogue("@modelcontextprotocol/server-everything", ref))
+		if dir := refServerDir(p); dir != "" {
+			conf, err := conformanceRefDefinitions(ctx, p, dir)
+			if err != nil {
+				return nil, fmt.Errorf("the conformance suite's reference server: %w", err)
+			}
+			out = append(out, measureCatalogue(RefServerCatalogue, conf))
+		}
 	}
 	gen := measureCatalogue("500 generated tools", generatedDefinitions(500))
 	gen.SearchBytes, gen.SearchMicros = measureSearch(generatedDefinitions(500))
@@ -165,7 +180,12 @@ func referenceDefinitions(ctx context.Context, p peers.Peers) ([]json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "bench", Version: "1"}})
+	return listClientTools(ctx, mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "bench", Version: "1"}}))
+}
+
+// listClientTools initializes c and lists every tool of its server, raw;
+// it closes c.
+func listClientTools(ctx context.Context, c *mcp.Client) ([]json.RawMessage, error) {
 	defer c.Close()
 	if _, err := c.Initialize(ctx); err != nil {
 		return nil, err
@@ -189,6 +209,65 @@ func referenceDefinitions(ctx context.Context, p peers.Peers) ([]json.RawMessage
 		params = append(jsonrpc.AppendString([]byte(`{"cursor":`), next), '}')
 	}
 	return all, nil
+}
+
+// RefServerCatalogue names the conformance suite's reference server's row.
+const RefServerCatalogue = "the conformance suite's reference server"
+
+// refServerDir is where scripts/peers.sh installed the conformance
+// suite's reference server ("": it did not).
+func refServerDir(p peers.Peers) string {
+	dir := filepath.Join(filepath.Dir(p.Dir), "refserver")
+	if _, err := os.Stat(filepath.Join(dir, "everything-server.ts")); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// conformanceRefDefinitions are the tools of the conformance suite's
+// reference server, run on a free loopback port for the while.
+func conformanceRefDefinitions(ctx context.Context, p peers.Peers, dir string) ([]json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(p.Node22, "--require", "./loopback.cjs", "--import", "tsx", "everything-server.ts")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
+	up := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "running on") {
+				close(up)
+				break
+			}
+		}
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case <-up:
+	case <-ctx.Done():
+		return nil, errors.New("it did not start")
+	}
+	conn, err := mcphttp.DialStreamable(ctx, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), mcphttp.ClientOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return listClientTools(ctx, mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "bench", Version: "1"}}))
 }
 
 // generatedDefinitions are n tools shaped like a real server's: a
