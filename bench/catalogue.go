@@ -9,18 +9,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpgate/mcpgate/backend"
@@ -61,8 +54,8 @@ func catalogues(ctx context.Context, withPeers bool) ([]catalogueSize, error) {
 			return nil, fmt.Errorf("the reference server: %w", err)
 		}
 		out = append(out, measureCatalogue("@modelcontextprotocol/server-everything", ref))
-		if dir := refServerDir(p); dir != "" {
-			conf, err := conformanceRefDefinitions(ctx, p, dir)
+		if ref, ok := peers.FindRefServer(); ok {
+			conf, err := conformanceRefDefinitions(ctx, ref)
 			if err != nil {
 				return nil, fmt.Errorf("the conformance suite's reference server: %w", err)
 			}
@@ -214,56 +207,17 @@ func listClientTools(ctx context.Context, c *mcp.Client) ([]json.RawMessage, err
 // RefServerCatalogue names the conformance suite's reference server's row.
 const RefServerCatalogue = "the conformance suite's reference server"
 
-// refServerDir is where scripts/peers.sh installed the conformance
-// suite's reference server ("": it did not).
-func refServerDir(p peers.Peers) string {
-	dir := filepath.Join(filepath.Dir(p.Dir), "refserver")
-	if _, err := os.Stat(filepath.Join(dir, "everything-server.ts")); err != nil {
-		return ""
-	}
-	return dir
-}
-
 // conformanceRefDefinitions are the tools of the conformance suite's
 // reference server, run on a free loopback port for the while.
-func conformanceRefDefinitions(ctx context.Context, p peers.Peers, dir string) ([]json.RawMessage, error) {
+func conformanceRefDefinitions(ctx context.Context, ref peers.RefServer) ([]json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := ref.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(p.Node22, "--require", "./loopback.cjs", "--import", "tsx", "everything-server.ts")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }()
-	up := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "running on") {
-				close(up)
-				break
-			}
-		}
-		for sc.Scan() {
-		}
-	}()
-	select {
-	case <-up:
-	case <-ctx.Done():
-		return nil, errors.New("it did not start")
-	}
-	conn, err := mcphttp.DialStreamable(ctx, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), mcphttp.ClientOptions{})
+	defer stop()
+	conn, err := mcphttp.DialStreamable(ctx, url, mcphttp.ClientOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func TestShortRunMeasuresEveryPathAndReportsEveryFigure(t *testing.T) {
 	wantCatalogues := 2
 	if withPeers {
 		wantCatalogues = 3
-		if p, ok := peers.Find(); ok && refServerDir(p) != "" || os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
+		if _, ok := peers.FindRefServer(); ok || os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
 			wantCatalogues = 4
 		}
 	}

@@ -257,16 +257,8 @@ func (c *Config) validateBackend(key string, b Backend) error {
 	}
 	for i, r := range b.MinRoles {
 		rk := fmt.Sprintf("%s.min_roles[%d]", key, i)
-		switch r.Kind {
-		case "", EntryTool, EntryResource, EntryPrompt:
-		default:
-			return bad(rk+".kind", "%q is not tool, resource or prompt (or empty for any)", r.Kind)
-		}
-		if r.Name == "" {
-			return bad(rk+".name", "required (a pattern such as \"admin_*\")")
-		}
-		if _, err := path.Match(r.Name, ""); err != nil {
-			return bad(rk+".name", "%q is not a valid pattern: %v", r.Name, err)
+		if err := validateEntryRule(rk, r.Kind, r.Name, "admin_*"); err != nil {
+			return err
 		}
 		if r.Role == "" {
 			return bad(rk+".role", "required")
@@ -428,6 +420,23 @@ func validateBackendOAuth(key string, b Backend) error {
 	return nil
 }
 
+// validateEntryRule checks the kind and the name pattern of a rule over a
+// backend's entries (min_roles, short_descriptions), at key rk.
+func validateEntryRule(rk, kind, name, example string) error {
+	switch kind {
+	case "", EntryTool, EntryResource, EntryPrompt:
+	default:
+		return bad(rk+".kind", "%q is not tool, resource or prompt (or empty for any)", kind)
+	}
+	if name == "" {
+		return bad(rk+".name", "required (a name, or a pattern such as %q)", example)
+	}
+	if _, err := path.Match(name, ""); err != nil {
+		return bad(rk+".name", "%q is not a valid pattern: %v", name, err)
+	}
+	return nil
+}
+
 func validateShortDescriptions(key string, b Backend) error {
 	switch b.DeriveShort {
 	case "", DeriveTitle, DeriveFirstSentence:
@@ -436,16 +445,8 @@ func validateShortDescriptions(key string, b Backend) error {
 	}
 	for i, r := range b.ShortDescriptions {
 		rk := fmt.Sprintf("%s.short_descriptions[%d]", key, i)
-		switch r.Kind {
-		case "", EntryTool, EntryResource, EntryPrompt:
-		default:
-			return bad(rk+".kind", "%q is not tool, resource or prompt (or empty for any)", r.Kind)
-		}
-		if r.Name == "" {
-			return bad(rk+".name", "required (a name, or a pattern such as \"search_*\")")
-		}
-		if _, err := path.Match(r.Name, ""); err != nil {
-			return bad(rk+".name", "%q is not a valid pattern: %v", r.Name, err)
+		if err := validateEntryRule(rk, r.Kind, r.Name, "search_*"); err != nil {
+			return err
 		}
 		if strings.TrimSpace(r.Description) == "" {
 			return bad(rk+".description", "empty: a short description says what the entry does, in fewer words than its own")

@@ -12,15 +12,11 @@
 package gateway_test
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,46 +28,14 @@ import (
 func rfStart(t *testing.T) string {
 	t.Helper()
 	ref := peers.RequireRefServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	url, stop, err := ref.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(ref.Node22, "--require", "./loopback.cjs", "--import", "tsx", "everything-server.ts")
-	cmd.Dir = ref.Dir
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	up := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "running on") {
-				close(up)
-				break
-			}
-		}
-		for sc.Scan() { // keep the pipe drained
-		}
-	}()
-	select {
-	case <-up:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the reference server did not start")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	t.Cleanup(stop)
+	return url
 }
 
 // rfScore is each scenario's check statuses, sorted: what the suite saw.
