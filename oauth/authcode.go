@@ -336,31 +336,64 @@ func (a *Authorization) refreshAfter(ctx context.Context, refused string) string
 }
 
 // refresh renews the token with its refresh token (under a.mu); a
-// refusal drops the token set, so that the admin is asked again.
+// refusal drops the token set, so that the admin is asked again. It runs
+// inside the vault's Update: a replica that comes second finds the token
+// the first one got, and uses it, instead of presenting a refresh token
+// the authorization server has rotated away (which a server that detects
+// reuse answers by revoking the grant).
 func (a *Authorization) refresh(ctx context.Context) bool {
-	t := a.rec.Token
-	reg, ok := a.rec.Clients[t.Issuer]
-	if !ok {
-		a.rec.Token = nil
-		return false
+	stale := a.rec.Token.Access
+	refreshed := false
+	update := func(raw []byte) ([]byte, error) {
+		var rec record
+		if raw != nil {
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				return nil, err
+			}
+		} else if a.Env.Vault == nil {
+			rec = a.rec
+		}
+		a.rec = rec
+		t := rec.Token
+		switch {
+		case t == nil:
+			return nil, nil // dropped meanwhile: the admin is asked again
+		case t.Access != stale:
+			refreshed = true // another request or replica did it
+			return nil, nil
+		}
+		reg, ok := rec.Clients[t.Issuer]
+		if !ok {
+			a.rec.Token = nil
+			return json.Marshal(a.rec)
+		}
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.Refresh}, "resource": {t.Resource}}
+		tok, err := a.tokenRequest(ctx, reg, t.TokenEndpoint, form)
+		if err != nil {
+			a.fail(ctx, fmt.Sprintf("refreshing the token at %s failed: %v", t.Issuer, err))
+			a.rec.Token = nil
+			return json.Marshal(a.rec)
+		}
+		next := *t
+		next.Access, next.Expiry = tok.AccessToken, tok.Expiry
+		if tok.RefreshToken != "" {
+			next.Refresh = tok.RefreshToken // rotated
+		}
+		a.rec.Token, refreshed = &next, true
+		a.log().Info("backend token refreshed", "issuer", t.Issuer)
+		return json.Marshal(a.rec)
 	}
-	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.Refresh}, "resource": {t.Resource}}
-	tok, err := a.tokenRequest(ctx, reg, t.TokenEndpoint, form)
+	var err error
+	if a.Env.Vault == nil {
+		_, err = update(nil)
+	} else {
+		err = a.Env.Vault.Update(ctx, a.Backend, update)
+	}
 	if err != nil {
-		a.fail(ctx, fmt.Sprintf("refreshing the token at %s failed: %v", t.Issuer, err))
-		a.rec.Token = nil
-		a.save(ctx)
+		a.log().Error("backend credentials not updated", "err", err)
 		return false
 	}
-	next := *t
-	next.Access, next.Expiry = tok.AccessToken, tok.Expiry
-	if tok.RefreshToken != "" {
-		next.Refresh = tok.RefreshToken // rotated
-	}
-	a.rec.Token = &next
-	a.save(ctx)
-	a.log().Info("backend token refreshed", "issuer", t.Issuer)
-	return true
+	return refreshed && a.rec.Token != nil
 }
 
 // challenged meets a 401 or a 403 the backend answered: the admin is

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -109,6 +110,22 @@ func (m *memRecords) PutBackendCredential(_ context.Context, name string, sealed
 	return nil
 }
 
+// UpdateBackendCredential holds the lock through fn, as a store's row
+// lock does.
+func (m *memRecords) UpdateBackendCredential(_ context.Context, name string, _ time.Time, fn func([]byte) ([]byte, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next, err := fn(m.m[name])
+	if err != nil || next == nil {
+		return err
+	}
+	if m.m == nil {
+		m.m = map[string][]byte{}
+	}
+	m.m[name] = bytes.Clone(next)
+	return nil
+}
+
 var testKey = bytes.Repeat([]byte{7}, 32)
 
 func acVault(t *testing.T, records *memRecords) *oauth.SealedVault {
@@ -133,7 +150,8 @@ func (c *acClock) add(d time.Duration) {
 }
 
 func acAuthorization(r *acResource, vault oauth.Vault, clock *acClock) *oauth.Authorization {
-	env := &oauth.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now}
+	env := &oauth.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now,
+		Logger: slog.New(slog.DiscardHandler)}
 	return &oauth.Authorization{Backend: "x", Resource: r.srv.URL + "/mcp", Env: env}
 }
 
@@ -264,6 +282,49 @@ func TestStepUpAsksForTheScopesHeldAndChallengedAndNeverLoops(t *testing.T) {
 	}
 	if st := a.Status(ctx); st.Link != "" || !strings.Contains(st.Failure, "not asking the admin again") || r.is.Issued != issued {
 		t.Errorf("after refusals of a token holding the scope: %+v", st)
+	}
+}
+
+// Two replicas over one store whose token expires together refresh it
+// once: the second finds the first's new token instead of presenting the
+// refresh token the server rotated away.
+func TestReplicasRefreshTheTokenOnce(t *testing.T) {
+	r := newACResource(t)
+	records, clock := &memRecords{}, &acClock{t: time.Now()}
+	a := acAuthorization(r, acVault(t, records), clock)
+	url := r.srv.URL + "/mcp/x"
+	get(t, a, url)
+	if err := a.Callback(context.Background(), follow(t, a.Status(context.Background()).Link)); err != nil {
+		t.Fatal(err)
+	}
+	b := acAuthorization(r, acVault(t, records), clock) // another replica
+	if get(t, a, url) != http.StatusOK || get(t, b, url) != http.StatusOK {
+		t.Fatal("the replicas do not send the token")
+	}
+	issued := r.is.Issued
+	clock.add(5 * time.Minute)
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Go(func() {
+			c := &http.Client{Transport: []*oauth.Authorization{a, b}[i%2].Wrap(http.DefaultTransport)}
+			resp, err := c.Get(url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("request %d: %d", i, c)
+		}
+	}
+	if got := r.is.Issued - issued; got != 1 {
+		t.Errorf("%d refreshes at the token endpoint, want 1", got)
 	}
 }
 

@@ -21,6 +21,11 @@ type Vault interface {
 	// Load is the backend's record (nil: none).
 	Load(ctx context.Context, backend string) ([]byte, error)
 	Save(ctx context.Context, backend string, record []byte) error
+	// Update runs fn on the backend's record (nil: none) while no other
+	// Update of it runs — in this process or, for a vault in a shared
+	// store, in another replica — and saves what fn returns (nil: no
+	// change).
+	Update(ctx context.Context, backend string, fn func(record []byte) ([]byte, error)) error
 }
 
 // Records is where a SealedVault keeps its sealed records
@@ -28,6 +33,7 @@ type Vault interface {
 type Records interface {
 	BackendCredential(ctx context.Context, name string) ([]byte, error)
 	PutBackendCredential(ctx context.Context, name string, sealed []byte, at time.Time) error
+	UpdateBackendCredential(ctx context.Context, name string, at time.Time, fn func(sealed []byte) ([]byte, error)) error
 }
 
 // SealedVault seals records before Records keeps them.
@@ -69,6 +75,23 @@ func (v *SealedVault) Save(ctx context.Context, backend string, record []byte) e
 	return v.Records.PutBackendCredential(ctx, backend, v.Seal(backend, record), time.Now())
 }
 
+func (v *SealedVault) Update(ctx context.Context, backend string, fn func([]byte) ([]byte, error)) error {
+	return v.Records.UpdateBackendCredential(ctx, backend, time.Now(), func(sealed []byte) ([]byte, error) {
+		var record []byte
+		if sealed != nil {
+			var err error
+			if record, err = v.Open(backend, sealed); err != nil {
+				return nil, err
+			}
+		}
+		next, err := fn(record)
+		if err != nil || next == nil {
+			return nil, err
+		}
+		return v.Seal(backend, next), nil
+	})
+}
+
 // Seal is nonce‖ciphertext of record, bound to backend.
 func (v *SealedVault) Seal(backend string, record []byte) []byte {
 	nonce := make([]byte, v.aead.NonceSize(), v.aead.NonceSize()+len(record)+v.aead.Overhead())
@@ -100,6 +123,20 @@ func (v *MemoryVault) Load(_ context.Context, backend string) ([]byte, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.m[backend], nil
+}
+
+func (v *MemoryVault) Update(_ context.Context, backend string, fn func([]byte) ([]byte, error)) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next, err := fn(v.m[backend])
+	if err != nil || next == nil {
+		return err
+	}
+	if v.m == nil {
+		v.m = map[string][]byte{}
+	}
+	v.m[backend] = next
+	return nil
 }
 
 func (v *MemoryVault) Save(_ context.Context, backend string, record []byte) error {

@@ -20,6 +20,11 @@ type CredentialStore interface {
 	PutBackendCredential(ctx context.Context, name string, sealed []byte, at time.Time) error
 	// DeleteBackendCredential forgets a backend's record (none: no error).
 	DeleteBackendCredential(ctx context.Context, name string) error
+	// UpdateBackendCredential runs fn on a backend's sealed record (nil:
+	// none) with the record locked, and saves what fn returns (nil:
+	// nothing changes). Two replicas updating one record take turns: the
+	// second's fn sees the first's result.
+	UpdateBackendCredential(ctx context.Context, name string, at time.Time, fn func(sealed []byte) ([]byte, error)) error
 }
 
 func (s OAuthSQL) BackendCredential(ctx context.Context, name string) ([]byte, error) {
@@ -41,6 +46,37 @@ func (s OAuthSQL) PutBackendCredential(ctx context.Context, name string, sealed 
 func (s OAuthSQL) DeleteBackendCredential(ctx context.Context, name string) error {
 	return s.errorf("delete backend credential", s.Tx(ctx, func(tx SQLTx) error {
 		_, err := tx.Exec(ctx, `DELETE FROM backend_credentials WHERE name = ?`, name)
+		return err
+	}))
+}
+
+func (s OAuthSQL) UpdateBackendCredential(ctx context.Context, name string, at time.Time, fn func(sealed []byte) ([]byte, error)) error {
+	return s.errorf("update backend credential", s.Tx(ctx, func(tx SQLTx) error {
+		// A row to lock, even for a backend with no record yet: two first
+		// updates must take turns too. An empty one stands for none.
+		created, err := tx.Exec(ctx, `INSERT INTO backend_credentials (name, sealed, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO NOTHING`, name, []byte{}, at.UnixNano())
+		if err != nil {
+			return err
+		}
+		var old []byte
+		if err := tx.QueryRow(ctx, `SELECT sealed FROM backend_credentials WHERE name = ?`+s.LockRow, name).Scan(&old); err != nil {
+			return err
+		}
+		if len(old) == 0 {
+			old = nil
+		}
+		next, err := fn(old)
+		switch {
+		case err != nil:
+			return err
+		case next == nil && created > 0:
+			_, err = tx.Exec(ctx, `DELETE FROM backend_credentials WHERE name = ?`, name)
+			return err
+		case next == nil:
+			return nil
+		}
+		_, err = tx.Exec(ctx, `UPDATE backend_credentials SET sealed = ?, updated_at = ? WHERE name = ?`, next, at.UnixNano(), name)
 		return err
 	}))
 }

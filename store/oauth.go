@@ -135,6 +135,10 @@ type OAuthSQL struct {
 	Name string // "sqlite" or "postgres", for errors
 	// IsDuplicate tells a unique violation of the driver's.
 	IsDuplicate func(error) bool
+	// LockRow is what a SELECT ends with to lock the rows it reads until
+	// the transaction ends (" FOR UPDATE" on PostgreSQL; SQLite's write
+	// transactions are serial already).
+	LockRow string
 }
 
 // NumberPlaceholders turns each ? of q into $1, $2, … in order, for

@@ -71,7 +71,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool}
-	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "postgres", IsDuplicate: isUniqueViolation}
+	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "postgres", IsDuplicate: isUniqueViolation, LockRow: " FOR UPDATE"}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)

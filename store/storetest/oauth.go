@@ -28,6 +28,7 @@ var oauthTests = []struct {
 	{"OAuthRefreshRotatesAndTheReplacedOneRevokesTheGrant", testOAuthRefreshRotates},
 	{"OAuthRefreshOfARevokedOrExpiredGrantIsRefused", testOAuthRefreshRefused},
 	{"BackendCredentialRoundTripsAndIsReplacedAndDeleted", testBackendCredentialRoundTrips},
+	{"BackendCredentialUpdatesTakeTurns", testBackendCredentialUpdatesTakeTurns},
 }
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 123, time.UTC)
@@ -241,5 +242,42 @@ func testBackendCredentialRoundTrips(t *testing.T, open func(*testing.T) store.S
 	}
 	if got, err := s.BackendCredential(ctx, "y"); err != nil || !reflect.DeepEqual(got, first) {
 		t.Fatalf("the other backend's record: %q, %v", got, err)
+	}
+}
+
+// testBackendCredentialUpdatesTakeTurns: concurrent updates of one record
+// each see the one before (none is lost), nil from fn changes nothing,
+// and an error from fn leaves the record as it was.
+func testBackendCredentialUpdatesTakeTurns(t *testing.T, open func(*testing.T) store.Store) {
+	s, ctx := open(t), context.Background()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 10 {
+				if err := s.UpdateBackendCredential(ctx, "x", t0, func(old []byte) ([]byte, error) {
+					n := 0
+					if old != nil {
+						fmt.Sscan(string(old), &n)
+					}
+					return []byte(fmt.Sprint(n + 1)), nil
+				}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got, err := s.BackendCredential(ctx, "x"); err != nil || string(got) != "40" {
+		t.Fatalf("after 40 updates in 4 goroutines: %q, %v", got, err)
+	}
+	if err := s.UpdateBackendCredential(ctx, "x", t0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := s.UpdateBackendCredential(ctx, "x", t0, func([]byte) ([]byte, error) { return []byte("lost"), boom }); !errors.Is(err, boom) {
+		t.Fatalf("an update whose fn fails: %v, want its error", err)
+	}
+	if got, _ := s.BackendCredential(ctx, "x"); string(got) != "40" {
+		t.Errorf("after a no-op and a failed update: %q, want 40", got)
 	}
 }
