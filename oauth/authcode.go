@@ -42,6 +42,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -100,6 +101,11 @@ type Authorization struct {
 	// metadata's.
 	Scopes []string
 	Env    *ClientEnv
+
+	// ready: the record was loaded once; engaged: the backend has asked
+	// for OAuth (a challenge, or a record). A backend that never did is
+	// served without the lock or the vault: most backends never do.
+	ready, engaged atomic.Bool
 
 	mu      sync.Mutex
 	loaded  bool
@@ -176,10 +182,15 @@ func (a *Authorization) log() *slog.Logger {
 	return slog.Default().With("backend", a.Backend)
 }
 
-// load reads the record from the vault (under a.mu): always when there
-// is no token to send, since another replica may have finished the
-// admin's authorization.
+// load reads the record from the vault (under a.mu), once, and again
+// when force says another replica may have changed it.
 func (a *Authorization) load(ctx context.Context, force bool) {
+	defer func() {
+		if a.rec.Token != nil || a.rec.Pending != nil || len(a.rec.Clients) > 0 {
+			a.engaged.Store(true)
+		}
+		a.ready.Store(a.loaded)
+	}()
 	if a.loaded && !force {
 		return
 	}
@@ -251,6 +262,7 @@ type authTransport struct {
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a, ctx := t.a, req.Context()
 	token := a.accessToken(ctx)
+	sent := token
 	resp, err := t.base.RoundTrip(withBearer(req, token))
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
@@ -266,6 +278,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				drain(resp)
 				retry := req.Clone(ctx)
 				retry.Body = body
+				sent = fresh
 				if resp, err = t.base.RoundTrip(withBearer(retry, fresh)); err != nil || resp.StatusCode != http.StatusUnauthorized {
 					return resp, err
 				}
@@ -273,7 +286,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	a.challenged(ctx, resp.StatusCode, ch)
+	a.challenged(ctx, resp.StatusCode, ch, sent)
 	return resp, nil
 }
 
@@ -302,9 +315,14 @@ func drain(resp *http.Response) {
 // accessToken is the token to send ("": none yet), refreshed first when
 // it is about to expire.
 func (a *Authorization) accessToken(ctx context.Context) string {
+	if a.ready.Load() && !a.engaged.Load() {
+		return ""
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.load(ctx, a.rec.Token == nil)
+	// With no token, look again: another replica may have finished the
+	// admin's authorization.
+	a.load(ctx, a.rec.Token == nil && a.engaged.Load())
 	t := a.rec.Token
 	if t == nil {
 		return ""
@@ -396,14 +414,19 @@ func (a *Authorization) refresh(ctx context.Context) bool {
 	return refreshed && a.rec.Token != nil
 }
 
-// challenged meets a 401 or a 403 the backend answered: the admin is
-// asked (again) to authorize, unless a link is waiting for the scopes
-// already, or the backend refused a token that holds the very scopes it
-// challenges for.
-func (a *Authorization) challenged(ctx context.Context, status int, ch Challenge) {
+// challenged meets a 401 or a 403 the backend answered to a request that
+// carried sent: the admin is asked (again) to authorize, unless a link
+// is waiting for the scopes already, the backend refused a token that
+// holds the very scopes it challenges for, or there is a token now that
+// the refused request did not carry.
+func (a *Authorization) challenged(ctx context.Context, status int, ch Challenge, sent string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.engaged.Store(true)
 	a.load(ctx, true)
+	if t := a.rec.Token; status == http.StatusUnauthorized && t != nil && t.Access != sent {
+		return // a token this request did not carry (another replica's, or a refresh's): the next one sends it
+	}
 	var held []string
 	if t := a.rec.Token; t != nil {
 		held = strings.Fields(t.Scope)

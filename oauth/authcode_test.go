@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +27,10 @@ type acResource struct {
 	srv *httptest.Server
 	is  *oauthtest.Issuer
 	prm map[string]any
-	mu  sync.Mutex
-	got []string // the bearer tokens it accepted
+	// on401, if set, runs once before the next 401 is answered.
+	on401 func()
+	mu    sync.Mutex
+	got   []string // the bearer tokens it accepted
 }
 
 func newACResource(t *testing.T) *acResource {
@@ -45,6 +48,13 @@ func newACResource(t *testing.T) *acResource {
 	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, req *http.Request) {
 		tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 		if !ok || tok == "" {
+			r.mu.Lock()
+			hook := r.on401
+			r.on401 = nil
+			r.mu.Unlock()
+			if hook != nil {
+				hook()
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+r.srv.URL+`/.well-known/oauth-protected-resource/mcp", scope="read"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -325,6 +335,64 @@ func TestReplicasRefreshTheTokenOnce(t *testing.T) {
 	}
 	if got := r.is.Issued - issued; got != 1 {
 		t.Errorf("%d refreshes at the token endpoint, want 1", got)
+	}
+}
+
+// countingVault counts the vault's loads.
+type countingVault struct {
+	oauth.MemoryVault
+	loads atomic.Int64
+}
+
+func (v *countingVault) Load(ctx context.Context, backend string) ([]byte, error) {
+	v.loads.Add(1)
+	return v.MemoryVault.Load(ctx, backend)
+}
+
+// A backend that never asks for OAuth costs its requests no read of the
+// vault (the store) after the first.
+func TestABackendThatNeverAsksReadsTheVaultOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	t.Cleanup(srv.Close)
+	v := &countingVault{}
+	a := &oauth.Authorization{Backend: "plain", Resource: srv.URL + "/mcp", Env: &oauth.ClientEnv{
+		RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: v, Logger: slog.New(slog.DiscardHandler)}}
+	for range 20 {
+		if got := get(t, a, srv.URL+"/mcp"); got != http.StatusOK {
+			t.Fatalf("a plain backend: %d", got)
+		}
+	}
+	if n := v.loads.Load(); n != 1 {
+		t.Errorf("20 requests read the vault %d times, want once", n)
+	}
+}
+
+// A replica that sent no token, refused while another replica finished
+// the admin's authorization, takes the token that is in the store now:
+// it neither drops it nor asks the admin again.
+func TestAReplicaRefusedWithoutATokenTakesTheOneInTheStore(t *testing.T) {
+	r := newACResource(t)
+	records, clock := &memRecords{}, &acClock{t: time.Now()}
+	a := acAuthorization(r, acVault(t, records), clock)
+	b := acAuthorization(r, acVault(t, records), clock)
+	url := r.srv.URL + "/mcp/x"
+	get(t, a, url)
+	q := follow(t, a.Status(context.Background()).Link)
+	r.mu.Lock()
+	r.on401 = func() { // while b's token-less request is being refused
+		if err := a.Callback(context.Background(), q); err != nil {
+			t.Error(err)
+		}
+	}
+	r.mu.Unlock()
+	if got := get(t, b, url); got != http.StatusUnauthorized {
+		t.Fatalf("b's request: %d, want the 401 it was sent", got)
+	}
+	if st := b.Status(context.Background()); !st.Authorized || st.Link != "" {
+		t.Fatalf("after b's refusal: %+v, want a's token kept and no new link", st)
+	}
+	if got := get(t, b, url); got != http.StatusOK {
+		t.Errorf("b's next request: %d, want 200 with a's token", got)
 	}
 }
 
