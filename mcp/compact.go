@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -144,13 +145,40 @@ func appendMember(out []byte, n int, k string, v json.RawMessage) []byte {
 	return append(out, v...)
 }
 
-// compactOf is def's compact form, nil when it is def itself.
-func compactOf(def json.RawMessage, short string) json.RawMessage {
-	c := CompactDefinition(def, short)
-	if bytes.Equal(c, def) {
-		return nil
-	}
-	return c
+// derived is what the compact view and the search mode make of an
+// entry's definition, made once, when one of them first needs it: most
+// gateways serve neither, and a relayed catalogue is registered anew at
+// every sync.
+type derived struct {
+	def     json.RawMessage
+	short   string
+	once    sync.Once
+	compact json.RawMessage // nil: def itself
+	search  SearchEntry     // Name left to the caller
+}
+
+func newDerived(def json.RawMessage, short string) *derived {
+	return &derived{def: def, short: short}
+}
+
+func (d *derived) make() {
+	d.once.Do(func() {
+		if c := CompactDefinition(d.def, d.short); !bytes.Equal(c, d.def) {
+			d.compact = c
+		}
+		d.search.Description, _ = jsonrpc.LookupString(d.def, "description")
+		d.search.Title, _ = jsonrpc.LookupString(d.def, "title")
+		d.search.Definition = d.compact
+		if d.search.Definition == nil {
+			d.search.Definition = d.def
+		}
+	})
+}
+
+// compactDef is the compact form (nil: the definition itself).
+func (d *derived) compactDef() json.RawMessage {
+	d.make()
+	return d.compact
 }
 
 // CompactDefinition is an entry's list definition in the compact view:
@@ -258,20 +286,13 @@ type SearchEntry struct {
 func (s *Server) SearchableTools(ctx context.Context) []SearchEntry {
 	var out []SearchEntry
 	s.tools.each(func(sl *slot[*Tool]) bool {
-		if sl.views != searchOnly && sl.search != nil && s.gate.Visible(ctx, sl.entry) {
-			out = append(out, *sl.search)
+		if sl.views != searchOnly && s.gate.Visible(ctx, sl.entry) {
+			sl.derived.make()
+			e := sl.derived.search
+			e.Name = sl.entry.Name
+			out = append(out, e)
 		}
 		return true
 	})
 	return out
-}
-
-// searchEntry is what the search mode knows of a tool, read once.
-func searchEntry(name string, def, compact json.RawMessage) *SearchEntry {
-	if compact == nil {
-		compact = def
-	}
-	d, _ := jsonrpc.LookupString(def, "description")
-	title, _ := jsonrpc.LookupString(def, "title")
-	return &SearchEntry{Name: name, Title: title, Description: d, Definition: compact}
 }

@@ -54,7 +54,7 @@ func (s *Server) AddPrompts(ps ...*Prompt) error {
 				Meta        json.RawMessage  `json:"_meta,omitempty"`
 			}{p.Name, p.Title, p.Description, p.Arguments, p.Meta})
 		}
-		slots = append(slots, &slot[*Prompt]{value: p, def: def, compact: compactOf(def, p.Short), entry: Entry{Kind: KindPrompt, Name: p.Name, MinRole: p.MinRole, Owner: p.Owner}})
+		slots = append(slots, &slot[*Prompt]{value: p, def: def, derived: newDerived(def, p.Short), entry: Entry{Kind: KindPrompt, Name: p.Name, MinRole: p.MinRole, Owner: p.Owner}})
 	}
 	s.prompts.put(slots...)
 	return nil

@@ -18,13 +18,12 @@ import (
 type slot[T any] struct {
 	value T
 	def   json.RawMessage // the entry as the list method sends it
-	// compact is the entry in the compact view (compact.go); nil: def.
-	compact json.RawMessage
+	// derived is the entry's compact form and what the search mode ranks
+	// it by (compact.go), made when a view first needs them.
+	derived *derived
 	// views are the views that list the entry (compact.go; 0: every one).
 	views uint8
-	// search is what the search mode ranks a tool by (compact.go).
-	search *SearchEntry
-	entry  Entry
+	entry Entry
 }
 
 type registry[T any] struct {
@@ -146,8 +145,8 @@ func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field st
 		if n > 0 {
 			b = append(b, ',')
 		}
-		if compact && sl.compact != nil {
-			b = append(b, sl.compact...)
+		if c := sl.derived.compactDef(); compact && c != nil {
+			b = append(b, c...)
 		} else {
 			b = append(b, sl.def...)
 		}

@@ -72,7 +72,7 @@ func (s *Server) AddResources(rs ...*Resource) error {
 				Meta        json.RawMessage `json:"_meta,omitempty"`
 			}{r.URI, r.Name, r.Title, r.Description, r.MimeType, r.Size, r.Annotations, r.Meta})
 		}
-		slots = append(slots, &slot[*Resource]{value: r, def: def, compact: compactOf(def, r.Short), entry: Entry{Kind: KindResource, Name: r.URI, MinRole: r.MinRole, Owner: r.Owner}})
+		slots = append(slots, &slot[*Resource]{value: r, def: def, derived: newDerived(def, r.Short), entry: Entry{Kind: KindResource, Name: r.URI, MinRole: r.MinRole, Owner: r.Owner}})
 	}
 	s.resources.put(slots...)
 	return nil
@@ -106,7 +106,7 @@ func (s *Server) AddResourceTemplates(ts ...*ResourceTemplate) error {
 				Meta        json.RawMessage `json:"_meta,omitempty"`
 			}{t.URITemplate, t.Name, t.Title, t.Description, t.MimeType, t.Annotations, t.Meta})
 		}
-		slots = append(slots, &slot[*ResourceTemplate]{value: t, def: def, compact: compactOf(def, t.Short), entry: Entry{Kind: KindResource, Name: t.URITemplate, MinRole: t.MinRole, Owner: t.Owner}})
+		slots = append(slots, &slot[*ResourceTemplate]{value: t, def: def, derived: newDerived(def, t.Short), entry: Entry{Kind: KindResource, Name: t.URITemplate, MinRole: t.MinRole, Owner: t.Owner}})
 	}
 	s.templates.put(slots...)
 	return nil

@@ -102,10 +102,8 @@ func (s *Server) AddTools(tools ...*Tool) error {
 		case s.opts.Pinned != nil && s.opts.Pinned(t.Name):
 			views = everyView
 		}
-		sl := &slot[*Tool]{value: t, def: def, compact: compactOf(def, t.Short), views: views,
-			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}}
-		sl.search = searchEntry(sl.entry.Name, def, sl.compact)
-		slots = append(slots, sl)
+		slots = append(slots, &slot[*Tool]{value: t, def: def, derived: newDerived(def, t.Short), views: views,
+			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}})
 	}
 	s.tools.put(slots...)
 	return nil
