@@ -387,11 +387,7 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, c caller) 
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c caller) {
 	id := r.PostFormValue("id")
 	if err := h.src.RevokeToken(r.Context(), id); err != nil {
-		status, why := http.StatusInternalServerError, "The token was not revoked."
-		if errors.Is(err, store.ErrNotFound) {
-			status, why = http.StatusNotFound, "There is no token "+id+"."
-		}
-		h.tokensPage(w, r, c, status, nil, "", why)
+		h.notRevoked(w, r, c, "token", id, err)
 		return
 	}
 	h.log.Info("admin: token revoked", "token_id", id, "by", c.id.Subject)
@@ -403,14 +399,20 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c caller) 
 	http.Redirect(w, r, "/admin/tokens?done="+urlQuery("Revoked "+id+"."), http.StatusSeeOther)
 }
 
+// notRevoked shows the Tokens page saying why a token or a grant (what)
+// was not revoked: there is none of that id, or the store failed.
+func (h *Handler) notRevoked(w http.ResponseWriter, r *http.Request, c caller, what, id string, err error) {
+	status, why := http.StatusInternalServerError, "The "+what+" was not revoked."
+	if errors.Is(err, store.ErrNotFound) {
+		status, why = http.StatusNotFound, "There is no "+what+" "+id+"."
+	}
+	h.tokensPage(w, r, c, status, nil, "", why)
+}
+
 func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request, c caller) {
 	id := r.PostFormValue("id")
 	if err := h.src.RevokeGrant(r.Context(), id, c.id); err != nil {
-		status, why := http.StatusInternalServerError, "The grant was not revoked."
-		if errors.Is(err, store.ErrNotFound) {
-			status, why = http.StatusNotFound, "There is no grant "+id+"."
-		}
-		h.tokensPage(w, r, c, status, nil, "", why)
+		h.notRevoked(w, r, c, "grant", id, err)
 		return
 	}
 	h.log.Info("admin: grant revoked", "grant", id, "by", c.id.Subject)

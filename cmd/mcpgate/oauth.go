@@ -39,7 +39,7 @@ func oauthGrantsCommand() *cobra.Command {
 			now := time.Now()
 			for _, g := range grants {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(g.ID), printable(g.Subject), printable(g.Role),
-					printable(g.ClientName), printable(g.TokenID), g.CreatedAt.Format(time.RFC3339), grantStatus(g, now))
+					printable(g.ClientName), printable(g.TokenID), g.CreatedAt.Format(time.RFC3339), standing(g.RevokedAt, g.Active(now)))
 			}
 			return w.Flush()
 		}),
@@ -48,11 +48,13 @@ func oauthGrantsCommand() *cobra.Command {
 	return cmd
 }
 
-func grantStatus(g store.OAuthGrant, now time.Time) string {
+// standing is a token's or a grant's status column: revoked (when),
+// expired, or active.
+func standing(revokedAt time.Time, active bool) string {
 	switch {
-	case !g.RevokedAt.IsZero():
-		return "revoked " + g.RevokedAt.Format(time.RFC3339)
-	case !g.Active(now):
+	case !revokedAt.IsZero():
+		return "revoked " + revokedAt.Format(time.RFC3339)
+	case !active:
 		return "expired"
 	}
 	return "active"

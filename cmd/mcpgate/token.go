@@ -141,13 +141,7 @@ func tokenListCommand() *cobra.Command {
 			fmt.Fprintln(w, "ID\tNAME\tROLE\tCREATED\tEXPIRES\tSTATUS")
 			now := time.Now()
 			for _, t := range tokens {
-				status := "active"
-				switch {
-				case !t.RevokedAt.IsZero():
-					status = "revoked " + t.RevokedAt.Format(time.RFC3339)
-				case !t.Active(now):
-					status = "expired"
-				}
+				status := standing(t.RevokedAt, t.Active(now))
 				exp := "never"
 				if !t.ExpiresAt.IsZero() {
 					exp = t.ExpiresAt.Format(time.RFC3339)
