@@ -8,7 +8,6 @@ package gateway
 
 import (
 	"context"
-	"github.com/mcpgate/mcpgate/toolsearch"
 	"sync/atomic"
 	"time"
 
@@ -60,11 +59,6 @@ func (g *limitGate) Visible(ctx context.Context, e mcp.Entry) bool {
 }
 
 func (g *limitGate) Admit(ctx context.Context, e mcp.Entry) error {
-	// The search mode's call tool spends nothing of its own: the call it
-	// makes is admitted, and rate-limited, as a direct one would be.
-	if e.Kind == mcp.KindTool && e.Name == toolsearch.CallName && e.Owner == toolsearch.Owner && g.Visible(ctx, e) {
-		return nil
-	}
 	return g.cur.Load().gate.Admit(ctx, e)
 }
 

@@ -143,8 +143,13 @@ func gateMiddleware(g Gate) Middleware {
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
 			if t := r.Target(); t != nil && t.Found && r.refused == nil {
-				if err := g.Admit(ctx, t.Entry); err != nil {
-					return nil, err
+				// A tool that only delegates (Tool.Delegates) spends
+				// nothing of its own: the call it makes is admitted.
+				delegates := t.tool != nil && t.tool.Delegates && g.Visible(ctx, t.Entry)
+				if !delegates {
+					if err := g.Admit(ctx, t.Entry); err != nil {
+						return nil, err
+					}
 				}
 			}
 			return next.ServeMCP(ctx, r)

@@ -48,6 +48,10 @@ type Tool struct {
 	// Search marks a tool of the search mode: listed in the search view
 	// only (compact.go), callable in every one.
 	Search bool
+	// Delegates marks a tool whose handler only calls another tool
+	// (Request.CallTool): the gate admits it on sight, without spending
+	// the caller's rate, since the call it makes is admitted in full.
+	Delegates bool
 	// SkipValidation leaves argument checking to the handler (a relay lets
 	// its backend judge).
 	SkipValidation bool

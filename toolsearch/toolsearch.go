@@ -64,8 +64,9 @@ func Tools(s *mcp.Server) []*mcp.Tool {
 			},
 		},
 		{
-			Name:   CallName,
-			Search: true,
+			Name:      CallName,
+			Search:    true,
+			Delegates: true, // the gate admits the call it makes, rate and all
 			Description: "Call a tool that " + FindName + " found, by its name, with its arguments. " +
 				"It answers as the tool does.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"the tool's name"},` +
