@@ -102,7 +102,10 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a framed connection is open; one at a time", http.StatusConflict)
 		return
 	}
-	defer s.framed.Store(false)
+	// The slot is free before the end is logged, so that whoever reads the
+	// log line may dial again at once.
+	release := sync.OnceFunc(func() { s.framed.Store(false) })
+	defer release()
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		// Nothing was accepted (a probe's plain GET, a handshake the library
@@ -116,6 +119,7 @@ func (s *Server) serveFramed(w http.ResponseWriter, r *http.Request) {
 	begin.init()
 	err = wire.Serve(r.Context(), ws, framedHandler{s: s, begin: &begin}, &wire.Options{Logger: s.log, ReadLimit: -1,
 		KeepAlive: s.keepAlive, KeepAliveTimeout: s.keepAliveTimeout})
+	release()
 	s.log.Info("proxy: framed connection ended", "remote", r.RemoteAddr, "err", err)
 }
 
