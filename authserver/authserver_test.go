@@ -415,7 +415,7 @@ func TestRefreshTokensRotateAndAReuseRevokesTheGrant(t *testing.T) {
 	t.Run("a revoked grant", func(t *testing.T) {
 		client, code := r.codeFor("editor")
 		a := r.exchange(client, cb, code)
-		resp, err := http.PostForm(r.http.URL+authserver.RevokePath, url.Values{"token": {a.RefreshToken}})
+		resp, err := http.PostForm(r.http.URL+authserver.RevokePath, url.Values{"token": {a.RefreshToken}, "client_id": {client}})
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("revoke: %v %v", resp, err)
 		}
@@ -450,6 +450,67 @@ func TestRefreshTokensRotateAndAReuseRevokesTheGrant(t *testing.T) {
 			t.Errorf("%+v", b)
 		}
 	})
+}
+
+// Only the client a token was issued to may revoke it (RFC 7009 §2.1):
+// a request without client_id, or from another client, or with client
+// authentication this server does not serve, is refused and the grant
+// stays usable; the owner's revocation, by refresh or by access token,
+// holds; an unknown token is answered 200.
+func TestOnlyTheTokensClientRevokesIt(t *testing.T) {
+	r := newRig(t, nil)
+	const cb = "http://127.0.0.1:9/cb"
+	revoke := func(form url.Values, basic bool) (int, string) {
+		req, _ := http.NewRequest("POST", r.http.URL+authserver.RevokePath, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if basic {
+			req.SetBasicAuth(form.Get("client_id"), "secret")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a struct {
+			Error string `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&a)
+		return resp.StatusCode, a.Error
+	}
+	client, code := r.codeFor("editor")
+	a := r.exchange(client, cb, code)
+	other := r.register(cb)
+	for _, c := range []struct {
+		name   string
+		form   url.Values
+		basic  bool
+		status int
+		error  string
+	}{
+		{"no client_id", url.Values{"token": {a.RefreshToken}}, false, 400, "invalid_request"},
+		{"another client, by refresh token", url.Values{"token": {a.RefreshToken}, "client_id": {other}}, false, 400, "invalid_grant"},
+		{"another client, by access token", url.Values{"token": {a.AccessToken}, "client_id": {other}}, false, 400, "invalid_grant"},
+		{"client authentication", url.Values{"token": {a.RefreshToken}, "client_id": {client}}, true, 401, "invalid_client"},
+		{"an unknown token", url.Values{"token": {"mcpr_unknown"}, "client_id": {client}}, false, 200, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if status, e := revoke(c.form, c.basic); status != c.status || e != c.error {
+				t.Errorf("revoke: %d %q, want %d %q", status, e, c.status, c.error)
+			}
+			if _, _, err := r.srv.Verify(context.Background(), a.AccessToken, time.Now()); err != nil {
+				t.Errorf("the grant after a refused revocation: %v", err)
+			}
+		})
+	}
+	if status, e := revoke(url.Values{"token": {a.AccessToken}, "client_id": {client}}, false); status != 200 {
+		t.Fatalf("the owner's revocation by access token: %d %q", status, e)
+	}
+	if _, _, err := r.srv.Verify(context.Background(), a.AccessToken, time.Now()); !errors.Is(err, authserver.ErrGrantRevoked) {
+		t.Errorf("after the owner's revocation: %v", err)
+	}
+	if b := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.RefreshToken}, "client_id": {client}}); b.Error != "invalid_grant" {
+		t.Errorf("its refresh token after the revocation: %+v", b)
+	}
 }
 
 // An access token for another audience, from another issuer, or signed

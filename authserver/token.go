@@ -191,7 +191,10 @@ func (s *Server) forget(id string) {
 }
 
 // serveRevoke revokes the grant a refresh or access token of it names
-// (RFC 7009); an unknown token is answered 200 as well.
+// (RFC 7009). Only the client the token was issued to may revoke it
+// (§2.1): a public client names itself with client_id, and a token of
+// another client is refused as invalid_grant (RFC 6749 §5.2) with the
+// grant untouched. An unknown token is answered 200, as the RFC asks.
 func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	start := s.cfg.Now()
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -199,23 +202,39 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, oauthError{"invalid_request", "the body must be a form of at most 64 KiB"})
 		return
 	}
+	if _, _, basic := r.BasicAuth(); basic {
+		writeJSON(w, http.StatusUnauthorized, oauthError{"invalid_client", "only public clients are served: no client authentication"})
+		return
+	}
+	client := r.PostForm.Get("client_id")
+	if client == "" {
+		writeJSON(w, http.StatusBadRequest, oauthError{"invalid_request", "client_id names the client the token was issued to"})
+		return
+	}
 	tok := r.PostForm.Get("token")
-	id := ""
-	if g, err := s.cfg.Store.OAuthGrantByRefresh(r.Context(), hash(tok)); err == nil {
-		id = g.ID
+	var g struct{ id, client, subject, role string }
+	if found, err := s.cfg.Store.OAuthGrantByRefresh(r.Context(), hash(tok)); err == nil {
+		g.id, g.client, g.subject, g.role = found.ID, found.ClientID, found.Subject, found.Role
 	} else {
 		var c accessClaims
 		if _, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return s.cfg.Key, nil },
 			jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(s.cfg.Issuer)); err == nil {
-			id = c.Grant
+			g.id, g.client, g.subject, g.role = c.Grant, c.ClientID, c.Subject, c.Role
 		}
 	}
-	if id != "" {
-		if err := s.Revoke(r.Context(), id); err != nil {
-			s.serverError(w, "revoke a grant", err)
-			return
-		}
-		s.audit("revoke", "", id, "", "ok", start)
+	if g.id == "" {
+		w.WriteHeader(http.StatusOK)
+		return
 	}
+	if g.client != client {
+		s.audit("revoke", g.subject, g.id, g.role, "forbidden", start)
+		invalidGrant(w, "the token was issued to another client")
+		return
+	}
+	if err := s.Revoke(r.Context(), g.id); err != nil {
+		s.serverError(w, "revoke a grant", err)
+		return
+	}
+	s.audit("revoke", g.subject, g.id, g.role, "ok", start)
 	w.WriteHeader(http.StatusOK)
 }
