@@ -116,6 +116,7 @@ type Server struct {
 	byRole    map[string]string // role → the scope that grants it
 	supported []string
 	up        *upstream // nil: no upstream sign-in
+	documents documentCache
 
 	mu     sync.Mutex
 	active map[string]time.Time // grant id → until when it is taken as active

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -571,6 +572,106 @@ func TestAClientIDMetadataDocumentIsAClient(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 400 || !strings.Contains(string(page), "could not be fetched") {
 			t.Errorf("%d\n%s", resp.StatusCode, page)
+		}
+	})
+}
+
+// A metadata document is fetched once and kept as long as its
+// Cache-Control allows (five minutes when it says nothing, an hour at
+// most); no-store and no-cache keep nothing, and neither does a fetch that
+// failed.
+func TestAMetadataDocumentIsKeptAsItsAnswerAllows(t *testing.T) {
+	for _, c := range []struct {
+		rule         string
+		cacheControl string
+		kept         time.Duration // how long it is kept; 0: not at all
+	}{
+		{"no header: five minutes", "", 5 * time.Minute},
+		{"max-age", "public, max-age=60", time.Minute},
+		{"max-age above the bound: an hour", "max-age=86400", time.Hour},
+		{"no-store", "no-store", 0},
+		{"no-cache", "max-age=600, no-cache", 0},
+		{"max-age=0", "max-age=0", 0},
+		{"a malformed max-age", "max-age=soon", 0},
+	} {
+		t.Run(c.rule, func(t *testing.T) {
+			now := time.Now()
+			var clock sync.Mutex
+			r := newRig(t, func(cfg *authserver.Config) {
+				cfg.Now = func() time.Time { clock.Lock(); defer clock.Unlock(); return now }
+			})
+			var fetches atomic.Int32
+			doc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				fetches.Add(1)
+				if c.cacheControl != "" {
+					w.Header().Set("Cache-Control", c.cacheControl)
+				}
+				_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "http://" + req.Host + "/client.json",
+					"redirect_uris": []string{"http://127.0.0.1:9/cb"}})
+			}))
+			t.Cleanup(doc.Close)
+			id := doc.URL + "/client.json"
+			authorize := func() {
+				t.Helper()
+				resp, err := http.Get(r.http.URL + authserver.AuthorizePath + "?" + r.authorizeQuery(id, "http://127.0.0.1:9/cb").Encode())
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("authorize: %d", resp.StatusCode)
+				}
+			}
+			advance := func(d time.Duration) { clock.Lock(); now = now.Add(d); clock.Unlock() }
+			authorize()
+			authorize()
+			want := int32(1)
+			if c.kept == 0 {
+				want = 2
+			}
+			if n := fetches.Load(); n != want {
+				t.Fatalf("two authorizations fetched the document %d times, want %d", n, want)
+			}
+			if c.kept == 0 {
+				return
+			}
+			advance(c.kept - time.Second)
+			authorize()
+			if n := fetches.Load(); n != 1 {
+				t.Errorf("within %v: %d fetches, want 1", c.kept, n)
+			}
+			advance(2 * time.Second)
+			authorize()
+			if n := fetches.Load(); n != 2 {
+				t.Errorf("after %v: %d fetches, want 2", c.kept, n)
+			}
+		})
+	}
+	t.Run("a failed fetch is not kept", func(t *testing.T) {
+		r := newRig(t, nil)
+		var up atomic.Bool
+		doc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if !up.Load() {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "http://" + req.Host + "/client.json",
+				"redirect_uris": []string{"http://127.0.0.1:9/cb"}})
+		}))
+		t.Cleanup(doc.Close)
+		u := r.http.URL + authserver.AuthorizePath + "?" + r.authorizeQuery(doc.URL+"/client.json", "http://127.0.0.1:9/cb").Encode()
+		for i, want := range []int{400, 200} {
+			if i == 1 {
+				up.Store(true)
+			}
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("authorization %d: %d, want %d", i+1, resp.StatusCode, want)
+			}
 		}
 	})
 }

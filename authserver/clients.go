@@ -1,9 +1,10 @@
 // clients.go is how a client becomes known: by a Client ID Metadata
 // Document (its client_id is the https URL of a JSON document naming its
-// redirect URIs, fetched when it asks for authorization), or by Dynamic
-// Client Registration (RFC 7591), which stores it — within ClientLimit
-// clients and RegisterRate registrations a second, so that registration
-// cannot fill the store.
+// redirect URIs, fetched when it asks for authorization and kept as long
+// as the answer's Cache-Control allows), or by Dynamic Client
+// Registration (RFC 7591), which stores it — within ClientLimit clients
+// and RegisterRate registrations a second, so that registration cannot
+// fill the store.
 
 package authserver
 
@@ -16,7 +17,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -45,11 +48,19 @@ type errClient struct{ why string }
 
 func (e errClient) Error() string { return e.why }
 
-// lookupClient finds id: a URL is a metadata document to fetch, anything
-// else a registered client.
+// lookupClient finds id: a URL is a metadata document (cached as its
+// answer allows), anything else a registered client.
 func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
 	if strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://") {
-		return s.fetchClient(ctx, id)
+		now := s.cfg.Now()
+		if c, ok := s.documents.get(id, now); ok {
+			return c, nil
+		}
+		c, ttl, err := s.fetchClient(ctx, id)
+		if err == nil && ttl > 0 {
+			s.documents.put(id, c, now.Add(ttl))
+		}
+		return c, err
 	}
 	c, err := s.cfg.Store.OAuthClient(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -63,14 +74,15 @@ func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
 
 // fetchClient reads a Client ID Metadata Document: https (or http on
 // loopback), no redirect, at most maxMetadataBytes, JSON whose client_id
-// is the URL itself and whose redirect URIs pass checkRedirectURI.
-func (s *Server) fetchClient(ctx context.Context, id string) (client, error) {
+// is the URL itself and whose redirect URIs pass checkRedirectURI. ttl
+// is how long the answer may be kept (documentTTL).
+func (s *Server) fetchClient(ctx context.Context, id string) (_ client, ttl time.Duration, _ error) {
 	u, err := url.Parse(id)
 	if err != nil || u.Fragment != "" || u.User != nil || u.Path == "" || u.Path == "/" {
-		return client{}, errClient{"a client_id URL must have a path and no fragment or user"}
+		return client{}, 0, errClient{"a client_id URL must have a path and no fragment or user"}
 	}
 	if err := oauth.CheckFetchURL(id); err != nil {
-		return client{}, errClient{"the client metadata URL " + err.Error()}
+		return client{}, 0, errClient{"the client metadata URL " + err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -78,27 +90,97 @@ func (s *Server) fetchClient(ctx context.Context, id string) (client, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return client{}, errClient{"the client metadata document could not be fetched"}
+		return client{}, 0, errClient{"the client metadata document could not be fetched"}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return client{}, errClient{fmt.Sprintf("the client metadata document answered %d", resp.StatusCode)}
+		return client{}, 0, errClient{fmt.Sprintf("the client metadata document answered %d", resp.StatusCode)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
 	if err != nil || len(body) > maxMetadataBytes {
-		return client{}, errClient{"the client metadata document is unreadable or larger than 16 KiB"}
+		return client{}, 0, errClient{"the client metadata document is unreadable or larger than 16 KiB"}
 	}
 	var md clientMetadata
 	if err := json.Unmarshal(body, &md); err != nil {
-		return client{}, errClient{"the client metadata document is not a JSON object"}
+		return client{}, 0, errClient{"the client metadata document is not a JSON object"}
 	}
 	if md.ClientID != id {
-		return client{}, errClient{"the client metadata document names another client_id"}
+		return client{}, 0, errClient{"the client metadata document names another client_id"}
 	}
 	if err := md.check(); err != nil {
-		return client{}, err
+		return client{}, 0, err
 	}
-	return client{ID: id, Name: md.ClientName, RedirectURIs: md.RedirectURIs}, nil
+	return client{ID: id, Name: md.ClientName, RedirectURIs: md.RedirectURIs}, documentTTL(resp.Header), nil
+}
+
+// How long a metadata document is kept: as its Cache-Control says, within
+// these bounds; nothing is kept that said no-store or no-cache, or that
+// failed to fetch or check.
+const (
+	documentDefaultTTL = 5 * time.Minute
+	documentMaxTTL     = time.Hour
+	documentsKept      = 256
+)
+
+// documentTTL is how long an answer with header h may be kept.
+func documentTTL(h http.Header) time.Duration {
+	ttl := documentDefaultTTL
+	for _, d := range strings.Split(strings.ToLower(strings.Join(h.Values("Cache-Control"), ",")), ",") {
+		d = strings.TrimSpace(d)
+		switch {
+		case d == "no-store" || d == "no-cache":
+			return 0
+		case strings.HasPrefix(d, "max-age="):
+			n, err := strconv.Atoi(strings.TrimPrefix(d, "max-age="))
+			if err != nil || n < 0 {
+				return 0
+			}
+			ttl = time.Duration(n) * time.Second
+		}
+	}
+	return min(ttl, documentMaxTTL)
+}
+
+// documentCache keeps fetched metadata documents, at most documentsKept:
+// a client_id is anybody's to choose, so a full cache drops the entry
+// closest to expiry rather than grow.
+type documentCache struct {
+	mu   sync.Mutex
+	kept map[string]cachedClient
+}
+
+type cachedClient struct {
+	c     client
+	until time.Time
+}
+
+func (d *documentCache) get(id string, now time.Time) (client, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.kept[id]
+	if !ok || !now.Before(e.until) {
+		delete(d.kept, id)
+		return client{}, false
+	}
+	return e.c, true
+}
+
+func (d *documentCache) put(id string, c client, until time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.kept == nil {
+		d.kept = map[string]cachedClient{}
+	}
+	if _, ok := d.kept[id]; !ok && len(d.kept) >= documentsKept {
+		soonest := ""
+		for k, e := range d.kept {
+			if soonest == "" || e.until.Before(d.kept[soonest].until) {
+				soonest = k
+			}
+		}
+		delete(d.kept, soonest)
+	}
+	d.kept[id] = cachedClient{c, until}
 }
 
 // clientMetadata is what a client says of itself (RFC 7591 §2), the part
