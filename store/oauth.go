@@ -139,6 +139,11 @@ type OAuthSQL struct {
 	// the transaction ends (" FOR UPDATE" on PostgreSQL; SQLite's write
 	// transactions are serial already).
 	LockRow string
+	// LockClients is a statement that makes registrations take turns until
+	// the transaction ends, so that two of them cannot both see room under
+	// the limit (PostgreSQL's LOCK TABLE; "" on SQLite, whose write
+	// transactions are serial already).
+	LockClients string
 }
 
 // NumberPlaceholders turns each ? of q into $1, $2, … in order, for
@@ -184,6 +189,11 @@ func scanGrant(r Row) (OAuthGrant, error) {
 
 func (s OAuthSQL) RegisterOAuthClient(ctx context.Context, c OAuthClient, limit int) error {
 	return s.errorf("register oauth client", s.Tx(ctx, func(tx SQLTx) error {
+		if s.LockClients != "" {
+			if _, err := tx.Exec(ctx, s.LockClients); err != nil {
+				return err
+			}
+		}
 		n, err := tx.Exec(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, created_at)
 			SELECT ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM oauth_clients) < ?`,
 			c.ID, c.Name, strings.Join(c.RedirectURIs, "\n"), EncodeTime(c.CreatedAt), limit)

@@ -71,7 +71,10 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool}
-	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "postgres", IsDuplicate: isUniqueViolation, LockRow: " FOR UPDATE"}
+	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "postgres", IsDuplicate: isUniqueViolation, LockRow: " FOR UPDATE",
+		// SHARE ROW EXCLUSIVE conflicts with itself and with inserts, not
+		// with reads: registrations take turns, look-ups do not wait.
+		LockClients: "LOCK TABLE oauth_clients IN SHARE ROW EXCLUSIVE MODE"}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)

@@ -22,6 +22,7 @@ var oauthTests = []struct {
 	test func(*testing.T, func(*testing.T) store.Store)
 }{
 	{"OAuthClientRoundTripsAndRegistrationStopsAtTheLimit", testOAuthClientLimit},
+	{"OAuthRegistrationsAtOnceStopAtTheLimit", testOAuthClientLimitConcurrent},
 	{"OAuthCodeRedeemsOnceAndAReuseRevokesItsGrant", testOAuthCodeOnce},
 	{"OAuthCodeRedeemedConcurrentlyMakesOneGrant", testOAuthCodeConcurrent},
 	{"OAuthCodePastItsExpiryIsRefused", testOAuthCodeExpired},
@@ -67,6 +68,40 @@ func testOAuthClientLimit(t *testing.T, open func(*testing.T) store.Store) {
 	}
 	if _, err := s.OAuthClient(ctx, "dcr_3"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the refused client: %v, want ErrNotFound", err)
+	}
+}
+
+// testOAuthClientLimitConcurrent: registrations that arrive together (as
+// from several replicas) take turns at the limit, so that no more than
+// the limit are stored.
+func testOAuthClientLimitConcurrent(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	const limit, tries = 5, 24
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored, refused := 0, 0
+	start := make(chan struct{})
+	for i := range tries {
+		wg.Go(func() {
+			<-start
+			err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: fmt.Sprintf("dcr_%d", i), RedirectURIs: []string{"x"}, CreatedAt: t0}, limit)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				stored++
+			case errors.Is(err, store.ErrLimit):
+				refused++
+			default:
+				t.Errorf("registration %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if stored != limit || refused != tries-limit {
+		t.Errorf("%d registrations at once under a limit of %d: %d stored, %d refused", tries, limit, stored, refused)
 	}
 }
 
