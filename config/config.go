@@ -84,7 +84,9 @@ type HTTP struct {
 	// AllowedHosts are Host values accepted beyond loopback ones (DNS-rebinding
 	// protection): the names clients reach the gateway by.
 	AllowedHosts []string `yaml:"allowed_hosts"`
-	// AllowedOrigins are browser Origins accepted beyond loopback ones.
+	// AllowedOrigins are browser Origins accepted beyond loopback ones. A page
+	// on an accepted Origin may read the MCP endpoints, the OAuth metadata and
+	// the token, registration and revocation endpoints (CORS, no cookies).
 	AllowedOrigins []string `yaml:"allowed_origins"`
 	// SessionIdle ends a session nobody used for this long (default 30m).
 	SessionIdle Duration `yaml:"session_idle_timeout"`

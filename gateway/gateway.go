@@ -299,7 +299,13 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		root.Handle("/admin/", console)
 	}
 	root.Handle("/", authn(g.traceHTTP(g.catalogueView(mcpRoutes))))
-	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins})
+	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins,
+		// A browser-based client reads what it needs to connect: the MCP
+		// endpoints, the metadata, and the built-in server's token,
+		// registration and revocation. The console and the sign-in pages
+		// are same-origin only.
+		CORSPaths: []string{"/mcp", compactPath, searchPath, "/sse", "/messages", "/.well-known/",
+			authserver.TokenPath, authserver.RegisterPath, authserver.RevokePath}})
 	return nil
 }
 

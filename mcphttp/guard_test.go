@@ -110,3 +110,87 @@ func TestGuard(t *testing.T) {
 		t.Errorf("Sessions = %d, want %d (one per allowed initialize, none per refusal)", got, allowed)
 	}
 }
+
+// An accepted Origin may read the answers of the CORS paths: its
+// preflight is answered before authentication with the transports'
+// methods and the headers MCP clients send (Mcp-* by prefix, never an
+// unknown one), the answer exposes the session and authentication
+// headers, and no credentials mode is granted. A refused Origin gets 403
+// even for a preflight; other paths grant nothing.
+func TestCORS(t *testing.T) {
+	behind := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="x"`)
+			http.Error(w, "no credential", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "s1")
+		w.WriteHeader(http.StatusOK)
+	})
+	srv := httptest.NewServer(Guard(behind, GuardOptions{AllowedOrigins: []string{"https://app.example.com"},
+		CORSPaths: []string{"/mcp", "/.well-known/"}}))
+	t.Cleanup(srv.Close)
+	do := func(method, path, origin string, header http.Header) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	asks := http.Header{"Access-Control-Request-Method": {"POST"},
+		"Access-Control-Request-Headers": {"authorization,content-type,mcp-protocol-version,mcp-session-id,mcp-param-region,x-evil"}}
+	for _, c := range []struct {
+		rule, method, path, origin string
+		header                     http.Header
+		status                     int
+		allowOrigin, allowHeaders  string
+		expose                     bool
+	}{
+		{"a loopback page's preflight is answered before authentication", "OPTIONS", "/mcp", "http://localhost:6274", asks,
+			204, "http://localhost:6274", "authorization, content-type, mcp-protocol-version, mcp-session-id, mcp-param-region", false},
+		{"a configured origin's preflight too", "OPTIONS", "/mcp", "https://app.example.com", asks, 204, "https://app.example.com",
+			"authorization, content-type, mcp-protocol-version, mcp-session-id, mcp-param-region", false},
+		{"a refused origin's preflight is 403", "OPTIONS", "/mcp", "http://evil.example.com", asks, 403, "", "", false},
+		{"the answer names the origin and exposes the session header", "POST", "/mcp", "http://127.0.0.1:5173",
+			http.Header{"Authorization": {"Bearer t"}}, 200, "http://127.0.0.1:5173", "", true},
+		{"a 401 is readable, with its WWW-Authenticate", "POST", "/mcp", "http://127.0.0.1:5173", nil, 401, "http://127.0.0.1:5173", "", true},
+		{"a prefix path", "GET", "/.well-known/oauth-protected-resource", "http://127.0.0.1:5173", nil, 401, "http://127.0.0.1:5173", "", true},
+		{"a path outside the list grants nothing", "POST", "/admin/login", "http://127.0.0.1:5173", nil, 401, "", "", false},
+		{"an exact path is not a prefix", "POST", "/mcpx", "http://127.0.0.1:5173", nil, 401, "", "", false},
+		{"a preflight outside the list goes to the handler", "OPTIONS", "/admin/login", "http://127.0.0.1:5173", asks, 401, "", "", false},
+		{"no Origin, no CORS", "POST", "/mcp", "", http.Header{"Authorization": {"Bearer t"}}, 200, "", "", false},
+	} {
+		t.Run(c.rule, func(t *testing.T) {
+			resp := do(c.method, c.path, c.origin, c.header)
+			h := resp.Header
+			if resp.StatusCode != c.status || h.Get("Access-Control-Allow-Origin") != c.allowOrigin ||
+				h.Get("Access-Control-Allow-Headers") != c.allowHeaders {
+				t.Errorf("%d, allow-origin %q, allow-headers %q; want %d, %q, %q", resp.StatusCode,
+					h.Get("Access-Control-Allow-Origin"), h.Get("Access-Control-Allow-Headers"), c.status, c.allowOrigin, c.allowHeaders)
+			}
+			if got := h.Get("Access-Control-Allow-Credentials"); got != "" {
+				t.Errorf("Access-Control-Allow-Credentials: %q, want none", got)
+			}
+			exposed := h.Get("Access-Control-Expose-Headers")
+			if c.expose != (strings.Contains(exposed, "Mcp-Session-Id") && strings.Contains(exposed, "WWW-Authenticate")) {
+				t.Errorf("Access-Control-Expose-Headers: %q", exposed)
+			}
+			if c.allowOrigin != "" && !strings.Contains(h.Get("Vary"), "Origin") {
+				t.Errorf("Vary: %q, want Origin", h.Get("Vary"))
+			}
+			if c.status == 204 && (!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+				!strings.Contains(h.Get("Access-Control-Allow-Methods"), "DELETE")) {
+				t.Errorf("Access-Control-Allow-Methods: %q", h.Get("Access-Control-Allow-Methods"))
+			}
+		})
+	}
+}
