@@ -182,6 +182,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		if err := g.server.AddTools(toolsearch.Tools(g.server)...); err != nil {
 			return nil, err
 		}
+		claims.ReserveTools(toolsearch.FindName, toolsearch.CallName)
 	}
 	g.newStartup()
 	g.server.Use(g.awaitBackends, claims.ForwardLogLevel, claims.RelayTasks)

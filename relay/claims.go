@@ -41,6 +41,21 @@ func NewClaims() *Claims {
 	return &Claims{owners: map[kind]map[string]string{}, uris: map[kind]map[string]*uriClaim{}, live: map[string]*Backend{}}
 }
 
+// ownName holds the names of the front server's own entries; no backend
+// is so named (a backend's name has no spaces, backend/spec.go).
+const ownName = "(the gateway)"
+
+// ReserveTools holds names for tools of the front server's own — the
+// gateway's, not a backend's — before any backend syncs: a backend listing
+// one is renamed with its own name, or skipped, as at any collision,
+// instead of replacing the server's tool (the registry replaces an entry
+// of the same name silently).
+func (c *Claims) ReserveTools(names ...string) {
+	for _, n := range names {
+		c.claim(kindTool, n, ownName)
+	}
+}
+
 // claim gives key to backend unless another backend holds it; it returns
 // the holder.
 func (c *Claims) claim(k kind, key, backend string) (owner string, ok bool) {

@@ -338,6 +338,31 @@ func TestNameCollisionIsResolvedByTheBackendsPrefix(t *testing.T) {
 	}
 }
 
+// A tool of the front server's own, reserved in the ledger, keeps its
+// name when an unprefixed backend lists the same one: the backend's is
+// renamed with the backend's name, as at any collision, and the server's
+// own still answers.
+func TestAReservedNameStaysTheFrontsOwn(t *testing.T) {
+	var logs logBuffer
+	claims := relay.NewClaims()
+	f := newFront(t)
+	must(t, f.AddTools(&mcp.Tool{Name: "whoami", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"content":[{"type":"text","text":"the front"}]}`), nil
+	}}))
+	claims.ReserveTools("whoami")
+	b1 := relay.New("b1", connect(t, newBackendServer(t, "b1", 0).Server), relay.Options{Claims: claims, Logger: logs.logger(), Prefix: relay.NoPrefix})
+	must(t, b1.Sync(ctx, f.Server))
+	if got := toolText(t, f.result(t, "tools/call", `{"name":"whoami"}`)); got != "the front" {
+		t.Errorf("whoami answered %q, want the front's own tool", got)
+	}
+	if got := toolText(t, f.result(t, "tools/call", `{"name":"b1__whoami"}`)); got != "b1" {
+		t.Errorf("b1__whoami answered %q", got)
+	}
+	if out := logs.String(); !strings.Contains(out, "as=b1__whoami") || !strings.Contains(out, `owner="(the gateway)"`) {
+		t.Errorf("the renaming is not logged as a collision with the gateway: %s", out)
+	}
+}
+
 // A listed tool whose x-mcp-header annotations break SEP-2243's rules is
 // left out of the front, as a 2026-07-28 client must leave it out, and
 // alone: the backend's other tools are relayed. A valid annotation is
