@@ -8,13 +8,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/oauth"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/relay"
 )
 
@@ -84,6 +86,10 @@ type Backend struct {
 	sessions *sessionPool
 	// era is what the backend's server was learned to speak (era.go).
 	era eraCache
+	// oauthClient is the HTTP client of every connection and upstream
+	// session, made at the first: its token is the backend's, asked for
+	// once and renewed as it expires, not once per connection.
+	oauthClient func() *http.Client
 }
 
 // New returns a backend relaying spec's server into front; claims is the
@@ -94,13 +100,17 @@ func New(spec Spec, front *mcp.Server, claims *relay.Claims, opts Options) *Back
 	if claims == nil {
 		claims = relay.NewClaims()
 	}
-	return &Backend{
+	b := &Backend{
 		spec: spec, front: front, claims: claims, opts: opts,
 		log:     opts.Logger.With("backend", spec.Name),
 		secrets: spec.secrets(),
 		changed: newSignal(),
 		status:  Status{Name: spec.Name, Kind: spec.Kind, Since: time.Now()},
 	}
+	if spec.OAuth != nil {
+		b.oauthClient = sync.OnceValue(func() *http.Client { return spec.OAuth.Client(mcphttp.DefaultHTTPClient(), spec.URL) })
+	}
+	return b
 }
 
 // Name is the backend's name.

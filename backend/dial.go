@@ -48,8 +48,8 @@ func (b *Backend) httpOptions() mcphttp.ClientOptions {
 	s := b.spec
 	o := mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
 	switch {
-	case s.OAuth != nil:
-		o.HTTPClient = s.OAuth.Client(mcphttp.DefaultHTTPClient(), s.URL)
+	case b.oauthClient != nil:
+		o.HTTPClient = b.oauthClient()
 	case s.Authorization != nil:
 		o.WrapTransport = s.Authorization.Wrap
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/stdio"
 )
 
@@ -626,5 +627,41 @@ func TestPerClientOpenFailureNamesTheBackendAndHidesSecrets(t *testing.T) {
 	}
 	if n := f.b.OpenSessions(); n != 0 {
 		t.Errorf("OpenSessions = %d after a failed open", n)
+	}
+}
+
+// An http backend per client with a client credentials token: every
+// upstream session — the shared one and one per front session — carries
+// the one token the backend got, asked for once, not a token per session.
+func TestPerClientHTTPSessionsShareOneClientCredentialsToken(t *testing.T) {
+	var issued atomic.Int32
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := issued.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"tok-%d","token_type":"Bearer","expires_in":3600}`, n)
+	}))
+	t.Cleanup(tokens.Close)
+	up := mcphttp.NewHandler(sessionsServer(func(r *mcp.Request) string { return "session=" + r.Session.ID() }), mcphttp.Options{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer tok-") {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		up.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
+
+	f := newHTTPFront(t, backend.Spec{Name: "web", Kind: backend.KindHTTP, URL: ts.URL, Session: backend.SessionPerClient,
+		OAuth: &oauth.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret", TokenURL: tokens.URL}}, mcphttp.Options{})
+	seen := map[string]bool{}
+	for _, name := range []string{"a", "b", "c"} {
+		id, _ := f.connect(t, name).who(t, "web__who")
+		seen[id] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("three front sessions reached %d upstream sessions, want 3", len(seen))
+	}
+	if n := issued.Load(); n != 1 {
+		t.Errorf("four upstream sessions asked for %d tokens, want 1", n)
 	}
 }
