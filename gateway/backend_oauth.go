@@ -10,6 +10,7 @@
 package gateway
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -55,6 +56,12 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 	b := &backendOAuth{byName: map[string]*oauth.Authorization{}}
 	b.env = &oauth.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
 		ClientMetadataURL: o.ClientMetadataURL, Vault: vault, Logger: g.log}
+	if key != nil {
+		// Replicas that share the vault's key sign states alike, so that
+		// a callback may land on any of them; the key itself signs nothing.
+		sum := sha256.Sum256(append([]byte("mcpgate backend oauth states\x00"), key...))
+		b.env.StateKey = sum[:]
+	}
 	if b.env.ClientMetadataURL == "" {
 		if u, err := url.Parse(b.redirectURL(g.cfg)); err == nil && u.Scheme == "https" {
 			b.env.ClientMetadataURL = u.Scheme + "://" + u.Host + oauth.ClientMetadataPath

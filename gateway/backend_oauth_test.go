@@ -17,19 +17,24 @@ import (
 	"encoding/json"
 	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 // boBackend is an MCP server that takes only access tokens its issuer
@@ -167,4 +172,77 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	if strings.Contains(string(sealed), last) || strings.Contains(string(sealed), "client_id") {
 		t.Error("the store holds the backend's token in the clear")
 	}
+}
+
+// The admin's answer may land on another replica than the one that made
+// the link: replicas that share the store and the oauth_client key sign
+// states alike, so the other one completes the authorization, and its
+// backend comes up with the token.
+func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
+	is := oauthtest.New(t, "")
+	back := newBOBackend(t, is)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "backends:\n  - {name: x, kind: http, url: \"" + back.url + "\"}\noauth_client: {key_file: \"" + keyFile + "\"}\n"
+	a := gwStart(t, yaml)
+	a.gw.Listening(strings.TrimPrefix(a.base, "http://"))
+	bkRun(t, a.gw)
+	var link string
+	openRE := regexp.MustCompile(`"open":"([^"]+)"`)
+	gwWaitFor(t, "replica a's link in its log", func() bool {
+		if m := openRE.FindStringSubmatch(a.logs.String()); m != nil {
+			var err error
+			link, err = strconv.Unquote(`"` + m[1] + `"`)
+			return err == nil
+		}
+		return false
+	})
+
+	ctx := gwContext(t)
+	st, err := sqlite.Open(ctx, a.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b, err := gateway.New(ctx, a.cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler),
+		Info: mcp.Implementation{Name: "replica-b", Version: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bBase := bkServe(t, b)
+
+	// The authorization server sends the browser to replica a's callback;
+	// a load balancer sends it to b.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back2a, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || back2a.Path != "/oauth/callback" {
+		t.Fatalf("the authorization server's answer: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = http.Get(bBase + "/oauth/callback?" + back2a.RawQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Authorized") {
+		t.Fatalf("replica b's callback: %d\n%s", resp.StatusCode, page)
+	}
+	admin := mcp.WithIdentity(ctx, mcp.Identity{Subject: "t", Role: "admin"})
+	gwWaitFor(t, "x__ping on replica b", func() bool {
+		for _, e := range b.Server().Catalogue(admin) {
+			if e.Name == "x__ping" {
+				return true
+			}
+		}
+		return false
+	})
 }

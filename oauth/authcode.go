@@ -28,7 +28,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -76,7 +78,34 @@ type ClientEnv struct {
 	HTTP   *http.Client
 	Logger *slog.Logger
 	Now    func() time.Time
+	// StateKey signs the states the gateway sends (HMAC-SHA256), so that
+	// a callback whose state this gateway did not make is refused before
+	// any record is read or lock taken: the callback is anybody's to call.
+	// Replicas that share a vault share it. nil: a key of this process's.
+	StateKey []byte
+
+	stateOnce sync.Once
+	stateKey  []byte
 }
+
+// stateTag is the signature of a state's backend and nonce.
+func (e *ClientEnv) stateTag(backend string, nonce []byte) []byte {
+	e.stateOnce.Do(func() {
+		e.stateKey = e.StateKey
+		if len(e.stateKey) == 0 {
+			e.stateKey = make([]byte, 32)
+			_, _ = rand.Read(e.stateKey)
+		}
+	})
+	m := hmac.New(sha256.New, e.stateKey)
+	m.Write([]byte(backend))
+	m.Write([]byte{0})
+	m.Write(nonce)
+	return m.Sum(nil)[:stateTagBytes]
+}
+
+// A state's nonce and tag: 16 random bytes and 16 of the signature.
+const stateNonceBytes, stateTagBytes = 16, 16
 
 // CallbackPath is where the gateway takes the authorization server's
 // answer; ClientMetadataPath where it serves its Client ID Metadata
@@ -525,11 +554,26 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 }
 
 // newState is the authorization's state: the backend's name (for the
-// callback to find it) and 32 random bytes.
+// callback to find it), 16 random bytes, and their signature.
 func (a *Authorization) newState() string {
-	b := make([]byte, 32)
+	b := make([]byte, stateNonceBytes, stateNonceBytes+stateTagBytes)
 	_, _ = rand.Read(b)
+	b = append(b, a.Env.stateTag(a.Backend, b)...)
 	return base64.RawURLEncoding.EncodeToString([]byte(a.Backend)) + "." + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// signedState reports whether state is one this gateway made for the
+// backend: its signature checks out.
+func (a *Authorization) signedState(state string) bool {
+	name, rest, ok := strings.Cut(state, ".")
+	if !ok || name != base64.RawURLEncoding.EncodeToString([]byte(a.Backend)) {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil || len(b) != stateNonceBytes+stateTagBytes {
+		return false
+	}
+	return hmac.Equal(b[stateNonceBytes:], a.Env.stateTag(a.Backend, b[:stateNonceBytes]))
 }
 
 // StateBackend is the backend a callback's state names ("": none).
@@ -673,6 +717,9 @@ func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirec
 // iss compared exactly (RFC 9207), the code redeemed with the PKCE
 // verifier. The error says why not, without a secret.
 func (a *Authorization) Callback(ctx context.Context, q url.Values) error {
+	if !a.signedState(q.Get("state")) {
+		return errors.New("the state is not one this gateway made for this backend")
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.load(ctx, true)

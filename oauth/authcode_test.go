@@ -407,10 +407,14 @@ func TestCallbackRefusesWhatItShould(t *testing.T) {
 		mangle func(q url.Values, clock *acClock)
 		want   string
 	}{
-		{"AnotherState", nil, func(q url.Values, _ *acClock) { q.Set("state", q.Get("state")+"x") }, "state does not match"},
+		{"AnotherState", nil, func(q url.Values, _ *acClock) { q.Set("state", q.Get("state")+"x") }, "not one this gateway made"},
 		{"AStateOfAnotherBackend", nil, func(q url.Values, _ *acClock) {
 			q.Set("state", "eQ."+strings.SplitN(q.Get("state"), ".", 2)[1])
-		}, "state does not match"},
+		}, "not one this gateway made"},
+		{"AForgedStateOfTheRightShape", nil, func(q url.Values, _ *acClock) {
+			q.Set("state", "eA."+base64.RawURLEncoding.EncodeToString(make([]byte, 32)))
+		}, "not one this gateway made"},
+		{"NoState", nil, func(q url.Values, _ *acClock) { q.Del("state") }, "not one this gateway made"},
 		{"AnIssOfAnotherServer", nil, func(q url.Values, _ *acClock) { q.Set("iss", "https://evil.example.com") }, "is not the authorization server's issuer"},
 		{"AnIssWithATrailingSlash", nil, func(q url.Values, _ *acClock) { q.Set("iss", q.Get("iss")+"/") }, "is not the authorization server's issuer"},
 		{"NoIssFromAServerThatSendsIt", map[string]any{"authorization_response_iss_parameter_supported": true},
@@ -451,6 +455,54 @@ func TestCallbackRefusesWhatItShould(t *testing.T) {
 			t.Errorf("the answer again: %v, want it refused", err)
 		}
 	})
+}
+
+// A callback whose state the gateway did not sign is refused before the
+// record is read (the callback is anybody's to call: a flood of bogus
+// answers must not become a flood of store reads); one it signed but that
+// is not the waiting one is refused after. Replicas with one StateKey
+// take each other's states.
+func TestAnUnsignedStateIsRefusedWithoutAStoreRead(t *testing.T) {
+	r := newACResource(t)
+	vault := &countingVault{}
+	a := acAuthorization(r, vault, &acClock{t: time.Now()})
+	get(t, a, r.srv.URL+"/mcp/x")
+	q := follow(t, a.Status(context.Background()).Link)
+	before := vault.loads.Load()
+	forged := url.Values{"state": {"eA." + base64.RawURLEncoding.EncodeToString(make([]byte, 32))}, "code": {"c"}, "iss": {r.is.ID}}
+	for range 100 {
+		if err := a.Callback(context.Background(), forged); err == nil {
+			t.Fatal("a forged state was taken")
+		}
+	}
+	if n := vault.loads.Load() - before; n != 0 {
+		t.Errorf("100 forged callbacks read the vault %d times, want 0", n)
+	}
+
+	// Another Authorization of the same backend and vault — another
+	// replica — with its own key of the process refuses the state; with
+	// the same StateKey, it completes the authorization.
+	other := acAuthorization(r, vault, &acClock{t: time.Now()})
+	if err := other.Callback(context.Background(), q); err == nil || !strings.Contains(err.Error(), "not one this gateway made") {
+		t.Fatalf("a replica with another state key: %v", err)
+	}
+
+	r2 := newACResource(t)
+	vault2 := &countingVault{}
+	shared := []byte("a state key both replicas derive from one vault key")
+	replica := func() *oauth.Authorization {
+		x := acAuthorization(r2, vault2, &acClock{t: time.Now()})
+		x.Env.StateKey = shared
+		return x
+	}
+	first, second := replica(), replica()
+	get(t, first, r2.srv.URL+"/mcp/x")
+	if err := second.Callback(context.Background(), follow(t, first.Status(context.Background()).Link)); err != nil {
+		t.Fatalf("a replica with the shared state key: %v", err)
+	}
+	if st := second.Status(context.Background()); !st.Authorized {
+		t.Errorf("after the other replica's callback: %+v", st)
+	}
 }
 
 // TestDiscoveryRefusesWhatItShould: metadata that would send the token
