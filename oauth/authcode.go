@@ -453,6 +453,7 @@ func (a *Authorization) challenged(ctx context.Context, status int, ch Challenge
 	defer a.mu.Unlock()
 	a.engaged.Store(true)
 	a.load(ctx, true)
+	loaded := a.rec.Token // what the store held: a token other than it, when this link is stored, is another replica's
 	if t := a.rec.Token; status == http.StatusUnauthorized && t != nil && t.Access != sent {
 		return // a token this request did not carry (another replica's, or a refresh's): the next one sends it
 	}
@@ -476,14 +477,53 @@ func (a *Authorization) challenged(ctx context.Context, status int, ch Challenge
 	} else {
 		a.rec.Token = nil // refused: ask again
 	}
-	if p := a.rec.Pending; p != nil && a.now().Before(p.Expires) && containsAll(strings.Fields(p.Scope), want) {
+	if a.linkServes(a.rec.Pending, want) {
 		return // the admin has a link for this already
 	}
 	if err := a.begin(ctx, ch, want); err != nil {
 		a.rec.Pending = nil
 		a.fail(ctx, err.Error())
+		a.save(ctx)
+		return
 	}
-	a.save(ctx)
+	a.saveLink(ctx, want, loaded)
+	a.announce()
+}
+
+// linkServes reports whether p is a link, still good, for the scopes want.
+func (a *Authorization) linkServes(p *pending, want []string) bool {
+	return p != nil && a.now().Before(p.Expires) && containsAll(strings.Fields(p.Scope), want)
+}
+
+// saveLink stores the link begin just made (under a.mu) unless, while
+// begin asked the authorization server, another replica stored a link
+// that serves as well or a token this one has not seen: then that record
+// is taken and this link dropped, so that every replica shows one link
+// and the callback, wherever it lands, completes it (a link overwritten
+// by another would fail, and a token overwritten would be lost).
+func (a *Authorization) saveLink(ctx context.Context, want []string, loaded *tokenSet) {
+	if a.Env.Vault == nil {
+		return
+	}
+	mine, _ := json.Marshal(a.rec)
+	var theirs *record
+	err := a.Env.Vault.Update(ctx, a.Backend, func(old []byte) ([]byte, error) {
+		var cur record
+		if old != nil && json.Unmarshal(old, &cur) == nil {
+			newToken := cur.Token != nil && (loaded == nil || cur.Token.Access != loaded.Access)
+			if newToken || a.linkServes(cur.Pending, want) {
+				theirs = &cur
+				return nil, nil // keep the record as it is
+			}
+		}
+		return mine, nil
+	})
+	switch {
+	case err != nil:
+		a.log().Error("backend credentials not saved", "err", err)
+	case theirs != nil:
+		a.rec = *theirs
+	}
 }
 
 // fail records why the backend has no token, logging each reason once.
@@ -545,12 +585,16 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 		Endpoint: oauth2.Endpoint{AuthURL: as.AuthorizationEndpoint, TokenURL: as.TokenEndpoint}}
 	p.Link = cfg.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", prm.Resource))
 	a.rec.Pending, a.rec.Failure = p, ""
-	if a.logged != p.Link {
+	return nil
+}
+
+// announce logs the link waiting for the admin, once.
+func (a *Authorization) announce() {
+	if p := a.rec.Pending; p != nil && a.logged != p.Link {
 		a.logged = p.Link
 		a.log().Warn("backend needs an admin to authorize the gateway at its authorization server: open the link (also in the console)",
-			"issuer", issuer, "scope", p.Scope, "open", p.Link)
+			"issuer", p.Issuer, "scope", p.Scope, "open", p.Link)
 	}
-	return nil
 }
 
 // newState is the authorization's state: the backend's name (for the

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/oauth"
 )
@@ -29,8 +30,10 @@ type acResource struct {
 	prm map[string]any
 	// on401, if set, runs once before the next 401 is answered.
 	on401 func()
-	mu    sync.Mutex
-	got   []string // the bearer tokens it accepted
+	// onMetadata, if set, runs at every fetch of the resource metadata.
+	onMetadata func()
+	mu         sync.Mutex
+	got        []string // the bearer tokens it accepted
 }
 
 func newACResource(t *testing.T) *acResource {
@@ -41,6 +44,9 @@ func newACResource(t *testing.T) *acResource {
 	t.Cleanup(r.srv.Close)
 	r.prm = map[string]any{"resource": r.srv.URL + "/mcp", "authorization_servers": []string{r.is.ID}, "scopes_supported": []string{"read"}}
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		if r.onMetadata != nil {
+			r.onMetadata()
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		writeJSON(w, r.prm)
@@ -502,6 +508,50 @@ func TestAnUnsignedStateIsRefusedWithoutAStoreRead(t *testing.T) {
 	}
 	if st := second.Status(context.Background()); !st.Authorized {
 		t.Errorf("after the other replica's callback: %+v", st)
+	}
+}
+
+// Two replicas refused at once both discover and make a link; the second
+// to store it finds the first's and takes it instead, so both show (and
+// log) one link, and the admin's answer to it completes on either.
+func TestReplicasChallengedAtOnceShowOneLink(t *testing.T) {
+	r := newACResource(t)
+	var both sync.WaitGroup
+	both.Add(2)
+	r.onMetadata = func() { both.Done(); both.Wait() } // each has loaded no link before either stores one
+	vault := acVault(t, &memRecords{})
+	clock := &acClock{t: time.Now()}
+	var logs [2]*mcptest.SyncBuffer
+	var replicas [2]*oauth.Authorization
+	for i := range replicas {
+		logs[i] = &mcptest.SyncBuffer{}
+		replicas[i] = acAuthorization(r, vault, clock)
+		replicas[i].Env.Logger = slog.New(slog.NewJSONHandler(logs[i], nil))
+		replicas[i].Env.StateKey = []byte("the replicas' state key")
+	}
+	var wg sync.WaitGroup
+	for _, a := range replicas {
+		wg.Go(func() { get(t, a, r.srv.URL+"/mcp/x") })
+	}
+	wg.Wait()
+	r.onMetadata = nil
+	first, second := replicas[0].Status(context.Background()).Link, replicas[1].Status(context.Background()).Link
+	if first == "" || first != second {
+		t.Fatalf("the replicas show two links:\n%s\n%s", first, second)
+	}
+	for i, l := range logs {
+		for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
+			var rec struct{ Open string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Open != "" && rec.Open != first {
+				t.Errorf("replica %d logged another link than the one both show: %s", i, rec.Open)
+			}
+		}
+	}
+	if err := replicas[1].Callback(context.Background(), follow(t, first)); err != nil {
+		t.Fatalf("the answer to the one link: %v", err)
+	}
+	if got := get(t, replicas[0], r.srv.URL+"/mcp/x"); got != http.StatusOK {
+		t.Errorf("the other replica's next request: %d, want 200", got)
 	}
 }
 
