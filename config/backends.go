@@ -358,9 +358,18 @@ type BackendOAuth struct {
 	// backend's protected resource metadata).
 	TokenURL string `yaml:"token_url"`
 	// AuthMethod is client_secret_basic (default) or client_secret_post;
-	// with authorization_code also none (a public client), and by
-	// default the best the server offers.
+	// with client_credentials also private_key_jwt (a JWT the gateway signs
+	// with private_key_*, no secret); with authorization_code also none (a
+	// public client), and by default the best the server offers.
 	AuthMethod string `yaml:"auth_method"`
+	// PrivateKeyFrom names the gateway's environment variable holding the
+	// PEM private key of private_key_jwt (PKCS #8, SEC 1 or PKCS #1).
+	PrivateKeyFrom string `yaml:"private_key_from"`
+	// PrivateKeyFile is a file holding it.
+	PrivateKeyFile string `yaml:"private_key_file"`
+	// SigningAlg is the alg of private_key_jwt's assertions (default: the
+	// key's usual one: ES256 for P-256, RS256 for RSA, EdDSA for Ed25519).
+	SigningAlg string `yaml:"signing_alg"`
 }
 
 // The grants a backend's oauth may name.
@@ -380,6 +389,8 @@ func validateAuthorizationCode(key string, b Backend) error {
 		return bad(key+".oauth", "name the client secret in client_secret_from or client_secret_file, not both")
 	case o.TokenURL != "":
 		return bad(key+".oauth.token_url", "not used by the authorization code grant: the endpoints are discovered")
+	case o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.SigningAlg != "":
+		return bad(key+".oauth", "private_key_jwt is served for the client credentials grant only")
 	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post" && o.AuthMethod != "none":
 		return bad(key+".oauth.auth_method", "%q is not client_secret_basic, client_secret_post or none", o.AuthMethod)
 	case o.AuthMethod != "" && (o.AuthMethod == "none") != (o.ClientSecretFrom == "" && o.ClientSecretFile == ""):
@@ -404,10 +415,19 @@ func validateBackendOAuth(key string, b Backend) error {
 		return validateAuthorizationCode(key, b)
 	case o.ClientID == "":
 		return bad(key+".oauth.client_id", "required")
+	case o.AuthMethod == "private_key_jwt":
+		switch {
+		case (o.PrivateKeyFrom == "") == (o.PrivateKeyFile == ""):
+			return bad(key+".oauth", "private_key_jwt: name the private key in private_key_from (an environment variable) or private_key_file, one of them")
+		case o.ClientSecretFrom != "" || o.ClientSecretFile != "":
+			return bad(key+".oauth", "private_key_jwt authenticates with the key: no client secret beside it")
+		}
+	case o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.SigningAlg != "":
+		return bad(key+".oauth", "private_key_from, private_key_file and signing_alg go with auth_method: private_key_jwt")
 	case (o.ClientSecretFrom == "") == (o.ClientSecretFile == ""):
 		return bad(key+".oauth", "name the client secret in client_secret_from (an environment variable) or client_secret_file, one of them")
 	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post":
-		return bad(key+".oauth.auth_method", "%q is not client_secret_basic or client_secret_post", o.AuthMethod)
+		return bad(key+".oauth.auth_method", "%q is not client_secret_basic, client_secret_post or private_key_jwt", o.AuthMethod)
 	}
 	if _, ok := b.HeadersFrom["Authorization"]; ok {
 		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")

@@ -44,14 +44,23 @@ func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 // work.
 func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
 	const base = "backends:\n  - name: r\n    kind: http\n    url: https://tools.example/mcp\n"
-	if _, err := Parse([]byte(base + "    oauth: {client_id: gw, client_secret_from: S, auth_method: client_secret_post}\n")); err != nil {
-		t.Fatalf("a valid backend oauth: %v", err)
+	for _, valid := range []string{"{client_id: gw, client_secret_from: S, auth_method: client_secret_post}",
+		"{client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem}",
+		"{client_id: gw, auth_method: private_key_jwt, private_key_from: K, signing_alg: PS256}"} {
+		if _, err := Parse([]byte(base + "    oauth: " + valid + "\n")); err != nil {
+			t.Fatalf("a valid backend oauth %s: %v", valid, err)
+		}
 	}
 	for _, c := range []struct{ name, yaml, key string }{
 		{"no client id", base + "    oauth: {client_secret_from: S}\n", "backends[0].oauth.client_id"},
 		{"no secret", base + "    oauth: {client_id: gw}\n", "backends[0].oauth"},
 		{"two secrets", base + "    oauth: {client_id: gw, client_secret_from: S, client_secret_file: /f}\n", "backends[0].oauth"},
-		{"an unknown auth method", base + "    oauth: {client_id: gw, client_secret_from: S, auth_method: private_key_jwt}\n", "backends[0].oauth.auth_method"},
+		{"an unknown auth method", base + "    oauth: {client_id: gw, client_secret_from: S, auth_method: tls_client_auth}\n", "backends[0].oauth.auth_method"},
+		{"private_key_jwt without a key", base + "    oauth: {client_id: gw, auth_method: private_key_jwt}\n", "backends[0].oauth"},
+		{"private_key_jwt with two keys", base + "    oauth: {client_id: gw, auth_method: private_key_jwt, private_key_from: K, private_key_file: /k}\n", "backends[0].oauth"},
+		{"private_key_jwt with a secret too", base + "    oauth: {client_id: gw, auth_method: private_key_jwt, private_key_from: K, client_secret_from: S}\n", "backends[0].oauth"},
+		{"a private key without private_key_jwt", base + "    oauth: {client_id: gw, client_secret_from: S, private_key_from: K}\n", "backends[0].oauth"},
+		{"private_key_jwt with the authorization code grant", base + "    oauth: {grant: authorization_code, client_id: gw, private_key_from: K}\n", "backends[0].oauth"},
 		{"an http token URL afar", base + "    oauth: {client_id: gw, client_secret_from: S, token_url: http://as.example/token}\n", "backends[0].oauth.token_url"},
 		{"an Authorization header beside it", base + "    headers_from: {Authorization: TOK}\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].headers_from.Authorization"},
 		{"on a stdio backend", "backends:\n  - name: s\n    kind: stdio\n    command: [x]\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].oauth"},

@@ -59,11 +59,28 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 		}
 	}
 	if o := b.OAuth; o != nil && o.Grant != config.GrantAuthorizationCode {
-		cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod}
+		cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
+			SigningAlg: o.SigningAlg}
 		var ok bool
-		if o.ClientSecretFrom != "" {
+		switch {
+		case o.AuthMethod == oauth.PrivateKeyJWT:
+			var pemText string
+			k := key + ".oauth.private_key_from"
+			if o.PrivateKeyFrom != "" {
+				pemText, ok = src.env(k, o.PrivateKeyFrom)
+			} else {
+				k = key + ".oauth.private_key_file"
+				pemText, ok = src.file(k, o.PrivateKeyFile)
+			}
+			if ok {
+				var err error
+				if cc.PrivateKey, err = oauth.ParsePrivateKey([]byte(pemText), o.SigningAlg); err != nil {
+					src.errs, ok = append(src.errs, fmt.Errorf("%s: %w", k, err)), false
+				}
+			}
+		case o.ClientSecretFrom != "":
 			cc.ClientSecret, ok = src.env(key+".oauth.client_secret_from", o.ClientSecretFrom)
-		} else {
+		default:
 			cc.ClientSecret, ok = src.file(key+".oauth.client_secret_file", o.ClientSecretFile)
 		}
 		if ok {

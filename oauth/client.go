@@ -6,19 +6,35 @@
 // token is asked for the backend's resource (RFC 8707) and renewed by
 // golang.org/x/oauth2 before it expires. The caller's own credential is
 // never what a backend sees: every request carries this token only.
+//
+// The client authenticates with its secret (client_secret_basic or
+// client_secret_post) or with a JWT it signs (private_key_jwt, RFC 7523
+// §2.2 as SEP-1046 uses it): iss and sub its client_id, aud the
+// authorization server's issuer, a fresh jti and a minute's life, made
+// anew for every token request.
 
 package oauth
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -33,8 +49,105 @@ type ClientCredentials struct {
 	// metadata and its authorization server's.
 	TokenURL string
 	// AuthMethod is how the client authenticates at the token endpoint:
-	// client_secret_basic (default) or client_secret_post.
+	// client_secret_basic (default), client_secret_post, or
+	// private_key_jwt (with PrivateKey, not ClientSecret).
 	AuthMethod string
+	// PrivateKey signs the client's assertions for private_key_jwt: an
+	// *ecdsa.PrivateKey, *rsa.PrivateKey or ed25519.PrivateKey
+	// (ParsePrivateKey reads one from PEM).
+	PrivateKey crypto.Signer
+	// SigningAlg is the assertion's alg ("": the key's usual one, ES256
+	// for P-256, ES384 for P-384, ES512 for P-521, RS256 for RSA, EdDSA
+	// for Ed25519).
+	SigningAlg string
+}
+
+// PrivateKeyJWT is the token endpoint authentication by a signed JWT.
+const PrivateKeyJWT = "private_key_jwt"
+
+// ParsePrivateKey reads a PEM private key (PKCS #8, SEC 1 or PKCS #1)
+// for private_key_jwt and checks that alg ("" for the key's usual one)
+// suits it. Its errors never quote the key.
+func ParsePrivateKey(pemText []byte, alg string) (crypto.Signer, error) {
+	block, _ := pem.Decode(pemText)
+	if block == nil {
+		return nil, errors.New("oauth: the private key is not PEM")
+	}
+	var key any
+	var err error
+	if key, err = x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
+		if key, err = x509.ParseECPrivateKey(block.Bytes); err != nil {
+			if key, err = x509.ParsePKCS1PrivateKey(block.Bytes); err != nil {
+				return nil, errors.New("oauth: the private key is neither PKCS #8, SEC 1 nor PKCS #1")
+			}
+		}
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("oauth: a %T cannot sign", key)
+	}
+	if _, err := signingMethod(signer, alg); err != nil {
+		return nil, err
+	}
+	return signer, nil
+}
+
+// signingMethod is alg's method for key, or key's usual one.
+func signingMethod(key crypto.Signer, alg string) (jwt.SigningMethod, error) {
+	usual := ""
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		usual = map[int]string{256: "ES256", 384: "ES384", 521: "ES512"}[k.Curve.Params().BitSize]
+	case *rsa.PrivateKey:
+		usual = "RS256"
+	case ed25519.PrivateKey:
+		usual = "EdDSA"
+	}
+	if alg == "" {
+		alg = usual
+	}
+	m := jwt.GetSigningMethod(alg)
+	ok := false
+	switch key.(type) {
+	case *ecdsa.PrivateKey:
+		ok = alg == usual // the curve fixes the alg
+	case *rsa.PrivateKey:
+		ok = strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")
+	case ed25519.PrivateKey:
+		ok = alg == "EdDSA"
+	}
+	if m == nil || !ok {
+		return nil, fmt.Errorf("oauth: the alg %q does not suit a %T", alg, key)
+	}
+	return m, nil
+}
+
+// assertionSource asks for a token with a fresh client assertion each
+// time (a ReuseTokenSource around it asks only when the token expires).
+type assertionSource struct {
+	ctx      context.Context
+	cfg      clientcredentials.Config
+	audience string // the authorization server's issuer
+	key      crypto.Signer
+	method   jwt.SigningMethod
+}
+
+func (a *assertionSource) Token() (*oauth2.Token, error) {
+	now := time.Now()
+	assertion, err := jwt.NewWithClaims(a.method, jwt.RegisteredClaims{
+		Issuer: a.cfg.ClientID, Subject: a.cfg.ClientID, Audience: jwt.ClaimStrings{a.audience},
+		ID: rand.Text(), IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute)),
+	}).SignedString(a.key)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: signing the client assertion: %w", err)
+	}
+	cfg := a.cfg
+	cfg.EndpointParams = url.Values{"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
+		"client_assertion": {assertion}}
+	for k, v := range a.cfg.EndpointParams {
+		cfg.EndpointParams[k] = v
+	}
+	return cfg.Token(a.ctx)
 }
 
 // Client is an HTTP client that sends base's requests with an access
@@ -66,20 +179,32 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 	defer l.mu.Unlock()
 	if l.src == nil {
 		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, l.http)
-		tokenURL := l.cfg.TokenURL
+		// Without discovery the assertion's audience is the token endpoint
+		// (RFC 7523 §3 allows it; RFC 7523bis prefers the issuer, which
+		// only discovery names).
+		tokenURL, issuer := l.cfg.TokenURL, l.cfg.TokenURL
 		if tokenURL == "" {
 			var err error
-			if tokenURL, err = DiscoverTokenEndpoint(ctx, l.http, l.resource); err != nil {
+			if tokenURL, issuer, err = discoverTokenEndpoint(ctx, l.http, l.resource); err != nil {
 				return nil, err
 			}
 		}
 		style := oauth2.AuthStyleInHeader
-		if l.cfg.AuthMethod == "client_secret_post" {
+		if l.cfg.AuthMethod == "client_secret_post" || l.cfg.AuthMethod == PrivateKeyJWT {
 			style = oauth2.AuthStyleInParams
 		}
 		cc := clientcredentials.Config{ClientID: l.cfg.ClientID, ClientSecret: l.cfg.ClientSecret, TokenURL: tokenURL,
 			Scopes: l.cfg.Scopes, AuthStyle: style, EndpointParams: url.Values{"resource": {l.resource}}}
-		l.src = cc.TokenSource(ctx)
+		if l.cfg.AuthMethod == PrivateKeyJWT {
+			m, err := signingMethod(l.cfg.PrivateKey, l.cfg.SigningAlg)
+			if err != nil {
+				return nil, err
+			}
+			cc.ClientSecret = ""
+			l.src = oauth2.ReuseTokenSource(nil, &assertionSource{ctx: ctx, cfg: cc, audience: issuer, key: l.cfg.PrivateKey, method: m})
+		} else {
+			l.src = cc.TokenSource(ctx)
+		}
 	}
 	t, err := l.src.Token()
 	if err != nil {
@@ -112,21 +237,28 @@ type ResourceMetadata struct {
 // metadata (DiscoverResource) names its authorization server, whose
 // metadata names the endpoint.
 func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (string, error) {
+	endpoint, _, err := discoverTokenEndpoint(ctx, client, resource)
+	return endpoint, err
+}
+
+// discoverTokenEndpoint is DiscoverTokenEndpoint, and the issuer.
+func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (endpoint, issuer string, _ error) {
 	md, err := DiscoverResource(ctx, client, resource, "")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if len(md.AuthorizationServers) == 0 {
-		return "", fmt.Errorf("oauth: the resource metadata of %s names no authorization server", resource)
+		return "", "", fmt.Errorf("oauth: the resource metadata of %s names no authorization server", resource)
 	}
-	as, err := DiscoverAuthorizationServer(ctx, client, md.AuthorizationServers[0])
+	issuer = md.AuthorizationServers[0]
+	as, err := DiscoverAuthorizationServer(ctx, client, issuer)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := CheckFetchURL(as.TokenEndpoint); err != nil {
-		return "", fmt.Errorf("oauth: token endpoint of %s: %w", md.AuthorizationServers[0], err)
+		return "", "", fmt.Errorf("oauth: token endpoint of %s: %w", issuer, err)
 	}
-	return as.TokenEndpoint, nil
+	return as.TokenEndpoint, issuer, nil
 }
 
 // DiscoverResource fetches the Protected Resource Metadata of the server

@@ -2,13 +2,27 @@ package oauth_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/oauth"
@@ -64,5 +78,141 @@ func TestClientCredentialsFindTheTokenEndpointAndSendTheToken(t *testing.T) {
 	_, err = cc.Client(be.Client(), be.URL+"/mcp").Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
 	if err == nil || strings.Contains(err.Error(), "wrong-secret") {
 		t.Errorf("a refused secret: %v (want an error that does not quote it)", err)
+	}
+}
+
+// privateKeyAS is an authorization server that takes only private_key_jwt
+// client assertions signed by pub, and records each one's claims.
+type privateKeyAS struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	claims []jwt.RegisteredClaims
+	forms  []url.Values
+}
+
+func newPrivateKeyAS(t *testing.T, pub crypto.PublicKey, alg string) *privateKeyAS {
+	t.Helper()
+	as := &privateKeyAS{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.srv.URL, "token_endpoint": as.srv.URL + "/token",
+			"grant_types_supported": []string{"client_credentials"}, "token_endpoint_auth_methods_supported": []string{"private_key_jwt"}})
+	})
+	n := 0
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		var c jwt.RegisteredClaims
+		_, err := jwt.ParseWithClaims(r.PostForm.Get("client_assertion"), &c, func(*jwt.Token) (any, error) { return pub, nil },
+			jwt.WithValidMethods([]string{alg}), jwt.WithAudience(as.srv.URL), jwt.WithIssuer("gw"), jwt.WithSubject("gw"), jwt.WithExpirationRequired())
+		if err != nil || r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client"})
+			return
+		}
+		as.mu.Lock()
+		as.claims, as.forms = append(as.claims, c), append(as.forms, r.PostForm)
+		n++
+		as.mu.Unlock()
+		// A token that expires at once: each request asks for another.
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprint("tok-", n), "token_type": "Bearer", "expires_in": 1})
+	})
+	as.srv = httptest.NewServer(mux)
+	t.Cleanup(as.srv.Close)
+	return as
+}
+
+// private_key_jwt: the client authenticates with an assertion it signs —
+// iss and sub its client_id, aud the discovered issuer, at most a
+// minute's life, a jti of its own each time — and sends no secret; a
+// server that does not know the key refuses it.
+func TestClientCredentialsByPrivateKeyJWT(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	as := newPrivateKeyAS(t, &key.PublicKey, "ES256")
+	var seen atomic.Value
+	be := backendOf(t, func(base string) string { return base + "/mcp" }, as.srv.URL, &seen)
+	cc := oauth.ClientCredentials{ClientID: "gw", AuthMethod: oauth.PrivateKeyJWT, PrivateKey: key}
+	c := cc.Client(be.Client(), be.URL+"/mcp")
+	for range 2 {
+		resp, err := c.Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, _ := seen.Load().(string); !strings.HasPrefix(got, "Bearer tok-") {
+			t.Fatalf("the backend saw Authorization %q", got)
+		}
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if len(as.claims) < 2 {
+		t.Fatalf("%d assertions taken, want one per token (each expired)", len(as.claims))
+	}
+	if as.claims[0].ID == "" || as.claims[0].ID == as.claims[1].ID {
+		t.Errorf("the assertions' jti: %q and %q, want two of their own", as.claims[0].ID, as.claims[1].ID)
+	}
+	for _, c := range as.claims {
+		if life := c.ExpiresAt.Sub(c.IssuedAt.Time); life <= 0 || life > time.Minute {
+			t.Errorf("an assertion lives %v", life)
+		}
+	}
+	for _, f := range as.forms {
+		if f.Has("client_secret") || f.Get("resource") != be.URL+"/mcp" || f.Get("grant_type") != "client_credentials" {
+			t.Errorf("the token request: %v", f)
+		}
+	}
+
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cc.PrivateKey = other
+	_, err := cc.Client(be.Client(), be.URL+"/mcp").Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("an assertion under a key the server does not know: %v", err)
+	}
+}
+
+// ParsePrivateKey reads the key forms in use and refuses an alg that
+// does not suit the key, never quoting the key.
+func TestParsePrivateKey(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ec384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	pkcs8 := func(k any) []byte {
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	}
+	sec1, _ := x509.MarshalECPrivateKey(ec)
+	for _, c := range []struct {
+		rule string
+		pem  []byte
+		alg  string
+		ok   bool
+	}{
+		{"P-256 in PKCS #8 is ES256", pkcs8(ec), "", true},
+		{"P-256 in SEC 1", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1}), "ES256", true},
+		{"P-384 is ES384", pkcs8(ec384), "ES384", true},
+		{"RSA in PKCS #1", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsaKey)}), "", true},
+		{"RSA with PS256", pkcs8(rsaKey), "PS256", true},
+		{"Ed25519 is EdDSA", pkcs8(ed), "", true},
+		{"P-256 is not ES384", pkcs8(ec), "ES384", false},
+		{"RSA is not ES256", pkcs8(rsaKey), "ES256", false},
+		{"no alg called none", pkcs8(ec), "none", false},
+		{"an HMAC alg", pkcs8(rsaKey), "HS256", false},
+		{"not PEM", []byte("MHcCAQEEI..."), "", false},
+		{"PEM of no key", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("secret-bytes-here")}), "", false},
+	} {
+		t.Run(c.rule, func(t *testing.T) {
+			k, err := oauth.ParsePrivateKey(c.pem, c.alg)
+			if (err == nil) != c.ok || (c.ok && k == nil) {
+				t.Fatalf("%v, %v; want ok=%v", k, err, c.ok)
+			}
+			if err != nil && (strings.Contains(err.Error(), "secret-bytes") || strings.Contains(err.Error(), "MHcC")) {
+				t.Errorf("the error quotes the key: %v", err)
+			}
+		})
 	}
 }

@@ -109,6 +109,9 @@ var ccScenarios = []struct {
 	// OAuth towards a backend: the gateway's client credentials grant,
 	// the token endpoint found from the mock's resource metadata.
 	{name: "auth/client-credentials-basic", next: true, httpOnly: true, checks: []string{"client-credentials-basic-auth"}},
+	// The same grant, the client authenticated by a JWT it signs
+	// (private_key_jwt, SEP-1046) with the key the scenario made.
+	{name: "auth/client-credentials-jwt", next: true, httpOnly: true, checks: []string{"client-credentials-jwt-verified"}},
 }
 
 // ccPathName says what stands between the driver and the mock.
@@ -278,12 +281,22 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		var c struct {
 			ClientID     string `json:"client_id"`
 			ClientSecret string `json:"client_secret"`
+			PrivateKey   string `json:"private_key_pem"`
+			Alg          string `json:"signing_algorithm"`
 		}
 		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c); err != nil || c.ClientID == "" {
 			return fmt.Errorf("the scenario's context names no client (%v)", err)
 		}
 		cfg := filepath.Join(tmp, "mcpgate.yaml")
-		yaml := "backends:\n  - name: x\n    kind: http\n    url: " + mockURL + "\n    oauth: {client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET}\n"
+		client := "client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET"
+		if c.PrivateKey != "" {
+			keyFile := filepath.Join(tmp, "client-key.pem")
+			if err := os.WriteFile(keyFile, []byte(c.PrivateKey), 0o600); err != nil {
+				return err
+			}
+			client = "client_id: \"" + c.ClientID + "\", auth_method: private_key_jwt, private_key_file: \"" + keyFile + "\", signing_alg: " + c.Alg
+		}
+		yaml := "backends:\n  - name: x\n    kind: http\n    url: " + mockURL + "\n    oauth: {" + client + "}\n"
 		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 			return err
 		}
@@ -443,7 +456,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	}
 
 	switch scenario {
-	case "initialize", "request-metadata", "json-schema-ref-no-deref", "auth/client-credentials-basic":
+	case "initialize", "request-metadata", "json-schema-ref-no-deref", "auth/client-credentials-basic", "auth/client-credentials-jwt":
 		return nil // the handshake and the listing are the scenario
 	case "tools_call":
 		return call("add_numbers", `{"a":2,"b":3}`, "is 5")
