@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/ecdsa"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -136,6 +137,8 @@ type Authorization struct {
 	// served without the lock or the vault: most backends never do.
 	ready, engaged atomic.Bool
 
+	nonces dpopNonces // the DPoP nonces servers gave
+
 	mu      sync.Mutex
 	loaded  bool
 	rec     record
@@ -152,6 +155,9 @@ type record struct {
 	Failure string `json:"failure,omitempty"`
 	// Refused is a scope set a backend refused a token holding it for.
 	Refused string `json:"refused,omitempty"`
+	// DPoPKey is the key the backend's tokens are bound to (dpop.go),
+	// made when an authorization server first offers DPoP.
+	DPoPKey dpopKey `json:"dpop_key,omitempty"`
 }
 
 type tokenSet struct {
@@ -162,6 +168,7 @@ type tokenSet struct {
 	Refresh       string    `json:"refresh,omitempty"`
 	Expiry        time.Time `json:"expiry,omitzero"`
 	Scope         string    `json:"scope,omitempty"` // as asked for
+	DPoP          bool      `json:"dpop,omitempty"`  // bound to DPoPKey: sent with proofs
 }
 
 type pending struct {
@@ -176,6 +183,7 @@ type pending struct {
 	Scope         string    `json:"scope,omitempty"`
 	Link          string    `json:"link"`
 	Expires       time.Time `json:"expires"`
+	DPoP          bool      `json:"dpop,omitempty"` // the code is redeemed with a proof
 }
 
 // Status is what the console shows of a backend's authorization.
@@ -290,9 +298,9 @@ type authTransport struct {
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a, ctx := t.a, req.Context()
-	token := a.accessToken(ctx)
+	token, key := a.accessToken(ctx)
 	sent := token
-	resp, err := t.base.RoundTrip(withBearer(req, token))
+	resp, err := t.send(req, token, key)
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
 	}
@@ -300,23 +308,79 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return resp, nil
 	}
-	if resp.StatusCode == http.StatusUnauthorized && token != "" {
+	// again sends the request once more, with token; it answers false
+	// when the body cannot be sent again (resp stays the refusal).
+	again := func(token string, key *ecdsa.PrivateKey) (bool, error) {
+		if req.GetBody == nil {
+			return false, nil
+		}
+		body, err := req.GetBody()
+		if err != nil {
+			return false, nil
+		}
+		drain(resp)
+		retry := req.Clone(ctx)
+		retry.Body = body
+		if resp, err = t.send(retry, token, key); err != nil {
+			return true, err
+		}
+		ch, _ = ParseChallenge(resp.Header.Values("WWW-Authenticate"))
+		return true, nil
+	}
+	if resp.StatusCode == http.StatusUnauthorized && key != nil && ch.Scheme == "DPoP" && ch.Error == "use_dpop_nonce" &&
+		resp.Header.Get("DPoP-Nonce") != "" {
+		// RFC 9449 §9: the same request, its proof with the nonce given.
+		if sentAgain, err := again(token, key); !sentAgain || err != nil {
+			return resp, err
+		}
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			return resp, nil
+		}
+	}
+	if resp.StatusCode == http.StatusUnauthorized && token != "" && ch.Error != "use_dpop_nonce" {
 		// Expired early or revoked: a refresh, then the request once more.
-		if fresh := a.refreshAfter(ctx, token); fresh != "" && req.GetBody != nil {
-			if body, err := req.GetBody(); err == nil {
-				drain(resp)
-				retry := req.Clone(ctx)
-				retry.Body = body
+		if fresh, key := a.refreshAfter(ctx, token); fresh != "" {
+			if sentAgain, err := again(fresh, key); err != nil {
+				return resp, err
+			} else if sentAgain {
 				sent = fresh
-				if resp, err = t.base.RoundTrip(withBearer(retry, fresh)); err != nil || resp.StatusCode != http.StatusUnauthorized {
-					return resp, err
+				if resp.StatusCode != http.StatusUnauthorized {
+					return resp, nil
 				}
-				ch, _ = ParseChallenge(resp.Header.Values("WWW-Authenticate"))
 			}
 		}
 	}
+	if ch, ok = ParseChallenge(resp.Header.Values("WWW-Authenticate")); !ok {
+		return resp, nil
+	}
 	a.challenged(ctx, resp.StatusCode, ch, sent)
 	return resp, nil
+}
+
+// send sends req with token: as a bearer token, or with key as a DPoP
+// token and a fresh proof of its possession (RFC 9449 §7.1), noting the
+// nonce the backend gives.
+func (t *authTransport) send(req *http.Request, token string, key *ecdsa.PrivateKey) (*http.Response, error) {
+	if token == "" {
+		return t.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	if key == nil {
+		r.Header.Set("Authorization", "Bearer "+token)
+		return t.base.RoundTrip(r)
+	}
+	target := req.URL.String()
+	proof, err := dpopProof(key, req.Method, target, token, t.a.nonces.get(target), t.a.now())
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Authorization", "DPoP "+token)
+	r.Header.Set("DPoP", proof)
+	resp, err := t.base.RoundTrip(r)
+	if err == nil {
+		t.a.nonces.note(target, resp)
+	}
+	return resp, err
 }
 
 // CloseIdleConnections closes the base transport's, as http.Client's
@@ -327,25 +391,16 @@ func (t *authTransport) CloseIdleConnections() {
 	}
 }
 
-func withBearer(req *http.Request, token string) *http.Request {
-	if token == "" {
-		return req
-	}
-	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", "Bearer "+token)
-	return r
-}
-
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 }
 
 // accessToken is the token to send ("": none yet), refreshed first when
-// it is about to expire.
-func (a *Authorization) accessToken(ctx context.Context) string {
+// it is about to expire, and the key it is bound to (nil: a bearer token).
+func (a *Authorization) accessToken(ctx context.Context) (string, *ecdsa.PrivateKey) {
 	if a.ready.Load() && !a.engaged.Load() {
-		return ""
+		return "", nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -354,32 +409,49 @@ func (a *Authorization) accessToken(ctx context.Context) string {
 	a.load(ctx, a.rec.Token == nil && a.engaged.Load())
 	t := a.rec.Token
 	if t == nil {
-		return ""
+		return "", nil
 	}
 	if !t.Expiry.IsZero() && a.now().Add(30*time.Second).After(t.Expiry) {
 		if t.Refresh == "" || !a.refresh(ctx) {
-			return ""
+			return "", nil
 		}
 	}
-	return a.rec.Token.Access
+	return a.current()
+}
+
+// current is the token held and its key (under a.mu).
+func (a *Authorization) current() (string, *ecdsa.PrivateKey) {
+	t := a.rec.Token
+	if t == nil {
+		return "", nil
+	}
+	if !t.DPoP {
+		return t.Access, nil
+	}
+	key, err := a.rec.DPoPKey.private()
+	if err != nil {
+		a.fail(context.Background(), err.Error())
+		return "", nil
+	}
+	return t.Access, key
 }
 
 // refreshAfter renews the token the backend refused (unless another
-// request did already) and returns the new one ("": none).
-func (a *Authorization) refreshAfter(ctx context.Context, refused string) string {
+// request did already) and returns the new one ("": none) and its key.
+func (a *Authorization) refreshAfter(ctx context.Context, refused string) (string, *ecdsa.PrivateKey) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.load(ctx, true)
 	t := a.rec.Token
 	switch {
 	case t == nil:
-		return ""
+		return "", nil
 	case t.Access != refused:
-		return t.Access
+		return a.current()
 	case t.Refresh == "" || !a.refresh(ctx):
-		return ""
+		return "", nil
 	}
-	return a.rec.Token.Access
+	return a.current()
 }
 
 // refresh renews the token with its refresh token (under a.mu); a
@@ -415,14 +487,24 @@ func (a *Authorization) refresh(ctx context.Context) bool {
 			return json.Marshal(a.rec)
 		}
 		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.Refresh}, "resource": {t.Resource}}
-		tok, err := a.tokenRequest(ctx, reg, t.TokenEndpoint, form)
+		var key *ecdsa.PrivateKey
+		if t.DPoP {
+			k, err := rec.DPoPKey.private()
+			if err != nil {
+				a.fail(ctx, err.Error())
+				a.rec.Token = nil
+				return json.Marshal(a.rec)
+			}
+			key = k // RFC 9449 §5: a bound token is refreshed with a proof of the same key
+		}
+		tok, err := a.tokenRequest(ctx, reg, t.TokenEndpoint, form, key)
 		if err != nil {
 			a.fail(ctx, fmt.Sprintf("refreshing the token at %s failed: %v", t.Issuer, err))
 			a.rec.Token = nil
 			return json.Marshal(a.rec)
 		}
 		next := *t
-		next.Access, next.Expiry = tok.AccessToken, tok.Expiry
+		next.Access, next.Expiry, next.DPoP = tok.AccessToken, tok.Expiry, strings.EqualFold(tok.TokenType, "DPoP")
 		if tok.RefreshToken != "" {
 			next.Refresh = tok.RefreshToken // rotated
 		}
@@ -577,7 +659,13 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 	if len(scope) > 0 && slices.Contains(as.ScopesSupported, "offline_access") && !slices.Contains(scope, "offline_access") {
 		scope = append(slices.Clone(scope), "offline_access") // SEP-2207: a refresh token, please
 	}
-	p := &pending{State: a.newState(), Verifier: oauth2.GenerateVerifier(), Issuer: issuer,
+	dpop := offersDPoP(as)
+	if dpop && a.rec.DPoPKey == "" {
+		if a.rec.DPoPKey, err = newDPoPKey(); err != nil {
+			return err
+		}
+	}
+	p := &pending{State: a.newState(), Verifier: oauth2.GenerateVerifier(), Issuer: issuer, DPoP: dpop,
 		IssRequired: as.AuthorizationResponseIssParameterSupported, AuthEndpoint: as.AuthorizationEndpoint,
 		TokenEndpoint: as.TokenEndpoint, Resource: prm.Resource, RedirectURI: redirect,
 		Scope: strings.Join(scope, " "), Expires: a.now().Add(pendingFor)}
@@ -808,7 +896,15 @@ func (a *Authorization) complete(ctx context.Context, p *pending, q url.Values) 
 	if reg.AuthMethod == "none" {
 		cfg.ClientSecret = ""
 	}
-	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.http()), q.Get("code"),
+	client := a.http()
+	if p.DPoP {
+		key, err := a.rec.DPoPKey.private()
+		if err != nil {
+			return err
+		}
+		client = a.dpopClient(key)
+	}
+	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, client), q.Get("code"),
 		oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Resource))
 	if err != nil {
 		return fmt.Errorf("redeeming the code at %s: %w", p.Issuer, redactRetrieve(err))
@@ -817,7 +913,8 @@ func (a *Authorization) complete(ctx context.Context, p *pending, q url.Values) 
 		return fmt.Errorf("the token endpoint of %s answered no access token", p.Issuer)
 	}
 	a.rec.Token = &tokenSet{Issuer: p.Issuer, TokenEndpoint: p.TokenEndpoint, Resource: p.Resource,
-		Access: tok.AccessToken, Refresh: tok.RefreshToken, Expiry: tok.Expiry, Scope: p.Scope}
+		Access: tok.AccessToken, Refresh: tok.RefreshToken, Expiry: tok.Expiry, Scope: p.Scope,
+		DPoP: p.DPoP && strings.EqualFold(tok.TokenType, "DPoP")}
 	a.log().Info("backend authorized", "issuer", p.Issuer, "scope", p.Scope, "refresh_token", tok.RefreshToken != "")
 	return nil
 }
@@ -846,7 +943,7 @@ func authStyle(method string) oauth2.AuthStyle {
 // tokenRequest is a refresh at the token endpoint, with the client's
 // authentication and the resource named (RFC 8707 §2.2), which
 // golang.org/x/oauth2's refresh does not send.
-func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endpoint string, form url.Values) (*oauth2.Token, error) {
+func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endpoint string, form url.Values, key *ecdsa.PrivateKey) (*oauth2.Token, error) {
 	switch reg.AuthMethod {
 	case "client_secret_post":
 		form.Set("client_id", reg.ClientID)
@@ -863,13 +960,18 @@ func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endp
 	if reg.AuthMethod == "client_secret_basic" {
 		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
 	}
-	resp, err := a.http().Do(req)
+	client := a.http()
+	if key != nil {
+		client = a.dpopClient(key)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	var out struct {
 		AccessToken  string `json:"access_token"`
+		TokenType    string `json:"token_type"`
 		RefreshToken string `json:"refresh_token"`
 		ExpiresIn    int64  `json:"expires_in"`
 		Error        string `json:"error"`
@@ -881,11 +983,23 @@ func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endp
 	if resp.StatusCode != http.StatusOK || out.AccessToken == "" {
 		return nil, fmt.Errorf("the token endpoint answered %d %s %s", resp.StatusCode, printable(out.Error), printable(out.Description))
 	}
-	tok := &oauth2.Token{AccessToken: out.AccessToken, RefreshToken: out.RefreshToken}
+	tok := &oauth2.Token{AccessToken: out.AccessToken, TokenType: out.TokenType, RefreshToken: out.RefreshToken}
 	if out.ExpiresIn > 0 {
 		tok.Expiry = a.now().Add(time.Duration(out.ExpiresIn) * time.Second)
 	}
 	return tok, nil
+}
+
+// dpopClient is the gateway's client for token requests with proofs of key.
+func (a *Authorization) dpopClient(key *ecdsa.PrivateKey) *http.Client {
+	base := a.http()
+	c := *base
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = &dpopTokenTransport{base: rt, key: key, nonces: &a.nonces, now: a.now}
+	return &c
 }
 
 func containsAll(have, want []string) bool {

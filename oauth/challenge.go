@@ -1,6 +1,6 @@
-// challenge.go reads a resource server's Bearer challenge (RFC 6750 §3,
-// RFC 9728 §5.1): where its resource metadata is, which scope it wants,
-// and why it refused.
+// challenge.go reads a resource server's Bearer or DPoP challenge (RFC
+// 6750 §3, RFC 9449 §7.1, RFC 9728 §5.1): where its resource metadata is,
+// which scope it wants, and why it refused.
 
 package oauth
 
@@ -8,22 +8,23 @@ import (
 	"strings"
 )
 
-// Challenge is a Bearer challenge's parameters.
+// Challenge is a Bearer or DPoP challenge's parameters.
 type Challenge struct {
+	Scheme           string   // "Bearer" or "DPoP"
 	ResourceMetadata string   // resource_metadata: the PRM document's URL
 	Scope            []string // scope: what the request needs
 	Error            string   // error: invalid_token, insufficient_scope, …
 }
 
-// ParseChallenge finds the Bearer challenge among a response's
-// WWW-Authenticate values; ok is false when there is none.
+// ParseChallenge finds the first Bearer or DPoP challenge among a
+// response's WWW-Authenticate values; ok is false when there is none.
 func ParseChallenge(values []string) (Challenge, bool) {
 	for _, v := range values {
-		params, ok := bearerParams(v)
+		scheme, params, ok := challengeParams(v)
 		if !ok {
 			continue
 		}
-		c := Challenge{ResourceMetadata: params["resource_metadata"], Error: params["error"]}
+		c := Challenge{Scheme: scheme, ResourceMetadata: params["resource_metadata"], Error: params["error"]}
 		if scope := strings.Fields(params["scope"]); len(scope) > 0 {
 			c.Scope = scope
 		}
@@ -32,11 +33,9 @@ func ParseChallenge(values []string) (Challenge, bool) {
 	return Challenge{}, false
 }
 
-// bearerParams parses the auth-params of the Bearer challenge in one
-// header value (which may hold several challenges).
-func bearerParams(v string) (map[string]string, bool) {
-	var params map[string]string
-	in := false
+// challengeParams parses the auth-params of the first Bearer or DPoP
+// challenge in one header value (which may hold several challenges).
+func challengeParams(v string) (scheme string, params map[string]string, in bool) {
 	for s := strings.TrimSpace(v); s != ""; {
 		// A token: a scheme (no '=' after it) or a parameter name.
 		n := strings.IndexAny(s, " =,")
@@ -48,9 +47,14 @@ func bearerParams(v string) (map[string]string, bool) {
 		if !strings.HasPrefix(rest, "=") {
 			if tok != "" { // a new challenge begins
 				if in {
-					return params, true
+					return scheme, params, true
 				}
-				in = strings.EqualFold(tok, "Bearer")
+				switch {
+				case strings.EqualFold(tok, "Bearer"):
+					scheme, in = "Bearer", true
+				case strings.EqualFold(tok, "DPoP"):
+					scheme, in = "DPoP", true
+				}
 				if in {
 					params = map[string]string{}
 				}
@@ -82,5 +86,5 @@ func bearerParams(v string) (map[string]string, bool) {
 		}
 		s = strings.TrimLeft(rest, " ,")
 	}
-	return params, in
+	return scheme, params, in
 }

@@ -16,18 +16,21 @@ func TestParseChallenge(t *testing.T) {
 		ok     bool
 	}{
 		{"ResourceMetadataAndScope", []string{`Bearer resource_metadata="https://r.example/.well-known/oauth-protected-resource", scope="a b"`},
-			oauth.Challenge{ResourceMetadata: "https://r.example/.well-known/oauth-protected-resource", Scope: []string{"a", "b"}}, true},
+			oauth.Challenge{Scheme: "Bearer", ResourceMetadata: "https://r.example/.well-known/oauth-protected-resource", Scope: []string{"a", "b"}}, true},
 		{"InsufficientScope", []string{`Bearer error="insufficient_scope", scope="write", error_description="no, \"really\""`},
-			oauth.Challenge{Scope: []string{"write"}, Error: "insufficient_scope"}, true},
-		{"SchemeInAnyCaseAndTokens", []string{`bearer error=invalid_token, scope=x`}, oauth.Challenge{Scope: []string{"x"}, Error: "invalid_token"}, true},
-		{"BareBearer", []string{`Bearer`}, oauth.Challenge{}, true},
-		{"AfterAnotherChallenge", []string{`Basic realm="x", Bearer scope="s"`}, oauth.Challenge{Scope: []string{"s"}}, true},
-		{"BeforeAnotherChallenge", []string{`Bearer scope="s", DPoP algs="ES256"`}, oauth.Challenge{Scope: []string{"s"}}, true},
-		{"InASecondHeader", []string{`Basic realm="x"`, `Bearer error="invalid_token"`}, oauth.Challenge{Error: "invalid_token"}, true},
-		{"EscapedQuote", []string{`Bearer scope="a\"b"`}, oauth.Challenge{Scope: []string{`a"b`}}, true},
-		{"NoBearer", []string{`Basic realm="x"`, `DPoP algs="ES256"`}, oauth.Challenge{}, false},
+			oauth.Challenge{Scheme: "Bearer", Scope: []string{"write"}, Error: "insufficient_scope"}, true},
+		{"SchemeInAnyCaseAndTokens", []string{`bearer error=invalid_token, scope=x`}, oauth.Challenge{Scheme: "Bearer", Scope: []string{"x"}, Error: "invalid_token"}, true},
+		{"BareBearer", []string{`Bearer`}, oauth.Challenge{Scheme: "Bearer"}, true},
+		{"AfterAnotherChallenge", []string{`Basic realm="x", Bearer scope="s"`}, oauth.Challenge{Scheme: "Bearer", Scope: []string{"s"}}, true},
+		{"BeforeAnotherChallenge", []string{`Bearer scope="s", DPoP algs="ES256"`}, oauth.Challenge{Scheme: "Bearer", Scope: []string{"s"}}, true},
+		{"InASecondHeader", []string{`Basic realm="x"`, `Bearer error="invalid_token"`}, oauth.Challenge{Scheme: "Bearer", Error: "invalid_token"}, true},
+		{"EscapedQuote", []string{`Bearer scope="a\"b"`}, oauth.Challenge{Scheme: "Bearer", Scope: []string{`a"b`}}, true},
+		{"NoBearerNorDPoP", []string{`Basic realm="x"`, `Negotiate abc`}, oauth.Challenge{}, false},
+		{"DPoP", []string{`Basic realm="x"`, `DPoP algs="ES256", resource_metadata="https://r.example/m"`},
+			oauth.Challenge{Scheme: "DPoP", ResourceMetadata: "https://r.example/m"}, true},
+		{"DPoPNonce", []string{`DPoP error="use_dpop_nonce", error_description="fresh nonce"`}, oauth.Challenge{Scheme: "DPoP", Error: "use_dpop_nonce"}, true},
 		{"Nothing", nil, oauth.Challenge{}, false},
-		{"Unterminated", []string{`Bearer scope="a b`}, oauth.Challenge{Scope: []string{"a", "b"}}, true},
+		{"Unterminated", []string{`Bearer scope="a b`}, oauth.Challenge{Scheme: "Bearer", Scope: []string{"a", "b"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := oauth.ParseChallenge(tc.values)

@@ -69,6 +69,9 @@ type ServerMetadata struct {
 	// AuthorizationResponseIssParameterSupported: the server puts iss in
 	// its authorization responses (RFC 9207), so one without is refused.
 	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported: the server binds tokens to proofs of
+	// these algs (RFC 9449 §5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // MetadataURLs are where an issuer's metadata may be, in the order the

@@ -37,11 +37,12 @@ import (
 
 // ccAuthScenarios are the client auth scenarios of the authorization
 // code flow: the 2025-11-25 ones at both revisions, the 2026-07-28 ones
-// at that one. refused: the gateway must not get a token.
+// at that one, the extensions' (off the revisions' timeline) at
+// 2025-11-25 only. refused: the gateway must not get a token.
 var ccAuthScenarios = []struct {
-	name          string
-	both, refused bool
-	checks        []string
+	name                     string
+	both, refused, extension bool
+	checks                   []string
 }{
 	{name: "auth/metadata-default", both: true, checks: []string{"prm-pathbased-requested", "authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
 	{name: "auth/metadata-var1", both: true, checks: []string{"authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
@@ -57,6 +58,11 @@ var ccAuthScenarios = []struct {
 	{name: "auth/token-endpoint-auth-post", both: true, checks: []string{"token-endpoint-auth-method", "resource-parameter-in-token"}},
 	{name: "auth/token-endpoint-auth-none", both: true, checks: []string{"token-endpoint-auth-method", "resource-parameter-in-token"}},
 	{name: "auth/pre-registration", both: true, checks: []string{"pre-registration-auth"}},
+	// DPoP (SEP-1932, an extension): tokens bound to the gateway's key,
+	// a fresh proof on each request; with and without nonces.
+	{name: "auth/dpop", extension: true, checks: []string{"sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme", "sep-1932-client-fresh-proof"}},
+	{name: "auth/dpop-nonce", extension: true, checks: []string{"sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme",
+		"sep-1932-client-fresh-proof", "sep-1932-client-as-nonce", "sep-1932-client-rs-nonce"}},
 	{name: "auth/resource-mismatch", refused: true, checks: []string{"resource-mismatch-rejected"}},
 	{name: "auth/offline-access-scope", checks: []string{"sep-2207-offline-access-requested"}},
 	{name: "auth/offline-access-not-supported", checks: []string{"sep-2207-offline-access-not-requested"}},

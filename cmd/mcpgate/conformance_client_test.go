@@ -160,7 +160,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 		// http backend client, at each revision the scenario is in.
 		for _, sc := range ccAuthScenarios {
 			for _, modern := range []bool{false, true} {
-				if !modern && !sc.both {
+				if !modern && !sc.both && !sc.extension || modern && sc.extension {
 					continue
 				}
 				era := "2025-11-25"
