@@ -339,11 +339,13 @@ func (b Backend) CallTimeoutOrDefault() time.Duration {
 // configuration.
 type BackendOAuth struct {
 	// Grant is client_credentials (the default: the gateway's own client,
-	// no person involved) or authorization_code (an admin signs in once;
-	// see oauth_client). With authorization_code, client_id names a
-	// client registered out of band; without oauth at all, a backend that
-	// demands OAuth gets the authorization code flow with a client
-	// registered by metadata document or dynamically.
+	// no person involved), jwt_bearer (the gateway's workload identity token
+	// as the grant, RFC 7523: assertion_file or assertion_from) or
+	// authorization_code (an admin signs in once; see oauth_client). With
+	// authorization_code, client_id names a client registered out of band;
+	// without oauth at all, a backend that demands OAuth gets the
+	// authorization code flow with a client registered by metadata document
+	// or dynamically.
 	Grant string `yaml:"grant"`
 	// ClientID is the client's id at the backend's authorization server.
 	ClientID string `yaml:"client_id"`
@@ -370,12 +372,19 @@ type BackendOAuth struct {
 	// SigningAlg is the alg of private_key_jwt's assertions (default: the
 	// key's usual one: ES256 for P-256, RS256 for RSA, EdDSA for Ed25519).
 	SigningAlg string `yaml:"signing_alg"`
+	// AssertionFile is jwt_bearer's assertion: a file holding the workload's
+	// JWT (a projected service account token, say), read again at each
+	// token request, as its platform renews it.
+	AssertionFile string `yaml:"assertion_file"`
+	// AssertionFrom names an environment variable holding it instead.
+	AssertionFrom string `yaml:"assertion_from"`
 }
 
 // The grants a backend's oauth may name.
 const (
 	GrantClientCredentials = "client_credentials"
 	GrantAuthorizationCode = "authorization_code"
+	GrantJWTBearer         = "jwt_bearer"
 )
 
 // validateAuthorizationCode checks a pre-registered client of the
@@ -391,6 +400,8 @@ func validateAuthorizationCode(key string, b Backend) error {
 		return bad(key+".oauth.token_url", "not used by the authorization code grant: the endpoints are discovered")
 	case o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.SigningAlg != "":
 		return bad(key+".oauth", "private_key_jwt is served for the client credentials grant only")
+	case o.AssertionFile != "" || o.AssertionFrom != "":
+		return bad(key+".oauth", "assertion_file and assertion_from go with grant: jwt_bearer")
 	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post" && o.AuthMethod != "none":
 		return bad(key+".oauth.auth_method", "%q is not client_secret_basic, client_secret_post or none", o.AuthMethod)
 	case o.AuthMethod != "" && (o.AuthMethod == "none") != (o.ClientSecretFrom == "" && o.ClientSecretFile == ""):
@@ -409,10 +420,19 @@ func validateBackendOAuth(key string, b Backend) error {
 		return nil
 	case b.Kind != BackendHTTP && b.Kind != BackendSSE:
 		return bad(key+".oauth", "not used by kind %s", b.Kind)
-	case o.Grant != "" && o.Grant != GrantClientCredentials && o.Grant != GrantAuthorizationCode:
-		return bad(key+".oauth.grant", "%q is not client_credentials or authorization_code", o.Grant)
+	case o.Grant != "" && o.Grant != GrantClientCredentials && o.Grant != GrantAuthorizationCode && o.Grant != GrantJWTBearer:
+		return bad(key+".oauth.grant", "%q is not client_credentials, jwt_bearer or authorization_code", o.Grant)
 	case o.Grant == GrantAuthorizationCode:
 		return validateAuthorizationCode(key, b)
+	case o.Grant == GrantJWTBearer:
+		switch {
+		case (o.AssertionFile == "") == (o.AssertionFrom == ""):
+			return bad(key+".oauth", "jwt_bearer: name the workload's JWT in assertion_file or assertion_from, one of them")
+		case o.ClientSecretFrom != "" || o.ClientSecretFile != "" || o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.AuthMethod != "" || o.SigningAlg != "":
+			return bad(key+".oauth", "jwt_bearer: the assertion is the credential; no client secret, private key or auth_method beside it")
+		}
+	case o.AssertionFile != "" || o.AssertionFrom != "":
+		return bad(key+".oauth", "assertion_file and assertion_from go with grant: jwt_bearer")
 	case o.ClientID == "":
 		return bad(key+".oauth.client_id", "required")
 	case o.AuthMethod == "private_key_jwt":

@@ -46,7 +46,9 @@ func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
 	const base = "backends:\n  - name: r\n    kind: http\n    url: https://tools.example/mcp\n"
 	for _, valid := range []string{"{client_id: gw, client_secret_from: S, auth_method: client_secret_post}",
 		"{client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem}",
-		"{client_id: gw, auth_method: private_key_jwt, private_key_from: K, signing_alg: PS256}"} {
+		"{client_id: gw, auth_method: private_key_jwt, private_key_from: K, signing_alg: PS256}",
+		"{grant: jwt_bearer, assertion_file: /var/run/secrets/tokens/mcp}",
+		"{grant: jwt_bearer, client_id: workload, assertion_from: WORKLOAD_JWT, scopes: [mcp]}"} {
 		if _, err := Parse([]byte(base + "    oauth: " + valid + "\n")); err != nil {
 			t.Fatalf("a valid backend oauth %s: %v", valid, err)
 		}
@@ -60,6 +62,13 @@ func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
 		{"private_key_jwt with two keys", base + "    oauth: {client_id: gw, auth_method: private_key_jwt, private_key_from: K, private_key_file: /k}\n", "backends[0].oauth"},
 		{"private_key_jwt with a secret too", base + "    oauth: {client_id: gw, auth_method: private_key_jwt, private_key_from: K, client_secret_from: S}\n", "backends[0].oauth"},
 		{"a private key without private_key_jwt", base + "    oauth: {client_id: gw, client_secret_from: S, private_key_from: K}\n", "backends[0].oauth"},
+		{"jwt_bearer without an assertion", base + "    oauth: {grant: jwt_bearer}\n", "backends[0].oauth"},
+		{"jwt_bearer with two assertions", base + "    oauth: {grant: jwt_bearer, assertion_file: /f, assertion_from: A}\n", "backends[0].oauth"},
+		{"jwt_bearer with a secret", base + "    oauth: {grant: jwt_bearer, assertion_file: /f, client_secret_from: S}\n", "backends[0].oauth"},
+		{"jwt_bearer with a private key", base + "    oauth: {grant: jwt_bearer, assertion_file: /f, auth_method: private_key_jwt, private_key_from: K}\n", "backends[0].oauth"},
+		{"an assertion without jwt_bearer", base + "    oauth: {client_id: gw, client_secret_from: S, assertion_file: /f}\n", "backends[0].oauth"},
+		{"an assertion with the authorization code grant", base + "    oauth: {grant: authorization_code, client_id: gw, assertion_from: A}\n", "backends[0].oauth"},
+		{"an unknown grant", base + "    oauth: {grant: password, client_id: gw, client_secret_from: S}\n", "backends[0].oauth.grant"},
 		{"private_key_jwt with the authorization code grant", base + "    oauth: {grant: authorization_code, client_id: gw, private_key_from: K}\n", "backends[0].oauth"},
 		{"an http token URL afar", base + "    oauth: {client_id: gw, client_secret_from: S, token_url: http://as.example/token}\n", "backends[0].oauth.token_url"},
 		{"an Authorization header beside it", base + "    headers_from: {Authorization: TOK}\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].headers_from.Authorization"},

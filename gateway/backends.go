@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/backend"
@@ -63,6 +65,24 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 			SigningAlg: o.SigningAlg}
 		var ok bool
 		switch {
+		case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
+			var assertion string
+			if assertion, ok = src.env(key+".oauth.assertion_from", o.AssertionFrom); ok {
+				cc.Assertion = func() (string, error) { return assertion, nil }
+			}
+		case o.Grant == config.GrantJWTBearer:
+			// Read now, to refuse a configuration that cannot work, and again
+			// at each token request: the platform renews the file.
+			path := o.AssertionFile
+			if _, ok = src.file(key+".oauth.assertion_file", path); ok {
+				cc.Assertion = func() (string, error) {
+					b, err := os.ReadFile(path)
+					if err != nil {
+						return "", fmt.Errorf("%s: %w", key+".oauth.assertion_file", err)
+					}
+					return strings.TrimSpace(string(b)), nil
+				}
+			}
 		case o.AuthMethod == oauth.PrivateKeyJWT:
 			var pemText string
 			k := key + ".oauth.private_key_from"

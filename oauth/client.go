@@ -40,8 +40,14 @@ import (
 )
 
 // ClientCredentials is one backend's client of the client credentials
-// grant.
+// grant, or of the JWT-bearer grant (RFC 7523 §2.1) with a workload's own
+// identity token as the assertion (workload identity federation, SEP-1933).
 type ClientCredentials struct {
+	// Assertion, when set, makes the grant JWT-bearer: it is called at
+	// each token request for the JWT to present (a projected service
+	// account token is re-read from its file, which its platform renews).
+	// ClientID is then optional and no client authentication is sent.
+	Assertion func() (string, error)
 	ClientID     string
 	ClientSecret string
 	Scopes       []string
@@ -122,6 +128,31 @@ func signingMethod(key crypto.Signer, alg string) (jwt.SigningMethod, error) {
 	return m, nil
 }
 
+// JWTBearerGrant is the JWT-bearer grant's grant_type (RFC 7523 §2.1).
+const JWTBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// grantSource asks for a token by the JWT-bearer grant with the
+// assertion of the moment (a ReuseTokenSource around it asks only when
+// the token expires).
+type grantSource struct {
+	ctx       context.Context
+	cfg       clientcredentials.Config
+	assertion func() (string, error)
+}
+
+func (g *grantSource) Token() (*oauth2.Token, error) {
+	assertion, err := g.assertion()
+	if err != nil {
+		return nil, fmt.Errorf("oauth: the JWT-bearer assertion: %w", err)
+	}
+	cfg := g.cfg
+	cfg.EndpointParams = url.Values{"grant_type": {JWTBearerGrant}, "assertion": {assertion}}
+	for k, v := range g.cfg.EndpointParams {
+		cfg.EndpointParams[k] = v
+	}
+	return cfg.Token(g.ctx)
+}
+
 // assertionSource asks for a token with a fresh client assertion each
 // time (a ReuseTokenSource around it asks only when the token expires).
 type assertionSource struct {
@@ -195,14 +226,18 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 		}
 		cc := clientcredentials.Config{ClientID: l.cfg.ClientID, ClientSecret: l.cfg.ClientSecret, TokenURL: tokenURL,
 			Scopes: l.cfg.Scopes, AuthStyle: style, EndpointParams: url.Values{"resource": {l.resource}}}
-		if l.cfg.AuthMethod == PrivateKeyJWT {
+		switch {
+		case l.cfg.Assertion != nil:
+			cc.ClientSecret, cc.AuthStyle = "", oauth2.AuthStyleInParams
+			l.src = oauth2.ReuseTokenSource(nil, &grantSource{ctx: ctx, cfg: cc, assertion: l.cfg.Assertion})
+		case l.cfg.AuthMethod == PrivateKeyJWT:
 			m, err := signingMethod(l.cfg.PrivateKey, l.cfg.SigningAlg)
 			if err != nil {
 				return nil, err
 			}
 			cc.ClientSecret = ""
 			l.src = oauth2.ReuseTokenSource(nil, &assertionSource{ctx: ctx, cfg: cc, audience: issuer, key: l.cfg.PrivateKey, method: m})
-		} else {
+		default:
 			l.src = cc.TokenSource(ctx)
 		}
 	}

@@ -216,3 +216,75 @@ func TestParsePrivateKey(t *testing.T) {
 		})
 	}
 }
+
+// The JWT-bearer grant (workload identity federation): the token request
+// presents the assertion of the moment — read again at each request, as
+// a renewed service account token would be — with the client_id and no
+// secret; a refusal is surfaced with its error code.
+func TestTheJWTBearerGrantPresentsTheWorkloadsToken(t *testing.T) {
+	var mu sync.Mutex
+	var forms []url.Values
+	refuse := false
+	mux := http.NewServeMux()
+	var as *httptest.Server
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
+			"grant_types_supported": []string{oauth.JWTBearerGrant}})
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		mu.Lock()
+		forms = append(forms, r.PostForm)
+		no := refuse
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if no {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"unauthorized_client","error_description":"not for this grant"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"access_token":"wif-token","token_type":"Bearer","expires_in":1}`)
+	})
+	as = httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	var seen atomic.Value
+	be := backendOf(t, func(base string) string { return base + "/mcp" }, as.URL, &seen)
+	current := "workload-jwt-1"
+	cc := oauth.ClientCredentials{ClientID: "workload", Scopes: []string{"mcp"},
+		Assertion: func() (string, error) { mu.Lock(); defer mu.Unlock(); return current, nil }}
+	c := cc.Client(be.Client(), be.URL+"/mcp")
+	post := func() error {
+		resp, err := c.Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := post(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	current = "workload-jwt-2" // renewed by the platform
+	mu.Unlock()
+	if err := post(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := seen.Load().(string); got != "Bearer wif-token" {
+		t.Errorf("the backend saw %q", got)
+	}
+	mu.Lock()
+	if len(forms) != 2 || forms[0].Get("assertion") != "workload-jwt-1" || forms[1].Get("assertion") != "workload-jwt-2" {
+		t.Fatalf("the token requests: %v", forms)
+	}
+	for _, f := range forms {
+		if f.Get("grant_type") != oauth.JWTBearerGrant || f.Get("client_id") != "workload" || f.Has("client_secret") ||
+			f.Get("resource") != be.URL+"/mcp" || f.Get("scope") != "mcp" {
+			t.Errorf("a token request: %v", f)
+		}
+	}
+	refuse = true
+	mu.Unlock()
+	if err := post(); err == nil || !strings.Contains(err.Error(), "unauthorized_client") || strings.Contains(err.Error(), "workload-jwt") {
+		t.Errorf("a refused grant: %v (want its error code, never the assertion)", err)
+	}
+}

@@ -112,6 +112,9 @@ var ccScenarios = []struct {
 	// The same grant, the client authenticated by a JWT it signs
 	// (private_key_jwt, SEP-1046) with the key the scenario made.
 	{name: "auth/client-credentials-jwt", next: true, httpOnly: true, checks: []string{"client-credentials-jwt-verified"}},
+	// Workload identity federation (SEP-1933): the JWT-bearer grant with
+	// the workload's token, from the file a platform would project.
+	{name: "auth/wif-jwt-bearer", next: true, httpOnly: true, checks: []string{"wif-assertion-verified"}},
 }
 
 // ccPathName says what stands between the driver and the mock.
@@ -275,7 +278,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		backend = "x=proxy:" + line[1]
 	}
 	env, args := []string{"XDG_DATA_HOME=" + tmp}, []string{"serve", "--listen", "127.0.0.1:0", "--backend", backend}
-	if strings.HasPrefix(scenario, "auth/client-credentials") {
+	if strings.HasPrefix(scenario, "auth/client-credentials") || scenario == "auth/wif-jwt-bearer" {
 		// The mock's client, from the scenario's context: the secret from
 		// the environment, as a configuration names it.
 		var c struct {
@@ -283,13 +286,21 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 			ClientSecret string `json:"client_secret"`
 			PrivateKey   string `json:"private_key_pem"`
 			Alg          string `json:"signing_algorithm"`
+			WorkloadJWT  string `json:"valid_jwt"`
 		}
 		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c); err != nil || c.ClientID == "" {
 			return fmt.Errorf("the scenario's context names no client (%v)", err)
 		}
 		cfg := filepath.Join(tmp, "mcpgate.yaml")
 		client := "client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET"
-		if c.PrivateKey != "" {
+		switch {
+		case c.WorkloadJWT != "":
+			jwtFile := filepath.Join(tmp, "workload.jwt")
+			if err := os.WriteFile(jwtFile, []byte(c.WorkloadJWT+"\n"), 0o600); err != nil {
+				return err
+			}
+			client = "grant: jwt_bearer, client_id: \"" + c.ClientID + "\", assertion_file: \"" + jwtFile + "\""
+		case c.PrivateKey != "":
 			keyFile := filepath.Join(tmp, "client-key.pem")
 			if err := os.WriteFile(keyFile, []byte(c.PrivateKey), 0o600); err != nil {
 				return err
@@ -302,7 +313,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		}
 		env, args = append(env, "CC_SECRET="+c.ClientSecret), []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}
 	}
-	authCode := strings.HasPrefix(scenario, "auth/") && !strings.HasPrefix(scenario, "auth/client-credentials")
+	authCode := strings.HasPrefix(scenario, "auth/") && !strings.HasPrefix(scenario, "auth/client-credentials") && scenario != "auth/wif-jwt-bearer"
 	if authCode {
 		extra, cfg, err := ccAuthConfig(tmp, mockURL, scenario)
 		if err != nil {
@@ -456,7 +467,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	}
 
 	switch scenario {
-	case "initialize", "request-metadata", "json-schema-ref-no-deref", "auth/client-credentials-basic", "auth/client-credentials-jwt":
+	case "initialize", "request-metadata", "json-schema-ref-no-deref", "auth/client-credentials-basic", "auth/client-credentials-jwt", "auth/wif-jwt-bearer":
 		return nil // the handshake and the listing are the scenario
 	case "tools_call":
 		return call("add_numbers", `{"a":2,"b":3}`, "is 5")
