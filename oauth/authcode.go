@@ -620,17 +620,27 @@ func (a *Authorization) fail(_ context.Context, msg string) {
 // begin discovers the backend's authorization server, registers there
 // if need be and makes the link the admin is to open (under a.mu).
 func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []string) error {
+	var issuer string
+	var as ServerMetadata
 	prm, err := DiscoverResource(ctx, a.http(), a.Resource, ch.ResourceMetadata)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNoResourceMetadata) && ch.ResourceMetadata == "":
+		// A server of 2025-03-26: its authorization server is at its
+		// origin. The token is asked for it as for any (resource).
+		if issuer, as, err = LegacyAuthorizationServer(ctx, a.http(), a.Resource); err != nil {
+			return err
+		}
+		prm = ResourceMetadata{Resource: a.Resource}
+		a.log().Info("backend serves no protected resource metadata: its authorization server is taken at its origin (2025-03-26)", "issuer", issuer)
+	case err != nil:
 		return err
-	}
-	if len(prm.AuthorizationServers) == 0 {
+	case len(prm.AuthorizationServers) == 0:
 		return fmt.Errorf("the resource metadata of %s names no authorization server", a.Resource)
-	}
-	issuer := prm.AuthorizationServers[0]
-	as, err := DiscoverAuthorizationServer(ctx, a.http(), issuer)
-	if err != nil {
-		return err
+	default:
+		issuer = prm.AuthorizationServers[0]
+		if as, err = DiscoverAuthorizationServer(ctx, a.http(), issuer); err != nil {
+			return err
+		}
 	}
 	switch {
 	case !slices.Contains(as.CodeChallengeMethodsSupported, "S256"):

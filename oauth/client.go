@@ -261,6 +261,10 @@ func redactRetrieve(err error) error {
 	return err
 }
 
+// ErrNoResourceMetadata: every place a resource's metadata may be
+// answered 404 — a server of the 2025-03-26 revision, which had none.
+var ErrNoResourceMetadata = errors.New("the server serves no protected resource metadata")
+
 // ResourceMetadata is the part of RFC 9728's document a client reads.
 type ResourceMetadata struct {
 	Resource             string   `json:"resource"`
@@ -319,7 +323,7 @@ func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metad
 		}
 		urls = []string{metadataURL}
 	}
-	found := false
+	found, all404 := false, true
 	for _, mu := range urls {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, mu, nil)
 		if err != nil {
@@ -339,9 +343,12 @@ func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metad
 			found = true
 			break
 		}
+		all404 = all404 && resp.StatusCode == http.StatusNotFound
 		resp.Body.Close()
 	}
 	switch {
+	case !found && all404:
+		return md, fmt.Errorf("oauth: no resource metadata for %s at %s: %w", serverURL, strings.Join(urls, " or "), ErrNoResourceMetadata)
 	case !found:
 		return md, fmt.Errorf("oauth: no resource metadata for %s at %s", serverURL, strings.Join(urls, " or "))
 	case !ResourceCovers(md.Resource, serverURL):

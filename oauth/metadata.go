@@ -140,3 +140,44 @@ func fetchMetadata(ctx context.Context, client *http.Client, u string) (ServerMe
 	}
 	return md, http.StatusOK, nil
 }
+
+// LegacyAuthorizationServer is the authorization server of a server of
+// the 2025-03-26 revision, which serves no resource metadata: its
+// authorization base URL is the server URL without its path, whose
+// RFC 8414 metadata (fetched with the MCP-Protocol-Version header that
+// revision names) says where its endpoints are, and without metadata
+// (404) they are the default /authorize, /token and /register there.
+// issuer is that base URL. Such servers knew no resource indicators and
+// no iss parameter; PKCE is required of them as of every revision.
+func LegacyAuthorizationServer(ctx context.Context, client *http.Client, serverURL string) (issuer string, md ServerMetadata, _ error) {
+	if err := CheckFetchURL(serverURL); err != nil {
+		return "", md, fmt.Errorf("oauth: resource: %w", err)
+	}
+	u, _ := url.Parse(serverURL)
+	base := u.Scheme + "://" + u.Host
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/.well-known/oauth-authorization-server", nil)
+	if err != nil {
+		return "", md, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2025-03-26")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", md, fmt.Errorf("oauth: the authorization server metadata of %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md); err != nil {
+			return "", md, fmt.Errorf("oauth: the authorization server metadata of %s is not JSON: %w", base, err)
+		}
+		if md.Issuer != base && md.Issuer != base+"/" {
+			return "", md, fmt.Errorf("oauth: the authorization server metadata of %s names the issuer %q (RFC 8414 §3.3: they must be equal)", base, md.Issuer)
+		}
+		return md.Issuer, md, nil
+	case http.StatusNotFound:
+		return base, ServerMetadata{Issuer: base, AuthorizationEndpoint: base + "/authorize", TokenEndpoint: base + "/token",
+			RegistrationEndpoint: base + "/register", CodeChallengeMethodsSupported: []string{"S256"}}, nil
+	}
+	return "", md, fmt.Errorf("oauth: the authorization server metadata of %s answered %d", base, resp.StatusCode)
+}

@@ -38,12 +38,9 @@ import (
 // ccAuthScenarios are the client auth scenarios of the authorization
 // code flow: the 2025-11-25 ones at both revisions, the 2026-07-28 ones
 // at that one, the extensions' (off the revisions' timeline) at
-// 2025-11-25 only. refused: the gateway must not get a token.
-var ccAuthScenarios = []struct {
-	name                     string
-	both, refused, extension bool
-	checks                   []string
-}{
+// 2025-11-25 only, and 2025-03-26's (servers without resource metadata)
+// at theirs. refused: the gateway must not get a token.
+var ccAuthScenarios = []ccAuthScenario{
 	{name: "auth/metadata-default", both: true, checks: []string{"prm-pathbased-requested", "authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
 	{name: "auth/metadata-var1", both: true, checks: []string{"authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
 	{name: "auth/metadata-var2", both: true, checks: []string{"authorization-server-metadata", "client-registration", "authorization-request", "token-request"}},
@@ -63,6 +60,12 @@ var ccAuthScenarios = []struct {
 	{name: "auth/dpop", extension: true, checks: []string{"sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme", "sep-1932-client-fresh-proof"}},
 	{name: "auth/dpop-nonce", extension: true, checks: []string{"sep-1932-client-token-request-proof", "sep-1932-client-dpop-auth-scheme",
 		"sep-1932-client-fresh-proof", "sep-1932-client-as-nonce", "sep-1932-client-rs-nonce"}},
+	// A server of 2025-03-26: no resource metadata; the authorization
+	// server's metadata at its origin, or not even that (the default
+	// endpoints there).
+	{name: "auth/2025-03-26-oauth-metadata-backcompat", era: "2025-03-26", checks: []string{"authorization-server-metadata",
+		"client-registration", "authorization-request", "token-request"}},
+	{name: "auth/2025-03-26-oauth-endpoint-fallback", era: "2025-03-26", checks: []string{"client-registration", "authorization-request", "token-request"}},
 	{name: "auth/resource-mismatch", refused: true, checks: []string{"resource-mismatch-rejected"}},
 	{name: "auth/offline-access-scope", checks: []string{"sep-2207-offline-access-requested"}},
 	{name: "auth/offline-access-not-supported", checks: []string{"sep-2207-offline-access-not-requested"}},
@@ -74,6 +77,26 @@ var ccAuthScenarios = []struct {
 	{name: "auth/iss-unexpected", refused: true, checks: []string{"sep-2468-client-compare-iss-unadvertised"}},
 	{name: "auth/iss-normalized", refused: true, checks: []string{"sep-2468-client-no-normalization"}},
 	{name: "auth/metadata-issuer-mismatch", refused: true, checks: []string{"sep-2468-client-validate-metadata-issuer"}},
+}
+
+type ccAuthScenario struct {
+	name                     string
+	both, refused, extension bool
+	era                      string // a revision of its own ("": see eras)
+	checks                   []string
+}
+
+// eras are the revisions the scenario runs at.
+func (s ccAuthScenario) eras() []string {
+	switch {
+	case s.era != "":
+		return []string{s.era}
+	case s.extension:
+		return []string{"2025-11-25"}
+	case s.both:
+		return []string{"2025-11-25", "2026-07-28"}
+	}
+	return []string{"2026-07-28"}
 }
 
 // ccCIMD is the Client ID Metadata Document URL auth/basic-cimd expects.

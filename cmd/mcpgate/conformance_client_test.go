@@ -152,7 +152,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 				}
 				t.Run(suite.name+"/"+era+"/"+path+"/"+sc.name, func(t *testing.T) {
 					t.Parallel()
-					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, path, sc.name, sc.modern, sc.checks)
+					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, path, sc.name, ccEra(sc.modern), sc.checks)
 				})
 			}
 		}
@@ -162,17 +162,10 @@ func TestConformanceClientScenarios(t *testing.T) {
 		// The authorization code flow towards the backend: the gateway's
 		// http backend client, at each revision the scenario is in.
 		for _, sc := range ccAuthScenarios {
-			for _, modern := range []bool{false, true} {
-				if !modern && !sc.both && !sc.extension || modern && sc.extension {
-					continue
-				}
-				era := "2025-11-25"
-				if modern {
-					era = "2026-07-28"
-				}
+			for _, era := range sc.eras() {
 				t.Run(suite.name+"/"+era+"/http/"+sc.name, func(t *testing.T) {
 					t.Parallel()
-					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, "http", sc.name, modern, sc.checks)
+					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, "http", sc.name, era, sc.checks)
 				})
 			}
 		}
@@ -181,9 +174,18 @@ func TestConformanceClientScenarios(t *testing.T) {
 
 // ccRunAndGrade runs one client scenario and fails t for every check that
 // failed or warned, and every named one that did not succeed.
-func ccRunAndGrade(t *testing.T, p peers.Peers, ref peers.RefServer, entry, suiteName, bin, path, scenario string, modern bool, want []string) {
+// ccEra is the revision a scenario runs at: 2026-07-28 for the modern
+// ones, else the suite's default, 2025-11-25.
+func ccEra(modern bool) string {
+	if modern {
+		return "2026-07-28"
+	}
+	return "2025-11-25"
+}
+
+func ccRunAndGrade(t *testing.T, p peers.Peers, ref peers.RefServer, entry, suiteName, bin, path, scenario, era string, want []string) {
 	t.Helper()
-	checks, out, exitErr := ccRun(t, p.Node22, filepath.Join(ref.Dir, "loopback.cjs"), entry, bin, path, scenario, modern)
+	checks, out, exitErr := ccRun(t, p.Node22, filepath.Join(ref.Dir, "loopback.cjs"), entry, bin, path, scenario, era)
 	if exitErr != nil {
 		t.Errorf("the suite exited with %v", exitErr)
 	}
@@ -208,24 +210,20 @@ func ccRunAndGrade(t *testing.T, p peers.Peers, ref peers.RefServer, entry, suit
 	if t.Failed() {
 		t.Logf("suite output:\n%s", out)
 	} else if m := ccPassed.FindStringSubmatch(out); m != nil {
-		era := "2025-11-25"
-		if modern {
-			era = "2026-07-28"
-		}
 		peers.Score(t, "%s client %s at %s, the mock through %s: %s/%s passed, %s failed", suiteName, scenario, era, ccPathName[path], m[1], m[2], m[3])
 	}
 }
 
 // ccRun runs one client scenario with the driver as the client and returns
 // the checks the suite recorded, what it printed and how it exited.
-func ccRun(t *testing.T, node, preload, entry, bin, path, scenario string, modern bool) ([]ccCheck, string, error) {
+func ccRun(t *testing.T, node, preload, entry, bin, path, scenario, era string) ([]ccCheck, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	args := []string{"--require", preload, entry, "client", "--command", os.Args[0], "--scenario", scenario, "--timeout", "60000", "-o", dir}
-	if modern {
-		args = append(args, "--spec-version", "2026-07-28")
+	if era != "2025-11-25" {
+		args = append(args, "--spec-version", era)
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Env = append(os.Environ(), ccDriverEnv+"="+path, ccBinEnv+"="+bin)
