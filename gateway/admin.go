@@ -154,6 +154,9 @@ func oauthSummary(st oauth.Status) (string, string) {
 		if st.Scope != "" {
 			s += " for " + st.Scope
 		}
+		if st.DPoP {
+			s += ", the token bound to the gateway's key (DPoP)"
+		}
 		return s + ".", ""
 	}
 	return "", ""

@@ -196,6 +196,8 @@ type Status struct {
 	Link    string
 	Expires time.Time
 	Failure string
+	// DPoP: the token is bound to the gateway's key (dpop.go).
+	DPoP bool
 }
 
 func (a *Authorization) now() time.Time {
@@ -277,7 +279,7 @@ func (a *Authorization) Status(ctx context.Context) Status {
 	a.load(ctx, true)
 	s := Status{Failure: a.rec.Failure}
 	if t := a.rec.Token; t != nil {
-		s.Authorized, s.Issuer, s.Scope, s.Expiry = true, t.Issuer, t.Scope, t.Expiry
+		s.Authorized, s.Issuer, s.Scope, s.Expiry, s.DPoP = true, t.Issuer, t.Scope, t.Expiry, t.DPoP
 	}
 	if p := a.rec.Pending; p != nil && a.now().Before(p.Expires) {
 		s.Link, s.Expires = p.Link, p.Expires
