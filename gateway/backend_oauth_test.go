@@ -93,17 +93,24 @@ func boAudience(tok string) string {
 	return c.Aud
 }
 
-var boAuthorizeLink = regexp.MustCompile(`class="authorize" href="([^"]+)"`)
-
-func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
-	is := oauthtest.New(t, "")
-	back := newBOBackend(t, is)
+// boKeyFile is a file holding a fresh oauth_client key, as hex.
+func boKeyFile(t *testing.T) string {
+	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return keyFile
+}
+
+var boAuthorizeLink = regexp.MustCompile(`class="authorize" href="([^"]+)"`)
+
+func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
+	is := oauthtest.New(t, "")
+	back := newBOBackend(t, is)
+	keyFile := boKeyFile(t)
 	e := gwStart(t, "backends:\n  - {name: x, kind: http, url: \""+back.url+"\"}\noauth_client: {key_file: \""+keyFile+"\"}\n")
 	e.gw.Listening(strings.TrimPrefix(e.base, "http://"))
 	bkRun(t, e.gw)
@@ -181,12 +188,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 	is := oauthtest.New(t, "")
 	back := newBOBackend(t, is)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := boKeyFile(t)
 	yaml := "backends:\n  - {name: x, kind: http, url: \"" + back.url + "\"}\noauth_client: {key_file: \"" + keyFile + "\"}\n"
 	a := gwStart(t, yaml)
 	a.gw.Listening(strings.TrimPrefix(a.base, "http://"))

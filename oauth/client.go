@@ -47,7 +47,7 @@ type ClientCredentials struct {
 	// each token request for the JWT to present (a projected service
 	// account token is re-read from its file, which its platform renews).
 	// ClientID is then optional and no client authentication is sent.
-	Assertion func() (string, error)
+	Assertion    func() (string, error)
 	ClientID     string
 	ClientSecret string
 	Scopes       []string
@@ -131,54 +131,55 @@ func signingMethod(key crypto.Signer, alg string) (jwt.SigningMethod, error) {
 // JWTBearerGrant is the JWT-bearer grant's grant_type (RFC 7523 §2.1).
 const JWTBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
-// grantSource asks for a token by the JWT-bearer grant with the
-// assertion of the moment (a ReuseTokenSource around it asks only when
-// the token expires).
-type grantSource struct {
-	ctx       context.Context
-	cfg       clientcredentials.Config
-	assertion func() (string, error)
+// freshSource asks for a token with parameters made anew for each token
+// request — an assertion of the moment — beside cfg's (a ReuseTokenSource
+// around it asks only when the token expires).
+type freshSource struct {
+	ctx    context.Context
+	cfg    clientcredentials.Config
+	params func() (url.Values, error)
 }
 
-func (g *grantSource) Token() (*oauth2.Token, error) {
-	assertion, err := g.assertion()
+func (f *freshSource) Token() (*oauth2.Token, error) {
+	params, err := f.params()
 	if err != nil {
-		return nil, fmt.Errorf("oauth: the JWT-bearer assertion: %w", err)
+		return nil, err
 	}
-	cfg := g.cfg
-	cfg.EndpointParams = url.Values{"grant_type": {JWTBearerGrant}, "assertion": {assertion}}
-	for k, v := range g.cfg.EndpointParams {
+	cfg := f.cfg
+	cfg.EndpointParams = params
+	for k, v := range f.cfg.EndpointParams {
 		cfg.EndpointParams[k] = v
 	}
-	return cfg.Token(g.ctx)
+	return cfg.Token(f.ctx)
 }
 
-// assertionSource asks for a token with a fresh client assertion each
-// time (a ReuseTokenSource around it asks only when the token expires).
-type assertionSource struct {
-	ctx      context.Context
-	cfg      clientcredentials.Config
-	audience string // the authorization server's issuer
-	key      crypto.Signer
-	method   jwt.SigningMethod
+// bearerGrant is the JWT-bearer grant's parameters: the workload's
+// assertion as it is now.
+func bearerGrant(assertion func() (string, error)) func() (url.Values, error) {
+	return func() (url.Values, error) {
+		a, err := assertion()
+		if err != nil {
+			return nil, fmt.Errorf("oauth: the JWT-bearer assertion: %w", err)
+		}
+		return url.Values{"grant_type": {JWTBearerGrant}, "assertion": {a}}, nil
+	}
 }
 
-func (a *assertionSource) Token() (*oauth2.Token, error) {
-	now := time.Now()
-	assertion, err := jwt.NewWithClaims(a.method, jwt.RegisteredClaims{
-		Issuer: a.cfg.ClientID, Subject: a.cfg.ClientID, Audience: jwt.ClaimStrings{a.audience},
-		ID: rand.Text(), IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute)),
-	}).SignedString(a.key)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: signing the client assertion: %w", err)
+// clientAssertion is private_key_jwt's parameters: a fresh assertion of
+// clientID for audience, signed with key.
+func clientAssertion(clientID, audience string, key crypto.Signer, method jwt.SigningMethod) func() (url.Values, error) {
+	return func() (url.Values, error) {
+		now := time.Now()
+		assertion, err := jwt.NewWithClaims(method, jwt.RegisteredClaims{
+			Issuer: clientID, Subject: clientID, Audience: jwt.ClaimStrings{audience},
+			ID: rand.Text(), IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute)),
+		}).SignedString(key)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: signing the client assertion: %w", err)
+		}
+		return url.Values{"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
+			"client_assertion": {assertion}}, nil
 	}
-	cfg := a.cfg
-	cfg.EndpointParams = url.Values{"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
-		"client_assertion": {assertion}}
-	for k, v := range a.cfg.EndpointParams {
-		cfg.EndpointParams[k] = v
-	}
-	return cfg.Token(a.ctx)
 }
 
 // Client is an HTTP client that sends base's requests with an access
@@ -229,14 +230,14 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 		switch {
 		case l.cfg.Assertion != nil:
 			cc.ClientSecret, cc.AuthStyle = "", oauth2.AuthStyleInParams
-			l.src = oauth2.ReuseTokenSource(nil, &grantSource{ctx: ctx, cfg: cc, assertion: l.cfg.Assertion})
+			l.src = oauth2.ReuseTokenSource(nil, &freshSource{ctx: ctx, cfg: cc, params: bearerGrant(l.cfg.Assertion)})
 		case l.cfg.AuthMethod == PrivateKeyJWT:
 			m, err := signingMethod(l.cfg.PrivateKey, l.cfg.SigningAlg)
 			if err != nil {
 				return nil, err
 			}
 			cc.ClientSecret = ""
-			l.src = oauth2.ReuseTokenSource(nil, &assertionSource{ctx: ctx, cfg: cc, audience: issuer, key: l.cfg.PrivateKey, method: m})
+			l.src = oauth2.ReuseTokenSource(nil, &freshSource{ctx: ctx, cfg: cc, params: clientAssertion(cc.ClientID, issuer, l.cfg.PrivateKey, m)})
 		default:
 			l.src = cc.TokenSource(ctx)
 		}
