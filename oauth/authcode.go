@@ -313,12 +313,15 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// again sends the request once more, with token; it answers false
 	// when the body cannot be sent again (resp stays the refusal).
 	again := func(token string, key *ecdsa.PrivateKey) (bool, error) {
-		if req.GetBody == nil {
-			return false, nil
-		}
-		body, err := req.GetBody()
-		if err != nil {
-			return false, nil
+		var body io.ReadCloser = http.NoBody
+		switch {
+		case req.GetBody != nil:
+			var err error
+			if body, err = req.GetBody(); err != nil {
+				return false, nil
+			}
+		case req.Body != nil && req.Body != http.NoBody:
+			return false, nil // a body that cannot be read again
 		}
 		drain(resp)
 		retry := req.Clone(ctx)

@@ -157,3 +157,65 @@ func readNonce(proof string) string {
 	n, _ := claims["nonce"].(string)
 	return n
 }
+
+// Towards the backend a DPoP-bound token goes as Authorization: DPoP with
+// a proof of the key naming the request and hashing the token; a backend
+// that answers use_dpop_nonce gets the request once more — a GET of the
+// listening stream as a POST with its body — its proof with the nonce.
+func TestABackendsNonceIsAnsweredOnce(t *testing.T) {
+	stored, _ := newDPoPKey()
+	key, _ := stored.private()
+	var mu sync.Mutex
+	type seen struct{ method, auth, proof, body string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, seen{r.Method, r.Header.Get("Authorization"), r.Header.Get("DPoP"), string(b)})
+		mu.Unlock()
+		if readNonce(r.Header.Get("DPoP")) != "rs-1" {
+			w.Header().Set("DPoP-Nonce", "rs-1")
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce", error_description="a nonce, please"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	a := &Authorization{Backend: "x", Resource: srv.URL + "/mcp", Env: &ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/cb" }}}
+	a.rec = record{Token: &tokenSet{Access: "bound-token", DPoP: true}, DPoPKey: stored}
+	a.loaded = true
+	a.ready.Store(true)
+	a.engaged.Store(true)
+	c := &http.Client{Transport: a.Wrap(http.DefaultTransport)}
+
+	resp, err := c.Get(srv.URL + "/mcp?session=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the GET after the nonce: %d", resp.StatusCode)
+	}
+	resp, err = c.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if resp.StatusCode != 200 || len(got) != 3 { // the GET twice; the POST with the nonce it knows now
+		t.Fatalf("the POST: %d after %d requests: %+v", resp.StatusCode, len(got), got)
+	}
+	sum := sha256.Sum256([]byte("bound-token"))
+	for i, g := range got {
+		claims, pub := readProof(t, g.proof)
+		if g.auth != "DPoP bound-token" || claims["htm"] != g.method || claims["htu"] != srv.URL+"/mcp" ||
+			claims["ath"] != base64.RawURLEncoding.EncodeToString(sum[:]) || !pub.Equal(&key.PublicKey) {
+			t.Errorf("request %d: %s %q, proof %v", i, g.method, g.auth, claims)
+		}
+	}
+	if got[1].proof == got[0].proof || readNonce(got[1].proof) != "rs-1" || got[2].body != `{"jsonrpc":"2.0","id":1,"method":"ping"}` {
+		t.Errorf("the retry: %+v", got)
+	}
+}
