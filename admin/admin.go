@@ -53,6 +53,9 @@ type Source interface {
 
 	Backends(ctx context.Context) []Backend
 	RestartBackend(name string) error
+	// ForgetBackendAuthorization drops the gateway's OAuth authorization
+	// at backend name, for by; the answer says what was done.
+	ForgetBackendAuthorization(ctx context.Context, name string, by mcp.Identity) (string, error)
 	// Roles are the role names a token may have, least first.
 	Roles() []string
 	// Catalogue is every entry a caller with role would see.
@@ -85,10 +88,13 @@ type Backend struct {
 	// authorization an admin is asked to open ("": none waiting).
 	OAuth         string
 	AuthorizeLink string
-	Entries       int     // its entries in the catalogue
-	Calls         float64 // gated calls served since start
-	Errors        float64 // of them, every outcome but ok
-	Mean          time.Duration
+	// Authorized: the gateway holds a token there, which an admin may
+	// make it forget.
+	Authorized bool
+	Entries    int     // its entries in the catalogue
+	Calls      float64 // gated calls served since start
+	Errors     float64 // of them, every outcome but ok
+	Mean       time.Duration
 }
 
 // Point is one step of the chart: calls and errors a second.
@@ -170,6 +176,7 @@ func (h *Handler) routes() {
 	m.Handle("POST /admin/logout", h.admin(h.logout))
 	m.Handle("GET /admin/{$}", h.admin(h.overview))
 	m.Handle("POST /admin/backends/restart", h.admin(h.restart))
+	m.Handle("POST /admin/backends/forget-oauth", h.admin(h.forgetOAuth))
 	m.Handle("GET /admin/catalogue", h.admin(h.catalogue))
 	m.Handle("GET /admin/sessions", h.admin(h.sessions))
 	m.Handle("GET /admin/audit", h.admin(h.audit))

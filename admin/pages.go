@@ -152,6 +152,18 @@ func (h *Handler) restart(w http.ResponseWriter, r *http.Request, c caller) {
 	http.Redirect(w, r, "/admin/?done="+urlQuery("Restarting "+name+"."), http.StatusSeeOther)
 }
 
+// forgetOAuth makes the gateway forget its authorization at a backend.
+func (h *Handler) forgetOAuth(w http.ResponseWriter, r *http.Request, c caller) {
+	name := r.PostFormValue("name")
+	done, err := h.src.ForgetBackendAuthorization(r.Context(), name, c.id)
+	if err != nil {
+		h.render(w, http.StatusNotFound, "refused", view{Title: "Not forgotten", Error: err.Error()})
+		return
+	}
+	h.log.Info("admin: backend authorization forgotten", "backend", name, "by", c.id.Subject)
+	http.Redirect(w, r, "/admin/?done="+urlQuery(done), http.StatusSeeOther)
+}
+
 // catalogueData is the catalogue page: what Role sees.
 type catalogueData struct {
 	Roles   []string

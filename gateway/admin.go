@@ -8,7 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"github.com/mcpgate/mcpgate/oauth"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/admin"
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -80,7 +81,9 @@ func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 			LastError: st.LastError, Entries: entries[st.Name], Calls: c.Calls, Errors: c.Errors,
 			Mean: time.Duration(c.MeanSeconds * float64(time.Second))}
 		if b := s.g.backends.Backend(st.Name); b != nil && b.Authorization() != nil {
-			row.OAuth, row.AuthorizeLink = oauthSummary(b.Authorization().Status(ctx))
+			st := b.Authorization().Status(ctx)
+			row.OAuth, row.AuthorizeLink = oauthSummary(st)
+			row.Authorized = st.Authorized
 		}
 		out = append(out, row)
 	}
@@ -88,6 +91,34 @@ func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 }
 
 func (s *adminSource) RestartBackend(name string) error { return s.g.backends.Restart(name) }
+
+// ForgetBackendAuthorization drops backend name's OAuth authorization
+// for by (oauth.Authorization.Forget) and restarts the backend, so that
+// its refusal asks for a new one at once; audited as oauth
+// "forget-backend". The answer says what was done.
+func (s *adminSource) ForgetBackendAuthorization(ctx context.Context, name string, by mcp.Identity) (string, error) {
+	start := time.Now()
+	b := s.g.backends.Backend(name)
+	if b == nil || b.Authorization() == nil {
+		return "", fmt.Errorf("backend %s has no OAuth authorization of the gateway's", name)
+	}
+	had, revokeErr := b.Authorization().Forget(ctx)
+	if revokeErr != nil && !errors.Is(revokeErr, context.Canceled) && had {
+		s.g.log.Warn("backend authorization forgotten, but its revocation failed", "backend", name, "err", revokeErr)
+	}
+	if s.g.audit != nil {
+		_ = s.g.audit.Record(store.AuditRecord{Time: start.UTC(), Subject: by.Subject, TokenID: by.TokenID, Role: by.Role,
+			Kind: "oauth", Name: "forget-backend", Backend: name, Outcome: "ok", Duration: time.Since(start)})
+	}
+	_ = s.g.backends.Restart(name)
+	switch {
+	case !had:
+		return "Backend " + name + " held no token; any link waiting is withdrawn.", nil
+	case revokeErr != nil:
+		return "Forgot " + name + "'s tokens; its authorization server did not revoke them (" + revokeErr.Error() + ").", nil
+	}
+	return "Forgot " + name + "'s tokens, revoked at its authorization server; it asks for a new authorization.", nil
+}
 
 func (s *adminSource) Roles() []string { return s.g.roles.Names() }
 

@@ -179,6 +179,38 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	if strings.Contains(string(sealed), last) || strings.Contains(string(sealed), "client_id") {
 		t.Error("the store holds the backend's token in the clear")
 	}
+
+	// The admin makes the gateway forget it: the token is revoked at the
+	// authorization server, the backend restarts without one, and the
+	// console asks for a new authorization.
+	_, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+	m := adminCSRF.FindStringSubmatch(body)
+	if m == nil || !strings.Contains(body, "Forget authorization") {
+		t.Fatalf("the console offers no Forget authorization:\n%s", body)
+	}
+	resp, _ = adminDo(t, e, "POST", "/admin/backends/forget-oauth", url.Values{"csrf": {m[1]}, "name": {"x"}},
+		map[string]string{"Cookie": cookie, "Origin": e.base})
+	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "revoked") {
+		t.Fatalf("forget: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if revoked := is.RevokedTokens(); len(revoked) != 1 {
+		t.Errorf("the authorization server was asked to revoke %q", revoked)
+	}
+	gwWaitFor(t, "a new link on the console", func() bool {
+		_, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+		m := boAuthorizeLink.FindStringSubmatch(body)
+		return m != nil && html.UnescapeString(m[1]) != link
+	})
+	if err := e.closeGateway(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rec := range gwTail(t, e.store) {
+		found = found || rec.Kind == "oauth" && rec.Name == "forget-backend" && rec.Backend == "x" && rec.Subject == "root"
+	}
+	if !found {
+		t.Error("the audit log has no oauth/forget-backend record of root's")
+	}
 }
 
 // The admin's answer may land on another replica than the one that made

@@ -959,21 +959,9 @@ func authStyle(method string) oauth2.AuthStyle {
 // authentication and the resource named (RFC 8707 §2.2), which
 // golang.org/x/oauth2's refresh does not send.
 func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endpoint string, form url.Values, key *ecdsa.PrivateKey) (*oauth2.Token, error) {
-	switch reg.AuthMethod {
-	case "client_secret_post":
-		form.Set("client_id", reg.ClientID)
-		form.Set("client_secret", reg.ClientSecret)
-	case "none":
-		form.Set("client_id", reg.ClientID)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	req, err := clientRequest(ctx, reg, endpoint, form)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if reg.AuthMethod == "client_secret_basic" {
-		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
 	}
 	client := a.http()
 	if key != nil {
@@ -1003,6 +991,95 @@ func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endp
 		tok.Expiry = a.now().Add(time.Duration(out.ExpiresIn) * time.Second)
 	}
 	return tok, nil
+}
+
+// clientRequest is a POST of form to an authorization server's endpoint
+// with reg's client authentication (RFC 6749 §2.3.1; none: its client_id).
+func clientRequest(ctx context.Context, reg Registration, endpoint string, form url.Values) (*http.Request, error) {
+	switch reg.AuthMethod {
+	case "client_secret_post":
+		form.Set("client_id", reg.ClientID)
+		form.Set("client_secret", reg.ClientSecret)
+	case "none":
+		form.Set("client_id", reg.ClientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if reg.AuthMethod == "client_secret_basic" {
+		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
+	}
+	return req, nil
+}
+
+// Forget drops the backend's authorization: its tokens (the refresh
+// token revoked first at the authorization server, RFC 7009, when it
+// names a revocation endpoint), the link waiting and the DPoP key, so
+// that the backend's next refusal asks an admin to authorize anew. The
+// client registrations are kept. It answers whether there was a token,
+// and, when the revocation failed, why (the record is dropped anyway).
+func (a *Authorization) Forget(ctx context.Context) (hadToken bool, revokeErr error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	var dropped *tokenSet
+	drop := func(rec *record) {
+		dropped = rec.Token
+		rec.Token, rec.Pending, rec.Failure, rec.Refused, rec.DPoPKey = nil, nil, "", "", ""
+	}
+	if a.Env.Vault == nil {
+		drop(&a.rec)
+	} else if err := a.Env.Vault.Update(ctx, a.Backend, func(old []byte) ([]byte, error) {
+		var rec record
+		if old != nil {
+			if err := json.Unmarshal(old, &rec); err != nil {
+				return nil, err
+			}
+		}
+		drop(&rec)
+		a.rec = rec
+		return json.Marshal(rec)
+	}); err != nil {
+		return false, err
+	}
+	a.logged = ""
+	a.log().Warn("backend authorization forgotten: its next refusal asks an admin again", "had_token", dropped != nil)
+	if dropped == nil {
+		return false, nil
+	}
+	return true, a.revoke(ctx, dropped)
+}
+
+// revoke asks t's authorization server to revoke t's refresh token (or,
+// without one, its access token), if it names a revocation endpoint.
+func (a *Authorization) revoke(ctx context.Context, t *tokenSet) error {
+	as, err := DiscoverAuthorizationServer(ctx, a.http(), t.Issuer)
+	if err != nil || as.RevocationEndpoint == "" {
+		return err
+	}
+	if err := CheckFetchURL(as.RevocationEndpoint); err != nil {
+		return fmt.Errorf("the revocation endpoint of %s: %w", t.Issuer, err)
+	}
+	form := url.Values{"token": {t.Access}, "token_type_hint": {"access_token"}}
+	if t.Refresh != "" {
+		form = url.Values{"token": {t.Refresh}, "token_type_hint": {"refresh_token"}}
+	}
+	req, err := clientRequest(ctx, a.rec.Clients[t.Issuer], as.RevocationEndpoint, form)
+	if err != nil {
+		return err
+	}
+	resp, err := a.http().Do(req)
+	if err != nil {
+		return fmt.Errorf("revoking at %s: %w", t.Issuer, err)
+	}
+	drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("revoking at %s: the revocation endpoint answered %d", t.Issuer, resp.StatusCode)
+	}
+	return nil
 }
 
 // dpopClient is the gateway's client for token requests with proofs of key.

@@ -555,6 +555,47 @@ func TestReplicasChallengedAtOnceShowOneLink(t *testing.T) {
 	}
 }
 
+// An admin's Forget drops the backend's tokens — the refresh token
+// revoked at the authorization server first — and the sealed record
+// keeps only the client's registration: the next request goes without a
+// token, and its refusal makes a new link for the same client.
+func TestForgetDropsTheTokensAndRevokesThem(t *testing.T) {
+	r := newACResource(t)
+	r.prm["scopes_supported"] = []string{"read", "offline_access"}
+	r.is.Metadata["scopes_supported"] = []string{"read", "offline_access"}
+	records := &memRecords{}
+	a := acAuthorization(r, acVault(t, records), &acClock{t: time.Now()})
+	get(t, a, r.srv.URL+"/mcp/x")
+	first := a.Status(context.Background()).Link
+	if err := a.Callback(context.Background(), follow(t, first)); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, a, r.srv.URL+"/mcp/x"); got != http.StatusOK {
+		t.Fatalf("authorized: %d", got)
+	}
+	had, err := a.Forget(context.Background())
+	if !had || err != nil {
+		t.Fatalf("Forget: %v, %v", had, err)
+	}
+	if revoked := r.is.RevokedTokens(); len(revoked) != 1 || revoked[0] == "" {
+		t.Errorf("the authorization server was sent %q to revoke, want the refresh token", revoked)
+	}
+	if st := a.Status(context.Background()); st.Authorized || st.Link != "" {
+		t.Errorf("after Forget: %+v", st)
+	}
+	if got := get(t, a, r.srv.URL+"/mcp/x"); got != http.StatusUnauthorized {
+		t.Errorf("the next request: %d, want 401 (no token sent)", got)
+	}
+	again := a.Status(context.Background()).Link
+	clientOf := func(link string) string { u, _ := url.Parse(link); return u.Query().Get("client_id") }
+	if again == "" || again == first || clientOf(again) != clientOf(first) {
+		t.Errorf("the new link %q, the first %q: want another link for the same client", again, first)
+	}
+	if had, err := a.Forget(context.Background()); had || err != nil {
+		t.Errorf("Forget with no token: %v, %v", had, err)
+	}
+}
+
 // TestDiscoveryRefusesWhatItShould: metadata that would send the token
 // elsewhere, or name another issuer, or offer no S256, stops the flow
 // before any link is made.

@@ -62,6 +62,7 @@ type ServerMetadata struct {
 	TokenEndpoint                     string   `json:"token_endpoint,omitempty"`
 	JWKSURI                           string   `json:"jwks_uri,omitempty"`
 	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
+	RevocationEndpoint                string   `json:"revocation_endpoint,omitempty"`
 	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`

@@ -59,6 +59,8 @@ type Issuer struct {
 	codes   map[string]grant    // one-use authorization codes
 	// Issued counts the access tokens the token endpoint issued.
 	Issued int
+	// Revoked are the tokens the revocation endpoint was sent (RFC 7009).
+	Revoked []string
 	// granted is the last client credentials request.
 	granted Granted
 	// IDTokenClaims override the ID token's claims (a nil value removes
@@ -108,6 +110,7 @@ func New(t testing.TB, path string) *Issuer {
 		"authorization_endpoint":                is.ID + "/authorize",
 		"token_endpoint":                        is.ID + "/token",
 		"registration_endpoint":                 is.ID + "/register",
+		"revocation_endpoint":                   is.ID + "/revoke",
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"token_endpoint_auth_methods_supported": []string{"none"},
 		"response_types_supported":              []string{"code"},
@@ -128,7 +131,20 @@ func New(t testing.TB, path string) *Issuer {
 	mux.HandleFunc("POST "+path+"/register", is.register)
 	mux.HandleFunc("GET "+path+"/authorize", is.authorize)
 	mux.HandleFunc("POST "+path+"/token", is.token)
+	mux.HandleFunc("POST "+path+"/revoke", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		is.mu.Lock()
+		is.Revoked = append(is.Revoked, r.PostForm.Get("token"))
+		is.mu.Unlock()
+	})
 	return is
+}
+
+// RevokedTokens are the tokens the revocation endpoint was sent.
+func (is *Issuer) RevokedTokens() []string {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return append([]string(nil), is.Revoked...)
 }
 
 // register takes a public client's registration (RFC 7591).
