@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/authserver"
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/store"
 )
 
@@ -75,6 +76,9 @@ func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*
 		// One replica: a key of this process's. Access tokens are short;
 		// after a restart, clients refresh (grants are in the store).
 		_, _ = rand.Read(key)
+		if config.StoreIsPostgres(g.cfg.Store) {
+			g.log.Warn("auth.oauth.builtin on a shared PostgreSQL store without a session key: the access tokens this replica issues are refused by the others; set sessions.key_file (or " + config.SessionKeyEnv + ") alike on every replica")
+		}
 	}
 	up, err := g.upstream()
 	if err != nil {

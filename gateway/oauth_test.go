@@ -11,13 +11,19 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 const oauthResource = "http://127.0.0.1:8080/mcp"
@@ -181,5 +187,35 @@ func TestTheBuiltinAuthorizationServerBehindTheGateway(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no audit record of ops revoking %s: %+v", m[1], records)
+	}
+}
+
+// The built-in server on a shared PostgreSQL store without a session key
+// signs with a key of its own process, which the other replicas do not
+// hold: the gateway says so at start, and says nothing with a key.
+func TestTheBuiltinServerOnASharedStoreWithoutASessionKeyIsNamed(t *testing.T) {
+	for _, withKey := range []bool{false, true} {
+		if withKey {
+			t.Setenv("MCPGATE_SESSION_KEY", strings.Repeat("ab", 32))
+		}
+		cfg, err := config.Parse([]byte("auth:\n  oauth:\n    resource: " + oauthResource + "\n    builtin: true\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Store = "postgres://mcpgate@127.0.0.1:1/mcpgate" // as replicas name it; the store itself is the test's
+		st, err := sqlite.Open(gwContext(t), filepath.Join(t.TempDir(), "m.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs := &mcptest.SyncBuffer{}
+		gw, err := gateway.New(gwContext(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = gw.Close(context.Background())
+		st.Close()
+		if warned := strings.Contains(logs.String(), "refused by the others"); warned == withKey {
+			t.Errorf("with a session key %v: warned %v\n%s", withKey, warned, logs)
+		}
 	}
 }
