@@ -313,15 +313,9 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// again sends the request once more, with token; it answers false
 	// when the body cannot be sent again (resp stays the refusal).
 	again := func(token string, key *ecdsa.PrivateKey) (bool, error) {
-		var body io.ReadCloser = http.NoBody
-		switch {
-		case req.GetBody != nil:
-			var err error
-			if body, err = req.GetBody(); err != nil {
-				return false, nil
-			}
-		case req.Body != nil && req.Body != http.NoBody:
-			return false, nil // a body that cannot be read again
+		body, ok := replayBody(req)
+		if !ok {
+			return false, nil
 		}
 		drain(resp)
 		retry := req.Clone(ctx)
@@ -362,30 +356,10 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// send sends req with token: as a bearer token, or with key as a DPoP
-// token and a fresh proof of its possession (RFC 9449 §7.1), noting the
-// nonce the backend gives.
+// send sends req with token (sendToken), noting the nonce the backend
+// gives.
 func (t *authTransport) send(req *http.Request, token string, key *ecdsa.PrivateKey) (*http.Response, error) {
-	if token == "" {
-		return t.base.RoundTrip(req)
-	}
-	r := req.Clone(req.Context())
-	if key == nil {
-		r.Header.Set("Authorization", "Bearer "+token)
-		return t.base.RoundTrip(r)
-	}
-	target := req.URL.String()
-	proof, err := dpopProof(key, req.Method, target, token, t.a.nonces.get(target), t.a.now())
-	if err != nil {
-		return nil, err
-	}
-	r.Header.Set("Authorization", "DPoP "+token)
-	r.Header.Set("DPoP", proof)
-	resp, err := t.base.RoundTrip(r)
-	if err == nil {
-		t.a.nonces.note(target, resp)
-	}
-	return resp, err
+	return sendToken(t.base, req, token, key, &t.a.nonces, t.a.now())
 }
 
 // CloseIdleConnections closes the base transport's, as http.Client's

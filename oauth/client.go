@@ -20,6 +20,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -191,8 +192,53 @@ func (c ClientCredentials) Client(base *http.Client, resource string) *http.Clie
 	}
 	src := &lazySource{cfg: c, resource: resource, http: base}
 	out := *base
-	out.Transport = &oauth2.Transport{Source: src, Base: base.Transport}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	out.Transport = &ccTransport{src: src, base: rt}
 	return &out
+}
+
+// ccTransport sends each request with the source's token: as a bearer
+// token, or bound by DPoP with a fresh proof (and once more with the
+// nonce a backend asks for).
+type ccTransport struct {
+	src  *lazySource
+	base http.RoundTripper
+}
+
+func (t *ccTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := t.src.Token()
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	key := t.src.boundKey(tok)
+	resp, err := sendToken(t.base, req, tok.AccessToken, key, &t.src.nonces, time.Now())
+	if err != nil || key == nil || resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("DPoP-Nonce") == "" {
+		return resp, err
+	}
+	if ch, ok := ParseChallenge(resp.Header.Values("WWW-Authenticate")); !ok || ch.Error != "use_dpop_nonce" {
+		return resp, nil
+	}
+	body, ok := replayBody(req)
+	if !ok {
+		return resp, nil
+	}
+	drain(resp)
+	retry := req.Clone(req.Context())
+	retry.Body = body
+	return sendToken(t.base, retry, tok.AccessToken, key, &t.src.nonces, time.Now())
+}
+
+// CloseIdleConnections closes the base transport's.
+func (t *ccTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // lazySource discovers the token endpoint at the first request, then
@@ -201,9 +247,21 @@ type lazySource struct {
 	cfg      ClientCredentials
 	resource string
 	http     *http.Client
+	nonces   dpopNonces
 
 	mu  sync.Mutex
 	src oauth2.TokenSource
+	key *ecdsa.PrivateKey // the DPoP key, once a server offered DPoP (in memory: the tokens are too)
+}
+
+// boundKey is the key tok is bound to (nil: a bearer token).
+func (l *lazySource) boundKey(tok *oauth2.Token) *ecdsa.PrivateKey {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.key == nil || !strings.EqualFold(tok.TokenType, "DPoP") {
+		return nil
+	}
+	return l.key
 }
 
 func (l *lazySource) Token() (*oauth2.Token, error) {
@@ -216,9 +274,28 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 		// only discovery names).
 		tokenURL, issuer := l.cfg.TokenURL, l.cfg.TokenURL
 		if tokenURL == "" {
+			var as ServerMetadata
 			var err error
-			if tokenURL, issuer, err = discoverTokenEndpoint(ctx, l.http, l.resource); err != nil {
+			if tokenURL, issuer, as, err = discoverTokenEndpoint(ctx, l.http, l.resource); err != nil {
 				return nil, err
+			}
+			if offersDPoP(as) {
+				// Its tokens bound to a key of the gateway's (RFC 9449): each
+				// token request carries a proof of it.
+				if l.key == nil {
+					k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+					if err != nil {
+						return nil, err
+					}
+					l.key = k
+				}
+				base := l.http.Transport
+				if base == nil {
+					base = http.DefaultTransport
+				}
+				c := *l.http
+				c.Transport = &dpopTokenTransport{base: base, key: l.key, nonces: &l.nonces, now: time.Now}
+				ctx = context.WithValue(context.Background(), oauth2.HTTPClient, &c)
 			}
 		}
 		style := oauth2.AuthStyleInHeader
@@ -277,28 +354,28 @@ type ResourceMetadata struct {
 // metadata (DiscoverResource) names its authorization server, whose
 // metadata names the endpoint.
 func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (string, error) {
-	endpoint, _, err := discoverTokenEndpoint(ctx, client, resource)
+	endpoint, _, _, err := discoverTokenEndpoint(ctx, client, resource)
 	return endpoint, err
 }
 
-// discoverTokenEndpoint is DiscoverTokenEndpoint, and the issuer.
-func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (endpoint, issuer string, _ error) {
+// discoverTokenEndpoint is DiscoverTokenEndpoint, and the issuer and its
+// metadata.
+func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (endpoint, issuer string, as ServerMetadata, _ error) {
 	md, err := DiscoverResource(ctx, client, resource, "")
 	if err != nil {
-		return "", "", err
+		return "", "", as, err
 	}
 	if len(md.AuthorizationServers) == 0 {
-		return "", "", fmt.Errorf("oauth: the resource metadata of %s names no authorization server", resource)
+		return "", "", as, fmt.Errorf("oauth: the resource metadata of %s names no authorization server", resource)
 	}
 	issuer = md.AuthorizationServers[0]
-	as, err := DiscoverAuthorizationServer(ctx, client, issuer)
-	if err != nil {
-		return "", "", err
+	if as, err = DiscoverAuthorizationServer(ctx, client, issuer); err != nil {
+		return "", "", as, err
 	}
 	if err := CheckFetchURL(as.TokenEndpoint); err != nil {
-		return "", "", fmt.Errorf("oauth: token endpoint of %s: %w", issuer, err)
+		return "", "", as, fmt.Errorf("oauth: token endpoint of %s: %w", issuer, err)
 	}
-	return as.TokenEndpoint, issuer, nil
+	return as.TokenEndpoint, issuer, as, nil
 }
 
 // DiscoverResource fetches the Protected Resource Metadata of the server

@@ -184,3 +184,42 @@ func jsonHasError(body []byte, code string) bool {
 	}
 	return json.Unmarshal(body, &e) == nil && e.Error == code
 }
+
+// sendToken sends req with token ("": none) — as a bearer token, or with
+// key as a DPoP token and a fresh proof of its possession (RFC 9449
+// §7.1), noting in nonces the nonce the server gives.
+func sendToken(base http.RoundTripper, req *http.Request, token string, key *ecdsa.PrivateKey, nonces *dpopNonces, now time.Time) (*http.Response, error) {
+	if token == "" {
+		return base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	if key == nil {
+		r.Header.Set("Authorization", "Bearer "+token)
+		return base.RoundTrip(r)
+	}
+	target := req.URL.String()
+	proof, err := dpopProof(key, req.Method, target, token, nonces.get(target), now)
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Authorization", "DPoP "+token)
+	r.Header.Set("DPoP", proof)
+	resp, err := base.RoundTrip(r)
+	if err == nil {
+		nonces.note(target, resp)
+	}
+	return resp, err
+}
+
+// replayBody is req's body to send once more: none, or a fresh copy;
+// false when it cannot be read again.
+func replayBody(req *http.Request) (io.ReadCloser, bool) {
+	switch {
+	case req.GetBody != nil:
+		body, err := req.GetBody()
+		return body, err == nil
+	case req.Body != nil && req.Body != http.NoBody:
+		return nil, false
+	}
+	return http.NoBody, true
+}

@@ -219,3 +219,64 @@ func TestABackendsNonceIsAnsweredOnce(t *testing.T) {
 		t.Errorf("the retry: %+v", got)
 	}
 }
+
+// The client credentials grant binds its tokens too when the server
+// offers DPoP: the token request carries a proof, the token goes to the
+// backend as Authorization: DPoP with a proof of the same key, and the
+// backend's nonce is answered once.
+func TestClientCredentialsTokensAreBoundWhenTheServerOffersDPoP(t *testing.T) {
+	var mu sync.Mutex
+	var asProofs, rsProofs, rsAuth []string
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"resource":"`+srv.URL+`/mcp","authorization_servers":["`+srv.URL+`"]}`)
+	})
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"issuer":"`+srv.URL+`","token_endpoint":"`+srv.URL+`/token","dpop_signing_alg_values_supported":["ES256"]}`)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asProofs = append(asProofs, r.Header.Get("DPoP"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"access_token":"cc-bound","token_type":"DPoP","expires_in":3600}`)
+	})
+	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		rsProofs, rsAuth = append(rsProofs, r.Header.Get("DPoP")), append(rsAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if readNonce(r.Header.Get("DPoP")) != "cc-n" {
+			w.Header().Set("DPoP-Nonce", "cc-n")
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	})
+	c := ClientCredentials{ClientID: "gw", ClientSecret: "s"}.Client(srv.Client(), srv.URL+"/mcp")
+	resp, err := c.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if resp.StatusCode != 200 || len(asProofs) != 1 || len(rsProofs) != 2 {
+		t.Fatalf("%d; %d token requests, %d backend requests", resp.StatusCode, len(asProofs), len(rsProofs))
+	}
+	asClaims, asKey := readProof(t, asProofs[0])
+	if asClaims["htm"] != "POST" || asClaims["htu"] != srv.URL+"/token" || asClaims["ath"] != nil {
+		t.Errorf("the token request's proof: %v", asClaims)
+	}
+	for i, p := range rsProofs {
+		claims, key := readProof(t, p)
+		if rsAuth[i] != "DPoP cc-bound" || !key.Equal(asKey) || claims["htu"] != srv.URL+"/mcp" || claims["ath"] == nil {
+			t.Errorf("backend request %d: %q, proof %v (the token request's key: %v)", i, rsAuth[i], claims, key.Equal(asKey))
+		}
+	}
+	if readNonce(rsProofs[1]) != "cc-n" {
+		t.Error("the retry carries no nonce")
+	}
+}
