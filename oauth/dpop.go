@@ -7,8 +7,10 @@
 // nonce (use_dpop_nonce) gets the request again, once, with the nonce it
 // sent.
 //
-// The key is part of the backend's sealed record, so that every replica
-// proves possession of the one key its token is bound to.
+// For the authorization code grant the key is part of the backend's
+// sealed record, so that every replica proves possession of the one key
+// its token is bound to; for client credentials, whose tokens live in
+// memory, so does the key (client.go).
 
 package oauth
 
