@@ -19,8 +19,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // and registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/mcpgate/mcpgate/store"
 )
@@ -63,11 +65,38 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s := &Store{db: db}
 	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "sqlite", IsDuplicate: isUniqueViolation}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateWhenFree(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// migrateWhenFree is migrate, tried again while a new connection is
+// refused SQLITE_BUSY, within the busy timeout. Several processes opening
+// one new file at once race to switch it to WAL, and the loser's switch
+// (made as its connection opens) answers SQLITE_BUSY at once: SQLite does
+// not call the busy handler there. Once the file is in WAL mode, the
+// switch is a no-op and this never repeats.
+func (s *Store) migrateWhenFree(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := s.migrate(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // Close closes the database.
