@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -217,5 +218,44 @@ func TestTheBuiltinServerOnASharedStoreWithoutASessionKeyIsNamed(t *testing.T) {
 		if warned := strings.Contains(logs.String(), "refused by the others"); warned == withKey {
 			t.Errorf("with a session key %v: warned %v\n%s", withKey, warned, logs)
 		}
+	}
+}
+
+// A backend OAuth credential that cannot be read stops the gateway at
+// start with the key that names it, never the value.
+func TestAnUnreadableBackendCredentialNamesItsKey(t *testing.T) {
+	dir := t.TempDir()
+	badPEM := filepath.Join(dir, "bad.pem")
+	if err := os.WriteFile(badPEM, []byte("-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWJ5dGVz\n-----END PRIVATE KEY-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const base = "backends:\n  - name: r\n    kind: http\n    url: http://127.0.0.1:9/mcp\n    oauth: "
+	for _, c := range []struct{ oauth, key string }{
+		{"{client_id: gw, client_secret_from: MCPGATE_TEST_UNSET}", "backends[0].oauth.client_secret_from"},
+		{"{client_id: gw, client_secret_file: " + dir + "/none}", "backends[0].oauth.client_secret_file"},
+		{"{client_id: gw, auth_method: private_key_jwt, private_key_file: " + badPEM + "}", "backends[0].oauth.private_key_file"},
+		{"{client_id: gw, auth_method: private_key_jwt, private_key_from: MCPGATE_TEST_UNSET}", "backends[0].oauth.private_key_from"},
+		{"{grant: jwt_bearer, assertion_file: " + dir + "/none}", "backends[0].oauth.assertion_file"},
+		{"{grant: jwt_bearer, assertion_from: MCPGATE_TEST_UNSET}", "backends[0].oauth.assertion_from"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(base + c.oauth + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := sqlite.Open(gwContext(t), filepath.Join(t.TempDir(), "m.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			gw, err := gateway.New(gwContext(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
+			if err == nil {
+				_ = gw.Close(context.Background())
+				t.Fatal("the gateway started")
+			}
+			if !strings.Contains(err.Error(), c.key) || strings.Contains(err.Error(), "c2VjcmV0") {
+				t.Errorf("%v: want the key %s named, the value not", err, c.key)
+			}
+		})
 	}
 }
