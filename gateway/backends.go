@@ -61,62 +61,15 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 		}
 	}
 	if o := b.OAuth; o != nil && o.Grant != config.GrantAuthorizationCode {
-		cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
-			SigningAlg: o.SigningAlg}
-		var ok bool
-		switch {
-		case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
-			var assertion string
-			if assertion, ok = src.env(key+".oauth.assertion_from", o.AssertionFrom); ok {
-				cc.Assertion = func() (string, error) { return assertion, nil }
-			}
-		case o.Grant == config.GrantJWTBearer:
-			// Read now, to refuse a configuration that cannot work, and again
-			// at each token request: the platform renews the file.
-			path := o.AssertionFile
-			if _, ok = src.file(key+".oauth.assertion_file", path); ok {
-				cc.Assertion = func() (string, error) {
-					b, err := os.ReadFile(path)
-					if err != nil {
-						return "", fmt.Errorf("%s: %w", key+".oauth.assertion_file", err)
-					}
-					return strings.TrimSpace(string(b)), nil
-				}
-			}
-		case o.AuthMethod == oauth.PrivateKeyJWT:
-			var pemText string
-			k := key + ".oauth.private_key_from"
-			if o.PrivateKeyFrom != "" {
-				pemText, ok = src.env(k, o.PrivateKeyFrom)
-			} else {
-				k = key + ".oauth.private_key_file"
-				pemText, ok = src.file(k, o.PrivateKeyFile)
-			}
-			if ok {
-				var err error
-				if cc.PrivateKey, err = oauth.ParsePrivateKey([]byte(pemText), o.SigningAlg); err != nil {
-					src.errs, ok = append(src.errs, fmt.Errorf("%s: %w", k, err)), false
-				}
-			}
-		case o.ClientSecretFrom != "":
-			cc.ClientSecret, ok = src.env(key+".oauth.client_secret_from", o.ClientSecretFrom)
-		default:
-			cc.ClientSecret, ok = src.file(key+".oauth.client_secret_file", o.ClientSecretFile)
-		}
-		if ok {
-			s.OAuth = cc
-		}
+		s.OAuth = clientCredentials(key, o, &src)
 	}
 	if bo != nil && wantsAuthorization(b) {
 		var pre *oauth.Registration
 		var scopes []string
 		if o := b.OAuth; o != nil {
 			pre, scopes = &oauth.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes
-			switch {
-			case o.ClientSecretFrom != "":
-				pre.ClientSecret, _ = src.env(key+".oauth.client_secret_from", o.ClientSecretFrom)
-			case o.ClientSecretFile != "":
-				pre.ClientSecret, _ = src.file(key+".oauth.client_secret_file", o.ClientSecretFile)
+			if o.ClientSecretFrom != "" || o.ClientSecretFile != "" {
+				pre.ClientSecret, _, _ = src.either(key+".oauth.client_secret", o.ClientSecretFrom, o.ClientSecretFile)
 			}
 		}
 		s.Authorization = bo.authorization(b.Name, b.URL, pre, scopes)
@@ -131,6 +84,52 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 		return s, fmt.Errorf("%s: %w", key, err)
 	}
 	return s, nil
+}
+
+// clientCredentials is backend o's client of the client credentials or
+// JWT-bearer grant, its secret, key or assertion read (nil when one could
+// not be: src says why).
+func clientCredentials(key string, o *config.BackendOAuth, src *sources) *oauth.ClientCredentials {
+	cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
+		SigningAlg: o.SigningAlg}
+	switch {
+	case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
+		assertion, _, ok := src.either(key+".oauth.assertion", o.AssertionFrom, "")
+		if !ok {
+			return nil
+		}
+		cc.Assertion = func() (string, error) { return assertion, nil }
+	case o.Grant == config.GrantJWTBearer:
+		// Read now, to refuse a configuration that cannot work, and again
+		// at each token request: the platform renews the file.
+		path := o.AssertionFile
+		if _, _, ok := src.either(key+".oauth.assertion", "", path); !ok {
+			return nil
+		}
+		cc.Assertion = func() (string, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", key+".oauth.assertion_file", err)
+			}
+			return strings.TrimSpace(string(b)), nil
+		}
+	case o.AuthMethod == oauth.PrivateKeyJWT:
+		pemText, where, ok := src.either(key+".oauth.private_key", o.PrivateKeyFrom, o.PrivateKeyFile)
+		if !ok {
+			return nil
+		}
+		var err error
+		if cc.PrivateKey, err = oauth.ParsePrivateKey([]byte(pemText), o.SigningAlg); err != nil {
+			src.errs = append(src.errs, fmt.Errorf("%s: %w", where, err))
+			return nil
+		}
+	default:
+		var ok bool
+		if cc.ClientSecret, _, ok = src.either(key+".oauth.client_secret", o.ClientSecretFrom, o.ClientSecretFile); !ok {
+			return nil
+		}
+	}
+	return cc
 }
 
 // eraFor is the backend.Spec era of a configured one.

@@ -104,5 +104,16 @@ func (c *sources) file(key, path string) (string, bool) {
 	return strings.TrimRight(string(v), "\r\n"), true
 }
 
+// either is a value named by key_from (an environment variable, from) or
+// else key_file (a file, file), and the key it was read at.
+func (c *sources) either(key, from, file string) (v, where string, ok bool) {
+	if from != "" {
+		v, ok = c.env(key+"_from", from)
+		return v, key + "_from", ok
+	}
+	v, ok = c.file(key+"_file", file)
+	return v, key + "_file", ok
+}
+
 // err is every value that could not be read, or nil.
 func (c *sources) err() error { return errors.Join(c.errs...) }
