@@ -209,14 +209,13 @@ type ccTransport struct {
 }
 
 func (t *ccTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	tok, err := t.src.Token()
+	tok, key, err := t.src.token()
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, err
 	}
-	key := t.src.boundKey(tok)
 	resp, err := sendToken(t.base, req, tok.AccessToken, key, &t.src.nonces, time.Now())
 	if err != nil || key == nil || resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("DPoP-Nonce") == "" {
 		return resp, err
@@ -254,17 +253,9 @@ type lazySource struct {
 	key *ecdsa.PrivateKey // the DPoP key, once a server offered DPoP (in memory: the tokens are too)
 }
 
-// boundKey is the key tok is bound to (nil: a bearer token).
-func (l *lazySource) boundKey(tok *oauth2.Token) *ecdsa.PrivateKey {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.key == nil || !strings.EqualFold(tok.TokenType, "DPoP") {
-		return nil
-	}
-	return l.key
-}
-
-func (l *lazySource) Token() (*oauth2.Token, error) {
+// token is the token to send and the key it is bound to (nil: a bearer
+// token), discovering the token endpoint at the first call.
+func (l *lazySource) token() (*oauth2.Token, *ecdsa.PrivateKey, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.src == nil {
@@ -277,7 +268,7 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 			var as ServerMetadata
 			var err error
 			if tokenURL, issuer, as, err = discoverTokenEndpoint(ctx, l.http, l.resource); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if offersDPoP(as) {
 				// Its tokens bound to a key of the gateway's (RFC 9449): each
@@ -285,7 +276,7 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 				if l.key == nil {
 					k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					l.key = k
 				}
@@ -311,7 +302,7 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 		case l.cfg.AuthMethod == PrivateKeyJWT:
 			m, err := signingMethod(l.cfg.PrivateKey, l.cfg.SigningAlg)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cc.ClientSecret = ""
 			l.src = oauth2.ReuseTokenSource(nil, &freshSource{ctx: ctx, cfg: cc, params: clientAssertion(cc.ClientID, issuer, l.cfg.PrivateKey, m)})
@@ -322,9 +313,12 @@ func (l *lazySource) Token() (*oauth2.Token, error) {
 	t, err := l.src.Token()
 	if err != nil {
 		l.src = nil // discover again next time: the server may have moved
-		return nil, fmt.Errorf("oauth: client credentials token for %s: %w", l.resource, redactRetrieve(err))
+		return nil, nil, fmt.Errorf("oauth: client credentials token for %s: %w", l.resource, redactRetrieve(err))
 	}
-	return t, nil
+	if l.key == nil || !strings.EqualFold(t.TokenType, "DPoP") {
+		return t, nil, nil
+	}
+	return t, l.key, nil
 }
 
 // redactRetrieve keeps a token endpoint's refusal to its error code and
