@@ -119,13 +119,16 @@ func TestTheTypeScriptSDKsOAuthClientSignsInThroughTheBuiltinServer(t *testing.T
 	if err != nil || !strings.Contains(list, "ada") || !strings.Contains(list, "mcpgate oauth test") || !strings.Contains(list, "revoked ") {
 		t.Errorf("oauth grants: %v\n%s%s", err, list, stderr)
 	}
+	// The audit log is written in batches: stopping the server flushes
+	// it, so the tail below reads every record rather than racing the
+	// next batch (it failed every time on a fast machine).
+	srv.stop(t)
 	audit, _, _ := cliRun(t, bin, "audit", "tail", "--store", db)
 	for _, want := range []string{"register", "authorize", "token", "refresh"} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the audit log lacks %s:\n%s", want, audit)
 		}
 	}
-	srv.stop(t)
 }
 
 // builtinServe is a `mcpgate serve` with the built-in authorization
