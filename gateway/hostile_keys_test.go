@@ -87,6 +87,9 @@ func TestKeysThatFoldTogetherNeverReachACaseInsensitiveBackend(t *testing.T) {
 				{"admin", "resources/read", `{"uri":"file:///etc/hostname","URI":"file:///etc/shadow"}`, "URI", gwStreamable},
 				{"admin", "resources/read", `{"uri":"file:///etc/hostname","URI":"file:///etc/shadow"}`, "URI", gwSSE},
 				{"admin", "resources/subscribe", `{"uri":"file:///etc/hostname","URI":"file:///etc/shadow"}`, "URI", gwStreamable},
+				{"viewer", "tasks/get", `{"taskId":"mine","TASKID":"alices"}`, "TASKID", gwStreamable},
+				{"viewer", "tasks/cancel", `{"taskId":"mine","tas\u212aId":"alices"}`, "tas\u212aId", gwSSE},
+				{"viewer", "tasks/update", `{"ta\u017fkId":"alices","taskId":"mine","inputResponses":{}}`, "ta\u017fkId", "stdio"},
 			}
 			for _, h := range hostile {
 				secret := map[string]string{"viewer": viewer, "admin": admin}[h.who]

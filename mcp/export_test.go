@@ -13,3 +13,25 @@ func MatchURITemplate(template, uri string) (vars map[string]string, ok bool, er
 	vars, ok = ut.match(uri)
 	return vars, ok, nil
 }
+
+// ServedMethods are the methods s serves: its handlers' and those the
+// sessionless front serves itself.
+func (s *Server) ServedMethods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for m := range s.methods {
+		out = append(out, m)
+	}
+	for m := range sessionlessOwn {
+		out = append(out, m)
+	}
+	return out
+}
+
+// DeclaresReadKeys reports whether paramkeys.go names the keys method's
+// params are read by.
+func DeclaresReadKeys(method string) bool {
+	_, ok := readKeys[method]
+	return ok
+}

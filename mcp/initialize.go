@@ -31,7 +31,7 @@ func (s *Server) serveInitialize(ctx context.Context, r *Request) (json.RawMessa
 	if ss == nil {
 		// A stateless client: answered, and nothing is kept
 		// (stateless.go); each later request names its revision.
-		return initializeResult(s, NegotiateVersion(p.ProtocolVersion))
+		return initializeResult(ctx, s, NegotiateVersion(p.ProtocolVersion))
 	}
 	if ss.initialized.Load() && ss.id != "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session already initialized")
@@ -43,16 +43,16 @@ func (s *Server) serveInitialize(ctx context.Context, r *Request) (json.RawMessa
 	ss.mu.Unlock()
 	ss.version.Store(&v)
 	ss.initialized.Store(true)
-	return initializeResult(s, v)
+	return initializeResult(ctx, s, v)
 }
 
-func initializeResult(s *Server, v string) (json.RawMessage, error) {
+func initializeResult(ctx context.Context, s *Server, v string) (json.RawMessage, error) {
 	res := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      Implementation  `json:"serverInfo"`
 		Instructions    string          `json:"instructions,omitempty"`
-	}{v, s.caps, s.opts.Info, s.instructions()}
+	}{v, s.caps, s.opts.Info, s.instructions(ctx)}
 	return json.Marshal(res)
 }
 
@@ -84,10 +84,33 @@ func (s *Server) capabilities() json.RawMessage {
 	return b
 }
 
-// instructions are what initialize answers with.
-func (s *Server) instructions() string {
+// instructions are what initialize and server/discover answer the caller
+// in ctx with.
+func (s *Server) instructions(ctx context.Context) string {
 	if s.opts.InstructionsFrom != nil {
-		return s.opts.InstructionsFrom()
+		return s.opts.InstructionsFrom(s.ownersShown(ctx))
 	}
 	return s.opts.Instructions
+}
+
+// ownersShown reports, for the caller in ctx, whether an owner serves an
+// entry the gate shows them. The catalogue is walked once, at the first
+// question, and only until each owner has a shown entry.
+func (s *Server) ownersShown(ctx context.Context) func(owner string) bool {
+	var shown map[string]bool
+	return func(owner string) bool {
+		if shown == nil {
+			shown = map[string]bool{}
+			see := func(e Entry, _ json.RawMessage) {
+				if !shown[e.Owner] && s.gate.Visible(ctx, e) {
+					shown[e.Owner] = true
+				}
+			}
+			eachEntry(s.tools, see)
+			eachEntry(s.resources, see)
+			eachEntry(s.templates, see)
+			eachEntry(s.prompts, see)
+		}
+		return shown[owner]
+	}
 }

@@ -1,5 +1,5 @@
-// paramkeys.go refuses the params of a gated request whose meaning depends
-// on how the reader matches keys. The gate, the audit and the relay read
+// paramkeys.go refuses the params of a request whose meaning depends on
+// how the reader matches keys. The gate, the audit and the relay read
 // params.name (uri, ref) by exact key and forward the rest untouched; a
 // backend whose decoder matches keys without case (Go's encoding/json, and
 // many MCP servers written in Go) read {"name":"public","NAME":"secret"} as
@@ -8,7 +8,10 @@
 // must be what the backend receives, so such params are refused before the
 // gate: two keys of one object that fold together (exact duplicates
 // included: readers disagree on which one wins), or a key that folds to a
-// key the gateway reads without being it.
+// key the gateway reads without being it. The rule covers every method the
+// engine serves, not only the gated calls: the relay routes tasks/* on
+// taskId, and {"taskId":"mine","TASKID":"alice's"} reached a backend that
+// answered alice's result to a viewer routed by their own task.
 
 package mcp
 
@@ -19,41 +22,63 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// readKeys are, for each gated method, the members of params the engine,
-// the gate, the audit or the relay read by name; nested lists the members
-// holding objects that are read by name too (ref's type, name and uri; the
-// progress token in _meta).
+// readKeys are, for every method the engine serves, the members of params
+// the engine, the gate, the audit or the relay read by name — to route
+// (a task's id), to gate (an entry's name or URI) or to answer; nested
+// lists the members holding objects that are read by name too (ref's
+// type, name and uri; the progress token and the 2026-07-28 request
+// fields in _meta). A method served with no entry here would let a
+// folded key through: TestEveryServedMethodDeclaresTheKeysItReads
+// enumerates the engine's methods and fails on one without.
 var readKeys = map[string][]string{
-	"tools/call":            {"name", "arguments", "_meta"},
-	"prompts/get":           {"name", "arguments", "_meta"},
-	"resources/read":        {"uri", "_meta"},
-	"resources/subscribe":   {"uri", "_meta"},
-	"resources/unsubscribe": {"uri", "_meta"},
-	"completion/complete":   {"ref", "argument", "context", "_meta"},
+	"initialize":               {"protocolVersion", "capabilities", "clientInfo", "_meta"},
+	"ping":                     {"_meta"},
+	"logging/setLevel":         {"level", "_meta"},
+	"tools/list":               {"cursor", "_meta"},
+	"resources/list":           {"cursor", "_meta"},
+	"resources/templates/list": {"cursor", "_meta"},
+	"prompts/list":             {"cursor", "_meta"},
+	"tools/call":               {"name", "arguments", "_meta"},
+	"prompts/get":              {"name", "arguments", "_meta"},
+	"resources/read":           {"uri", "_meta"},
+	"resources/subscribe":      {"uri", "_meta"},
+	"resources/unsubscribe":    {"uri", "_meta"},
+	"completion/complete":      {"ref", "argument", "context", "_meta"},
+	// The tasks extension: the relay routes on taskId (relay/tasks.go).
+	"tasks/get":    {"taskId", "_meta"},
+	"tasks/cancel": {"taskId", "_meta"},
+	"tasks/update": {"taskId", "inputResponses", "_meta"},
+	// Served by the sessionless front alone (sessionless.go).
+	"server/discover":      {"_meta"},
+	"subscriptions/listen": {"notifications", "_meta"},
 }
 
 // nestedKeys are the keys read inside the members holding objects: ref's
-// type, name and uri; the progress token in _meta.
+// type, name and uri; in _meta, the progress token and what a
+// 2026-07-28 request says of its client (the relay sets those it sends a
+// backend, and a folded twin of one would reach the backend beside it).
 var nestedKeys = map[string]struct {
 	where string // how the refusal names the object
 	keys  []string
 }{
-	"ref":   {"params.ref", []string{"type", "name", "uri"}},
-	"_meta": {"params._meta", []string{"progressToken"}},
+	"ref": {"params.ref", []string{"type", "name", "uri"}},
+	"_meta": {"params._meta", []string{"progressToken",
+		MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel}},
 }
 
 // maxReportedKey bounds the key quoted back: it is the caller's.
 const maxReportedKey = 128
 
-// checkParamKeys returns the -32602 refusal for r's params, or nil when
-// they mean the same to every reader. Methods that are not gated, and
-// params that are not an object (answered by the method itself), pass.
-func checkParamKeys(r *Request) error {
-	read, ok := readKeys[r.Method]
-	if !ok || len(r.Params) == 0 || r.Params[0] != '{' {
+// checkParamKeys returns the -32602 refusal for a method's params, or nil
+// when they mean the same to every reader. Methods the engine does not
+// serve (a handler of the embedder's reads what it reads), and params
+// that are not an object (answered by the method itself), pass.
+func checkParamKeys(method string, params json.RawMessage) error {
+	read, ok := readKeys[method]
+	if !ok || len(params) == 0 || params[0] != '{' {
 		return nil
 	}
-	return checkObjectKeys(r.Params, "params", read, true)
+	return checkObjectKeys(params, "params", read, true)
 }
 
 // checkObjectKeys checks one object's members: no two fold together, and

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -35,6 +36,14 @@ func TestGatedParamsWhoseKeysFoldTogetherAreRefusedBeforeTheGate(t *testing.T) {
 		{"a second ref", "completion/complete", `{"ref":{"type":"ref/prompt","name":"review"},"REF":{"type":"ref/prompt","name":"x"},"argument":{"name":"diff","value":""}}`, "REF", "ref"},
 		{"a second name inside ref", "completion/complete", `{"ref":{"type":"ref/prompt","name":"review","NAME":"x"},"argument":{"name":"diff","value":""}}`, "NAME", "name"},
 		{"a second _meta", "prompts/get", `{"name":"review","_meta":{},"_META":{}}`, "_META", "_meta"},
+		{"a second taskId", "tasks/get", `{"taskId":"mine","TASKID":"alices"}`, "TASKID", "taskId"},
+		{"a taskId spelled with the Kelvin sign", "tasks/cancel", `{"taskId":"mine","tas\u212aId":"alices"}`, "tas\u212aId", "taskId"},
+		{"a taskId spelled with a long s", "tasks/update", `{"taskId":"mine","ta\u017fkId":"alices","inputResponses":{}}`, "ta\u017fkId", "taskId"},
+		{"a second inputResponses", "tasks/update", `{"taskId":"mine","inputResponses":{},"InputResponses":{}}`, "InputResponses", "inputResponses"},
+		{"a 2026-07-28 request field folded in _meta", "tools/call", `{"name":"deploy","_meta":{"io.modelcontextprotocol/LOGLEVEL":"debug"}}`, "io.modelcontextprotocol/LOGLEVEL", "io.modelcontextprotocol/logLevel"},
+		{"a second level", "logging/setLevel", `{"level":"error","LEVEL":"debug"}`, "LEVEL", "level"},
+		{"a second cursor", "tools/list", `{"cursor":"a","Cursor":"b"}`, "Cursor", "cursor"},
+		{"a second protocolVersion", "initialize", `{"protocolVersion":"2025-06-18","PROTOCOLVERSION":"x","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`, "PROTOCOLVERSION", "protocolVersion"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +63,37 @@ func TestGatedParamsWhoseKeysFoldTogetherAreRefusedBeforeTheGate(t *testing.T) {
 				t.Fatalf("handlers ran: %v", ran)
 			}
 		})
+	}
+}
+
+// The rule covers every method the engine serves: one added without the
+// keys it reads named would let their folded twins through (tasks/* were
+// not covered, and the relay routed on taskId).
+func TestEveryServedMethodDeclaresTheKeysItReads(t *testing.T) {
+	srv := newServer(t, mcp.Options{Complete: func(context.Context, *mcp.Request) (json.RawMessage, error) { return nil, nil }})
+	methods := srv.ServedMethods()
+	if len(methods) < 18 {
+		t.Fatalf("the engine serves %d methods: %v", len(methods), methods)
+	}
+	for _, m := range methods {
+		if !mcp.DeclaresReadKeys(m) {
+			t.Errorf("%s is served but paramkeys.go does not name the keys it reads", m)
+		}
+	}
+}
+
+// The sessionless front's own methods are checked as the others are.
+func TestSessionlessOwnMethodsRefuseFoldedKeys(t *testing.T) {
+	srv := newServer(t, mcp.Options{})
+	for method, params := range map[string]string{
+		"server/discover":      `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/PROTOCOLVERSION":"2025-06-18"}}`,
+		"subscriptions/listen": `{"notifications":{},"NOTIFICATIONS":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
+	} {
+		a := mcptest.Sessionless(t, srv, "someone", `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`)
+		e := rpcError(t, a, jsonrpc.CodeInvalidParams)
+		if data := decode[map[string]string](t, e.Data); data["kind"] != "ambiguous_key" {
+			t.Errorf("%s: %s %s, want ambiguous_key", method, e.Message, e.Data)
+		}
 	}
 }
 

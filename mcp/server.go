@@ -29,9 +29,11 @@ type Options struct {
 	Info         Implementation
 	Instructions string
 	// InstructionsFrom, if set, gives the instructions at each initialize
-	// (a gateway's come from the backends up at that moment) and
-	// Instructions is ignored.
-	InstructionsFrom func() string
+	// and server/discover (a gateway's come from the backends up at that
+	// moment) and Instructions is ignored. shown reports whether the
+	// caller sees at least one entry of an owner (Entry.Owner): what a
+	// backend tells a model of its tools is for those who may see them.
+	InstructionsFrom func(shown func(owner string) bool) string
 	Logger           *slog.Logger // default: discard
 	// Gate decides visibility and admission; default: everything open.
 	Gate Gate
@@ -171,11 +173,11 @@ func (s *Server) handler() Handler {
 	defer s.mu.Unlock()
 	if s.chain == nil {
 		methods := s.methods
-		mws := append(append([]Middleware(nil), s.mws...), gateMiddleware(s.gate))
+		// Params the engine refused (paramkeys.go) are answered before
+		// the first middleware: none of them (the relay of tasks/* among
+		// them) may act on keys a backend would read otherwise.
+		mws := append(append([]Middleware{refusedFirst}, s.mws...), gateMiddleware(s.gate))
 		s.chain = Chain(HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
-			if r.refused != nil {
-				return nil, r.refused
-			}
 			h, ok := methods[r.Method]
 			if !ok {
 				return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+r.Method,
@@ -192,6 +194,16 @@ func (s *Server) handler() Handler {
 		}), mws...)
 	}
 	return s.chain
+}
+
+// refusedFirst answers a request whose params resolve refused.
+func refusedFirst(next Handler) Handler {
+	return HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
+		if r.refused != nil {
+			return nil, r.refused
+		}
+		return next.ServeMCP(ctx, r)
+	})
 }
 
 func (s *Server) track(ss *Session) {

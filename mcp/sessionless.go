@@ -139,6 +139,10 @@ var notSessionless = map[string]bool{
 	"resources/subscribe": true, "resources/unsubscribe": true,
 }
 
+// sessionlessOwn are the methods of 2026-07-28 that the sessionless front
+// serves itself (ServeSessionless), outside the server's handlers.
+var sessionlessOwn = map[string]bool{"server/discover": true, "subscriptions/listen": true}
+
 // Refusal is a sessionless request refused before it is served, with the
 // HTTP status a transport answers it with.
 type Refusal struct {
@@ -165,7 +169,7 @@ func (s *Server) CheckSessionless(sr *Sessionless) *Refusal {
 	if !m.IsRequest() {
 		return nil
 	}
-	if m.Method == "server/discover" || m.Method == "subscriptions/listen" {
+	if sessionlessOwn[m.Method] {
 		return nil
 	}
 	s.mu.Lock()
@@ -195,10 +199,16 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	var result json.RawMessage
 	var err error
 	switch m.Method {
+	// These two are served here rather than through serve, so their
+	// params are checked here as resolve checks every other method's.
 	case "server/discover":
-		result = s.discover()
+		if err = checkParamKeys(m.Method, m.Params); err == nil {
+			result = s.discover(ctx)
+		}
 	case "subscriptions/listen":
-		result = s.listen(ctx, m, sink) // until the stream or the server ends
+		if err = checkParamKeys(m.Method, m.Params); err == nil {
+			result = s.listen(ctx, m, sink) // until the stream or the server ends
+		}
 	default:
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -319,12 +329,12 @@ func noMembers(o []byte) bool {
 }
 
 // discover is the server/discover result: the revisions served, the
-// capabilities and the instructions.
-func (s *Server) discover() json.RawMessage {
+// capabilities and the instructions the caller in ctx may read.
+func (s *Server) discover(ctx context.Context) json.RawMessage {
 	out, _ := json.Marshal(struct {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions,omitempty"`
-	}{SessionlessVersions, withTasksExtension(s.caps), s.instructions()})
+	}{SessionlessVersions, withTasksExtension(s.caps), s.instructions(ctx)})
 	return out
 }

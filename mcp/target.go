@@ -74,7 +74,7 @@ func (r *Request) EntryName() (string, bool) {
 // could read differently are refused (paramkeys.go), and the entry a gated
 // method names is looked up.
 func (s *Server) resolve(ctx context.Context, r *Request) {
-	if err := checkParamKeys(r); err != nil {
+	if err := checkParamKeys(r.Method, r.Params); err != nil {
 		r.refused = err
 	}
 	spec, ok := targets[r.Method]

@@ -14,9 +14,11 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// Instructions joins the instructions of the backends that are up (pass it
-// as mcp.Options.InstructionsFrom).
-func (c *Claims) Instructions() string {
+// Instructions joins the instructions of the backends that are up and
+// that serve the caller at least one entry they see (shown; pass it as
+// mcp.Options.InstructionsFrom): a backend's instructions describe its
+// tools, which a caller who may see none of them has no business reading.
+func (c *Claims) Instructions(shown func(backend string) bool) string {
 	c.mu.Lock()
 	type said struct {
 		name, text string
@@ -30,6 +32,7 @@ func (c *Claims) Instructions() string {
 	}
 	one := len(c.live) == 1
 	c.mu.Unlock()
+	all = slices.DeleteFunc(all, func(s said) bool { return !shown(s.name) })
 	if len(all) == 0 {
 		return ""
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -299,6 +300,76 @@ func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
 	}
 	if a := call("alice", "tasks/get", `"taskId":"`+id+`"`); !strings.Contains(string(a.Result), `"status":"cancelled"`) {
 		t.Errorf("after the cancel: %s %s", a.Result, a.Error)
+	}
+}
+
+// A key of tasks/* params that folds to taskId (upper case, the Kelvin
+// sign, the long s) never reaches the backend: a backend reading keys
+// without case (Go's encoding/json) took {"taskId":"mine","TASKID":
+// "alice's"} for alice's task while the gateway routed on the caller's
+// own. And what does reach it is made from what was routed on: the id,
+// the method's own fields and _meta, not the caller's bytes.
+func TestATaskIsRoutedAndRelayedByTheOneIdTheGatewayRead(t *testing.T) {
+	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tasker", Version: "1"}})
+	t.Cleanup(back.EndTasks)
+	must(t, back.AddTools(&mcp.Tool{Name: "wait", SkipValidation: true, TaskSupport: mcp.TaskOptional,
+		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+			return nil, mcp.RunAsTask(func(ctx context.Context, _ *mcp.Request) (json.RawMessage, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+		}}))
+	claims := relay.NewClaims()
+	f, conn := relayedSessionlessWith(t, back, "{}", claims)
+	f.Use(claims.RelayTasks)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	call := func(who, method, params string) *jsonrpc.Message {
+		return mcptest.Sessionless(t, f.Server, who, `{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+params+`,`+meta+`}}`)
+	}
+	task := func(who string) string {
+		created := call(who, "tools/call", `"name":"b1__wait","arguments":{}`)
+		id, _ := jsonrpc.LookupString(created.Result, "taskId")
+		if id == "" {
+			t.Fatalf("tools/call by %s: %s %s", who, created.Result, created.Error)
+		}
+		return id
+	}
+	alices, mine := task("alice"), task("mallory")
+	for _, tt := range []struct{ method, key string }{
+		{"tasks/get", "TASKID"},
+		{"tasks/get", "tas\u212aId"},
+		{"tasks/cancel", "TaskId"},
+		{"tasks/update", "ta\u017fkId"},
+	} {
+		params := `"taskId":"` + mine + `","` + tt.key + `":"` + alices + `","inputResponses":{}`
+		a := call("mallory", tt.method, params)
+		var e jsonrpc.Error
+		if a.Error == nil || json.Unmarshal(a.Error, &e) != nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(e.Data), "ambiguous_key") {
+			t.Errorf("%s with %s: %s %s, want -32602 ambiguous_key", tt.method, tt.key, a.Result, a.Error)
+		}
+	}
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		if got := conn.requests(m); len(got) != 0 {
+			t.Errorf("%d %s requests with a folded taskId reached the backend: %s", len(got), m, got[0].Params)
+		}
+	}
+
+	// The caller's own request: only taskId, the method's fields and _meta
+	// are relayed.
+	if a := call("mallory", "tasks/get", `"taskId":"`+mine+`","inputResponses":{"x":1},"extra":"not relayed"`); a.Error != nil {
+		t.Fatalf("mallory's tasks/get of her own task: %s", a.Error)
+	}
+	got := conn.requests("tasks/get")
+	if len(got) != 1 {
+		t.Fatalf("%d tasks/get reached the backend, want 1", len(got))
+	}
+	var keys []string
+	_ = jsonrpc.Members(got[0].Params, func(k string, _ json.RawMessage) bool { keys = append(keys, k); return true })
+	if slices.Sort(keys); strings.Join(keys, ",") != "_meta,taskId" {
+		t.Errorf("tasks/get relayed with %s, want taskId and _meta alone", got[0].Params)
+	}
+	if id, _ := jsonrpc.LookupString(got[0].Params, "taskId"); id != mine {
+		t.Errorf("tasks/get relayed for task %q, want %q", id, mine)
 	}
 }
 

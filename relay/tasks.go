@@ -2,9 +2,9 @@
 // 2026-07-28. A backend's CreateTaskResult reaches its caller as it came;
 // the gateway notes which backend made the task and for whom, and the
 // caller's tasks/get, tasks/update and tasks/cancel of that id go to that
-// backend (RelayTasks). Another caller naming the id is answered as for an
-// unknown task, by the gateway's own engine: the id is no key to another
-// caller's work.
+// backend (RelayTasks), with params made anew from the id routed on.
+// Another caller naming the id is answered as for an unknown task, by the
+// gateway's own engine: the id is no key to another caller's work.
 
 package relay
 
@@ -30,7 +30,16 @@ type taskRoute struct {
 	expires   time.Time
 }
 
-var taskMethods = map[string]bool{"tasks/get": true, "tasks/update": true, "tasks/cancel": true}
+// taskFields are, for each method of the extension, the members of its
+// params besides taskId and _meta that are relayed: the params a backend
+// receives are made anew from what the gateway routed on, never the
+// caller's bytes, so that a key the gateway did not read (a folded twin
+// of taskId naming another caller's task) cannot reach it.
+var taskFields = map[string][]string{
+	"tasks/get":    nil,
+	"tasks/cancel": nil,
+	"tasks/update": {"inputResponses"},
+}
 
 // noteTask keeps the route of a CreateTaskResult res that b answered r's
 // caller with.
@@ -61,19 +70,39 @@ func (c *Claims) noteTask(ctx context.Context, b *Backend, res json.RawMessage) 
 }
 
 // taskBackend is the live backend that made the caller's task of r, or
-// nil.
-func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) *Backend {
+// nil, and the task's id.
+func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Backend, string) {
 	id, ok := jsonrpc.LookupString(r.Params, "taskId")
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rt, ok := c.tasks[id]
 	if !ok || rt.principal != principal(ctx) || time.Now().After(rt.expires) {
-		return nil
+		return nil, ""
 	}
-	return c.live[rt.backend]
+	return c.live[rt.backend], id
+}
+
+// taskParams are the params relayed for r, a request of the task id:
+// the id routed on, the method's own fields (taskFields) and _meta, each
+// as the caller sent it.
+func taskParams(r *mcp.Request, id string) json.RawMessage {
+	out := make([]byte, 0, len(r.Params)+16)
+	out = append(out, `{"taskId":`...)
+	out = jsonrpc.AppendString(out, id)
+	keep := func(f string) {
+		if v, _ := jsonrpc.Lookup(r.Params, f); len(v) > 0 {
+			out = append(out, `,"`+f+`":`...)
+			out = append(out, v...)
+		}
+	}
+	for _, f := range taskFields[r.Method] {
+		keep(f)
+	}
+	keep("_meta")
+	return append(out, '}')
 }
 
 // RelayTasks is middleware that sends a caller's tasks/* requests for a
@@ -81,10 +110,10 @@ func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) *Backend {
 // the gateway does not route, goes on to next.
 func (c *Claims) RelayTasks(next mcp.Handler) mcp.Handler {
 	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
-		if !taskMethods[r.Method] {
+		if _, ok := taskFields[r.Method]; !ok {
 			return next.ServeMCP(ctx, r)
 		}
-		b := c.taskBackend(ctx, r)
+		b, id := c.taskBackend(ctx, r)
 		if b == nil {
 			return next.ServeMCP(ctx, r)
 		}
@@ -93,6 +122,6 @@ func (c *Claims) RelayTasks(next mcp.Handler) mcp.Handler {
 			return nil, err
 		}
 		defer release()
-		return b.callSessionless(ctx, r, client, inflight, r.Method, b.sessionlessParams(client, r, r.Params))
+		return b.callSessionless(ctx, r, client, inflight, r.Method, b.sessionlessParams(client, r, taskParams(r, id)))
 	})
 }
