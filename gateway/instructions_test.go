@@ -27,7 +27,9 @@ func inBackend(t *testing.T, instructions string) string {
 	t.Helper()
 	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "in", Version: "1"}, Instructions: instructions})
 	if err := s.AddTools(&mcp.Tool{Name: "find", SkipValidation: true,
-		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil }}); err != nil {
+		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"content":[]}`), nil
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	h := mcphttp.NewHandler(s, mcphttp.Options{})
