@@ -15,7 +15,10 @@ const module = "github.com/mcpgate/mcpgate/"
 
 // layers, bottom up. A package imports packages of lower layers only.
 var layers = [][]string{
-	// What OAuth's two sides share: it imports nothing of ours.
+	// The outbound policy for fetches on a third party's word: it
+	// imports nothing of ours.
+	{"internal/egress"},
+	// What OAuth's two sides share: it imports only the outbound policy.
 	{"oauth"},
 	// Foundations: they import nothing of ours but oauth (config checks
 	// URLs by its rule).
