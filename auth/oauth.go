@@ -26,6 +26,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/oauth"
 )
@@ -49,9 +50,15 @@ type OAuthConfig struct {
 	Scopes map[string]string
 	// Level ranks roles (higher: more), to pick a token's highest; it is
 	// access.Roles.Level.
-	Level      func(role string) (int, bool)
-	Leeway     time.Duration
-	HTTPClient *http.Client // discovery and JWKS; default: 10s timeout
+	Level  func(role string) (int, bool)
+	Leeway time.Duration
+	// HTTPClient makes discovery and JWKS requests (default: one under
+	// Outbound per issuer).
+	HTTPClient *http.Client
+	// Outbound is the policy of those requests (nil: the default): an
+	// issuer's origin and a configured JWKS URL's are reached whatever
+	// their address, a jwks_uri its metadata names elsewhere is checked.
+	Outbound *egress.Policy
 	// Local is an authorization server in this process (the built-in
 	// one), whose tokens it checks itself; nil: none.
 	Local LocalIssuer
@@ -100,10 +107,6 @@ func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, err
 	if cfg.Level == nil {
 		return nil, errors.New("auth: oauth: no role ranking")
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
-	}
 	v := &OAuthVerifier{resource: cfg.Resource, issuers: map[string]*oauthIssuer{}, scopes: cfg.Scopes, level: cfg.Level}
 	lowest := 0
 	for scope, role := range cfg.Scopes {
@@ -130,6 +133,10 @@ func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, err
 		}
 		if is.RoleClaim == "" && len(cfg.Scopes) == 0 {
 			return nil, fmt.Errorf("auth: oauth: issuer %s: no scope mapping and no role claim: its tokens could grant no role", is.Issuer)
+		}
+		client := cfg.HTTPClient
+		if client == nil {
+			client = cfg.Outbound.Client(is.Issuer, is.JWKSURL)
 		}
 		jwks := is.JWKSURL
 		if jwks == "" {

@@ -2,9 +2,12 @@ package auth_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/access"
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -134,4 +138,31 @@ func TestOAuthVerifierRefusesAConfigurationThatCannotWork(t *testing.T) {
 			}
 		}
 	}()
+}
+
+// A configured issuer's origin is reached whatever its address, but a
+// jwks_uri its metadata names elsewhere goes out under the outbound
+// policy: a key set at 127.0.0.2 (a stand-in for an address inside the
+// network, which fails the test if reached) is refused at dial time, and
+// the verifier is not made.
+func TestADiscoveredKeySetIsFetchedUnderTheOutboundPolicy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2 here: %v", err)
+	}
+	var reached atomic.Int32
+	inside := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) })}}
+	inside.Start()
+	defer inside.Close()
+	is := oauthtest.New(t, "")
+	is.Metadata["jwks_uri"] = inside.URL + "/jwks"
+	roles, _ := access.NewRoles(nil)
+	_, err = auth.NewOAuthVerifier(context.Background(), auth.OAuthConfig{Resource: resource, Level: roles.Level,
+		Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"mcp:read": "viewer"}})
+	if !errors.Is(err, egress.ErrRefusedAddress) {
+		t.Errorf("a key set at another address: %v, want it refused", err)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the key set at a refused address was fetched %d times", n)
+	}
 }

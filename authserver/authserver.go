@@ -47,6 +47,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/store"
 )
@@ -93,11 +94,14 @@ type Config struct {
 	// store; RegisterRate bounds registrations per second (burst 10).
 	ClientLimit  int
 	RegisterRate rate.Limit
-	// HTTPClient fetches Client ID Metadata Documents; nil: one that
-	// refuses every address that is not public (PrivateClientURLs allows
-	// loopback and private ones, for tests).
-	HTTPClient        *http.Client
-	PrivateClientURLs bool
+	// HTTPClient fetches Client ID Metadata Documents; nil: one under
+	// Outbound. A client_id is anybody's to choose: it must not make the
+	// gateway reach inside its own network, follow a redirect, or read
+	// without end.
+	HTTPClient *http.Client
+	// Outbound is the policy of those fetches (nil: the default, public
+	// addresses only).
+	Outbound *egress.Policy
 	// Audit records what the server did (kind "oauth"); nil: nothing.
 	Audit func(store.AuditRecord)
 	// Upstream, when set, is an OpenID Connect provider people may sign
@@ -150,7 +154,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = metadataClient(cfg.PrivateClientURLs)
+		cfg.HTTPClient = cfg.Outbound.Client()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, register: rate.NewLimiter(cfg.RegisterRate, 10),
 		byRole: map[string]string{}, active: map[string]time.Time{}}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/authserver"
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/store/sqlite"
 )
@@ -70,7 +71,9 @@ func newRig(t testing.TB, edit func(*authserver.Config)) *rig {
 			r.audit = append(r.audit, a)
 			r.mu.Unlock()
 		},
-		PrivateClientURLs: true,
+		// The documents the tests serve are on this machine, which an
+		// operator would allow as a host.
+		Outbound: &egress.Policy{AllowHosts: []string{"127.0.0.1"}},
 	}
 	if edit != nil {
 		edit(&r.cfg)
@@ -562,7 +565,7 @@ func TestAClientIDMetadataDocumentIsAClient(t *testing.T) {
 		}
 	}
 	t.Run("private addresses are refused by default", func(t *testing.T) {
-		strict := newRig(t, func(c *authserver.Config) { c.PrivateClientURLs = false })
+		strict := newRig(t, func(c *authserver.Config) { c.Outbound = nil })
 		u := strict.http.URL + "/client.json"
 		resp, err := noRedirect.Get(strict.http.URL + authserver.AuthorizePath + "?" + strict.authorizeQuery(u, "http://127.0.0.1:9/cb").Encode())
 		if err != nil {

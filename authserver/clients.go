@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -303,31 +302,4 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 type oauthError struct {
 	Error       string `json:"error"`
 	Description string `json:"error_description,omitempty"`
-}
-
-// metadataClient fetches metadata documents without following redirects
-// and, unless private is set, only from public addresses: a client_id is
-// anybody's to choose, and must not make the gateway reach inside its
-// own network.
-func metadataClient(private bool) *http.Client {
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	if !private {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip := net.ParseIP(host)
-			if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-				ip.IsUnspecified() || ip.IsMulticast() {
-				return fmt.Errorf("address %s is not public", host)
-			}
-			return nil
-		}
-	}
-	return &http.Client{
-		Timeout:       5 * time.Second,
-		Transport:     &http.Transport{DialContext: d.DialContext, Proxy: nil, MaxResponseHeaderBytes: 16 << 10},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }

@@ -39,6 +39,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/oauth"
 )
 
@@ -76,8 +77,13 @@ type Upstream struct {
 	Role func(claims map[string]any) (role string, ok bool)
 	// Name is what the page's link says (default the issuer's host).
 	Name string
-	// HTTPClient reaches the provider (nil: http.DefaultClient).
+	// HTTPClient reaches the provider (nil: one under Outbound).
 	HTTPClient *http.Client
+	// Outbound is the policy of the requests to the provider (nil: the
+	// default): the issuer's origin, which the operator configured, is
+	// reached whatever its address; the endpoints its metadata names
+	// elsewhere are checked like any other.
+	Outbound *egress.Policy
 }
 
 // upstream is the provider as discovered, once it has been.
@@ -86,6 +92,20 @@ type upstream struct {
 	mu  sync.Mutex
 	md  *oauth.ServerMetadata
 	ks  *auth.KeySet
+
+	clientOnce sync.Once
+	client     *http.Client
+}
+
+// httpClient is the client that reaches the provider.
+func (u *upstream) httpClient() *http.Client {
+	u.clientOnce.Do(func() {
+		u.client = u.cfg.HTTPClient
+		if u.client == nil {
+			u.client = u.cfg.Outbound.Client(u.cfg.Issuer)
+		}
+	})
+	return u.client
 }
 
 // discover finds the provider's endpoints and keys at the first sign-in
@@ -96,10 +116,7 @@ func (u *upstream) discover(ctx context.Context) (*oauth.ServerMetadata, *auth.K
 	if u.md != nil {
 		return u.md, u.ks, nil
 	}
-	hc := u.cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := u.httpClient()
 	md, err := oauth.DiscoverAuthorizationServer(ctx, hc, u.cfg.Issuer)
 	if err != nil {
 		return nil, nil, err
@@ -337,10 +354,7 @@ func (s *Server) upstreamPerson(ctx context.Context, code string, p pendingLogin
 	if err != nil {
 		return "", "", err
 	}
-	hc := s.up.cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := s.up.httpClient()
 	cfg := s.up.oauth2(md, s.cfg.Issuer)
 	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), code, oauth2.VerifierOption(p.Verifier))
 	if err != nil {

@@ -46,6 +46,9 @@ type Config struct {
 	Backends []Backend `yaml:"backends"`
 	// Tracing configures OpenTelemetry traces (OTLP/HTTP export).
 	Tracing Tracing `yaml:"tracing"`
+	// Outbound configures the fetches made on a third party's word
+	// (outbound.go): public addresses only unless allowed here.
+	Outbound Outbound `yaml:"outbound"`
 	// StartupWait holds the first requests that read the catalogue (the
 	// lists, calls, initialize) until every configured backend has made
 	// its first attempt to come up, at most this long (default 10s; 0s:

@@ -112,6 +112,9 @@ func (c *Config) Validate() error {
 	if err := c.Tracing.validate(); err != nil {
 		return err
 	}
+	if err := c.Outbound.validate(); err != nil {
+		return err
+	}
 	return c.validateBackends()
 }
 

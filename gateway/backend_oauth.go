@@ -55,7 +55,7 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 	}
 	b := &backendOAuth{byName: map[string]*oauth.Authorization{}}
 	b.env = &oauth.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
-		ClientMetadataURL: o.ClientMetadataURL, Vault: vault, Logger: g.log}
+		ClientMetadataURL: o.ClientMetadataURL, Vault: vault, Logger: g.log, Outbound: outbound(g.cfg.Outbound)}
 	if key != nil {
 		// Replicas that share the vault's key sign states alike, so that
 		// a callback may land on any of them; the key itself signs nothing.

@@ -111,7 +111,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	is := oauthtest.New(t, "")
 	back := newBOBackend(t, is)
 	keyFile := boKeyFile(t)
-	e := gwStart(t, "backends:\n  - {name: x, kind: http, url: \""+back.url+"\"}\noauth_client: {key_file: \""+keyFile+"\"}\n")
+	e := gwStart(t, "backends:\n  - {name: x, kind: http, url: \""+back.url+"\"}\noauth_client: {key_file: \""+keyFile+"\"}\n"+boLoopbackIdP)
 	e.gw.Listening(strings.TrimPrefix(e.base, "http://"))
 	bkRun(t, e.gw)
 	admin, _ := e.token("root", "admin")
@@ -221,7 +221,7 @@ func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 	is := oauthtest.New(t, "")
 	back := newBOBackend(t, is)
 	keyFile := boKeyFile(t)
-	yaml := "backends:\n  - {name: x, kind: http, url: \"" + back.url + "\"}\noauth_client: {key_file: \"" + keyFile + "\"}\n"
+	yaml := "backends:\n  - {name: x, kind: http, url: \"" + back.url + "\"}\noauth_client: {key_file: \"" + keyFile + "\"}\n" + boLoopbackIdP
 	a := gwStart(t, yaml)
 	a.gw.Listening(strings.TrimPrefix(a.base, "http://"))
 	bkRun(t, a.gw)
@@ -280,3 +280,7 @@ func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 		return false
 	})
 }
+
+// boLoopbackIdP allows the authorization servers of these tests, which
+// are on this machine, as an operator allows one inside their network.
+const boLoopbackIdP = "outbound: {allow_hosts: [127.0.0.1]}\n"

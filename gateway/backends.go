@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/relay"
@@ -26,7 +27,7 @@ import (
 
 // backendSpec turns one configured backend into a Spec; key names it in
 // errors ("backends[1]").
-func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, error) {
+func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Policy) (backend.Spec, error) {
 	s := backend.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
 	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
@@ -61,7 +62,7 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 		}
 	}
 	if o := b.OAuth; o != nil && o.Grant != config.GrantAuthorizationCode {
-		s.OAuth = clientCredentials(key, o, &src)
+		s.OAuth = clientCredentials(key, o, &src, out)
 	}
 	if bo != nil && wantsAuthorization(b) {
 		var pre *oauth.Registration
@@ -89,9 +90,9 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth) (backend.Spec, 
 // clientCredentials is backend o's client of the client credentials or
 // JWT-bearer grant, its secret, key or assertion read (nil when one could
 // not be: src says why).
-func clientCredentials(key string, o *config.BackendOAuth, src *sources) *oauth.ClientCredentials {
+func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *egress.Policy) *oauth.ClientCredentials {
 	cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
-		SigningAlg: o.SigningAlg}
+		SigningAlg: o.SigningAlg, Outbound: out}
 	switch {
 	case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
 		assertion, _, ok := src.either(key+".oauth.assertion", o.AssertionFrom, "")
@@ -146,11 +147,11 @@ func eraFor(era string) mcp.Era {
 // backendSpecs builds every configured backend's Spec before anything
 // starts, so that a missing secret refuses New: every one missing, in
 // every backend, named at once.
-func backendSpecs(bs []config.Backend, bo *backendOAuth) ([]backend.Spec, error) {
+func backendSpecs(bs []config.Backend, bo *backendOAuth, out *egress.Policy) ([]backend.Spec, error) {
 	specs := make([]backend.Spec, 0, len(bs))
 	var errs []error
 	for i, b := range bs {
-		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b, bo)
+		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b, bo, out)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -125,7 +125,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if g.backendOAuth, err = g.newBackendOAuth(o.Store); err != nil {
 		return nil, err
 	}
-	specs, err := backendSpecs(cfg.Backends, g.backendOAuth)
+	specs, err := backendSpecs(cfg.Backends, g.backendOAuth, outbound(cfg.Outbound))
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (g *Gateway) oauthVerifier(ctx context.Context, st store.Store) (*auth.OAut
 			scopes[r] = r
 		}
 	}
-	cfg := auth.OAuthConfig{Resource: o.Resource, Scopes: scopes, Level: g.roles.Level, Leeway: o.Leeway.Duration}
+	cfg := auth.OAuthConfig{Resource: o.Resource, Scopes: scopes, Level: g.roles.Level, Leeway: o.Leeway.Duration, Outbound: outbound(g.cfg.Outbound)}
 	if o.Builtin {
 		as, err := g.builtinAuthServer(scopes, st)
 		if err != nil {
@@ -93,7 +93,8 @@ func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*
 				_ = g.audit.Record(r)
 			}
 		},
-		Logger: g.log,
+		Logger:   g.log,
+		Outbound: outbound(g.cfg.Outbound),
 	})
 }
 
@@ -135,7 +136,7 @@ func (g *Gateway) upstream() (*authserver.Upstream, error) {
 	}
 	var src sources
 	up := &authserver.Upstream{Issuer: c.Issuer, ClientID: c.ClientID, Scopes: c.Scopes, SubjectClaim: c.SubjectClaim,
-		Algorithm: c.Algorithm, Name: c.Name}
+		Algorithm: c.Algorithm, Name: c.Name, Outbound: outbound(g.cfg.Outbound)}
 	switch {
 	case c.ClientSecretFrom != "":
 		up.ClientSecret, _ = src.env("auth.oauth.upstream.client_secret_from", c.ClientSecretFrom)

@@ -100,7 +100,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 	if err := rules.Validate(); err != nil {
 		return ReloadReport{}, fmt.Errorf("reload refused: rate_limits: %w", err)
 	}
-	specs, err := backendSpecs(next.Backends, g.backendOAuth)
+	specs, err := backendSpecs(next.Backends, g.backendOAuth, outbound(next.Outbound))
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload refused: %w", err)
 	}

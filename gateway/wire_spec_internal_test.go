@@ -29,14 +29,14 @@ func TestAWireBackendsDatabaseFromTheEnvironmentOrAFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := backendSpec("backends[0]", cfg.Backends[0], nil)
+		s, err := backendSpec("backends[0]", cfg.Backends[0], nil, nil)
 		if err != nil || s.Postgres != tc.want {
 			t.Errorf("%s: %q %v, want %s", tc.yaml, s.Postgres, err, tc.want)
 		}
 	}
 	t.Setenv("MCPGATE_TEST_PG", "hunter2")
 	cfg, _ := config.Parse([]byte("backends: [{name: a, kind: proxy, url: \"ws://h:1\", postgres_from: MCPGATE_TEST_PG}]"))
-	if _, err := backendSpec("backends[0]", cfg.Backends[0], nil); err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "MCPGATE_TEST_PG") {
+	if _, err := backendSpec("backends[0]", cfg.Backends[0], nil, nil); err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "MCPGATE_TEST_PG") {
 		t.Errorf("a bad value from the environment: %v", err)
 	}
 }

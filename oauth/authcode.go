@@ -49,6 +49,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcpgate/mcpgate/internal/egress"
 )
 
 // Registration is a client of one authorization server.
@@ -74,11 +76,13 @@ type ClientEnv struct {
 	ClientName string
 	// Vault keeps each backend's record (nil: in memory).
 	Vault Vault
-	// HTTP makes discovery, registration and token requests (nil:
-	// http.DefaultClient).
-	HTTP   *http.Client
-	Logger *slog.Logger
-	Now    func() time.Time
+	// Outbound is the policy of every request made on the word of the
+	// backend or its authorization server — discovery, registration,
+	// token, revocation (nil: the default, public addresses only); the
+	// backend's own origin is reached whatever its address.
+	Outbound *egress.Policy
+	Logger   *slog.Logger
+	Now      func() time.Time
 	// StateKey signs the states the gateway sends (HMAC-SHA256), so that
 	// a callback whose state this gateway did not make is refused before
 	// any record is read or lock taken: the callback is anybody's to call.
@@ -138,6 +142,9 @@ type Authorization struct {
 	ready, engaged atomic.Bool
 
 	nonces dpopNonces // the DPoP nonces servers gave
+
+	fetchOnce sync.Once
+	fetch     *http.Client // under the outbound policy (http)
 
 	mu      sync.Mutex
 	loaded  bool
@@ -207,11 +214,12 @@ func (a *Authorization) now() time.Time {
 	return time.Now()
 }
 
+// http is the client of the requests made on the word of the backend or
+// its authorization server: under the outbound policy, the backend's own
+// origin trusted.
 func (a *Authorization) http() *http.Client {
-	if a.Env.HTTP != nil {
-		return a.Env.HTTP
-	}
-	return http.DefaultClient
+	a.fetchOnce.Do(func() { a.fetch = a.Env.Outbound.Client(a.Resource) })
+	return a.fetch
 }
 
 func (a *Authorization) log() *slog.Logger {
@@ -488,7 +496,7 @@ func (a *Authorization) refresh(ctx context.Context) bool {
 			next.Refresh = tok.RefreshToken // rotated
 		}
 		a.rec.Token, refreshed = &next, true
-		a.log().Info("backend token refreshed", "issuer", t.Issuer)
+		a.log().Info("backend token refreshed", "issuer", egress.Summary(t.Issuer))
 		return json.Marshal(a.rec)
 	}
 	var err error
@@ -610,7 +618,7 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 			return err
 		}
 		prm = ResourceMetadata{Resource: a.Resource}
-		a.log().Info("backend serves no protected resource metadata: its authorization server is taken at its origin (2025-03-26)", "issuer", issuer)
+		a.log().Info("backend serves no protected resource metadata: its authorization server is taken at its origin (2025-03-26)", "issuer", egress.Summary(issuer))
 	case err != nil:
 		return err
 	case len(prm.AuthorizationServers) == 0:
@@ -623,13 +631,13 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 	}
 	switch {
 	case !slices.Contains(as.CodeChallengeMethodsSupported, "S256"):
-		return fmt.Errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported)", issuer)
+		return fmt.Errorf("the authorization server %s does not say it supports PKCE with S256 (code_challenge_methods_supported)", egress.Summary(issuer))
 	case as.AuthorizationEndpoint == "" || as.TokenEndpoint == "":
-		return fmt.Errorf("the authorization server %s names no authorization or token endpoint", issuer)
+		return fmt.Errorf("the authorization server %s names no authorization or token endpoint", egress.Summary(issuer))
 	}
 	for _, e := range []string{as.AuthorizationEndpoint, as.TokenEndpoint} {
 		if err := CheckFetchURL(e); err != nil {
-			return fmt.Errorf("the authorization server %s: %w", issuer, err)
+			return fmt.Errorf("the authorization server %s: %w", egress.Summary(issuer), err)
 		}
 	}
 	redirect := a.Env.RedirectURL()
@@ -736,13 +744,13 @@ func (a *Authorization) registration(ctx context.Context, issuer string, as Serv
 			return reg, err
 		}
 	default:
-		return reg, fmt.Errorf("the authorization server %s offers neither Client ID Metadata Documents (or none is configured: oauth_client.client_metadata_url) nor dynamic registration; register a client there and name it in the backend's oauth.client_id", issuer)
+		return reg, fmt.Errorf("the authorization server %s offers neither Client ID Metadata Documents (or none is configured: oauth_client.client_metadata_url) nor dynamic registration; register a client there and name it in the backend's oauth.client_id", egress.Summary(issuer))
 	}
 	if a.rec.Clients == nil {
 		a.rec.Clients = map[string]Registration{}
 	}
 	a.rec.Clients[issuer] = reg
-	a.log().Info("backend client registered", "issuer", issuer, "how", reg.How, "client_id", reg.ClientID)
+	a.log().Info("backend client registered", "issuer", egress.Summary(issuer), "how", reg.How, "client_id", egress.Summary(reg.ClientID))
 	return reg, nil
 }
 
@@ -809,7 +817,7 @@ func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirec
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.http().Do(req)
 	if err != nil {
-		return Registration{}, fmt.Errorf("registration at %s: %w", as.Issuer, err)
+		return Registration{}, fmt.Errorf("registration at %s: %w", egress.Summary(as.Issuer), err)
 	}
 	defer resp.Body.Close()
 	var out struct {
@@ -819,12 +827,12 @@ func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirec
 		Error        string `json:"error"`
 		Description  string `json:"error_description"`
 	}
-	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out)
+	err = json.NewDecoder(resp.Body).Decode(&out)
 	switch {
 	case resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK:
-		return Registration{}, fmt.Errorf("registration at %s answered %d %s %s", as.Issuer, resp.StatusCode, out.Error, out.Description)
+		return Registration{}, fmt.Errorf("registration at %s answered %d %s %s", egress.Summary(as.Issuer), resp.StatusCode, egress.Summary(out.Error), egress.Summary(out.Description))
 	case err != nil || out.ClientID == "":
-		return Registration{}, fmt.Errorf("registration at %s answered no client_id", as.Issuer)
+		return Registration{}, fmt.Errorf("registration at %s answered no client_id", egress.Summary(as.Issuer))
 	}
 	reg := Registration{ClientID: out.ClientID, ClientSecret: out.ClientSecret, AuthMethod: cmp.Or(out.AuthMethod, method), How: "dynamic"}
 	if reg.ClientSecret == "" {
@@ -871,11 +879,11 @@ func (a *Authorization) complete(ctx context.Context, p *pending, q url.Values) 
 	case !a.now().Before(p.Expires):
 		return errors.New("the authorization link expired; a new one is made at the backend's next refusal")
 	case q.Get("error") != "":
-		return fmt.Errorf("the authorization server answered %s %s", printable(q.Get("error")), printable(q.Get("error_description")))
+		return fmt.Errorf("the authorization server answered %s %s", egress.Summary(q.Get("error")), egress.Summary(q.Get("error_description")))
 	case has && iss != p.Issuer:
-		return fmt.Errorf("the answer's iss %q is not the authorization server's issuer %q (RFC 9207)", printable(iss), p.Issuer)
+		return fmt.Errorf("the answer's iss %s is not the authorization server's issuer %s (RFC 9207)", egress.Summary(iss), egress.Summary(p.Issuer))
 	case !has && p.IssRequired:
-		return fmt.Errorf("the answer carries no iss, though %s says it sends one (RFC 9207)", p.Issuer)
+		return fmt.Errorf("the answer carries no iss, though %s says it sends one (RFC 9207)", egress.Summary(p.Issuer))
 	case q.Get("code") == "":
 		return errors.New("the answer carries no code")
 	}
@@ -896,30 +904,16 @@ func (a *Authorization) complete(ctx context.Context, p *pending, q url.Values) 
 	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, client), q.Get("code"),
 		oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Resource))
 	if err != nil {
-		return fmt.Errorf("redeeming the code at %s: %w", p.Issuer, redactRetrieve(err))
+		return fmt.Errorf("redeeming the code at %s: %w", egress.Summary(p.Issuer), redactRetrieve(err))
 	}
 	if tok.AccessToken == "" {
-		return fmt.Errorf("the token endpoint of %s answered no access token", p.Issuer)
+		return fmt.Errorf("the token endpoint of %s answered no access token", egress.Summary(p.Issuer))
 	}
 	a.rec.Token = &tokenSet{Issuer: p.Issuer, TokenEndpoint: p.TokenEndpoint, Resource: p.Resource,
 		Access: tok.AccessToken, Refresh: tok.RefreshToken, Expiry: tok.Expiry, Scope: p.Scope,
 		DPoP: p.DPoP && strings.EqualFold(tok.TokenType, "DPoP")}
-	a.log().Info("backend authorized", "issuer", p.Issuer, "scope", p.Scope, "refresh_token", tok.RefreshToken != "")
+	a.log().Info("backend authorized", "issuer", egress.Summary(p.Issuer), "scope", egress.Summary(p.Scope), "refresh_token", tok.RefreshToken != "")
 	return nil
-}
-
-// printable keeps what an authorization server echoes to a short line.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }
 
 func authStyle(method string) oauth2.AuthStyle {
@@ -954,11 +948,11 @@ func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endp
 		Error        string `json:"error"`
 		Description  string `json:"error_description"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
 		return nil, errors.New("the token endpoint answered no JSON")
 	}
 	if resp.StatusCode != http.StatusOK || out.AccessToken == "" {
-		return nil, fmt.Errorf("the token endpoint answered %d %s %s", resp.StatusCode, printable(out.Error), printable(out.Description))
+		return nil, fmt.Errorf("the token endpoint answered %d %s %s", resp.StatusCode, egress.Summary(out.Error), egress.Summary(out.Description))
 	}
 	tok := &oauth2.Token{AccessToken: out.AccessToken, TokenType: out.TokenType, RefreshToken: out.RefreshToken}
 	if out.ExpiresIn > 0 {
@@ -1035,7 +1029,7 @@ func (a *Authorization) revoke(ctx context.Context, t *tokenSet) error {
 		return err
 	}
 	if err := CheckFetchURL(as.RevocationEndpoint); err != nil {
-		return fmt.Errorf("the revocation endpoint of %s: %w", t.Issuer, err)
+		return fmt.Errorf("the revocation endpoint of %s: %w", egress.Summary(t.Issuer), err)
 	}
 	form := url.Values{"token": {t.Access}, "token_type_hint": {"access_token"}}
 	if t.Refresh != "" {
@@ -1047,11 +1041,11 @@ func (a *Authorization) revoke(ctx context.Context, t *tokenSet) error {
 	}
 	resp, err := a.http().Do(req)
 	if err != nil {
-		return fmt.Errorf("revoking at %s: %w", t.Issuer, err)
+		return fmt.Errorf("revoking at %s: %w", egress.Summary(t.Issuer), err)
 	}
 	drain(resp)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("revoking at %s: the revocation endpoint answered %d", t.Issuer, resp.StatusCode)
+		return fmt.Errorf("revoking at %s: the revocation endpoint answered %d", egress.Summary(t.Issuer), resp.StatusCode)
 	}
 	return nil
 }

@@ -166,7 +166,7 @@ func (c *acClock) add(d time.Duration) {
 }
 
 func acAuthorization(r *acResource, vault oauth.Vault, clock *acClock) *oauth.Authorization {
-	env := &oauth.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now,
+	env := &oauth.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now, Outbound: loopbackAllowed,
 		Logger: slog.New(slog.DiscardHandler)}
 	return &oauth.Authorization{Backend: "x", Resource: r.srv.URL + "/mcp", Env: env}
 }
@@ -361,7 +361,7 @@ func TestABackendThatNeverAsksReadsTheVaultOnce(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	t.Cleanup(srv.Close)
 	v := &countingVault{}
-	a := &oauth.Authorization{Backend: "plain", Resource: srv.URL + "/mcp", Env: &oauth.ClientEnv{
+	a := &oauth.Authorization{Backend: "plain", Resource: srv.URL + "/mcp", Env: &oauth.ClientEnv{Outbound: loopbackAllowed,
 		RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: v, Logger: slog.New(slog.DiscardHandler)}}
 	for range 20 {
 		if got := get(t, a, srv.URL+"/mcp"); got != http.StatusOK {
@@ -425,7 +425,7 @@ func TestCallbackRefusesWhatItShould(t *testing.T) {
 		{"AnIssWithATrailingSlash", nil, func(q url.Values, _ *acClock) { q.Set("iss", q.Get("iss")+"/") }, "is not the authorization server's issuer"},
 		{"NoIssFromAServerThatSendsIt", map[string]any{"authorization_response_iss_parameter_supported": true},
 			func(q url.Values, _ *acClock) { q.Del("iss") }, "carries no iss"},
-		{"AnError", nil, func(q url.Values, _ *acClock) { q.Del("code"); q.Set("error", "access_denied") }, "answered access_denied"},
+		{"AnError", nil, func(q url.Values, _ *acClock) { q.Del("code"); q.Set("error", "access_denied") }, `answered "access_denied"`},
 		{"AnExpiredLink", nil, func(_ url.Values, c *acClock) { c.add(16 * time.Minute) }, "expired"},
 		{"NoCode", nil, func(q url.Values, _ *acClock) { q.Del("code") }, "no code"},
 	} {

@@ -28,7 +28,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,6 +37,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/mcpgate/mcpgate/internal/egress"
 )
 
 // ClientCredentials is one backend's client of the client credentials
@@ -67,6 +68,10 @@ type ClientCredentials struct {
 	// for P-256, ES384 for P-384, ES512 for P-521, RS256 for RSA, EdDSA
 	// for Ed25519).
 	SigningAlg string
+	// Outbound is the policy of the discovery and token requests (nil:
+	// the default, public addresses only); the resource's own origin and
+	// TokenURL's are reached whatever their address.
+	Outbound *egress.Policy
 }
 
 // PrivateKeyJWT is the token endpoint authentication by a signed JWT.
@@ -190,7 +195,7 @@ func (c ClientCredentials) Client(base *http.Client, resource string) *http.Clie
 	if base == nil {
 		base = http.DefaultClient
 	}
-	src := &lazySource{cfg: c, resource: resource, http: base}
+	src := &lazySource{cfg: c, resource: resource, http: c.Outbound.Client(resource, c.TokenURL)}
 	out := *base
 	rt := base.Transport
 	if rt == nil {
@@ -367,7 +372,7 @@ func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource st
 		return "", "", as, err
 	}
 	if err := CheckFetchURL(as.TokenEndpoint); err != nil {
-		return "", "", as, fmt.Errorf("oauth: token endpoint of %s: %w", issuer, err)
+		return "", "", as, fmt.Errorf("oauth: token endpoint of %s: %w", egress.Summary(issuer), err)
 	}
 	return as.TokenEndpoint, issuer, as, nil
 }
@@ -407,10 +412,10 @@ func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metad
 			return md, fmt.Errorf("oauth: resource metadata of %s: %w", serverURL, err)
 		}
 		if resp.StatusCode == http.StatusOK {
-			err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md)
+			err = json.NewDecoder(resp.Body).Decode(&md)
 			resp.Body.Close()
 			if err != nil {
-				return md, fmt.Errorf("oauth: resource metadata at %s is not JSON: %w", mu, err)
+				return md, fmt.Errorf("oauth: resource metadata at %s is not JSON: %w", egress.Summary(mu), err)
 			}
 			found = true
 			break
@@ -420,11 +425,11 @@ func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metad
 	}
 	switch {
 	case !found && all404:
-		return md, fmt.Errorf("oauth: no resource metadata for %s at %s: %w", serverURL, strings.Join(urls, " or "), ErrNoResourceMetadata)
+		return md, fmt.Errorf("oauth: no resource metadata for %s at its %d well-known places: %w", serverURL, len(urls), ErrNoResourceMetadata)
 	case !found:
-		return md, fmt.Errorf("oauth: no resource metadata for %s at %s", serverURL, strings.Join(urls, " or "))
+		return md, fmt.Errorf("oauth: no resource metadata for %s at %s", serverURL, egress.Summary(urls[0]))
 	case !ResourceCovers(md.Resource, serverURL):
-		return md, fmt.Errorf("oauth: the resource metadata of %s names the resource %q, which is not it (RFC 9728 §3.3)", serverURL, md.Resource)
+		return md, fmt.Errorf("oauth: the resource metadata of %s names the resource %s, which is not it (RFC 9728 §3.3)", serverURL, egress.Summary(md.Resource))
 	}
 	return md, nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/oauth"
 )
@@ -53,7 +54,7 @@ func TestClientCredentialsFindTheTokenEndpointAndSendTheToken(t *testing.T) {
 	is := oauthtest.New(t, "")
 	var seen atomic.Value
 	be := backendOf(t, func(base string) string { return base + "/mcp" }, is.ID, &seen)
-	cc := oauth.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret-of-the-gateway", Scopes: []string{"mcp:read"}}
+	cc := oauth.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret-of-the-gateway", Scopes: []string{"mcp:read"}, Outbound: loopbackAllowed}
 	c := cc.Client(be.Client(), be.URL+"/mcp")
 	resp, err := c.Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
 	if err != nil {
@@ -132,7 +133,7 @@ func TestClientCredentialsByPrivateKeyJWT(t *testing.T) {
 	as := newPrivateKeyAS(t, &key.PublicKey, "ES256")
 	var seen atomic.Value
 	be := backendOf(t, func(base string) string { return base + "/mcp" }, as.srv.URL, &seen)
-	cc := oauth.ClientCredentials{ClientID: "gw", AuthMethod: oauth.PrivateKeyJWT, PrivateKey: key}
+	cc := oauth.ClientCredentials{ClientID: "gw", AuthMethod: oauth.PrivateKeyJWT, PrivateKey: key, Outbound: loopbackAllowed}
 	c := cc.Client(be.Client(), be.URL+"/mcp")
 	for range 2 {
 		resp, err := c.Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
@@ -250,7 +251,7 @@ func TestTheJWTBearerGrantPresentsTheWorkloadsToken(t *testing.T) {
 	var seen atomic.Value
 	be := backendOf(t, func(base string) string { return base + "/mcp" }, as.URL, &seen)
 	current := "workload-jwt-1"
-	cc := oauth.ClientCredentials{ClientID: "workload", Scopes: []string{"mcp"},
+	cc := oauth.ClientCredentials{ClientID: "workload", Scopes: []string{"mcp"}, Outbound: loopbackAllowed,
 		Assertion: func() (string, error) { mu.Lock(); defer mu.Unlock(); return current, nil }}
 	c := cc.Client(be.Client(), be.URL+"/mcp")
 	post := func() error {
@@ -288,3 +289,7 @@ func TestTheJWTBearerGrantPresentsTheWorkloadsToken(t *testing.T) {
 		t.Errorf("a refused grant: %v (want its error code, never the assertion)", err)
 	}
 }
+
+// loopbackAllowed is the outbound policy of an operator whose
+// authorization servers are on this machine, as the tests' are.
+var loopbackAllowed = &egress.Policy{AllowHosts: []string{"127.0.0.1"}}

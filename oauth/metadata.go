@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/egress"
 )
 
 // CanonicalResource checks a resource URI as RFC 8707 and the MCP
@@ -41,7 +43,7 @@ func CanonicalResource(s string) (*url.URL, error) {
 func CheckFetchURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("%q is not a URL", s)
+		return fmt.Errorf("%s is not a URL", egress.Summary(s))
 	}
 	switch u.Scheme {
 	case "https":
@@ -51,7 +53,7 @@ func CheckFetchURL(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%q: https is required (http only on a loopback host)", s)
+	return fmt.Errorf("%s: https is required (http only on a loopback host)", egress.Summary(s))
 }
 
 // ServerMetadata is what the gateway reads of an authorization server's
@@ -82,7 +84,7 @@ type ServerMetadata struct {
 func MetadataURLs(issuer string) ([]string, error) {
 	u, err := url.Parse(issuer)
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("oauth: issuer %q is not a URL without query or fragment", issuer)
+		return nil, fmt.Errorf("oauth: issuer %s is not a URL without query or fragment", egress.Summary(issuer))
 	}
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	origin := u.Scheme + "://" + u.Host
@@ -107,17 +109,19 @@ func DiscoverAuthorizationServer(ctx context.Context, client *http.Client, issue
 	for _, mu := range urls {
 		md, status, err := fetchMetadata(ctx, client, mu)
 		if err != nil {
-			return ServerMetadata{}, fmt.Errorf("oauth: issuer %s: %s: %w", issuer, mu, err)
+			return ServerMetadata{}, fmt.Errorf("oauth: issuer %s: %s: %w", egress.Summary(issuer), egress.Summary(mu), err)
 		}
 		if status == http.StatusOK {
 			if md.Issuer != issuer {
-				return ServerMetadata{}, fmt.Errorf("oauth: issuer %s: its metadata at %s names the issuer %q (RFC 8414 §3.3: they must be equal)", issuer, mu, md.Issuer)
+				return ServerMetadata{}, fmt.Errorf("oauth: issuer %s: its metadata at %s names the issuer %s (RFC 8414 §3.3: they must be equal)", egress.Summary(issuer), egress.Summary(mu), egress.Summary(md.Issuer))
 			}
 			return md, nil
 		}
-		tried = append(tried, fmt.Sprintf("%s (%d)", mu, status))
+		// The well-known part of the URL tried, which is ours; the
+		// issuer's part is said once, summarised.
+		tried = append(tried, fmt.Sprintf("%s (%d)", egress.Summary(mu[strings.Index(mu, "/.well-known/"):]), status))
 	}
-	return ServerMetadata{}, fmt.Errorf("oauth: issuer %s: no metadata at %s", issuer, strings.Join(tried, ", "))
+	return ServerMetadata{}, fmt.Errorf("oauth: issuer %s: no metadata at %s", egress.Summary(issuer), strings.Join(tried, ", "))
 }
 
 func fetchMetadata(ctx context.Context, client *http.Client, u string) (ServerMetadata, int, error) {
@@ -136,7 +140,7 @@ func fetchMetadata(ctx context.Context, client *http.Client, u string) (ServerMe
 		return ServerMetadata{}, resp.StatusCode, nil
 	}
 	var md ServerMetadata
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(&md); err != nil {
 		return ServerMetadata{}, 0, fmt.Errorf("metadata is not JSON: %w", err)
 	}
 	return md, http.StatusOK, nil
@@ -169,11 +173,11 @@ func LegacyAuthorizationServer(ctx context.Context, client *http.Client, serverU
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusOK:
-		if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md); err != nil {
+		if err := json.NewDecoder(resp.Body).Decode(&md); err != nil {
 			return "", md, fmt.Errorf("oauth: the authorization server metadata of %s is not JSON: %w", base, err)
 		}
 		if md.Issuer != base && md.Issuer != base+"/" {
-			return "", md, fmt.Errorf("oauth: the authorization server metadata of %s names the issuer %q (RFC 8414 §3.3: they must be equal)", base, md.Issuer)
+			return "", md, fmt.Errorf("oauth: the authorization server metadata of %s names the issuer %s (RFC 8414 §3.3: they must be equal)", base, egress.Summary(md.Issuer))
 		}
 		return md.Issuer, md, nil
 	case http.StatusNotFound:

@@ -58,7 +58,7 @@ func TestAuthorizationServerDiscovery(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		defer srv.Close()
 		_, err := oauth.DiscoverAuthorizationServer(context.Background(), srv.Client(), srv.URL)
-		if err == nil || !strings.Contains(err.Error(), "oauth-authorization-server (404)") || !strings.Contains(err.Error(), "openid-configuration (404)") {
+		if err == nil || !strings.Contains(err.Error(), `oauth-authorization-server" (404)`) || !strings.Contains(err.Error(), `openid-configuration" (404)`) {
 			t.Errorf("%v", err)
 		}
 	})

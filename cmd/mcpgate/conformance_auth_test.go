@@ -134,7 +134,7 @@ func ccAuthConfig(tmp, mockURL, scenario string) (env []string, cfg string, err 
 		yaml += "    oauth: {grant: authorization_code, client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET}\n"
 		env = append(env, "CC_SECRET="+c.ClientSecret)
 	}
-	yaml += "oauth_client:\n  client_metadata_url: " + ccCIMD + "\n  key_file: " + keyFile + "\n"
+	yaml += "oauth_client:\n  client_metadata_url: " + ccCIMD + "\n  key_file: " + keyFile + "\n" + ccLoopbackIdP
 	cfg = filepath.Join(tmp, "mcpgate.yaml")
 	return env, cfg, os.WriteFile(cfg, []byte(yaml), 0o600)
 }
@@ -281,3 +281,9 @@ func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario st
 		}
 	}
 }
+
+// ccLoopbackIdP allows the suite's authorization servers, which it runs on
+// this machine beside the backend (another origin), as an operator
+// allows one inside their network; without it the outbound policy
+// refuses them.
+const ccLoopbackIdP = "outbound: {allow_hosts: [127.0.0.1, localhost]}\n"
