@@ -3,11 +3,9 @@ package auth_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/mcpgate/mcpgate/access"
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/internal/egress"
+	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -146,18 +145,11 @@ func TestOAuthVerifierRefusesAConfigurationThatCannotWork(t *testing.T) {
 // network, which fails the test if reached) is refused at dial time, and
 // the verifier is not made.
 func TestADiscoveredKeySetIsFetchedUnderTheOutboundPolicy(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("no 127.0.0.2 here: %v", err)
-	}
-	var reached atomic.Int32
-	inside := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) })}}
-	inside.Start()
-	defer inside.Close()
+	inside, reached := egresstest.Forbidden(t)
 	is := oauthtest.New(t, "")
-	is.Metadata["jwks_uri"] = inside.URL + "/jwks"
+	is.Metadata["jwks_uri"] = inside + "/jwks"
 	roles, _ := access.NewRoles(nil)
-	_, err = auth.NewOAuthVerifier(context.Background(), auth.OAuthConfig{Resource: resource, Level: roles.Level,
+	_, err := auth.NewOAuthVerifier(context.Background(), auth.OAuthConfig{Resource: resource, Level: roles.Level,
 		Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"mcp:read": "viewer"}})
 	if !errors.Is(err, egress.ErrRefusedAddress) {
 		t.Errorf("a key set at another address: %v, want it refused", err)

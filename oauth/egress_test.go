@@ -11,40 +11,21 @@ package oauth_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
 	"github.com/mcpgate/mcpgate/oauth"
 )
-
-// egForbidden is a listener on 127.0.0.2 counting what reached it.
-func egForbidden(t *testing.T) (string, *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("no 127.0.0.2 here: %v", err)
-	}
-	n := &atomic.Int32{}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		n.Add(1)
-		_, _ = io.WriteString(w, `{"AccessKeyId":"instance credentials"}`)
-	})}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL, n
-}
 
 // hostile is a value a backend serves that must never be echoed whole.
 const hostile = "<script>alert(1)</script>\nforged: log line"
 
 func TestEveryFetchOnABackendsWordIsUnderTheOutboundPolicy(t *testing.T) {
-	target, reached := egForbidden(t)
+	target, reached := egresstest.Forbidden(t)
 	for _, tc := range []struct {
 		name string
 		// serve answers the backend's own origin's paths; base is it.
@@ -117,7 +98,7 @@ func TestEveryFetchOnABackendsWordIsUnderTheOutboundPolicy(t *testing.T) {
 // A client credentials backend's discovered token endpoint at a refused
 // address is never sent the secret.
 func TestClientCredentialsNeverSendTheSecretToARefusedAddress(t *testing.T) {
-	target, reached := egForbidden(t)
+	target, reached := egresstest.Forbidden(t)
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {

@@ -259,10 +259,11 @@ func TestReservedMetaKeysAreNotPassedToASessionBackend(t *testing.T) {
 	}
 }
 
-// A task a sessionless backend made is its caller's: the caller's
-// tasks/get and tasks/cancel reach the backend; another caller naming the
-// id is answered by the front as for an unknown task.
-func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
+// relayedTasker relays a sessionless backend whose tool wait runs as a
+// task until cancelled, tasks relayed (RelayTasks), and returns a call of
+// the front as who and what reached the backend.
+func relayedTasker(t *testing.T) (call func(who, method, params string) *jsonrpc.Message, conn *sessionlessConn) {
+	t.Helper()
 	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tasker", Version: "1"}})
 	t.Cleanup(back.EndTasks)
 	must(t, back.AddTools(&mcp.Tool{Name: "wait", SkipValidation: true, TaskSupport: mcp.TaskOptional,
@@ -276,9 +277,17 @@ func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
 	f, conn := relayedSessionlessWith(t, back, "{}", claims)
 	f.Use(claims.RelayTasks)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
-	call := func(who, method, params string) *jsonrpc.Message {
+	call = func(who, method, params string) *jsonrpc.Message {
 		return mcptest.Sessionless(t, f.Server, who, `{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+params+`,`+meta+`}}`)
 	}
+	return call, conn
+}
+
+// A task a sessionless backend made is its caller's: the caller's
+// tasks/get and tasks/cancel reach the backend; another caller naming the
+// id is answered by the front as for an unknown task.
+func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
+	call, conn := relayedTasker(t)
 	created := call("alice", "tools/call", `"name":"b1__wait","arguments":{}`)
 	id, _ := jsonrpc.LookupString(created.Result, "taskId")
 	if rt, _ := jsonrpc.LookupString(created.Result, "resultType"); rt != "task" || id == "" {
@@ -310,22 +319,7 @@ func TestARelayedTaskIsItsCallersAlone(t *testing.T) {
 // own. And what does reach it is made from what was routed on: the id,
 // the method's own fields and _meta, not the caller's bytes.
 func TestATaskIsRoutedAndRelayedByTheOneIdTheGatewayRead(t *testing.T) {
-	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tasker", Version: "1"}})
-	t.Cleanup(back.EndTasks)
-	must(t, back.AddTools(&mcp.Tool{Name: "wait", SkipValidation: true, TaskSupport: mcp.TaskOptional,
-		Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
-			return nil, mcp.RunAsTask(func(ctx context.Context, _ *mcp.Request) (json.RawMessage, error) {
-				<-ctx.Done()
-				return nil, ctx.Err()
-			})
-		}}))
-	claims := relay.NewClaims()
-	f, conn := relayedSessionlessWith(t, back, "{}", claims)
-	f.Use(claims.RelayTasks)
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
-	call := func(who, method, params string) *jsonrpc.Message {
-		return mcptest.Sessionless(t, f.Server, who, `{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+params+`,`+meta+`}}`)
-	}
+	call, conn := relayedTasker(t)
 	task := func(who string) string {
 		created := call(who, "tools/call", `"name":"b1__wait","arguments":{}`)
 		id, _ := jsonrpc.LookupString(created.Result, "taskId")

@@ -1,24 +1,21 @@
-// egress_test.go pins the outbound policy's rules. No test aims at a real
-// link-local, private or public address, even to show it refused: a broken
-// check would send the traffic off the machine. A refused address is stood
-// in by another loopback one (127.0.0.2), which fails the test if it is
-// ever reached.
+// egress_test.go pins the outbound policy's rules. A refused address is
+// stood in by egresstest.Forbidden, on 127.0.0.2, which fails the test if
+// it is ever reached.
 
 package egress_test
 
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/egress"
+	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
 )
 
 func TestOnlyGlobalUnicastAddressesArePublic(t *testing.T) {
@@ -58,26 +55,8 @@ func TestOnlyGlobalUnicastAddressesArePublic(t *testing.T) {
 	}
 }
 
-// forbidden is a listener on 127.0.0.2, a stand-in for an address the
-// policy refuses; it counts the connections that reached it.
-func forbidden(t *testing.T) (url string, reached *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("no 127.0.0.2 here: %v", err)
-	}
-	reached = &atomic.Int32{}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		reached.Add(1)
-		_, _ = io.WriteString(w, `{"secret":"instance credentials"}`)
-	})}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL, reached
-}
-
 func TestAnAddressThatIsNotPublicIsRefusedAtDialTime(t *testing.T) {
-	target, reached := forbidden(t)
+	target, reached := egresstest.Forbidden(t)
 	_, err := (&egress.Policy{}).Client().Get(target + "/latest/meta-data/")
 	if !errors.Is(err, egress.ErrRefusedAddress) {
 		t.Errorf("a fetch of %s: %v, want ErrRefusedAddress", target, err)
@@ -115,7 +94,7 @@ func TestATrustedOriginAndAnAllowedHostAreReached(t *testing.T) {
 }
 
 func TestARedirectIsNotFollowed(t *testing.T) {
-	target, reached := forbidden(t)
+	target, reached := egresstest.Forbidden(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target+"/latest/meta-data/", http.StatusFound)
 	}))

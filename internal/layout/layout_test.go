@@ -17,7 +17,7 @@ const module = "github.com/mcpgate/mcpgate/"
 var layers = [][]string{
 	// The outbound policy for fetches on a third party's word: it
 	// imports nothing of ours.
-	{"internal/egress"},
+	{"internal/egress", "internal/egress/egresstest"},
 	// What OAuth's two sides share: it imports only the outbound policy.
 	{"oauth"},
 	// Foundations: they import nothing of ours but oauth (config checks
