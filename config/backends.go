@@ -356,9 +356,17 @@ type BackendOAuth struct {
 	ClientSecretFile string `yaml:"client_secret_file"`
 	// Scopes are asked for (none: the server's default).
 	Scopes []string `yaml:"scopes"`
-	// TokenURL is the token endpoint (default: discovered from the
-	// backend's protected resource metadata).
+	// TokenURL is the token endpoint of client_credentials and
+	// jwt_bearer.
 	TokenURL string `yaml:"token_url"`
+	// Issuer is the authorization server the backend's credential may be
+	// sent to: its metadata names the token endpoint (and, for
+	// authorization_code, every endpoint). A backend whose resource
+	// metadata names another one is refused before anything is sent.
+	// Required with a client secret, a private key or an assertion,
+	// unless token_url is given: a backend that named itself its own
+	// authorization server received them.
+	Issuer string `yaml:"issuer"`
 	// AuthMethod is client_secret_basic (default) or client_secret_post;
 	// with client_credentials also private_key_jwt (a JWT the gateway signs
 	// with private_key_*, no secret); with authorization_code also none (a
@@ -410,7 +418,10 @@ func validateAuthorizationCode(key string, b Backend) error {
 	if _, ok := b.HeadersFrom["Authorization"]; ok {
 		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")
 	}
-	return nil
+	if (o.ClientSecretFrom != "" || o.ClientSecretFile != "") && o.Issuer == "" {
+		return bad(key+".oauth.issuer", "required with a client secret: the authorization server it may be sent to (a backend that names its own would receive it)")
+	}
+	return validateIssuer(key, o)
 }
 
 func validateBackendOAuth(key string, b Backend) error {
@@ -452,12 +463,23 @@ func validateBackendOAuth(key string, b Backend) error {
 	if _, ok := b.HeadersFrom["Authorization"]; ok {
 		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")
 	}
+	if o.TokenURL == "" && o.Issuer == "" {
+		return bad(key+".oauth", "name where its credential may be sent: token_url, or issuer (the authorization server whose metadata names the token endpoint); a backend that names its own authorization server would receive it")
+	}
 	if o.TokenURL != "" {
 		if err := fetchableURL(key+".oauth.token_url", o.TokenURL); err != nil {
 			return err
 		}
 	}
-	return nil
+	return validateIssuer(key, o)
+}
+
+// validateIssuer checks oauth.issuer, when set.
+func validateIssuer(key string, o *BackendOAuth) error {
+	if o.Issuer == "" {
+		return nil
+	}
+	return fetchableURL(key+".oauth.issuer", o.Issuer)
 }
 
 // validateEntryRule checks the kind and the name pattern of a rule over a

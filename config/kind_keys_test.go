@@ -26,7 +26,7 @@ var backendKeyUse = map[string]keyUse{
 	"env_files":            {value: "{A: /f}", kinds: []string{BackendStdio, BackendProcess}},
 	"url":                  {value: `"ws://h:1"`, kinds: []string{BackendHTTP, BackendSSE, BackendProxy}},
 	"headers_from":         {value: "{X-A: B}", kinds: []string{BackendHTTP, BackendSSE}},
-	"oauth":                {value: "{client_id: c, client_secret_from: S}", kinds: []string{BackendHTTP, BackendSSE}},
+	"oauth":                {value: "{client_id: c, client_secret_from: S, issuer: https://as.example}", kinds: []string{BackendHTTP, BackendSSE}},
 	"prefix":               {value: "p", kinds: everyKind},
 	"min_role":             {value: "editor", kinds: everyKind},
 	"min_roles":            {value: `[{name: "x*", role: viewer}]`, kinds: everyKind},

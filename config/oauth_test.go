@@ -44,11 +44,12 @@ func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 // work.
 func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
 	const base = "backends:\n  - name: r\n    kind: http\n    url: https://tools.example/mcp\n"
-	for _, valid := range []string{"{client_id: gw, client_secret_from: S, auth_method: client_secret_post}",
-		"{client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem}",
-		"{client_id: gw, auth_method: private_key_jwt, private_key_from: K, signing_alg: PS256}",
-		"{grant: jwt_bearer, assertion_file: /var/run/secrets/tokens/mcp}",
-		"{grant: jwt_bearer, client_id: workload, assertion_from: WORKLOAD_JWT, scopes: [mcp]}"} {
+	for _, valid := range []string{"{client_id: gw, client_secret_from: S, auth_method: client_secret_post, issuer: https://as.example}",
+		"{client_id: gw, client_secret_from: S, token_url: https://as.example/token}",
+		"{client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem, issuer: https://as.example}",
+		"{client_id: gw, auth_method: private_key_jwt, private_key_from: K, signing_alg: PS256, token_url: https://as.example/token}",
+		"{grant: jwt_bearer, assertion_file: /var/run/secrets/tokens/mcp, issuer: https://as.example}",
+		"{grant: jwt_bearer, client_id: workload, assertion_from: WORKLOAD_JWT, scopes: [mcp], issuer: https://as.example}"} {
 		if _, err := Parse([]byte(base + "    oauth: " + valid + "\n")); err != nil {
 			t.Fatalf("a valid backend oauth %s: %v", valid, err)
 		}
@@ -71,6 +72,10 @@ func TestBackendOAuthErrorsNameTheKey(t *testing.T) {
 		{"an unknown grant", base + "    oauth: {grant: password, client_id: gw, client_secret_from: S}\n", "backends[0].oauth.grant"},
 		{"private_key_jwt with the authorization code grant", base + "    oauth: {grant: authorization_code, client_id: gw, private_key_from: K}\n", "backends[0].oauth"},
 		{"an http token URL afar", base + "    oauth: {client_id: gw, client_secret_from: S, token_url: http://as.example/token}\n", "backends[0].oauth.token_url"},
+		{"a secret with neither token URL nor issuer", base + "    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].oauth"},
+		{"a private key with neither token URL nor issuer", base + "    oauth: {client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem}\n", "backends[0].oauth"},
+		{"an assertion with neither token URL nor issuer", base + "    oauth: {grant: jwt_bearer, assertion_file: /f}\n", "backends[0].oauth"},
+		{"an http issuer afar", base + "    oauth: {client_id: gw, client_secret_from: S, issuer: http://as.example}\n", "backends[0].oauth.issuer"},
 		{"an Authorization header beside it", base + "    headers_from: {Authorization: TOK}\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].headers_from.Authorization"},
 		{"on a stdio backend", "backends:\n  - name: s\n    kind: stdio\n    command: [x]\n    oauth: {client_id: gw, client_secret_from: S}\n", "backends[0].oauth"},
 	} {
@@ -93,7 +98,7 @@ func TestOAuthClientErrorsNameTheKey(t *testing.T) {
 	t.Setenv("MCPGATE_TEST_SHORT_KEY", "hunter2hunter2")
 	for _, ok := range []string{
 		base + "    oauth: {grant: authorization_code, client_id: pre}\n",
-		base + "    oauth: {grant: authorization_code, client_id: pre, client_secret_from: S, auth_method: client_secret_post}\n",
+		base + "    oauth: {grant: authorization_code, client_id: pre, client_secret_from: S, auth_method: client_secret_post, issuer: https://as.example}\n",
 		"oauth_client: {redirect_url: https://gw.example/oauth/callback, client_metadata_url: https://gw.example/oauth/client-metadata.json, key_from: MCPGATE_TEST_BACKEND_KEY}\n",
 	} {
 		if _, err := Parse([]byte(ok)); err != nil {
@@ -105,6 +110,7 @@ func TestOAuthClientErrorsNameTheKey(t *testing.T) {
 		{"a pre-registered client without an id", base + "    oauth: {grant: authorization_code}\n", "backends[0].oauth.client_id"},
 		{"a token URL for the code grant", base + "    oauth: {grant: authorization_code, client_id: c, token_url: https://as.example/token}\n", "backends[0].oauth.token_url"},
 		{"none with a secret", base + "    oauth: {grant: authorization_code, client_id: c, client_secret_from: S, auth_method: none}\n", "backends[0].oauth.auth_method"},
+		{"a pre-registered secret without an issuer", base + "    oauth: {grant: authorization_code, client_id: c, client_secret_from: S}\n", "backends[0].oauth.issuer"},
 		{"basic without a secret", base + "    oauth: {grant: authorization_code, client_id: c, auth_method: client_secret_basic}\n", "backends[0].oauth.auth_method"},
 		{"a redirect elsewhere", "oauth_client: {redirect_url: https://gw.example/cb}\n", "oauth_client.redirect_url"},
 		{"an http redirect afar", "oauth_client: {redirect_url: http://gw.example/oauth/callback}\n", "oauth_client.redirect_url"},

@@ -98,15 +98,15 @@ func (b *backendOAuth) redirectURL(cfg *config.Config) string {
 }
 
 // authorization is the backend's Authorization: the one it had while its
-// URL, client and scopes are the same (a reload then leaves it running),
-// else a new one (its record is the backend's still).
-func (b *backendOAuth) authorization(name, resource string, pre *oauth.Registration, scopes []string) *oauth.Authorization {
+// URL, client, scopes and issuer are the same (a reload then leaves it
+// running), else a new one (its record is the backend's still).
+func (b *backendOAuth) authorization(name, resource string, pre *oauth.Registration, scopes []string, issuer string) *oauth.Authorization {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if a := b.byName[name]; a != nil && a.Resource == resource && reflect.DeepEqual(a.Pre, pre) && slices.Equal(a.Scopes, scopes) {
+	if a := b.byName[name]; a != nil && a.Resource == resource && reflect.DeepEqual(a.Pre, pre) && slices.Equal(a.Scopes, scopes) && a.Issuer == issuer {
 		return a
 	}
-	a := &oauth.Authorization{Backend: name, Resource: resource, Pre: pre, Scopes: scopes, Env: b.env}
+	a := &oauth.Authorization{Backend: name, Resource: resource, Pre: pre, Scopes: scopes, Issuer: issuer, Env: b.env}
 	b.byName[name] = a
 	return a
 }

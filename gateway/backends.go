@@ -67,13 +67,14 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Pol
 	if bo != nil && wantsAuthorization(b) {
 		var pre *oauth.Registration
 		var scopes []string
+		var issuer string
 		if o := b.OAuth; o != nil {
-			pre, scopes = &oauth.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes
+			pre, scopes, issuer = &oauth.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes, o.Issuer
 			if o.ClientSecretFrom != "" || o.ClientSecretFile != "" {
 				pre.ClientSecret, _, _ = src.either(key+".oauth.client_secret", o.ClientSecretFrom, o.ClientSecretFile)
 			}
 		}
-		s.Authorization = bo.authorization(b.Name, b.URL, pre, scopes)
+		s.Authorization = bo.authorization(b.Name, b.URL, pre, scopes, issuer)
 	}
 	if err := wireSpec(key, b, &s, &src); err != nil {
 		return s, err
@@ -92,7 +93,7 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Pol
 // not be: src says why).
 func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *egress.Policy) *oauth.ClientCredentials {
 	cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
-		SigningAlg: o.SigningAlg, Outbound: out}
+		SigningAlg: o.SigningAlg, Issuer: o.Issuer, Outbound: out}
 	switch {
 	case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
 		assertion, _, ok := src.either(key+".oauth.assertion", o.AssertionFrom, "")

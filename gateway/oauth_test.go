@@ -239,7 +239,7 @@ func TestAnUnreadableBackendCredentialNamesItsKey(t *testing.T) {
 		{"{grant: jwt_bearer, assertion_from: MCPGATE_TEST_UNSET}", "backends[0].oauth.assertion_from"},
 	} {
 		t.Run(c.key, func(t *testing.T) {
-			cfg, err := config.Parse([]byte(base + c.oauth + "\n"))
+			cfg, err := config.Parse([]byte(base + strings.Replace(c.oauth, "{", "{issuer: https://as.example, ", 1) + "\n"))
 			if err != nil {
 				t.Fatal(err)
 			}

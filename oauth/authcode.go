@@ -134,6 +134,11 @@ type Authorization struct {
 	// Scopes, when set, are asked for instead of the challenge's or the
 	// metadata's.
 	Scopes []string
+	// Issuer, when set, is the only authorization server the gateway
+	// signs in at for the backend (configuration). Without it the first
+	// one discovered is pinned in the record: a backend that later names
+	// another is refused until an admin forgets the authorization.
+	Issuer string
 	Env    *ClientEnv
 
 	// ready: the record was loaded once; engaged: the backend has asked
@@ -165,6 +170,9 @@ type record struct {
 	// DPoPKey is the key the backend's tokens are bound to (dpop.go),
 	// made when an authorization server first offers DPoP.
 	DPoPKey dpopKey `json:"dpop_key,omitempty"`
+	// Issuer is the authorization server first discovered for the
+	// backend, pinned until an admin forgets the authorization.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 type tokenSet struct {
@@ -625,9 +633,18 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 		return fmt.Errorf("the resource metadata of %s names no authorization server", a.Resource)
 	default:
 		issuer = prm.AuthorizationServers[0]
+		if want := cmp.Or(a.Issuer, a.rec.Issuer); want != "" && slices.Contains(prm.AuthorizationServers, want) {
+			issuer = want // the one signed in at, among those the backend names
+		}
+		if err := a.pin(issuer); err != nil {
+			return err // before anything is asked of it
+		}
 		if as, err = DiscoverAuthorizationServer(ctx, a.http(), issuer); err != nil {
 			return err
 		}
+	}
+	if err := a.pin(issuer); err != nil {
+		return err
 	}
 	switch {
 	case !slices.Contains(as.CodeChallengeMethodsSupported, "S256"):
@@ -671,6 +688,30 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 	p.Link = cfg.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", prm.Resource))
 	a.rec.Pending, a.rec.Failure = p, ""
 	return nil
+}
+
+// ErrIssuerChanged: the backend names an authorization server other than
+// the one the gateway signs in at for it.
+var ErrIssuerChanged = errors.New("the backend names another authorization server")
+
+// pin admits the issuer discovered for the backend: the configured one,
+// else the one first discovered, which it pins. A backend that comes to
+// name another (a server that changed hands, or one naming itself to
+// collect a refresh) is refused until an admin forgets the authorization.
+func (a *Authorization) pin(issuer string) error {
+	want := cmp.Or(a.Issuer, a.rec.Issuer)
+	switch {
+	case want == "":
+		a.rec.Issuer = issuer
+		return nil
+	case issuer == want:
+		a.rec.Issuer = issuer
+		return nil
+	case a.Issuer != "":
+		return fmt.Errorf("%w: it names %s, and its configuration says %s", ErrIssuerChanged, egress.Summary(issuer), a.Issuer)
+	}
+	return fmt.Errorf("%w: it names %s, and it was first authorized at %s; an admin must forget the authorization (console, Forget authorization) before the gateway signs in at another",
+		ErrIssuerChanged, egress.Summary(issuer), egress.Summary(want))
 }
 
 // announce logs the link waiting for the admin, once.
@@ -996,7 +1037,7 @@ func (a *Authorization) Forget(ctx context.Context) (hadToken bool, revokeErr er
 	var dropped *tokenSet
 	drop := func(rec *record) {
 		dropped = rec.Token
-		rec.Token, rec.Pending, rec.Failure, rec.Refused, rec.DPoPKey = nil, nil, "", "", ""
+		rec.Token, rec.Pending, rec.Failure, rec.Refused, rec.DPoPKey, rec.Issuer = nil, nil, "", "", "", ""
 	}
 	if a.Env.Vault == nil {
 		drop(&a.rec)

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,9 +54,15 @@ type ClientCredentials struct {
 	ClientID     string
 	ClientSecret string
 	Scopes       []string
-	// TokenURL is the token endpoint; "": discovered from the resource's
-	// metadata and its authorization server's.
+	// TokenURL is the token endpoint; "": discovered from Issuer's
+	// metadata.
 	TokenURL string
+	// Issuer is the authorization server the credential may be sent to,
+	// when TokenURL is not given: its metadata names the token endpoint.
+	// A backend whose resource metadata names another authorization
+	// server is refused before any credential is sent: a backend that
+	// named itself received the secret, or the workload's assertion.
+	Issuer string
 	// AuthMethod is how the client authenticates at the token endpoint:
 	// client_secret_basic (default), client_secret_post, or
 	// private_key_jwt (with PrivateKey, not ClientSecret).
@@ -195,7 +202,7 @@ func (c ClientCredentials) Client(base *http.Client, resource string) *http.Clie
 	if base == nil {
 		base = http.DefaultClient
 	}
-	src := &lazySource{cfg: c, resource: resource, http: c.Outbound.Client(resource, c.TokenURL)}
+	src := &lazySource{cfg: c, resource: resource, http: c.Outbound.Client(resource, c.TokenURL, c.Issuer)}
 	out := *base
 	rt := base.Transport
 	if rt == nil {
@@ -272,7 +279,7 @@ func (l *lazySource) token() (*oauth2.Token, *ecdsa.PrivateKey, error) {
 		if tokenURL == "" {
 			var as ServerMetadata
 			var err error
-			if tokenURL, issuer, as, err = discoverTokenEndpoint(ctx, l.http, l.resource); err != nil {
+			if tokenURL, issuer, as, err = discoverTokenEndpoint(ctx, l.http, l.resource, l.cfg.Issuer); err != nil {
 				return nil, nil, err
 			}
 			if offersDPoP(as) {
@@ -338,6 +345,10 @@ func redactRetrieve(err error) error {
 	return err
 }
 
+// ErrIssuerNotConfigured: a backend names an authorization server other
+// than the one its configuration says its credential may be sent to.
+var ErrIssuerNotConfigured = errors.New("oauth: not the configured authorization server")
+
 // ErrNoResourceMetadata: every place a resource's metadata may be
 // answered 404 — a server of the 2025-03-26 revision, which had none.
 var ErrNoResourceMetadata = errors.New("the server serves no protected resource metadata")
@@ -351,23 +362,31 @@ type ResourceMetadata struct {
 
 // DiscoverTokenEndpoint finds resource's token endpoint: its resource
 // metadata (DiscoverResource) names its authorization server, whose
-// metadata names the endpoint.
-func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (string, error) {
-	endpoint, _, _, err := discoverTokenEndpoint(ctx, client, resource)
+// metadata names the endpoint. With want, that server must be want.
+func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource, want string) (string, error) {
+	endpoint, _, _, err := discoverTokenEndpoint(ctx, client, resource, want)
 	return endpoint, err
 }
 
 // discoverTokenEndpoint is DiscoverTokenEndpoint, and the issuer and its
 // metadata.
-func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource string) (endpoint, issuer string, as ServerMetadata, _ error) {
+func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource, want string) (endpoint, issuer string, as ServerMetadata, _ error) {
 	md, err := DiscoverResource(ctx, client, resource, "")
-	if err != nil {
+	switch {
+	case want != "" && errors.Is(err, ErrNoResourceMetadata):
+		issuer = want // a server of 2025-03-26: the configured one
+	case err != nil:
 		return "", "", as, err
-	}
-	if len(md.AuthorizationServers) == 0 {
+	case len(md.AuthorizationServers) == 0 && want == "":
 		return "", "", as, fmt.Errorf("oauth: the resource metadata of %s names no authorization server", resource)
+	case want != "" && len(md.AuthorizationServers) > 0 && !slices.Contains(md.AuthorizationServers, want):
+		return "", "", as, fmt.Errorf("%w: the resource metadata of %s names the authorization server %s, not the configured issuer %s; no credential was sent",
+			ErrIssuerNotConfigured, resource, egress.Summary(md.AuthorizationServers[0]), want)
+	case want != "":
+		issuer = want
+	default:
+		issuer = md.AuthorizationServers[0]
 	}
-	issuer = md.AuthorizationServers[0]
 	if as, err = DiscoverAuthorizationServer(ctx, client, issuer); err != nil {
 		return "", "", as, err
 	}

@@ -71,7 +71,7 @@ func TestClientCredentialsFindTheTokenEndpointAndSendTheToken(t *testing.T) {
 	}
 
 	other := backendOf(t, func(string) string { return "https://elsewhere.example/mcp" }, is.ID, &seen)
-	_, err = oauth.DiscoverTokenEndpoint(context.Background(), other.Client(), other.URL+"/mcp")
+	_, err = oauth.DiscoverTokenEndpoint(context.Background(), other.Client(), other.URL+"/mcp", "")
 	if err == nil || !strings.Contains(err.Error(), "names the resource") {
 		t.Errorf("metadata for another resource: %v", err)
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/oauth"
 )
 
 // ccAuthScenarios are the client auth scenarios of the authorization
@@ -131,7 +132,11 @@ func ccAuthConfig(tmp, mockURL, scenario string) (env []string, cfg string, err 
 		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c); err != nil || c.ClientID == "" {
 			return nil, "", fmt.Errorf("the scenario's context names no client (%v)", err)
 		}
-		yaml += "    oauth: {grant: authorization_code, client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET}\n"
+		issuer, err := ccIssuer(mockURL)
+		if err != nil {
+			return nil, "", err
+		}
+		yaml += "    oauth: {grant: authorization_code, client_id: \"" + c.ClientID + "\", client_secret_from: CC_SECRET, issuer: \"" + issuer + "\"}\n"
 		env = append(env, "CC_SECRET="+c.ClientSecret)
 	}
 	yaml += "oauth_client:\n  client_metadata_url: " + ccCIMD + "\n  key_file: " + keyFile + "\n" + ccLoopbackIdP
@@ -195,6 +200,44 @@ func (a *ccAdmin) authorize(link string) (ok bool, page string, err error) {
 	return resp.StatusCode == http.StatusOK, string(b), nil
 }
 
+// forget is the admin's Forget authorization of a backend, on the console
+// (as an API caller, with the admin's token).
+func (a *ccAdmin) forget(ctx context.Context, base, token, backend string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/admin/backends/forget-oauth", strings.NewReader("name="+backend))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+token)
+	c := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<12))
+		return fmt.Errorf("forget the authorization: %d %s", resp.StatusCode, b)
+	}
+	return nil
+}
+
+// ccIssuer is the authorization server the mock's resource metadata
+// names: what an operator reads in their provider's documentation and
+// writes in oauth.issuer.
+func ccIssuer(mockURL string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	md, err := oauth.DiscoverResource(ctx, http.DefaultClient, mockURL, "")
+	if err != nil {
+		return "", err
+	}
+	if len(md.AuthorizationServers) == 0 {
+		return "", errors.New("the mock's resource metadata names no authorization server")
+	}
+	return md.AuthorizationServers[0], nil
+}
+
 // ccDriveAuth is the admin and the client of an auth scenario.
 func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario string) error {
 	gwURL, token, err := ccServing(serve)
@@ -237,6 +280,13 @@ func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario st
 			if ok, page, err := admin.authorize(link); err != nil || !ok {
 				return fmt.Errorf("the authorization the backend's sync asked for: %v %s", err, page)
 			}
+		case f := <-admin.failures:
+			if strings.Contains(f, "forget the authorization") {
+				fmt.Fprintln(os.Stderr, "driver: the gateway refused the new authorization server until an admin forgets the old one:", f)
+				if err := admin.forget(ctx, strings.TrimSuffix(gwURL, "/mcp"), token, "x"); err != nil {
+					return err
+				}
+			}
 		default:
 			if ctx.Err() != nil {
 				return errors.New("the gateway's backend never came up (/readyz)")
@@ -267,6 +317,17 @@ func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario st
 			return nil
 		}
 		link, refusal := admin.next(10 * time.Second)
+		if link == "" && strings.Contains(refusal, "forget the authorization") {
+			// The backend names another authorization server than the
+			// one the gateway signed in at (auth/authorization-server-
+			// migration): the admin forgets the old authorization, and
+			// the gateway asks for one at the new server.
+			fmt.Fprintln(os.Stderr, "driver: the gateway refused the new authorization server until an admin forgets the old one:", refusal)
+			if err := admin.forget(ctx, strings.TrimSuffix(gwURL, "/mcp"), token, "x"); err != nil {
+				return err
+			}
+			link, refusal = admin.next(10 * time.Second)
+		}
 		switch {
 		case link == "" && scenario == "auth/scope-retry-limit":
 			fmt.Fprintln(os.Stderr, "driver: the gateway stopped asking, as it should:", refusal)

@@ -305,7 +305,11 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 			}
 			client = "client_id: \"" + c.ClientID + "\", auth_method: private_key_jwt, private_key_file: \"" + keyFile + "\", signing_alg: " + c.Alg
 		}
-		yaml := "backends:\n  - name: x\n    kind: http\n    url: " + mockURL + "\n    oauth: {" + client + "}\n" + ccLoopbackIdP
+		issuer, err := ccIssuer(mockURL)
+		if err != nil {
+			return err
+		}
+		yaml := "backends:\n  - name: x\n    kind: http\n    url: " + mockURL + "\n    oauth: {" + client + ", issuer: \"" + issuer + "\"}\n" + ccLoopbackIdP
 		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 			return err
 		}
