@@ -265,6 +265,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		Stateless:              h.Stateless,
 		Sessionless:            h.SessionlessOn(),
 		MaxBodyBytes:           h.MaxBodyBytes,
+		BodyTimeout:            h.BodyTimeout.Duration,
 		IdleTimeout:            h.SessionIdle.Duration,
 		MaxSessions:            h.MaxSessions,
 		MaxSessionsPerIdentity: h.MaxSessionsPerIdentity,
@@ -300,7 +301,19 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		root.Handle("/admin/", console)
 	}
 	root.Handle("/", authn(g.traceHTTP(g.catalogueView(mcpRoutes))))
-	g.handler = mcphttp.Guard(root, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins,
+	// Every route that is not MCP's reads its body whole, bounded in
+	// size and time, before its handler runs (mcphttp.Bounded); the MCP
+	// endpoints bound theirs themselves, by http.max_body_bytes.
+	bounded := mcphttp.Bounded(root, mcphttp.DefaultFormBytes, h.BodyTimeout.Duration)
+	mcpPaths := map[string]bool{"/mcp": true, compactPath: true, searchPath: true, "/sse": true, "/messages": true}
+	routes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mcpPaths[r.URL.Path] {
+			root.ServeHTTP(w, r)
+			return
+		}
+		bounded.ServeHTTP(w, r)
+	})
+	g.handler = mcphttp.Guard(routes, mcphttp.GuardOptions{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins,
 		// A browser-based client reads what it needs to connect: the MCP
 		// endpoints, the metadata, and the built-in server's token,
 		// registration and revocation. The console and the sign-in pages

@@ -21,6 +21,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/wire"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) DaemonHandler() http.Handler {
 
 // ServeDaemons serves DaemonHandler on ln until it is closed.
 func (s *Server) ServeDaemons(ln net.Listener) error {
-	err := (&http.Server{Handler: s.DaemonHandler()}).Serve(ln)
+	err := mcphttp.NewServer(s.DaemonHandler()).Serve(ln)
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}

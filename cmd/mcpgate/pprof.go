@@ -12,8 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"time"
 
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/spf13/cobra"
 )
 
@@ -61,7 +61,7 @@ func servePprof(addr string) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcphttp.NewServer(mux)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	return func() { _ = srv.Close(); <-done }, nil

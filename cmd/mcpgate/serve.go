@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 type serveFlags struct {
@@ -273,11 +274,8 @@ func shellQuote(s string) string {
 // endStreams (when set) ends the long-lived streams that would otherwise
 // keep the shutdown waiting, and requests in flight are waited for.
 func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, endStreams func()) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := mcphttp.NewServer(h)
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	if endStreams != nil {
 		srv.RegisterOnShutdown(endStreams)
 	}

@@ -1,0 +1,80 @@
+// bounded.go bounds the requests of the routes that are not MCP's — the
+// console and its sign-in, the OAuth endpoints, the metadata, health —
+// as the MCP endpoints bound theirs: a body read whole within a deadline
+// and a size, or refused. Before it, POST /admin/login parsed multipart
+// forms with no limit (eight concurrent 30 MB posts grew the process by
+// 500 MB and left 42 MB files in the temporary folder), and a body dripped
+// a byte every few seconds held /oauth/token open without end.
+
+package mcphttp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultFormBytes bounds a non-MCP route's body: forms and small JSON
+// documents (a client registration).
+const DefaultFormBytes = 64 << 10
+
+// Bounded is middleware for routes that are not MCP's: a request's body
+// is read whole before next runs, at most max bytes (413 beyond) within
+// timeout (408 after, the connection closed), and a multipart body is
+// refused (415) before a byte of it is read: no route takes a file, and
+// net/http's multipart parsing spills to the temporary folder. A request
+// without a body passes as it is.
+func Bounded(next http.Handler, max int64, timeout time.Duration) http.Handler {
+	if max <= 0 {
+		max = DefaultFormBytes
+	}
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "Unsupported Media Type: no route here takes a multipart body", http.StatusUnsupportedMediaType)
+			return
+		}
+		body, err := readBody(w, r, max, timeout)
+		switch {
+		case errors.Is(err, errBodyTooLarge):
+			w.Header().Set("Connection", "close")
+			http.Error(w, "Payload Too Large", http.StatusRequestEntityTooLarge)
+			return
+		case errors.Is(err, errBodyTimeout):
+			w.Header().Set("Connection", "close")
+			http.Error(w, "Request Timeout: the body did not arrive in time", http.StatusRequestTimeout)
+			return
+		case err != nil:
+			http.Error(w, "Bad Request: could not read the body", http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// NewServer is the http.Server of every listener the binary opens — the
+// gateway's, the metrics', the proxy's and its daemons', the fixture's,
+// pprof's: headers within 10 s, at most 64 KiB of them, an idle
+// keep-alive connection closed after 2 minutes. It sets no ReadTimeout
+// or WriteTimeout, which would end the long-lived streams: each route
+// bounds its body's read itself (the MCP endpoints, and Bounded).
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
