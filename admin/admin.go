@@ -113,13 +113,18 @@ type Options struct {
 	// SessionAge bounds a console session (default 8h; never past the
 	// credential's own expiry).
 	SessionAge time.Duration
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// Secure marks the console's cookies Secure: set it when the
+	// gateway's public URL is https, which the gateway, behind a proxy
+	// that terminates TLS, cannot see in the request.
+	Secure bool
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Handler serves /admin and everything under it.
 type Handler struct {
-	src   Source
+	src    Source
+	secure bool
 	aead  cipher.AEAD
 	age   time.Duration
 	log   *slog.Logger
@@ -164,7 +169,7 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{src: o.Source, aead: aead, age: o.SessionAge, log: o.Logger, now: o.Now, pages: p}
+	h := &Handler{src: o.Source, secure: o.Secure, aead: aead, age: o.SessionAge, log: o.Logger, now: o.Now, pages: p}
 	h.routes()
 	return h, nil
 }
@@ -221,21 +226,33 @@ func (h *Handler) seal(c claims) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return h.sealBytes(plain, cookieName)
+}
+
+// sealBytes seals plain under the console's key, bound to what (a
+// cookie's name: one cookie's value does not open as another's).
+func (h *Handler) sealBytes(plain []byte, what string) (string, error) {
 	nonce := make([]byte, h.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(h.aead.Seal(nonce, nonce, plain, []byte(cookieName))), nil
+	return base64.RawURLEncoding.EncodeToString(h.aead.Seal(nonce, nonce, plain, []byte(what))), nil
+}
+
+// openBytes opens what sealBytes sealed for what.
+func (h *Handler) openBytes(v, what string) ([]byte, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(raw) < h.aead.NonceSize() {
+		return nil, false
+	}
+	n := h.aead.NonceSize()
+	plain, err := h.aead.Open(nil, raw[:n], raw[n:], []byte(what))
+	return plain, err == nil
 }
 
 func (h *Handler) open(v string) (claims, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(v)
-	if err != nil || len(raw) < h.aead.NonceSize() {
-		return claims{}, false
-	}
-	n := h.aead.NonceSize()
-	plain, err := h.aead.Open(nil, raw[:n], raw[n:], []byte(cookieName))
-	if err != nil {
+	plain, ok := h.openBytes(v, cookieName)
+	if !ok {
 		return claims{}, false
 	}
 	var c claims
@@ -343,8 +360,13 @@ func notAdmin(role string) string {
 
 func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, value string, until time.Time) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/admin", Expires: until,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: h.secureCookies(r)})
 }
+
+// secureCookies reports whether the console's cookies are sent over
+// https only: whenever the gateway's public URL is https (it is behind a
+// proxy that terminates TLS) or it terminates TLS itself.
+func (h *Handler) secureCookies(r *http.Request) bool { return h.secure || r.TLS != nil }
 
 func clearCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/admin", MaxAge: -1,

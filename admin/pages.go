@@ -122,7 +122,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, c caller) {
 	for _, b := range h.src.Backends(r.Context()) {
 		rows = append(rows, backendRow{Backend: b, State: stateOf(b)})
 	}
-	v := view{Title: "Backends", Nav: "overview", Flash: r.URL.Query().Get("done"),
+	v := view{Title: "Backends", Nav: "overview", Flash: h.takeFlash(w, r),
 		Data: overviewData{Backends: rows, Chart: newChart(h.src.Series(h.now())), Sessions: len(h.src.Sessions())}}
 	h.render(w, http.StatusOK, "overview", *v.from(c))
 }
@@ -149,7 +149,8 @@ func (h *Handler) restart(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	h.log.Info("admin: backend restarted", "backend", name, "by", c.id.Subject)
-	http.Redirect(w, r, "/admin/?done="+urlQuery("Restarting "+name+"."), http.StatusSeeOther)
+	h.setFlash(w, r, "Restarting "+name+".")
+	http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 }
 
 // forgetOAuth makes the gateway forget its authorization at a backend.
@@ -161,7 +162,8 @@ func (h *Handler) forgetOAuth(w http.ResponseWriter, r *http.Request, c caller) 
 		return
 	}
 	h.log.Info("admin: backend authorization forgotten", "backend", name, "by", c.id.Subject)
-	http.Redirect(w, r, "/admin/?done="+urlQuery(done), http.StatusSeeOther)
+	h.setFlash(w, r, done)
+	http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 }
 
 // catalogueData is the catalogue page: what Role sees.
@@ -330,7 +332,7 @@ type created struct {
 }
 
 func (h *Handler) tokens(w http.ResponseWriter, r *http.Request, c caller) {
-	h.tokensPage(w, r, c, http.StatusOK, nil, r.URL.Query().Get("done"), "")
+	h.tokensPage(w, r, c, http.StatusOK, nil, h.takeFlash(w, r), "")
 }
 
 func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, c caller, status int, made *created, flash, why string) {
@@ -408,7 +410,8 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c caller) 
 		http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
 		return
 	}
-	http.Redirect(w, r, "/admin/tokens?done="+urlQuery("Revoked "+id+"."), http.StatusSeeOther)
+	h.setFlash(w, r, "Revoked "+id+".")
+	http.Redirect(w, r, "/admin/tokens", http.StatusSeeOther)
 }
 
 // notRevoked shows the Tokens page saying why a token or a grant (what)
@@ -428,7 +431,8 @@ func (h *Handler) revokeGrant(w http.ResponseWriter, r *http.Request, c caller) 
 		return
 	}
 	h.log.Info("admin: grant revoked", "grant", id, "by", c.id.Subject)
-	http.Redirect(w, r, "/admin/tokens?done="+urlQuery("Revoked grant "+id+"."), http.StatusSeeOther)
+	h.setFlash(w, r, "Revoked grant "+id+".")
+	http.Redirect(w, r, "/admin/tokens", http.StatusSeeOther)
 }
 
 // chart is the calls and errors a second over the last hour, as an SVG's
@@ -497,4 +501,3 @@ func roughly(d time.Duration) string {
 	return strconv.Itoa(int(d.Hours()/24)) + "d"
 }
 
-func urlQuery(s string) string { return url.QueryEscape(s) }

@@ -124,8 +124,13 @@ type Auth struct {
 type OAuth struct {
 	// Resource is the gateway's canonical MCP URL, as clients reach it
 	// (https://mcp.example.com/mcp; http only on loopback). Every access
-	// token's audience must name it (RFC 8707).
+	// token's audience must name it (RFC 8707). Default, on a loopback
+	// listen address with a port: http://LISTEN/mcp, so that the built-in
+	// server on one machine needs no other key; required otherwise.
 	Resource string `yaml:"resource"`
+	// resourceDefaulted: Resource is the default, made again from the
+	// listen address at each validation (a --listen flag changes it).
+	resourceDefaulted bool
 	// AuthorizationServers are the issuers whose access tokens are
 	// accepted; their keys are found by discovery at startup.
 	AuthorizationServers []OAuthServer `yaml:"authorization_servers"`

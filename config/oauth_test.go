@@ -7,6 +7,26 @@ import (
 )
 
 // auth.oauth is refused, naming the key, wherever it could not work.
+// On a loopback listen address with a port, the resource defaults to the
+// listen URL's /mcp, and follows the listen address a flag sets later.
+func TestTheResourceDefaultsToTheLoopbackListenURL(t *testing.T) {
+	c, err := Parse([]byte("listen: 127.0.0.1:9000\nauth: {oauth: {builtin: true}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Auth.OAuth.Resource != "http://127.0.0.1:9000/mcp" {
+		t.Errorf("resource %q", c.Auth.OAuth.Resource)
+	}
+	c.Listen = "127.0.0.1:9001" // --listen
+	if err := c.Validate(); err != nil || c.Auth.OAuth.Resource != "http://127.0.0.1:9001/mcp" {
+		t.Errorf("after --listen: %q %v", c.Auth.OAuth.Resource, err)
+	}
+	c, err = Parse([]byte("auth: {oauth: {builtin: true}}"))
+	if err != nil || c.Auth.OAuth.Resource != "http://127.0.0.1:8080/mcp" {
+		t.Errorf("the default listen address: %v", err)
+	}
+}
+
 func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 	const ok = "auth:\n  oauth:\n    resource: https://mcp.example.com/mcp\n    authorization_servers: [{issuer: https://idp.example.com}]\n    scopes: {mcp:read: viewer}\n"
 	if _, err := Parse([]byte(ok)); err != nil {
@@ -16,7 +36,8 @@ func TestOAuthConfigurationErrorsNameTheKey(t *testing.T) {
 		t.Fatalf("the built-in server alone: %v", err)
 	}
 	for _, c := range []struct{ name, yaml, key string }{
-		{"no resource", "auth: {oauth: {authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth.resource"},
+		{"no resource off loopback", "listen: 0.0.0.0:8080\nauth: {oauth: {authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth.resource"},
+		{"no resource on a port chosen at start", "listen: 127.0.0.1:0\nauth: {oauth: {builtin: true}}", "auth.oauth.resource"},
 		{"an http resource afar", "auth: {oauth: {resource: http://mcp.example.com/mcp, authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth.resource"},
 		{"a resource with a fragment", "auth: {oauth: {resource: 'https://mcp.example.com/mcp#x', authorization_servers: [{issuer: https://i.example}], scopes: {a: viewer}}}", "auth.oauth.resource"},
 		{"no server", "auth: {oauth: {resource: https://m.example/mcp, scopes: {a: viewer}}}", "auth.oauth.authorization_servers"},

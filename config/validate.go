@@ -181,6 +181,13 @@ func (c *Config) validateOAuth() error {
 	if o.Leeway.invalid != "" {
 		return bad("auth.oauth.leeway", "%q is not a duration", o.Leeway.invalid)
 	}
+	if o.Resource == "" || o.resourceDefaulted {
+		host, port, _ := net.SplitHostPort(c.Listen)
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" || port == "0" {
+			return bad("auth.oauth.resource", "required: the gateway's MCP URL as clients reach it (it defaults to http://LISTEN/mcp only on a loopback listen address with a fixed port)")
+		}
+		o.Resource, o.resourceDefaulted = "http://"+c.Listen+"/mcp", true
+	}
 	if err := fetchableURL("auth.oauth.resource", o.Resource); err != nil {
 		return err
 	}

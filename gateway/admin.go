@@ -41,7 +41,8 @@ func (g *Gateway) newAdmin(authn *auth.Authenticator, st store.Store) (http.Hand
 		sum := sha256.Sum256(append([]byte("mcpgate admin console cookie\x00"), k...))
 		key = sum[:]
 	}
-	h, err := admin.New(admin.Options{Source: &adminSource{g: g, authn: authn, store: st}, Key: key, Logger: g.log})
+	h, err := admin.New(admin.Options{Source: &adminSource{g: g, authn: authn, store: st}, Key: key, Logger: g.log,
+		Secure: strings.HasPrefix(publicOrigin(g.cfg), "https://")})
 	if err != nil {
 		return nil, err
 	}

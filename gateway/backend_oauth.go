@@ -97,6 +97,26 @@ func (b *backendOAuth) redirectURL(cfg *config.Config) string {
 	return "http://" + addr + oauth.CallbackPath
 }
 
+// publicOrigin is the gateway's origin as its users reach it: that of
+// auth.oauth.resource, else of oauth_client.redirect_url, else the listen
+// address over http. A gateway behind a proxy that terminates TLS cannot
+// tell it from a request.
+func publicOrigin(cfg *config.Config) string {
+	for _, raw := range []string{oauthResource(cfg), cfg.OAuthClient.RedirectURL} {
+		if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
+			return u.Scheme + "://" + u.Host
+		}
+	}
+	return "http://" + cfg.Listen
+}
+
+func oauthResource(cfg *config.Config) string {
+	if cfg.Auth.OAuth != nil {
+		return cfg.Auth.OAuth.Resource
+	}
+	return ""
+}
+
 // authorization is the backend's Authorization: the one it had while its
 // URL, client, scopes and issuer are the same (a reload then leaves it
 // running), else a new one (its record is the backend's still).

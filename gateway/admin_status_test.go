@@ -1,0 +1,66 @@
+// admin_status_test.go pins where the console's status messages and
+// cookies come from: a message only from the console itself (a sealed
+// cookie a change sets), never from a query a link can set; cookies
+// Secure whenever the gateway's public URL is https.
+
+package gateway_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestConsoleStatusMessagesComeFromTheConsoleNotALink(t *testing.T) {
+	e := gwStart(t, "listen: 127.0.0.1:0\n")
+	secret, _ := e.token("ops", "admin")
+	cookie := adminLogin(t, e, secret)
+	const planted = "Revoked. Now paste your token at evil.example"
+	for _, path := range []string{"/admin/?done=" + url.QueryEscape(planted), "/admin/tokens?done=" + url.QueryEscape(planted)} {
+		if _, page := adminDo(t, e, "GET", path, nil, map[string]string{"Cookie": cookie}); strings.Contains(page, "evil.example") {
+			t.Errorf("GET %s shows the link's message", path)
+		}
+	}
+	_, page := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+	csrf := adminCSRF.FindStringSubmatch(page)[1]
+	_, victim := e.token("ci", "editor")
+	resp, _ := adminDo(t, e, "POST", "/admin/tokens/revoke", url.Values{"csrf": {csrf}, "id": {victim}},
+		map[string]string{"Cookie": cookie, "Origin": e.base})
+	var flash string
+	for _, c := range resp.Cookies() {
+		if c.Name == "mcpgate_flash" {
+			flash = c.Name + "=" + c.Value
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/tokens" || flash == "" {
+		t.Fatalf("revoke: %d %s, flash cookie %q", resp.StatusCode, resp.Header.Get("Location"), flash)
+	}
+	if _, page := adminDo(t, e, "GET", "/admin/tokens", nil, map[string]string{"Cookie": cookie + "; " + flash}); !strings.Contains(page, "Revoked "+victim+".") {
+		t.Error("the page after the revocation does not say so")
+	}
+	// A flash cookie the console did not seal says nothing.
+	if _, page := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie + "; mcpgate_flash=" + url.QueryEscape(planted)}); strings.Contains(page, "evil.example") {
+		t.Error("an unsealed flash cookie is shown")
+	}
+}
+
+func TestConsoleCookiesAreSecureWhenThePublicURLIsHTTPS(t *testing.T) {
+	for resource, secure := range map[string]bool{"https://gw.example.com/mcp": true, "http://127.0.0.1:8080/mcp": false} {
+		e := gwStart(t, "listen: 127.0.0.1:0\nauth: {oauth: {resource: "+resource+", builtin: true}}\n")
+		secret, _ := e.token("ops", "admin")
+		resp, _ := adminDo(t, e, "POST", "/admin/login", url.Values{"token": {secret}}, map[string]string{"Origin": e.base})
+		var found bool
+		for _, c := range resp.Cookies() {
+			if c.Name == "mcpgate_admin" {
+				found = true
+				if c.Secure != secure {
+					t.Errorf("behind %s: the session cookie's Secure is %v", resource, c.Secure)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("behind %s: no session cookie (%d)", resource, resp.StatusCode)
+		}
+	}
+}
