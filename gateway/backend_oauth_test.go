@@ -190,8 +190,17 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	}
 	resp, _ = adminDo(t, e, "POST", "/admin/backends/forget-oauth", url.Values{"csrf": {m[1]}, "name": {"x"}},
 		map[string]string{"Cookie": cookie, "Origin": e.base})
-	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "revoked") {
+	var flash string
+	for _, c := range resp.Cookies() {
+		if c.Name == "mcpgate_flash" {
+			flash = c.Name + "=" + c.Value
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || flash == "" {
 		t.Fatalf("forget: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if _, page := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie + "; " + flash}); !strings.Contains(page, "revoked at its authorization server") {
+		t.Errorf("the page after Forget does not say the tokens were revoked")
 	}
 	if revoked := is.RevokedTokens(); len(revoked) != 1 {
 		t.Errorf("the authorization server was asked to revoke %q", revoked)
