@@ -34,8 +34,9 @@ type authRequest struct {
 	AskedRole   string // the role the scopes ask for ("" for the person's own)
 }
 
-// parseAuthorize checks an authorization request. A non-nil pageErr is to
-// be shown on the page; a non-empty redirectErr goes to the redirect URI.
+// parseAuthorize checks an authorization request: pageErr is about the
+// client or its redirect URI, redirectErr about the rest of the request
+// (both are shown on the page: checkedRequest).
 func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest, pageErr error, redirectErr oauthError) {
 	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
 		if len(q[k]) > 1 {
@@ -112,7 +113,11 @@ func (s *Server) checkedRequest(w http.ResponseWriter, r *http.Request, q url.Va
 		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})
 		return req, false
 	case redirectErr.Error != "":
-		s.redirect(w, r, req, url.Values{"error": {redirectErr.Error}, "error_description": {redirectErr.Description}})
+		// Every client here registered itself or is a metadata document:
+		// redirected, an error before the person consented would make
+		// this server an open redirector to any URI a client chose (RFC
+		// 9700 §4.11.2). It is shown on the page.
+		s.page(w, http.StatusBadRequest, pageData{Error: redirectErr.Error + ": " + redirectErr.Description})
 		return req, false
 	}
 	return req, true

@@ -41,6 +41,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -67,6 +68,7 @@ const (
 	DefaultRefreshLifetime = 30 * 24 * time.Hour
 	DefaultCodeLifetime    = time.Minute
 	DefaultClientLimit     = 1000
+	DefaultClientIdle      = 24 * time.Hour
 	// grantCacheFor is how long an access token's grant, once found
 	// active, is taken as active without asking the store again.
 	grantCacheFor = 5 * time.Second
@@ -94,6 +96,13 @@ type Config struct {
 	// store; RegisterRate bounds registrations per second (burst 10).
 	ClientLimit  int
 	RegisterRate rate.Limit
+	// RegisterPerSource bounds the registrations of one source address
+	// (burst 10; default one a minute).
+	RegisterPerSource rate.Limit
+	// ClientIdle is how long a registered client that never completed a
+	// sign-in is kept (default 24h): registration cannot be used up for
+	// good.
+	ClientIdle time.Duration
 	// HTTPClient fetches Client ID Metadata Documents; nil: one under
 	// Outbound. A client_id is anybody's to choose: it must not make the
 	// gateway reach inside its own network, follow a redirect, or read
@@ -117,6 +126,8 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	register  *rate.Limiter
+	sources   sourceLimits
+	pruned    atomic.Int64      // when the store was last pruned (unix nanoseconds)
 	byRole    map[string]string // role → the scope that grants it
 	supported []string
 	up        *upstream // nil: no upstream sign-in
@@ -147,6 +158,8 @@ func New(cfg Config) (*Server, error) {
 	cfg.CodeLifetime = cmp.Or(cfg.CodeLifetime, DefaultCodeLifetime)
 	cfg.ClientLimit = cmp.Or(cfg.ClientLimit, DefaultClientLimit)
 	cfg.RegisterRate = cmp.Or(cfg.RegisterRate, 1)
+	cfg.RegisterPerSource = cmp.Or(cfg.RegisterPerSource, rate.Every(defaultPerSourceGap))
+	cfg.ClientIdle = cmp.Or(cfg.ClientIdle, DefaultClientIdle)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -156,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = cfg.Outbound.Client()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, register: rate.NewLimiter(cfg.RegisterRate, 10),
+	s := &Server{cfg: cfg, log: cfg.Logger, register: rate.NewLimiter(cfg.RegisterRate, 10), sources: sourceLimits{every: cfg.RegisterPerSource},
 		byRole: map[string]string{}, active: map[string]time.Time{}}
 	for scope, role := range cfg.Scopes {
 		if _, ok := cfg.Level(role); !ok {

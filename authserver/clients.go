@@ -234,6 +234,12 @@ func checkRedirectURI(r string) error {
 	if err != nil || len(r) > maxURILength || !u.IsAbs() || u.Fragment != "" || strings.ContainsAny(r, " \t\r\n\"<>\\") {
 		return errClient{fmt.Sprintf("redirect URI %q is not an absolute URI without a fragment", r)}
 	}
+	if strings.ContainsAny(r, ";,'") {
+		// The consent page names the redirect's origin in its CSP
+		// form-action: a ; or , there would end the directive and start
+		// one of the client's choosing.
+		return errClient{fmt.Sprintf("redirect URI %q has a character that is refused (; , or ')", r)}
+	}
 	switch scheme := strings.ToLower(u.Scheme); {
 	case scheme == "https" && u.Host != "":
 	case scheme == "http" && isLoopback(u.Hostname()):
@@ -255,11 +261,17 @@ func isLoopback(host string) bool {
 // serveRegister is Dynamic Client Registration.
 func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	start := s.cfg.Now()
+	if !s.sources.allow(r, start) {
+		w.Header().Set("Retry-After", "60")
+		writeJSON(w, http.StatusTooManyRequests, oauthError{"temporarily_unavailable", "too many registrations from this address; try again later"})
+		return
+	}
 	if !s.register.Allow() {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusTooManyRequests, oauthError{"temporarily_unavailable", "too many registrations; try again shortly"})
 		return
 	}
+	s.prune(r.Context(), start)
 	var md clientMetadata
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxMetadataBytes))
 	if err := dec.Decode(&md); err != nil {
@@ -296,6 +308,31 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 	})
+}
+
+// How long used codes and ended grants outlive their use (store.OAuthPrune).
+const (
+	prunedCodeAge  = time.Hour
+	prunedGrantAge = 7 * 24 * time.Hour
+	pruneEvery     = time.Minute
+)
+
+// prune deletes, at most once a minute and before a registration counts
+// against the limit, the clients that never completed a sign-in, and the
+// codes and grants past use.
+func (s *Server) prune(ctx context.Context, now time.Time) {
+	last := s.pruned.Load()
+	if now.UnixNano()-last < int64(pruneEvery) || !s.pruned.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	n, err := s.cfg.Store.PruneOAuth(ctx, now, store.OAuthPrune{IdleClient: s.cfg.ClientIdle, Code: prunedCodeAge, Grant: prunedGrantAge})
+	if err != nil {
+		s.log.Error("authserver: pruning the store", "err", err)
+		return
+	}
+	if n != (store.OAuthPruned{}) {
+		s.log.Info("authserver: pruned", "clients", n.Clients, "codes", n.Codes, "grants", n.Grants)
+	}
 }
 
 // oauthError is an error response of RFC 6749 §5.2.

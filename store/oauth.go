@@ -114,7 +114,28 @@ type OAuthStore interface {
 	// RevokeOAuthGrant revokes a grant at at (one revoked before keeps
 	// its first time); ErrNotFound.
 	RevokeOAuthGrant(ctx context.Context, id string, at time.Time) error
+	// PruneOAuth deletes, as of now, what the server will never use
+	// again (OAuthPrune's ages), and returns how much of each it deleted.
+	PruneOAuth(ctx context.Context, now time.Time, p OAuthPrune) (OAuthPruned, error)
 }
+
+// OAuthPrune is how long what the authorization server keeps outlives
+// its use. Without it, max_clients anonymous registrations turned
+// registration off for ever, and every code and grant stayed.
+type OAuthPrune struct {
+	// IdleClient: a client registered this long ago that holds no grant
+	// and no code (it never completed a sign-in) is deleted.
+	IdleClient time.Duration
+	// Code: a code this long past its expiry, used or not (a replay
+	// within it still revokes its grant).
+	Code time.Duration
+	// Grant: a grant this long past its refresh token's expiry, or past
+	// its revocation (the CLI and the console list it until then).
+	Grant time.Duration
+}
+
+// OAuthPruned counts what PruneOAuth deleted.
+type OAuthPruned struct{ Clients, Codes, Grants int64 }
 
 // SQLTx is one transaction as both stores' drivers offer it, with ?
 // placeholders (PostgreSQL's store numbers them) and ErrNotFound for a
@@ -202,6 +223,26 @@ func (s OAuthSQL) RegisterOAuthClient(ctx context.Context, c OAuthClient, limit 
 		}
 		return err
 	}))
+}
+
+func (s OAuthSQL) PruneOAuth(ctx context.Context, now time.Time, p OAuthPrune) (OAuthPruned, error) {
+	var n OAuthPruned
+	err := s.Tx(ctx, func(tx SQLTx) error {
+		var err error
+		if n.Codes, err = tx.Exec(ctx, `DELETE FROM oauth_codes WHERE expires_at < ?`, EncodeTime(now.Add(-p.Code))); err != nil {
+			return err
+		}
+		grantEnd := EncodeTime(now.Add(-p.Grant))
+		if n.Grants, err = tx.Exec(ctx, `DELETE FROM oauth_grants WHERE expires_at < ? OR (revoked_at <> 0 AND revoked_at < ?)`,
+			grantEnd, grantEnd); err != nil {
+			return err
+		}
+		n.Clients, err = tx.Exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.id)
+			AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.client_id = oauth_clients.id)`, EncodeTime(now.Add(-p.IdleClient)))
+		return err
+	})
+	return n, s.errorf("prune oauth", err)
 }
 
 func (s OAuthSQL) OAuthClient(ctx context.Context, id string) (OAuthClient, error) {

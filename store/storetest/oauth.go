@@ -28,6 +28,7 @@ var oauthTests = []struct {
 	{"OAuthCodePastItsExpiryIsRefused", testOAuthCodeExpired},
 	{"OAuthRefreshRotatesAndTheReplacedOneRevokesTheGrant", testOAuthRefreshRotates},
 	{"OAuthRefreshOfARevokedOrExpiredGrantIsRefused", testOAuthRefreshRefused},
+	{"OAuthPruneDeletesWhatIsNeverUsedAgainAndKeepsTheRest", testOAuthPrune},
 	{"BackendCredentialRoundTripsAndIsReplacedAndDeleted", testBackendCredentialRoundTrips},
 	{"BackendCredentialUpdatesTakeTurns", testBackendCredentialUpdatesTakeTurns},
 }
@@ -314,5 +315,75 @@ func testBackendCredentialUpdatesTakeTurns(t *testing.T, open func(*testing.T) s
 	}
 	if got, _ := s.BackendCredential(ctx, "x"); string(got) != "40" {
 		t.Errorf("after a no-op and a failed update: %q, want 40", got)
+	}
+}
+
+// testOAuthPrune: a client that never completed a sign-in is deleted
+// after IdleClient, one with a grant or a code is kept; codes go Code past
+// their expiry, grants Grant past their refresh token's expiry or their
+// revocation; the limit of registrations counts what is left.
+func testOAuthPrune(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	for _, id := range []string{"idle", "granted", "coded", "fresh"} {
+		created := t0
+		if id == "fresh" {
+			created = t0.Add(47 * time.Hour)
+		}
+		if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: id, RedirectURIs: []string{"x"}, CreatedAt: created}, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: "fifth", RedirectURIs: []string{"x"}, CreatedAt: t0}, 4); !errors.Is(err, store.ErrLimit) {
+		t.Fatalf("a fifth client under a limit of 4: %v", err)
+	}
+	c := code("c-kept")
+	c.ClientID, c.ExpiresAt = "coded", t0.Add(48*time.Hour)
+	old := code("c-old")
+	old.ClientID = "coded"
+	for _, cc := range []store.OAuthCode{c, old} {
+		if err := s.CreateOAuthCode(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, expired, revoked := grant("g-live", "r-live"), grant("g-expired", "r-expired"), grant("g-revoked", "r-revoked")
+	live.ClientID, live.ExpiresAt = "granted", t0.Add(30*24*time.Hour)
+	expired.ClientID, revoked.ClientID, revoked.ExpiresAt = "granted", "granted", t0.Add(30*24*time.Hour)
+	for i, g := range []store.OAuthGrant{live, expired, revoked} {
+		cd := code(fmt.Sprintf("g%d", i))
+		cd.ClientID = "granted"
+		if err := s.CreateOAuthCode(ctx, cd); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RedeemOAuthCode(ctx, cd.Hash, g, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RevokeOAuthGrant(ctx, "g-revoked", t0); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(48 * time.Hour)
+	n, err := s.PruneOAuth(ctx, now, store.OAuthPrune{IdleClient: 24 * time.Hour, Code: time.Hour, Grant: 12 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != (store.OAuthPruned{Clients: 1, Codes: 4, Grants: 2}) {
+		t.Errorf("pruned %+v, want 1 client (idle), 4 codes (all but the one not yet expired), 2 grants (expired, revoked)", n)
+	}
+	for id, want := range map[string]error{"idle": store.ErrNotFound, "granted": nil, "coded": nil, "fresh": nil} {
+		if _, err := s.OAuthClient(ctx, id); !errors.Is(err, want) {
+			t.Errorf("client %s after the prune: %v, want %v", id, err, want)
+		}
+	}
+	for id, want := range map[string]error{"g-live": nil, "g-expired": store.ErrNotFound, "g-revoked": store.ErrNotFound} {
+		if _, err := s.OAuthGrant(ctx, id); !errors.Is(err, want) {
+			t.Errorf("grant %s after the prune: %v, want %v", id, err, want)
+		}
+	}
+	if _, err := s.OAuthCode(ctx, []byte("c-kept")); err != nil {
+		t.Errorf("the code not yet expired: %v", err)
+	}
+	if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: "fifth", RedirectURIs: []string{"x"}, CreatedAt: now}, 4); err != nil {
+		t.Errorf("a registration after the prune: %v", err)
 	}
 }
