@@ -60,7 +60,7 @@ type Limiter struct {
 }
 
 type bucketKey struct {
-	identity string // mcp.Identity.Key()
+	identity string // mcp.Identity.Budget(): one principal, one budget
 	rule     string // rule.id
 	entry    string // kind and name when PerEntry, else ""
 }
@@ -142,7 +142,7 @@ func (l *Limiter) allow(ctx context.Context, id mcp.Identity, base string, e mcp
 	if r.unlimited() {
 		return true, 0
 	}
-	key := bucketKey{identity: id.Key(), rule: r.id}
+	key := bucketKey{identity: id.Budget(), rule: r.id}
 	switch {
 	case r.PerEntry:
 		key.entry = string(e.Kind) + "\x00" + e.Name

@@ -125,12 +125,12 @@ type Options struct {
 type Handler struct {
 	src    Source
 	secure bool
-	aead  cipher.AEAD
-	age   time.Duration
-	log   *slog.Logger
-	now   func() time.Time
-	pages *pages
-	mux   *http.ServeMux
+	aead   cipher.AEAD
+	age    time.Duration
+	log    *slog.Logger
+	now    func() time.Time
+	pages  *pages
+	mux    *http.ServeMux
 }
 
 // cookieName is the console session's cookie.

@@ -500,4 +500,3 @@ func roughly(d time.Duration) string {
 	}
 	return strconv.Itoa(int(d.Hours()/24)) + "d"
 }
-

@@ -24,6 +24,10 @@ const TokenPrefix = "mcpg_"
 // TokenIDPrefix starts every token's public id.
 const TokenIDPrefix = "tok_"
 
+// TokenPrincipal is the principal (mcp.Identity.Principal) of the service
+// token of id, and of every grant proven with it.
+func TokenPrincipal(id string) string { return "token:" + id }
+
 const (
 	secretBytes = 32                    // 256 bits of entropy
 	tokenLen    = len(TokenPrefix) + 43 // base64url of 32 bytes, unpadded

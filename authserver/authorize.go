@@ -11,7 +11,9 @@
 package authserver
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -171,6 +173,15 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 		s.page(w, http.StatusForbidden, s.consentData(req, q, "your role is granted by no scope here"))
 		return
 	}
+	if n, err := s.liveGrants(r.Context(), person.subject, person.tokenID, start); err != nil || n >= s.cfg.GrantLimit {
+		if err != nil {
+			s.log.Error("authserver: counting grants", "err", err)
+		}
+		s.audit("authorize", person.subject, person.tokenID, person.role, "rate_limited", start)
+		s.page(w, http.StatusForbidden, s.consentData(req, q, fmt.Sprintf(
+			"you hold %d live grants here, the most one person may: revoke one (mcpgate oauth revoke, or the console's Tokens page) before granting another", n)))
+		return
+	}
 	code := secret("mcpa_")
 	err := s.cfg.Store.CreateOAuthCode(r.Context(), store.OAuthCode{Hash: hash(code), ClientID: req.client.ID,
 		RedirectURI: req.RedirectURI, Challenge: req.Challenge, Resource: req.Resource, Scope: scope, Role: role,
@@ -182,6 +193,23 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.audit("authorize", person.subject, person.tokenID, role, "ok", start)
 	s.redirect(w, r, req, url.Values{"code": {code}})
+}
+
+// liveGrants counts the grants of one person that are not revoked or
+// expired: those proven with their service token, or, signed in upstream
+// (no token), made for their subject.
+func (s *Server) liveGrants(ctx context.Context, subject, tokenID string, now time.Time) (int, error) {
+	all, err := s.cfg.Store.OAuthGrants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, g := range all {
+		if g.Active(now) && (tokenID != "" && g.TokenID == tokenID || tokenID == "" && g.TokenID == "" && g.Subject == subject) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // tokenPerson is the person a service token proves (false: the page

@@ -69,6 +69,7 @@ const (
 	DefaultCodeLifetime    = time.Minute
 	DefaultClientLimit     = 1000
 	DefaultClientIdle      = 24 * time.Hour
+	DefaultGrantLimit      = 20
 	// grantCacheFor is how long an access token's grant, once found
 	// active, is taken as active without asking the store again.
 	grantCacheFor = 5 * time.Second
@@ -96,6 +97,9 @@ type Config struct {
 	// store; RegisterRate bounds registrations per second (burst 10).
 	ClientLimit  int
 	RegisterRate rate.Limit
+	// GrantLimit bounds the live grants of one person (the service token
+	// they proved themselves with, or their upstream subject): default 20.
+	GrantLimit int
 	// RegisterPerSource bounds the registrations of one source address
 	// (burst 10; default one a minute).
 	RegisterPerSource rate.Limit
@@ -160,6 +164,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.RegisterRate = cmp.Or(cfg.RegisterRate, 1)
 	cfg.RegisterPerSource = cmp.Or(cfg.RegisterPerSource, rate.Every(defaultPerSourceGap))
 	cfg.ClientIdle = cmp.Or(cfg.ClientIdle, DefaultClientIdle)
+	cfg.GrantLimit = cmp.Or(cfg.GrantLimit, DefaultGrantLimit)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -327,7 +332,14 @@ func (s *Server) Verify(ctx context.Context, token string, now time.Time) (mcp.I
 	if err := s.grantActive(ctx, c.Grant, c.Token, now); err != nil {
 		return mcp.Identity{}, time.Time{}, err
 	}
-	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.Grant}, c.ExpiresAt.Time, nil
+	// The grant is the credential; its principal is the service token it
+	// was proven with, or the person an upstream provider signed in: one
+	// person's grants spend one budget (Identity.Budget).
+	principal := auth.TokenPrincipal(c.Token)
+	if c.Token == "" {
+		principal = "subject:" + s.cfg.Issuer + "\x00" + c.Subject
+	}
+	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.Grant, Principal: principal}, c.ExpiresAt.Time, nil
 }
 
 // provingTokenActive reports whether the service token a grant was made

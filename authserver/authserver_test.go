@@ -778,3 +778,49 @@ func TestMetadataNamesOnlyWhatIsServed(t *testing.T) {
 		t.Errorf("metadata names something not served:\n%s", b)
 	}
 }
+
+// One person holds at most GrantLimit live grants: the next consent is
+// refused on the page, saying what to do, and nothing is issued; a
+// revoked grant frees its place.
+func TestOnePersonHoldsAtMostTheGrantLimit(t *testing.T) {
+	r := newRig(t, func(c *authserver.Config) { c.GrantLimit = 2 })
+	for range 2 {
+		client, code := r.codeFor("editor")
+		if tok := r.exchange(client, "http://127.0.0.1:9/cb", code); tok.AccessToken == "" {
+			t.Fatalf("a grant within the limit: %+v", tok)
+		}
+	}
+	client := r.register("http://127.0.0.1:9/cb")
+	form := url.Values{"token": {r.secrets["editor"]}, "decision": {"allow"}}
+	for k, v := range r.authorizeQuery(client, "http://127.0.0.1:9/cb") {
+		form[k] = v
+	}
+	resp, err := noRedirect.PostForm(r.http.URL+authserver.AuthorizePath, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" || !strings.Contains(string(page), "revoke one") {
+		t.Errorf("a third grant: %d %q, want 403 on the page saying to revoke one", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Another person is not held by the first one's grants.
+	if _, code := r.codeFor("viewer"); code == "" {
+		t.Error("another person's consent was refused")
+	}
+	grants, err := r.st.OAuthGrants(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range grants {
+		if g.Subject == "person-editor" {
+			if err := r.st.RevokeOAuthGrant(context.Background(), g.ID, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if _, code := r.codeFor("editor"); code == "" {
+		t.Error("a consent after a revocation was refused")
+	}
+}

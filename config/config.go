@@ -150,6 +150,10 @@ type OAuth struct {
 	AccessLifetime  Duration `yaml:"access_lifetime"`
 	RefreshLifetime Duration `yaml:"refresh_lifetime"`
 	MaxClients      int      `yaml:"max_clients"`
+	// MaxGrants bounds the live grants one person holds at the built-in
+	// server (default 20): each grant is a credential, and one person
+	// minting them at will hoarded credentials (their budgets are one).
+	MaxGrants int `yaml:"max_grants"`
 	// Upstream, with builtin, lets people sign in on the built-in
 	// server's page through an OpenID Connect provider instead of with a
 	// service token.

@@ -208,6 +208,9 @@ func (c *Config) validateOAuth() error {
 	if o.MaxClients < 0 || (o.MaxClients != 0 && !o.Builtin) {
 		return bad("auth.oauth.max_clients", "is the built-in server's (builtin: true), and positive")
 	}
+	if o.MaxGrants < 0 || (o.MaxGrants != 0 && !o.Builtin) {
+		return bad("auth.oauth.max_grants", "is the built-in server's (builtin: true), and positive")
+	}
 	if u := o.Upstream; u != nil {
 		if err := c.validateUpstream(u, o.Builtin); err != nil {
 			return err

@@ -115,6 +115,40 @@ func TestNoResourceMetadataWithoutOAuth(t *testing.T) {
 // service token, the access token opens a session with the role granted,
 // and an admin revoking the grant in the console ends the token at once,
 // audited under the admin's name.
+// builtinGrant registers a client named name at the gateway's built-in
+// server, signs in with the service token secret for the editor scope,
+// and redeems the code: a grant, and its tokens.
+func builtinGrant(t *testing.T, e *gwEnv, secret, name string) (tok struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+}) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": []string{"http://127.0.0.1:9/cb"}})
+	rep := e.do(gwRequest{method: http.MethodPost, path: "/oauth/register", body: string(body)})
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	if rep.status != http.StatusCreated || json.Unmarshal(rep.body, &reg) != nil {
+		t.Fatalf("register: %d %s", rep.status, rep.body)
+	}
+	const verifier = "a-verifier-of-forty-three-characters-or-more-0123456789"
+	sum := sha256.Sum256([]byte(verifier))
+	form := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "response_type": {"code"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+		"resource": {oauthResource}, "scope": {"editor"}, "state": {"s1"}, "token": {secret}, "decision": {"allow"}}
+	resp, _ := adminDo(t, e, "POST", "/oauth/authorize", form, map[string]string{"Origin": e.base})
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("code") == "" {
+		t.Fatalf("sign-in: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, answer := adminDo(t, e, "POST", "/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
+		"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "code_verifier": {verifier}}, nil)
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(answer), &tok) != nil {
+		t.Fatalf("token: %d %s", resp.StatusCode, answer)
+	}
+	return tok
+}
+
 func TestTheBuiltinAuthorizationServerBehindTheGateway(t *testing.T) {
 	e := gwStart(t, "auth:\n  oauth:\n    resource: "+oauthResource+"\n    builtin: true\n")
 	admin, _ := e.token("ops", "admin")
@@ -128,31 +162,7 @@ func TestTheBuiltinAuthorizationServerBehindTheGateway(t *testing.T) {
 	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), `"issuer":"`+issuer+`"`) {
 		t.Fatalf("the authorization server metadata: %d %s", rep.status, rep.body)
 	}
-	rep = e.do(gwRequest{method: http.MethodPost, path: "/oauth/register", body: `{"client_name":"Claude <desktop>","redirect_uris":["http://127.0.0.1:9/cb"]}`})
-	var reg struct {
-		ClientID string `json:"client_id"`
-	}
-	if rep.status != http.StatusCreated || json.Unmarshal(rep.body, &reg) != nil {
-		t.Fatalf("register: %d %s", rep.status, rep.body)
-	}
-	const verifier = "a-verifier-of-forty-three-characters-or-more-0123456789"
-	sum := sha256.Sum256([]byte(verifier))
-	form := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "response_type": {"code"},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"resource": {oauthResource}, "scope": {"editor"}, "state": {"s1"}, "token": {editor}, "decision": {"allow"}}
-	resp, _ := adminDo(t, e, "POST", "/oauth/authorize", form, map[string]string{"Origin": e.base})
-	loc, _ := url.Parse(resp.Header.Get("Location"))
-	if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("code") == "" {
-		t.Fatalf("sign-in: %d %s", resp.StatusCode, resp.Header.Get("Location"))
-	}
-	resp, body := adminDo(t, e, "POST", "/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
-		"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "code_verifier": {verifier}}, nil)
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &tok) != nil {
-		t.Fatalf("token: %d %s", resp.StatusCode, body)
-	}
+	tok := builtinGrant(t, e, editor, "Claude <desktop>")
 	sid := e.initialize(tok.AccessToken)
 	rep = e.do(gwRequest{method: http.MethodPost, path: "/mcp", auth: gwBearer(tok.AccessToken), session: sid, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
 	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), `"tools"`) {

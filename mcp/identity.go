@@ -11,10 +11,27 @@ type Identity struct {
 	Subject string // user or service name
 	Role    string // role name as configured (mapped onto viewer/editor/admin by the gate)
 	TokenID string // the credential's id, never the credential itself
+	// Principal is who stands behind the credential, when that is not the
+	// credential itself: the service token an OAuth grant was proven with
+	// ("token:tok_…"), the subject of a grant made through an upstream
+	// provider or of a JWT ("subject:…"). "": the credential is the
+	// principal.
+	Principal string
 }
 
-// Key identifies the principal a session is bound to.
+// Key identifies the credential a session is bound to: a session opened
+// with one grant is not another grant's, whoever holds both.
 func (id Identity) Key() string { return id.Subject + "\x00" + id.TokenID }
+
+// Budget identifies the principal whose budgets a call spends — rate
+// buckets, the cap on sessions: one person with one service token who
+// mints grants at will spends one budget, not one per grant.
+func (id Identity) Budget() string {
+	if id.Principal != "" {
+		return "\x01" + id.Principal
+	}
+	return id.Key()
+}
 
 type identityKey struct{}
 

@@ -32,7 +32,7 @@ type SSEHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*legacySession
-	owned    map[string]int // sessions by owner
+	owned    map[string]int // sessions by budget (Identity.Budget)
 	closed   bool
 	streams  sync.WaitGroup // GET handlers
 	requests sync.WaitGroup // requests being served
@@ -47,6 +47,7 @@ type legacySession struct {
 	*mcp.Session
 	stream *legacyStream
 	owner  string // Identity.Key() of the creator: no one else may post to it
+	budget string // Identity.Budget() of the creator: whose cap it counts against
 }
 
 // NewSSEHandler returns a legacy transport for s.
@@ -139,12 +140,12 @@ func (h *SSEHandler) open(w http.ResponseWriter, identity mcp.Identity) (*legacy
 		return nil, errHandlerClosed
 	case len(h.sessions) >= h.opts.MaxSessions:
 		return nil, errTooManySessions
-	case h.owned[identity.Key()] >= h.opts.MaxSessionsPerIdentity:
+	case h.owned[identity.Budget()] >= h.opts.MaxSessionsPerIdentity:
 		return nil, errIdentitySessions
 	}
-	h.owned[identity.Key()]++
+	h.owned[identity.Budget()]++
 	stream := newLegacyStream(w)
-	ls := &legacySession{stream: stream, owner: identity.Key()}
+	ls := &legacySession{stream: stream, owner: identity.Key(), budget: identity.Budget()}
 	ls.Session = h.server.NewSession(mcp.SessionOptions{ID: rand.Text(), Out: stream, Identity: identity, Transport: "sse"})
 	h.sessions[ls.ID()] = ls
 	h.streams.Add(1)
@@ -179,8 +180,8 @@ func (h *SSEHandler) end(ls *legacySession) {
 	h.mu.Lock()
 	if h.sessions[ls.ID()] == ls {
 		delete(h.sessions, ls.ID())
-		if h.owned[ls.owner]--; h.owned[ls.owner] <= 0 {
-			delete(h.owned, ls.owner)
+		if h.owned[ls.budget]--; h.owned[ls.budget] <= 0 {
+			delete(h.owned, ls.budget)
 		}
 	}
 	h.mu.Unlock()

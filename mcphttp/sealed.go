@@ -29,6 +29,7 @@
 package mcphttp
 
 import (
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -99,6 +100,7 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 type sealedState struct {
 	SID      string          `json:"s"` // the session's own random id (logs, shared counts)
 	Owner    string          `json:"o"` // ownerHash of the identity's key
+	Budget   string          `json:"b"` // ownerHash of its budget (shared sessions are counted by it)
 	Version  string          `json:"v"` // the negotiated revision
 	Info     json.RawMessage `json:"i,omitempty"`
 	Caps     json.RawMessage `json:"c,omitempty"`
@@ -203,7 +205,7 @@ func (h *Handler) resume(r *http.Request, id string) *httpSession {
 	}
 	ctx := r.Context()
 	if h.opts.Shared != nil {
-		live, err := h.opts.Shared.Use(ctx, st.Owner, st.SID, h.opts.IdleTimeout)
+		live, err := h.opts.Shared.Use(ctx, cmp.Or(st.Budget, st.Owner), st.SID, h.opts.IdleTimeout)
 		if err != nil {
 			h.opts.Logger.Warn("shared sessions unreachable: a session of another replica is not resumed", "err", err)
 			return nil
@@ -214,10 +216,11 @@ func (h *Handler) resume(r *http.Request, id string) *httpSession {
 	} else if time.Since(time.Unix(st.IssuedAt, 0)) > h.opts.SealedMaxAge || h.table.ended(st.SID) {
 		return nil
 	}
-	if !h.makeRoom(owner) {
+	budget := budgetKey(r)
+	if !h.makeRoom(budget) {
 		return nil
 	}
-	hs := &httpSession{id: id, sid: st.SID, owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
+	hs := &httpSession{id: id, sid: st.SID, owner: owner, budget: budget, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
 	hs.idHeader = []string{id}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: st.SID, Out: hs, Identity: identityOf(r),
 		Version: st.Version, ClientInfo: st.Info, ClientCapabilities: st.Caps, Transport: "streamable-http"})
@@ -238,7 +241,7 @@ func (h *Handler) resume(r *http.Request, id string) *httpSession {
 // seal gives a session just initialized its sealed id, or keeps the random
 // one (logged) when its state does not fit.
 func (h *Handler) seal(ctx context.Context, hs *httpSession) {
-	st := sealedState{SID: hs.sid, Owner: ownerHash(hs.owner), Version: hs.sess.Version(),
+	st := sealedState{SID: hs.sid, Owner: ownerHash(hs.owner), Budget: ownerHash(hs.budget), Version: hs.sess.Version(),
 		Info: hs.sess.ClientInfo(), Caps: hs.sess.ClientCapabilities(), IssuedAt: time.Now().Unix()}
 	if h.opts.Extras != nil {
 		st.Extra = h.opts.Extras.Opened(ctx, hs.sess)
@@ -264,7 +267,7 @@ func (h *Handler) touchShared(ctx context.Context, hs *httpSession) bool {
 	if time.Duration(now-last) < h.sharedTouchEvery() || !hs.sharedAt.CompareAndSwap(last, now) {
 		return true
 	}
-	live, err := h.opts.Shared.Use(ctx, ownerHash(hs.owner), hs.sid, h.opts.IdleTimeout)
+	live, err := h.opts.Shared.Use(ctx, ownerHash(hs.budget), hs.sid, h.opts.IdleTimeout)
 	if err != nil {
 		return true // the shared store's outage ends nobody's session
 	}

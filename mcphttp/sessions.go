@@ -21,7 +21,8 @@ type httpSession struct {
 	id       string   // the Mcp-Session-Id: sid, or the sealed state (sealed.go)
 	sid      string   // the session's own random id (what logs name)
 	idHeader []string // id as a header value, shared by every response
-	owner    string   // Identity.Key of the creator
+	owner    string   // Identity.Key of the creator: who may use it
+	budget   string   // Identity.Budget of the creator: whose cap it counts against
 	sess     *mcp.Session
 	lastUsed atomic.Int64 // unix nanoseconds
 	busy     atomic.Int32 // POSTs being served and open streams
@@ -65,8 +66,8 @@ func (hs *httpSession) Send(_ context.Context, msg []byte) error {
 type sessionTable struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	// owned counts, by owner, the sessions in the table plus those
-	// reserved by an initialize being served.
+	// owned counts, by budget (Identity.Budget), the sessions in the
+	// table plus those reserved by an initialize being served.
 	owned map[string]int
 	// tombs are the sealed sessions ended here by DELETE, kept so that
 	// this replica does not resume them from their ids (with no shared
@@ -129,7 +130,7 @@ func (t *sessionTable) remove(id string) *httpSession {
 	hs := t.sessions[id]
 	if hs != nil {
 		delete(t.sessions, id)
-		t.release(hs.owner)
+		t.release(hs.budget)
 	}
 	return hs
 }
@@ -145,7 +146,7 @@ func (t *sessionTable) adopt(hs *httpSession) *httpSession {
 		return held
 	}
 	t.sessions[hs.id] = hs
-	t.owned[hs.owner]++
+	t.owned[hs.budget]++
 	return hs
 }
 
@@ -209,7 +210,7 @@ func (t *sessionTable) leastRecentlyUsed(owner string) *httpSession {
 		if lru == nil || hs.lastUsed.Load() < lru.lastUsed.Load() {
 			lru = hs
 		}
-		if hs.owner == owner && (own == nil || hs.lastUsed.Load() < own.lastUsed.Load()) {
+		if hs.budget == owner && (own == nil || hs.lastUsed.Load() < own.lastUsed.Load()) {
 			own = hs
 		}
 	}

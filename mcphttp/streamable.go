@@ -128,6 +128,14 @@ func identityKey(r *http.Request) string {
 	return id.Key()
 }
 
+// budgetKey is whose cap on sessions r's session counts against: the
+// principal's (mcp.Identity.Budget), not the credential's, so that minting
+// grants does not multiply the cap.
+func budgetKey(r *http.Request) string {
+	id, _ := mcp.IdentityFrom(r.Context())
+	return id.Budget()
+}
+
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !acceptsBoth(r.Header.Get("Accept")) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest,
@@ -264,39 +272,39 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 			return
 		}
 	}
-	owner := identityKey(r)
+	owner, budget := identityKey(r), budgetKey(r)
 	// With shared sessions the per-identity cap is theirs (every
 	// replica's sessions count); this replica's table only holds places.
 	limit := h.opts.MaxSessionsPerIdentity
 	if h.opts.Shared != nil {
 		limit = math.MaxInt
 	}
-	if !h.table.reserve(owner, limit) {
+	if !h.table.reserve(budget, limit) {
 		writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
 		return
 	}
-	if !h.makeRoom(owner) {
-		h.table.unreserve(owner)
+	if !h.makeRoom(budget) {
+		h.table.unreserve(budget)
 		writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
 		return
 	}
 	sid := newSessionID()
 	shared := h.opts.Shared != nil
 	if shared {
-		ok, err := h.opts.Shared.Open(r.Context(), ownerHash(owner), sid, h.opts.MaxSessionsPerIdentity, h.opts.IdleTimeout)
+		ok, err := h.opts.Shared.Open(r.Context(), ownerHash(budget), sid, h.opts.MaxSessionsPerIdentity, h.opts.IdleTimeout)
 		switch {
 		case err != nil:
-			h.table.unreserve(owner)
+			h.table.unreserve(budget)
 			h.opts.Logger.Warn("shared sessions unreachable: initialize refused", "err", err)
 			writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: sessions cannot be opened now")
 			return
 		case !ok:
-			h.table.unreserve(owner)
+			h.table.unreserve(budget)
 			writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
 			return
 		}
 	}
-	hs := &httpSession{id: sid, sid: sid, owner: owner, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
+	hs := &httpSession{id: sid, sid: sid, owner: owner, budget: budget, events: newEventLog(h.opts.ReplayEvents, h.opts.ReplayBytes)}
 	hs.sess = h.server.NewSession(mcp.SessionOptions{ID: sid, Out: hs, Identity: identityOf(r), Transport: "streamable-http"})
 	hs.touch()
 	hs.sharedAt.Store(time.Now().UnixNano())
@@ -304,10 +312,10 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	defer hs.busy.Add(-1)
 	out := hs.sess.Handle(r.Context(), m, nil)
 	if !hs.sess.Initialized() { // refused: no session comes of it
-		h.table.unreserve(owner)
+		h.table.unreserve(budget)
 		hs.sess.Close()
 		if shared {
-			_ = h.opts.Shared.End(context.WithoutCancel(r.Context()), ownerHash(owner), sid)
+			_ = h.opts.Shared.End(context.WithoutCancel(r.Context()), ownerHash(budget), sid)
 		}
 		writeJSON(w, http.StatusOK, out)
 		return
@@ -488,7 +496,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		// No replica resumes it after: the shared sessions forget it, or
 		// (without them) this replica remembers it ended.
 		if h.opts.Shared != nil {
-			if err := h.opts.Shared.End(r.Context(), ownerHash(hs.owner), hs.sid); err != nil {
+			if err := h.opts.Shared.End(r.Context(), ownerHash(hs.budget), hs.sid); err != nil {
 				h.opts.Logger.Warn("shared sessions unreachable: a deleted session stays open elsewhere until idle", "err", err)
 			}
 		} else {
@@ -513,9 +521,9 @@ func (h *Handler) end(hs *httpSession) {
 // own first. Only as many go as the new one needs: ending every session
 // not busy at this instant let one initialize over the cap drop every
 // other client between two calls.
-func (h *Handler) makeRoom(owner string) bool {
+func (h *Handler) makeRoom(budget string) bool {
 	for h.table.len() >= h.opts.MaxSessions {
-		hs := h.table.leastRecentlyUsed(owner)
+		hs := h.table.leastRecentlyUsed(budget)
 		if hs == nil {
 			return false
 		}
