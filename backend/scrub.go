@@ -43,6 +43,7 @@ func (s Spec) secrets() []string {
 	for _, v := range s.Secrets {
 		add(v)
 	}
+	add(s.WireToken)
 	if s.OAuth != nil {
 		add(s.OAuth.ClientSecret)
 	}

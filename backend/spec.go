@@ -4,16 +4,17 @@
 package backend
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/oauth"
 	"net/http"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/oauth"
 )
 
 // Kinds of backend.
@@ -112,6 +113,12 @@ type Spec struct {
 	// relayed to (proxy, process; "": declined). A process backend's
 	// program is told MCPGATE_DAEMON_URL.
 	Daemon string
+	// WireTLS is a wss:// proxy's TLS: the CA its certificate is checked
+	// against and the gateway's client certificate (nil: the system's
+	// roots, no client certificate). WireToken is the bearer token the
+	// proxy asks of every request ("": none); a secret, never reported.
+	WireTLS   *tls.Config
+	WireToken string
 	// ProxyCommand is the proxy to start beside the program (process);
 	// default: this executable's `proxy` command. Its --listen and
 	// --upstream flags are added, and --upstream-era unless Era is auto.
@@ -223,8 +230,8 @@ func (s Spec) Validate() error {
 			return bad("url is required for kind %s", s.Kind)
 		}
 	case KindProxy:
-		if !strings.HasPrefix(s.URL, "ws://") {
-			return bad("url must be a ws:// URL for kind proxy")
+		if !strings.HasPrefix(s.URL, "ws://") && !strings.HasPrefix(s.URL, "wss://") {
+			return bad("url must be a ws:// or wss:// URL for kind proxy")
 		}
 	case KindProcess:
 		if len(s.Command) == 0 || s.Command[0] == "" {

@@ -15,6 +15,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+
+	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
@@ -27,6 +30,17 @@ func (b *Backend) dialWire(ctx context.Context, url string) (*wiremcp.Conn, erro
 		Options: wiremcp.Options{Arguments: s.Arguments, ReadLimit: int64(s.MaxMessageBytes),
 			KeepAlive: s.KeepAlive, KeepAliveTimeout: s.KeepAliveTimeout},
 		Name: s.Name, Secrets: s.Secrets, Logger: b.log, Daemon: s.Daemon,
+	}
+	if s.WireTLS != nil || s.WireToken != "" {
+		o.Dial = &websocket.DialOptions{}
+		if s.WireTLS != nil {
+			// One connection at a time, no keep-alive to share: the
+			// transport lives as long as the framed connection does.
+			o.Dial.HTTPClient = &http.Client{Transport: &http.Transport{TLSClientConfig: s.WireTLS, Proxy: http.ProxyFromEnvironment}}
+		}
+		if s.WireToken != "" {
+			o.Dial.HTTPHeader = http.Header{"Authorization": {"Bearer " + s.WireToken}}
+		}
 	}
 	if s.Postgres != "" {
 		o.Postgres = func(ctx context.Context) (net.Conn, error) {

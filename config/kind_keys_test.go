@@ -43,6 +43,9 @@ var backendKeyUse = map[string]keyUse{
 	"headers":              {value: "{X-A: b}"},
 	"secrets":              {value: "{A: b}"},
 	"arguments":            {value: "{a: 1}", kinds: []string{BackendProxy}},
+	"token_from":           {value: "T", kinds: []string{BackendProxy}},
+	"tls":                  {value: "{ca_file: /ca}", kinds: []string{BackendProxy}},
+	"token_file":           {value: "/t", kinds: []string{BackendProxy}},
 	"secrets_from":         {value: "{A: B}", kinds: []string{BackendProxy}},
 	"secret_files":         {value: "{A: /f}", kinds: []string{BackendProxy}},
 	"proxy_command":        {value: "[x]", kinds: []string{BackendProcess}},
@@ -59,7 +62,7 @@ var kindBase = map[string]string{
 	BackendStdio:   "command: [x]",
 	BackendHTTP:    `url: "http://h/mcp"`,
 	BackendSSE:     `url: "http://h/sse"`,
-	BackendProxy:   `url: "ws://h:1"`,
+	BackendProxy:   `url: "wss://h:1"`,
 	BackendProcess: "command: [x]",
 }
 

@@ -60,8 +60,29 @@ type WireBackend struct {
 	// Unset: they are declined.
 	Daemon string `yaml:"daemon"`
 
+	// TLS is a wss:// proxy's (proxy): the CA its certificate is checked
+	// against (default: the system's), and the gateway's own certificate
+	// and key for a proxy that admits only clients with one (mutual TLS).
+	TLS *WireTLS `yaml:"tls"`
+	// TokenFrom names the gateway's environment variable, TokenFile a file
+	// (a trailing newline cut), holding the bearer token the proxy asks of
+	// every request (proxy; never in clear in the YAML).
+	TokenFrom string `yaml:"token_from"`
+	TokenFile string `yaml:"token_file"`
+
 	// Secrets exists only to be refused with a useful message.
 	Secrets map[string]string `yaml:"secrets"`
+}
+
+// WireTLS is how the gateway meets a wss:// proxy: PEM files.
+type WireTLS struct {
+	// CAFile holds the certificates the proxy's is checked against
+	// (default: the system's).
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are the gateway's client certificate and key,
+	// for a proxy that admits only clients with one (--client-ca).
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // ArgumentsJSON is the begin's arguments as JSON; nil when none are set.
@@ -102,8 +123,19 @@ func validateWireBackend(key string, b Backend) error {
 			return bad(key+".url", "required for kind proxy (ws://HOST:PORT)")
 		}
 		u, err := url.Parse(b.URL)
-		if err != nil || u.Scheme != "ws" || u.Host == "" {
-			return bad(key+".url", "not a ws:// URL")
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return bad(key+".url", "not a ws:// or wss:// URL")
+		}
+		if b.TLS != nil {
+			switch {
+			case u.Scheme != "wss":
+				return bad(key+".tls", "needs a wss:// url")
+			case (b.TLS.CertFile == "") != (b.TLS.KeyFile == ""):
+				return bad(key+".tls", "cert_file and key_file go together")
+			}
+		}
+		if b.TokenFrom != "" && b.TokenFile != "" {
+			return bad(key+".token_from", "token_from and token_file exclude each other")
 		}
 		if len(b.Command) > 0 {
 			return bad(key+".command", "not used by kind proxy")
@@ -125,6 +157,9 @@ func validateWireBackend(key string, b Backend) error {
 			return bad(key+".url", "not used by kind process")
 		}
 		if err := validateEnv(key, b); err != nil {
+			return err
+		}
+		if err := refuseProxyKeys(key, b); err != nil {
 			return err
 		}
 		// The program is started here and speaks MCP over HTTP to its
@@ -192,6 +227,23 @@ func refuseWireKeys(key string, b Backend) error {
 		return bad(key+".postgres_file", "not used by kind %s", b.Kind)
 	case b.Daemon != "":
 		return bad(key+".daemon", "not used by kind %s", b.Kind)
+	}
+	return refuseProxyKeys(key, b)
+}
+
+// refuseProxyKeys refuses the keys of a proxy reached over the network on
+// every other kind (a process backend's proxy is its own child, on
+// loopback).
+func refuseProxyKeys(key string, b Backend) error {
+	switch {
+	case b.Kind == BackendProxy:
+		return nil
+	case b.TLS != nil:
+		return bad(key+".tls", "not used by kind %s", b.Kind)
+	case b.TokenFrom != "":
+		return bad(key+".token_from", "not used by kind %s", b.Kind)
+	case b.TokenFile != "":
+		return bad(key+".token_file", "not used by kind %s", b.Kind)
 	}
 	return nil
 }

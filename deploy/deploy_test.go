@@ -85,7 +85,11 @@ func manifests(t *testing.T) map[string]object {
 			t.Fatalf("%s: %v", file, err)
 		}
 		o := object(m)
-		out[o.get("kind").(string)] = o
+		kind, name := o.get("kind").(string), o.get("metadata", "name").(string)
+		out[kind+"/"+name] = o
+		if name == "mcpgate" {
+			out[kind] = o // the gateway's own
+		}
 	}
 	return out
 }
@@ -235,6 +239,30 @@ func TestReplicatedDeploymentRules(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("env missing: %v", want)
+	}
+
+	// The tool pods' wire admits the gateway's pods alone, on the port the
+	// gateway's egress names: no other pod reaches a proxy.
+	tools := m["NetworkPolicy/mcpgate-tools"]
+	if tools == nil {
+		t.Fatal("no NetworkPolicy mcpgate-tools for the tool pods' wire")
+	}
+	if tools.get("spec", "podSelector", "matchLabels", "app.kubernetes.io/part-of") != "mcpgate-tools" {
+		t.Error("the tools' NetworkPolicy does not select the tool pods")
+	}
+	from, _ := tools.get("spec", "ingress").([]any)
+	if len(from) != 1 {
+		t.Fatalf("the tools' NetworkPolicy has %d ingress rules, want the gateway's alone", len(from))
+	}
+	rule := object(from[0].(map[string]any))
+	peers, _ := rule.get("from").([]any)
+	if len(peers) != 1 {
+		t.Fatalf("the tools' wire admits %d kinds of peer, want the gateway's pods alone", len(peers))
+	}
+	matches("the tools' NetworkPolicy's peer", object(peers[0].(map[string]any)).get("podSelector", "matchLabels"))
+	ports, _ := rule.get("ports").([]any)
+	if len(ports) != 1 || object(ports[0].(map[string]any)).get("port") != 8080 {
+		t.Errorf("the tools' wire admits ports %v, want 8080 (the gateway's egress to them)", ports)
 	}
 
 	// The configuration in the ConfigMap is one mcpgate accepts.

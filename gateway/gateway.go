@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/toolsearch"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -29,6 +28,7 @@ import (
 	"github.com/mcpgate/mcpgate/relay"
 	"github.com/mcpgate/mcpgate/store"
 	"github.com/mcpgate/mcpgate/telemetry"
+	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // Options are what the gateway needs besides its configuration.

@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/backend"
 	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/proxy"
 )
 
 // wireSpec fills s's Arguments, Secrets and ProxyCommand from b; what src
@@ -59,6 +61,16 @@ func wireSpec(key string, b config.Backend, s *backend.Spec, src *sources) error
 		}
 	}
 	s.Daemon = b.Daemon
+	if b.TokenFrom != "" || b.TokenFile != "" {
+		s.WireToken, _, _ = src.either(key+".token", b.TokenFrom, b.TokenFile)
+	}
+	if b.TLS != nil {
+		cfg, err := wireTLS(key, b.TLS)
+		if err != nil {
+			src.errs = append(src.errs, err)
+		}
+		s.WireTLS = cfg
+	}
 	for _, name := range slices.Sorted(maps.Keys(b.SecretsFrom)) {
 		if v, ok := src.env(key+".secrets_from."+name, b.SecretsFrom[name]); ok {
 			setSecret(s, name, v)
@@ -70,6 +82,28 @@ func wireSpec(key string, b config.Backend, s *backend.Spec, src *sources) error
 		}
 	}
 	return nil
+}
+
+// wireTLS is how the gateway meets a wss:// proxy: the CA its
+// certificate is checked against (none: the system's) and the gateway's
+// client certificate (mutual TLS). Errors name the key and the file.
+func wireTLS(key string, t *config.WireTLS) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if t.CAFile != "" {
+		pool, err := proxy.CertPool(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s.tls.ca_file: %w", key, err)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s.tls.cert_file: the certificate %s or its key %s: %w", key, t.CertFile, t.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
 }
 
 func setSecret(s *backend.Spec, name, value string) {

@@ -9,6 +9,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/fixture"
 	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/proxy"
@@ -138,5 +140,59 @@ func TestEveryMissingValueIsNamedAtOnce(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "present-value") || strings.Contains(err.Error(), "backends[0].env_from.B") {
 		t.Errorf("New's error names a value it could read:\n%s", err)
+	}
+}
+
+// A proxy backend over wss:// with mutual TLS and a token comes up when
+// the gateway holds the proxy's CA, a client certificate of the CA the
+// proxy admits, and the token; it stays down, saying why and never the
+// token, with a client certificate of another CA or with another token.
+func TestAProxyBackendOverWSSWithMutualTLSAndAToken(t *testing.T) {
+	gwLeakCheck(t)
+	pki := proxytest.NewPKI(t)
+	const token = "the-wire-token-of-this-test"
+	url := proxytest.ServeSecure(t, proxytest.Upstream(t, fixture.New(fixture.Options{})), pki, token)
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, bad := write("token", token), write("other-token", "another-wire-token-of-this-test")
+	for _, tc := range []struct {
+		name, cert, key, token string
+		up                     bool
+	}{
+		{"the CA's client with the token", pki.ClientCert, pki.ClientKey, good, true},
+		{"another CA's client", pki.OtherClientCert, pki.OtherClientKey, good, false},
+		{"another token", pki.ClientCert, pki.ClientKey, bad, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, _ := bkGateway(t, fmt.Sprintf("backends:\n  - {name: w, kind: proxy, url: %q, token_file: %q, tls: {ca_file: %q, cert_file: %q, key_file: %q}}\n",
+				url, tc.token, pki.CA, tc.cert, tc.key))
+			if tc.up {
+				bkWaitReady(t, base, http.StatusOK)
+				return
+			}
+			var body string
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				var r bkReadiness
+				_, body, r = bkReadyz(t, base)
+				if len(r.Backends) == 1 && r.Backends[0].LastError != "" {
+					if r.Backends[0].Up {
+						t.Fatalf("up: %s", body)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no failure reported: %s", body)
+				}
+			}
+			if strings.Contains(body, "wire-token") {
+				t.Errorf("/readyz quotes the token: %s", body)
+			}
+		})
 	}
 }

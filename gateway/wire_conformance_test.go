@@ -13,6 +13,7 @@ package gateway_test
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -85,6 +86,7 @@ func TestReferenceServerScoresTheSameThroughTheWire(t *testing.T) {
 	for _, tc := range []struct{ name, backend string }{
 		{"process backend", fmt.Sprintf("{name: ref, kind: process, command: [sh, -c, %q], proxy_command: [%q, proxy], prefix: \"-\"}", program, bin)},
 		{"proxy backend", fmt.Sprintf("{name: ref, kind: proxy, url: %q, prefix: \"-\"}", rfProxy(t, url))},
+		{"proxy backend over wss (mutual TLS, a token)", rfSecureProxy(t, url)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, _ := bkGateway(t, "backends:\n  - "+tc.backend+"\n")
@@ -105,6 +107,27 @@ func TestReferenceServerScoresTheSameThroughTheWire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rfSecureProxy serves a real proxy over wss:// with mutual TLS and a
+// token in front of the MCP server at url, and returns the backend that
+// reaches it: the proxy's CA, the gateway's client certificate, the token
+// from a file.
+func rfSecureProxy(t *testing.T, url string) string {
+	t.Helper()
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Close() })
+	pki := proxytest.NewPKI(t)
+	const token = "the-wire-token-of-this-test"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("{name: ref, kind: proxy, url: %q, prefix: \"-\", token_file: %q, tls: {ca_file: %q, cert_file: %q, key_file: %q}}",
+		proxytest.ServeSecure(t, up, pki, token), tokenFile, pki.CA, pki.ClientCert, pki.ClientKey)
 }
 
 // rfProxy serves a real proxy in front of the MCP server at url and

@@ -29,6 +29,10 @@ type Options struct {
 	// KeepAlive and KeepAliveTimeout are the framed connection's pings
 	// (wire.Options; zero: the defaults).
 	KeepAlive, KeepAliveTimeout time.Duration
+	// Token, when set, is the bearer token every request of the wire
+	// must carry (Authorization: Bearer), both forms: without it, anyone
+	// who reaches the port lists and calls every tool (auth.go).
+	Token []byte
 }
 
 // Server serves the wire in front of one upstream.
@@ -40,6 +44,7 @@ type Server struct {
 
 	keepAlive, keepAliveTimeout time.Duration
 
+	token     []byte      // SHA-256 of Options.Token (nil: none asked)
 	framed    atomic.Bool // a framed connection is open
 	container container
 	// asker is the begun tools scope the server's requests are relayed
@@ -70,7 +75,7 @@ func NewServer(o Options) *Server {
 		o.Logger.Info("proxy: the image declares secrets; MCP exchanges wait for them", "secrets", len(info.Secrets))
 	}
 	s := &Server{up: o.Upstream, infoPath: o.InfoPath, log: o.Logger, gate: NewGate(required),
-		keepAlive: o.KeepAlive, keepAliveTimeout: o.KeepAliveTimeout}
+		keepAlive: o.KeepAlive, keepAliveTimeout: o.KeepAliveTimeout, token: tokenDigest(o.Token)}
 	if s.up != nil {
 		s.up.SetAsk(s.ask)
 	}
@@ -79,6 +84,12 @@ func NewServer(o Options) *Server {
 
 // ServeHTTP routes the two forms.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		s.log.Warn("proxy: a request without the wire's token refused", "remote", r.RemoteAddr, "path", r.URL.Path)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate proxy"`)
+		http.Error(w, "this wire needs its bearer token", http.StatusUnauthorized)
+		return
+	}
 	if method, check, ok := wiremcp.PathMethod(r.URL.Path); ok {
 		s.servePath(w, r, method, check)
 		return

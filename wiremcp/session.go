@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/mcpgate/mcpgate/wire"
 )
 
@@ -28,6 +30,9 @@ type Options struct {
 	// Channels serves the channels the proxy opens (nil: a bare finish
 	// for each).
 	Channels wire.Handler
+	// Dial configures the WebSocket handshake: a wss:// proxy's TLS, the
+	// bearer token it asks for (nil: the defaults).
+	Dial *websocket.DialOptions
 }
 
 // Session is one framed connection with its tools scope begun.
@@ -59,7 +64,7 @@ func Begin(ctx context.Context, url string, o Options) (_ *Session, err error) {
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
 	}
-	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Channels: o.Channels,
+	cl, err := wire.Dial(ctx, url, &wire.ClientOptions{Channels: o.Channels, Dial: o.Dial,
 		Options: wire.Options{ReadLimit: o.ReadLimit, KeepAlive: o.KeepAlive, KeepAliveTimeout: o.KeepAliveTimeout}})
 	if err != nil {
 		return nil, err

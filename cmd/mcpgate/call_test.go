@@ -76,7 +76,7 @@ func (w *watchedOutput) waitFor(t *testing.T, re *regexp.Regexp) string {
 	}
 }
 
-var proxyAddrRE = regexp.MustCompile(`ws://127\.0\.0\.1:\d+`)
+var proxyAddrRE = regexp.MustCompile(`wss?://127\.0\.0\.1:\d+`)
 
 // startProxy runs `mcpgate proxy` on a free loopback port and returns its
 // base URL and its stderr (debug logs included).

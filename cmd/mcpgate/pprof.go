@@ -13,8 +13,9 @@ import (
 	"net/http"
 	"net/http/pprof"
 
-	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/spf13/cobra"
+
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // addPprofFlag wraps cmd's RunE so that, with --pprof set, the profiling

@@ -6,6 +6,8 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,6 +26,7 @@ func proxyCommand() *cobra.Command {
 	var (
 		listen, upstream, command, transport, info, era string
 		postgresListen, daemonListen                    string
+		tlsCert, tlsKey, clientCA, tokenFile            string
 		keepAlive, keepAliveTimeout                     time.Duration
 		verbose                                         bool
 	)
@@ -88,13 +91,30 @@ func proxyCommand() *cobra.Command {
 			if keepAlive == 0 {
 				keepAlive = -1 // --keepalive 0: no pings
 			}
+			token, err := proxyToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			var tlsCfg *tls.Config
+			if tlsCert != "" || tlsKey != "" || clientCA != "" {
+				if tlsCfg, err = proxy.TLSConfig(tlsCert, tlsKey, clientCA); err != nil {
+					return err
+				}
+			}
 			srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: info, Logger: log,
-				KeepAlive: keepAlive, KeepAliveTimeout: keepAliveTimeout})
+				KeepAlive: keepAlive, KeepAliveTimeout: keepAliveTimeout, Token: token})
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at ws://%s/ (upstream: %s)\n", ln.Addr(), describeUpstream(cfg))
+			scheme := "ws"
+			if tlsCfg != nil {
+				ln, scheme = tls.NewListener(ln, tlsCfg), "wss"
+			}
+			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at %s://%s/ (upstream: %s)\n", scheme, ln.Addr(), describeUpstream(cfg))
+			if wireIsOpen(ln.Addr().String(), tlsCfg != nil, token != nil) {
+				go warnOpenWire(cmd.Context(), log, ln.Addr().String())
+			}
 			if dmln != nil {
 				fmt.Fprintf(os.Stderr, "mcpgate proxy: the Daemon pair listens at ws://%s%s (MCPGATE_DAEMON_URL)\n", dmln.Addr(), proxy.DaemonPath)
 				go func() {
@@ -125,6 +145,10 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&postgresListen, "postgres-listen", "127.0.0.1:5432", "where the program's database driver connects, paired through the gateway with its database (\"\": off)")
 	f.StringVar(&daemonListen, "daemon-listen", "127.0.0.1:14980", "where the program dials the Daemon pair, ws://ADDR/daemon, relayed through the gateway (loopback only; \"\": off)")
 	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve wss:// with this PEM certificate (and --tls-key)")
+	f.StringVar(&tlsKey, "tls-key", "", "the PEM key of --tls-cert")
+	f.StringVar(&clientCA, "client-ca", "", "with --tls-cert: admit only clients whose certificate this PEM CA signed (mutual TLS)")
+	f.StringVar(&tokenFile, "token-file", "", "a file holding the bearer token every request must carry (or the "+proxyTokenEnv+" environment variable)")
 	f.BoolVar(&verbose, "verbose", false, "log at debug level")
 	return cmd
 }
@@ -156,6 +180,50 @@ func upstreamConfig(url, command, transport string) (proxy.UpstreamConfig, error
 }
 
 // loopbackAddr reports whether addr's host is a loopback address.
+// proxyTokenEnv holds the wire's bearer token when --token-file is not given.
+const proxyTokenEnv = "MCPGATE_PROXY_TOKEN"
+
+// proxyToken is the wire's bearer token: the file's content (a trailing
+// newline cut), else the environment variable's, else none.
+func proxyToken(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		if b = []byte(strings.TrimRight(string(b), "\r\n")); len(b) == 0 {
+			return nil, fmt.Errorf("--token-file %s is empty", file)
+		}
+		return b, nil
+	}
+	if v := os.Getenv(proxyTokenEnv); v != "" {
+		return []byte(v), nil
+	}
+	return nil, nil
+}
+
+// openWireWarning is said, at start and every hour, by a proxy that
+// anyone who reaches its port may use.
+const openWireWarning = "mcpgate proxy: the wire listens beyond loopback without TLS or a token: anyone who reaches this port can list and call every tool of this container and read the secrets fed to it; close it with --tls-cert/--tls-key and --client-ca, or --token-file (or " + proxyTokenEnv + "), or a network policy that admits only the gateway"
+
+// wireIsOpen reports whether a proxy listening on addr is anyone's who
+// reaches the port: beyond loopback, with neither TLS nor a token.
+func wireIsOpen(addr string, tls, token bool) bool { return !loopbackAddr(addr) && !tls && !token }
+
+// warnOpenWire says openWireWarning now and every hour until ctx ends.
+func warnOpenWire(ctx context.Context, log *slog.Logger, addr string) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		log.Warn(openWireWarning, "addr", addr)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 func loopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
