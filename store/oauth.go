@@ -237,6 +237,10 @@ func (s OAuthSQL) PruneOAuth(ctx context.Context, now time.Time, p OAuthPrune) (
 			grantEnd, grantEnd); err != nil {
 			return err
 		}
+		if _, err = tx.Exec(ctx, `DELETE FROM oauth_refresh_spent WHERE NOT EXISTS
+			(SELECT 1 FROM oauth_grants g WHERE g.id = oauth_refresh_spent.grant_id)`); err != nil {
+			return err
+		}
 		n.Clients, err = tx.Exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
 			AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.id)
 			AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.client_id = oauth_clients.id)`, EncodeTime(now.Add(-p.IdleClient)))
@@ -352,7 +356,27 @@ func (s OAuthSQL) RotateOAuthRefresh(ctx context.Context, old, next []byte, at, 
 			return err
 		}
 		if n == 1 {
-			g, err = scanGrant(tx.QueryRow(ctx, `SELECT `+grantColumns+` FROM oauth_grants WHERE refresh_hash = ?`, next))
+			if g, err = scanGrant(tx.QueryRow(ctx, `SELECT `+grantColumns+` FROM oauth_grants WHERE refresh_hash = ?`, next)); err != nil {
+				return err
+			}
+			// The chain: every token this grant spent, so that a replay
+			// of any of them, however far back, revokes it.
+			_, err = tx.Exec(ctx, `INSERT INTO oauth_refresh_spent (hash, grant_id, spent_at) VALUES (?, ?, ?)`, old, g.ID, EncodeTime(at))
+			return err
+		}
+		var spentBy string
+		switch err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_refresh_spent WHERE hash = ?`, old).Scan(&spentBy); {
+		case err == nil:
+			replaced, err := scanGrant(tx.QueryRow(ctx, `SELECT `+grantColumns+` FROM oauth_grants WHERE id = ?`, spentBy))
+			if err != nil {
+				return err
+			}
+			if err := revokeGrant(ctx, tx, replaced.ID, at); err != nil {
+				return err
+			}
+			g = replaced
+			return errCommit{ErrReused}
+		case !errors.Is(err, ErrNotFound):
 			return err
 		}
 		replaced, err := scanGrant(tx.QueryRow(ctx, `SELECT `+grantColumns+` FROM oauth_grants WHERE previous_hash = ?`, old))

@@ -174,6 +174,14 @@ var migrations = []string{
 		sealed     bytea NOT NULL,
 		updated_at bigint NOT NULL
 	);`,
+	// 4: every refresh token a grant spent, so that a replay of any of
+	// them revokes the grant (RFC 9700 §4.14.2), not only of the last.
+	`CREATE TABLE oauth_refresh_spent (
+		hash     bytea PRIMARY KEY,
+		grant_id text NOT NULL,
+		spent_at bigint NOT NULL
+	);
+	CREATE INDEX oauth_refresh_spent_grant ON oauth_refresh_spent (grant_id);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

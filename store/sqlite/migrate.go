@@ -85,6 +85,14 @@ var migrations = []string{
 		sealed     BLOB NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
+	// 4: every refresh token a grant spent, so that a replay of any of
+	// them revokes the grant (RFC 9700 §4.14.2), not only of the last.
+	`CREATE TABLE oauth_refresh_spent (
+		hash     BLOB PRIMARY KEY,
+		grant_id TEXT NOT NULL,
+		spent_at INTEGER NOT NULL
+	);
+	CREATE INDEX oauth_refresh_spent_grant ON oauth_refresh_spent(grant_id);`,
 }
 
 // migrate brings the schema up to date.

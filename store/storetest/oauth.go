@@ -28,6 +28,7 @@ var oauthTests = []struct {
 	{"OAuthCodePastItsExpiryIsRefused", testOAuthCodeExpired},
 	{"OAuthRefreshRotatesAndTheReplacedOneRevokesTheGrant", testOAuthRefreshRotates},
 	{"OAuthRefreshOfARevokedOrExpiredGrantIsRefused", testOAuthRefreshRefused},
+	{"OAuthRefreshReplayedFromAnywhereInTheChainRevokesTheGrant", testOAuthRefreshChain},
 	{"OAuthPruneDeletesWhatIsNeverUsedAgainAndKeepsTheRest", testOAuthPrune},
 	{"BackendCredentialRoundTripsAndIsReplacedAndDeleted", testBackendCredentialRoundTrips},
 	{"BackendCredentialUpdatesTakeTurns", testBackendCredentialUpdatesTakeTurns},
@@ -208,6 +209,32 @@ func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
 	}
 	if _, err := s.RotateOAuthRefresh(ctx, []byte("never"), []byte("r5"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an unknown refresh token: %v, want ErrNotFound", err)
+	}
+}
+
+// testOAuthRefreshChain: a refresh token spent three rotations ago,
+// replayed, revokes the grant as the last one's replay does (RFC 9700
+// §4.14.2): only one generation back was caught before.
+func testOAuthRefreshChain(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.CreateOAuthCode(ctx, code("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RedeemOAuthCode(ctx, []byte("c1"), grant("grant_1", "r1"), t0); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Hour)
+	for i := 1; i <= 4; i++ {
+		if _, err := s.RotateOAuthRefresh(ctx, []byte(fmt.Sprintf("r%d", i)), []byte(fmt.Sprintf("r%d", i+1)), at, at.Add(24*time.Hour)); err != nil {
+			t.Fatalf("rotation %d: %v", i, err)
+		}
+	}
+	if g, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("x"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrReused) || g.ID != "grant_1" {
+		t.Fatalf("the first refresh token, replayed after four rotations: %v (grant %q), want ErrReused", err, g.ID)
+	}
+	if _, err := s.RotateOAuthRefresh(ctx, []byte("r5"), []byte("r6"), at, at.Add(time.Hour)); !errors.Is(err, store.ErrRevoked) {
+		t.Errorf("the current token after the replay: %v, want ErrRevoked", err)
 	}
 }
 
