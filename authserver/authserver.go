@@ -70,6 +70,7 @@ const (
 	DefaultClientLimit     = 1000
 	DefaultClientIdle      = 24 * time.Hour
 	DefaultGrantLimit      = 20
+	DefaultGrantLifetime   = 30 * 24 * time.Hour
 	// grantCacheFor is how long an access token's grant, once found
 	// active, is taken as active without asking the store again.
 	grantCacheFor = 5 * time.Second
@@ -97,6 +98,10 @@ type Config struct {
 	// store; RegisterRate bounds registrations per second (burst 10).
 	ClientLimit  int
 	RegisterRate rate.Limit
+	// GrantLifetime bounds a grant from consent (default 30 days): its
+	// refresh tokens slide forward at each refresh, and without it a
+	// grant never made its person sign in again.
+	GrantLifetime time.Duration
 	// GrantLimit bounds the live grants of one person (the service token
 	// they proved themselves with, or their upstream subject): default 20.
 	GrantLimit int
@@ -165,6 +170,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.RegisterPerSource = cmp.Or(cfg.RegisterPerSource, rate.Every(defaultPerSourceGap))
 	cfg.ClientIdle = cmp.Or(cfg.ClientIdle, DefaultClientIdle)
 	cfg.GrantLimit = cmp.Or(cfg.GrantLimit, DefaultGrantLimit)
+	cfg.GrantLifetime = cmp.Or(cfg.GrantLifetime, DefaultGrantLifetime)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -371,7 +377,7 @@ func (s *Server) grantActive(ctx context.Context, id, tid string, now time.Time)
 		return ErrGrantRevoked
 	case err != nil:
 		return err
-	case !g.RevokedAt.IsZero():
+	case !g.RevokedAt.IsZero() || !now.Before(g.CreatedAt.Add(s.cfg.GrantLifetime)):
 		return ErrGrantRevoked
 	}
 	s.mu.Lock()

@@ -824,3 +824,32 @@ func TestOnePersonHoldsAtMostTheGrantLimit(t *testing.T) {
 		t.Error("a consent after a revocation was refused")
 	}
 }
+
+// A grant lasts GrantLifetime from consent, however often it is
+// refreshed: then its refresh is refused and its access tokens are, and
+// the person signs in again. Before, each refresh slid the expiry forward
+// for ever.
+func TestAGrantEndsAtItsLifetimeWhateverItsRefreshes(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	r := newRig(t, func(c *authserver.Config) { c.GrantLifetime, c.AccessLifetime, c.Now = 3*time.Hour, 2*time.Hour, clock })
+	client, code := r.codeFor("editor")
+	tok := r.exchange(client, "http://127.0.0.1:9/cb", code)
+	for range 2 { // refreshed within the lifetime: fine
+		advance(time.Hour)
+		tok = r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {client}})
+		if tok.AccessToken == "" {
+			t.Fatalf("a refresh within the lifetime: %+v", tok)
+		}
+	}
+	advance(90 * time.Minute)
+	if _, _, err := r.srv.Verify(context.Background(), tok.AccessToken, clock()); err == nil {
+		t.Error("an access token of a grant past its lifetime is accepted")
+	}
+	again := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {client}})
+	if again.Error != "invalid_grant" || !strings.Contains(again.Description, "lifetime") {
+		t.Errorf("a refresh past the lifetime: %+v, want invalid_grant naming the lifetime", again)
+	}
+}

@@ -131,6 +131,12 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 			invalidGrant(w, "the service token the grant was made with is revoked or expired; sign in again")
 			return
 		}
+		if !start.Before(cur.CreatedAt.Add(s.cfg.GrantLifetime)) {
+			_ = s.Revoke(r.Context(), cur.ID)
+			s.audit("refresh", cur.Subject, cur.ID, cur.Role, "forbidden", start)
+			invalidGrant(w, "the grant has reached its lifetime; sign in again")
+			return
+		}
 		if asked := strings.Fields(f.Get("scope")); len(asked) > 0 && (len(asked) != 1 || asked[0] != cur.Scope) {
 			writeJSON(w, http.StatusBadRequest, oauthError{"invalid_scope", "a refresh keeps the grant's scope, " + cur.Scope})
 			return
@@ -140,7 +146,11 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refresh := secret("mcpr_")
-	g, err := s.cfg.Store.RotateOAuthRefresh(r.Context(), old, hash(refresh), start.UTC(), start.Add(s.cfg.RefreshLifetime).UTC())
+	expires := start.Add(s.cfg.RefreshLifetime)
+	if end := cur.CreatedAt.Add(s.cfg.GrantLifetime); err == nil && end.Before(expires) {
+		expires = end // never past the grant's lifetime
+	}
+	g, err := s.cfg.Store.RotateOAuthRefresh(r.Context(), old, hash(refresh), start.UTC(), expires.UTC())
 	switch {
 	case errors.Is(err, store.ErrReused):
 		s.reused(w, "refresh", "refresh token", g.ID, g.Subject, g.Role, start)

@@ -154,6 +154,10 @@ type OAuth struct {
 	// server (default 20): each grant is a credential, and one person
 	// minting them at will hoarded credentials (their budgets are one).
 	MaxGrants int `yaml:"max_grants"`
+	// GrantLifetime bounds a grant of the built-in server from consent
+	// (default 720h): then its person signs in again, however often its
+	// refresh tokens were rotated.
+	GrantLifetime Duration `yaml:"grant_lifetime"`
 	// Upstream, with builtin, lets people sign in on the built-in
 	// server's page through an OpenID Connect provider instead of with a
 	// service token.

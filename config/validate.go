@@ -197,7 +197,7 @@ func (c *Config) validateOAuth() error {
 	if len(o.AuthorizationServers) == 0 && !o.Builtin {
 		return bad("auth.oauth.authorization_servers", "required: the issuers whose access tokens are accepted (or builtin: true)")
 	}
-	for key, d := range map[string]Duration{"access_lifetime": o.AccessLifetime, "refresh_lifetime": o.RefreshLifetime} {
+	for key, d := range map[string]Duration{"access_lifetime": o.AccessLifetime, "refresh_lifetime": o.RefreshLifetime, "grant_lifetime": o.GrantLifetime} {
 		switch {
 		case d.invalid != "":
 			return bad("auth.oauth."+key, "%q is not a duration", d.invalid)

@@ -87,7 +87,7 @@ func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*
 	return authserver.New(authserver.Config{
 		Issuer: u.Scheme + "://" + u.Host, Resource: o.Resource, Store: st, Tokens: g.tokens,
 		Scopes: scopes, Level: g.roles.Level, Key: key, Upstream: up,
-		AccessLifetime: o.AccessLifetime.Duration, RefreshLifetime: o.RefreshLifetime.Duration, ClientLimit: o.MaxClients, GrantLimit: o.MaxGrants,
+		AccessLifetime: o.AccessLifetime.Duration, RefreshLifetime: o.RefreshLifetime.Duration, ClientLimit: o.MaxClients, GrantLimit: o.MaxGrants, GrantLifetime: o.GrantLifetime.Duration,
 		Audit: func(r store.AuditRecord) {
 			if g.audit != nil {
 				_ = g.audit.Record(r)
