@@ -359,6 +359,20 @@ func (s *Server) provingTokenActive(tid string, now time.Time) bool {
 	return ok && tok.Active(now)
 }
 
+// GrantPrefix starts every grant's id (an Identity's TokenID for a
+// caller with one of this server's access tokens).
+const GrantPrefix = "grant_"
+
+// Active reports whether id, a caller with one of this server's access
+// tokens, may still act: its grant is neither revoked nor past its
+// lifetime, and the service token it was proven with is still good. What
+// holds on to such a caller beyond one request (a console session, a
+// stream) asks this again.
+func (s *Server) Active(ctx context.Context, id mcp.Identity, now time.Time) bool {
+	tid, _ := strings.CutPrefix(id.Principal, "token:")
+	return s.grantActive(ctx, id.TokenID, tid, now) == nil
+}
+
 // grantActive reports whether grant id, made with service token tid, may
 // still be used.
 func (s *Server) grantActive(ctx context.Context, id, tid string, now time.Time) error {

@@ -76,7 +76,7 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refresh := secret("mcpr_")
-	g := store.OAuthGrant{ID: secret("grant_")[:28], ClientID: c.ClientID, ClientName: s.clientName(r, c.ClientID),
+	g := store.OAuthGrant{ID: secret(GrantPrefix)[:28], ClientID: c.ClientID, ClientName: s.clientName(r, c.ClientID),
 		Subject: c.Subject, TokenID: c.TokenID, Role: c.Role, Scope: c.Scope, Resource: c.Resource,
 		RefreshHash: hash(refresh), CreatedAt: start.UTC(), ExpiresAt: start.Add(s.cfg.RefreshLifetime).UTC()}
 	switch err := s.cfg.Store.RedeemOAuthCode(r.Context(), h, g, start.UTC()); {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/access"
 	"github.com/mcpgate/mcpgate/admin"
 	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/authserver"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/store"
@@ -53,9 +54,14 @@ func (s *adminSource) Authenticate(ctx context.Context, secret string) (mcp.Iden
 	return s.authn.Check(ctx, secret, time.Now())
 }
 
-func (s *adminSource) Active(_ context.Context, id mcp.Identity) bool {
+func (s *adminSource) Active(ctx context.Context, id mcp.Identity) bool {
+	if strings.HasPrefix(id.TokenID, authserver.GrantPrefix) && s.g.authServer != nil {
+		// An access token of the built-in server: its grant, and the
+		// service token behind it, must still be good.
+		return s.g.authServer.Active(ctx, id, time.Now())
+	}
 	if !strings.HasPrefix(id.TokenID, auth.TokenIDPrefix) || s.g.tokens == nil {
-		return true // a JWT: its session ends with its exp
+		return true // a JWT of another issuer: its session ends with its exp
 	}
 	now := time.Now()
 	for _, t := range s.g.tokens.List() {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConsoleStatusMessagesComeFromTheConsoleNotALink(t *testing.T) {
@@ -63,4 +64,28 @@ func TestConsoleCookiesAreSecureWhenThePublicURLIsHTTPS(t *testing.T) {
 			t.Errorf("behind %s: no session cookie (%d)", resource, resp.StatusCode)
 		}
 	}
+}
+
+// A console session opened with an access token of the built-in server
+// ends when its grant is revoked: the console's check of a session knew
+// only service tokens, and such a session went on minting admin tokens.
+func TestAConsoleSessionOfAGrantEndsWithTheGrant(t *testing.T) {
+	e := gwStart(t, "listen: 127.0.0.1:0\nauth:\n  oauth:\n    resource: "+oauthResource+"\n    builtin: true\n")
+	ops, _ := e.token("ops", "admin")
+	access := builtinGrant(t, e, ops, "console client", "admin").AccessToken
+	cookie := adminLogin(t, e, access)
+	if resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the console with the grant's session: %d", resp.StatusCode)
+	}
+	grants, err := e.store.OAuthGrants(gwContext(t))
+	if err != nil || len(grants) != 1 {
+		t.Fatalf("grants %v %v", grants, err)
+	}
+	if err := e.store.RevokeOAuthGrant(gwContext(t), grants[0].ID, time.Now()); err != nil { // as `mcpgate oauth revoke` does
+		t.Fatal(err)
+	}
+	gwWaitFor(t, "the session to end with its grant", func() bool {
+		resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+		return resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(resp.Header.Get("Location"), "/admin/login")
+	})
 }

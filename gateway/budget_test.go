@@ -20,7 +20,7 @@ func budgetGateway(t *testing.T, extra string) (e *gwEnv, ada string, grants []s
 	e = gwStart(t, "auth:\n  oauth:\n    resource: "+oauthResource+"\n    builtin: true\n"+extra)
 	ada, _ = e.token("ada", "editor")
 	for _, name := range []string{"client a", "client b", "client c"} {
-		grants = append(grants, builtinGrant(t, e, ada, name).AccessToken)
+		grants = append(grants, builtinGrant(t, e, ada, name, "editor").AccessToken)
 	}
 	return e, ada, grants
 }

@@ -116,9 +116,9 @@ func TestNoResourceMetadataWithoutOAuth(t *testing.T) {
 // and an admin revoking the grant in the console ends the token at once,
 // audited under the admin's name.
 // builtinGrant registers a client named name at the gateway's built-in
-// server, signs in with the service token secret for the editor scope,
-// and redeems the code: a grant, and its tokens.
-func builtinGrant(t *testing.T, e *gwEnv, secret, name string) (tok struct {
+// server, signs in with the service token secret for scope, and redeems
+// the code: a grant, and its tokens.
+func builtinGrant(t *testing.T, e *gwEnv, secret, name, scope string) (tok struct {
 	AccessToken  string `json:"access_token"`
 	RefreshToken string `json:"refresh_token"`
 }) {
@@ -135,7 +135,7 @@ func builtinGrant(t *testing.T, e *gwEnv, secret, name string) (tok struct {
 	sum := sha256.Sum256([]byte(verifier))
 	form := url.Values{"client_id": {reg.ClientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "response_type": {"code"},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"resource": {oauthResource}, "scope": {"editor"}, "state": {"s1"}, "token": {secret}, "decision": {"allow"}}
+		"resource": {oauthResource}, "scope": {scope}, "state": {"s1"}, "token": {secret}, "decision": {"allow"}}
 	resp, _ := adminDo(t, e, "POST", "/oauth/authorize", form, map[string]string{"Origin": e.base})
 	loc, _ := url.Parse(resp.Header.Get("Location"))
 	if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("code") == "" {
@@ -162,7 +162,7 @@ func TestTheBuiltinAuthorizationServerBehindTheGateway(t *testing.T) {
 	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), `"issuer":"`+issuer+`"`) {
 		t.Fatalf("the authorization server metadata: %d %s", rep.status, rep.body)
 	}
-	tok := builtinGrant(t, e, editor, "Claude <desktop>")
+	tok := builtinGrant(t, e, editor, "Claude <desktop>", "editor")
 	sid := e.initialize(tok.AccessToken)
 	rep = e.do(gwRequest{method: http.MethodPost, path: "/mcp", auth: gwBearer(tok.AccessToken), session: sid, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
 	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), `"tools"`) {
