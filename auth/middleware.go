@@ -33,7 +33,19 @@ type Options struct {
 	KnownRole        RoleCheck    // required: a credential with an unknown role is refused
 	Logger           *slog.Logger // nil: discard
 	Realm            string       // WWW-Authenticate realm; default "mcpgate"
+	// Stream reports whether a request holds a stream open (nil: a GET),
+	// which then ends when its credential is revoked or expires; every
+	// other request is authenticated afresh. A 2026-07-28
+	// subscriptions/listen is a POST that stays open.
+	Stream func(*http.Request) bool
+	// Active, when set, reports whether an OAuth access token's caller
+	// may still act (its grant not revoked); it is asked every
+	// activeEvery while a stream of theirs is open.
+	Active func(context.Context, mcp.Identity, time.Time) bool
 }
+
+// activeEvery is how often an OAuth stream's grant is checked.
+const activeEvery = 5 * time.Second
 
 // Authenticator checks the bearer credential of every request.
 type Authenticator struct {
@@ -44,6 +56,8 @@ type Authenticator struct {
 	known     RoleCheck
 	log       *slog.Logger
 	challenge string // `Bearer realm="…"`
+	stream    func(*http.Request) bool
+	active    func(context.Context, mcp.Identity, time.Time) bool
 }
 
 // New checks o and returns an Authenticator. At least one of Tokens and
@@ -74,6 +88,9 @@ func New(o Options) (*Authenticator, error) {
 		}
 		challenge += `, resource_metadata="` + o.ResourceMetadata + `"`
 	}
+	if o.Stream == nil {
+		o.Stream = isGET
+	}
 	return &Authenticator{
 		tokens:    o.Tokens,
 		jwt:       o.JWT,
@@ -82,6 +99,8 @@ func New(o Options) (*Authenticator, error) {
 		known:     o.KnownRole,
 		log:       o.Logger,
 		challenge: challenge,
+		stream:    o.Stream,
+		active:    o.Active,
 	}, nil
 }
 
@@ -100,9 +119,9 @@ func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 			slog.String("scheme", at.scheme), slog.String("subject", id.Subject),
 			slog.String("role", id.Role), slog.String("token_id", id.TokenID))
 		ctx := mcp.WithIdentity(r.Context(), id)
-		if r.Method == http.MethodGet {
+		if a.stream(r) {
 			var stop func()
-			ctx, stop = a.untilRevoked(ctx, at)
+			ctx, stop = a.untilRevoked(ctx, id, at)
 			defer stop()
 		}
 		r = r.WithContext(ctx)
@@ -128,12 +147,33 @@ func (a *Authenticator) Check(ctx context.Context, secret string, now time.Time)
 // afresh, but a stream would otherwise go on carrying messages to a
 // credential refused a second after its revocation, or long past its exp.
 // The stream's handler ends with its request's context.
-func (a *Authenticator) untilRevoked(ctx context.Context, at attempt) (context.Context, func()) {
+func (a *Authenticator) untilRevoked(ctx context.Context, id mcp.Identity, at attempt) (context.Context, func()) {
 	var cancel context.CancelFunc
 	if at.expires.IsZero() {
 		ctx, cancel = context.WithCancel(ctx)
 	} else {
 		ctx, cancel = context.WithDeadline(ctx, at.expires)
+	}
+	if at.scheme == "oauth" && a.active != nil {
+		// A grant is revoked in the store, by any replica: asked again
+		// while the stream lasts.
+		go func() {
+			t := time.NewTicker(activeEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					if !a.active(ctx, id, now) {
+						a.log.Info("stream closed: its grant was revoked", "token_id", at.tokenID)
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+		return ctx, cancel
 	}
 	if at.scheme != "token" || a.tokens == nil {
 		return ctx, cancel
@@ -149,6 +189,8 @@ func (a *Authenticator) untilRevoked(ctx context.Context, at attempt) (context.C
 	}()
 	return ctx, cancel
 }
+
+func isGET(r *http.Request) bool { return r.Method == http.MethodGet }
 
 // withoutAuthorization is h without its Authorization header: a new map
 // sharing the other headers' values, so that the server's own request is

@@ -55,10 +55,8 @@ func (s *adminSource) Authenticate(ctx context.Context, secret string) (mcp.Iden
 }
 
 func (s *adminSource) Active(ctx context.Context, id mcp.Identity) bool {
-	if strings.HasPrefix(id.TokenID, authserver.GrantPrefix) && s.g.authServer != nil {
-		// An access token of the built-in server: its grant, and the
-		// service token behind it, must still be good.
-		return s.g.authServer.Active(ctx, id, time.Now())
+	if strings.HasPrefix(id.TokenID, authserver.GrantPrefix) {
+		return s.g.grantActive(ctx, id, time.Now()) // its grant, and the service token behind it
 	}
 	if !strings.HasPrefix(id.TokenID, auth.TokenIDPrefix) || s.g.tokens == nil {
 		return true // a JWT of another issuer: its session ends with its exp

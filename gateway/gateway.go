@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -240,11 +241,28 @@ func (g *Gateway) authentication(ctx context.Context, st store.Store) (func(http
 	if g.oauth, metadata, err = g.oauthVerifier(ctx, st); err != nil {
 		return nil, nil, err
 	}
-	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, OAuth: g.oauth, ResourceMetadata: metadata, KnownRole: g.roles.Known, Logger: g.log})
+	a, err := auth.New(auth.Options{Tokens: g.tokens, JWT: jwt, OAuth: g.oauth, ResourceMetadata: metadata, KnownRole: g.roles.Known, Logger: g.log,
+		// A GET stream, and a 2026-07-28 subscriptions/listen (a POST
+		// that stays open: the transport refuses a Mcp-Method that is not
+		// the body's), end with their credential.
+		Stream: func(r *http.Request) bool {
+			return r.Method == http.MethodGet || r.Header.Get(mcphttp.HeaderMethod) == "subscriptions/listen"
+		},
+		Active: g.grantActive})
 	if err != nil {
 		return nil, nil, err
 	}
 	return a.Wrap, a, nil
+}
+
+// grantActive reports whether an OAuth caller may still act: for an
+// access token of the built-in server, its grant and the service token
+// behind it; any other issuer's token lasts until it expires.
+func (g *Gateway) grantActive(ctx context.Context, id mcp.Identity, now time.Time) bool {
+	if g.authServer == nil || !strings.HasPrefix(id.TokenID, authserver.GrantPrefix) {
+		return true
+	}
+	return g.authServer.Active(ctx, id, now)
 }
 
 // localIdentity is the caller when there is no credential: no-auth mode,
