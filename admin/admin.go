@@ -50,6 +50,11 @@ type Source interface {
 	Active(ctx context.Context, id mcp.Identity) bool
 	// IsAdmin reports whether role is admin, or a role based on it.
 	IsAdmin(role string) bool
+	// EndSession records console session id ended (a logout) until until,
+	// for every replica; SessionEnded reports whether it was. A session
+	// that cannot be looked up is taken as ended.
+	EndSession(ctx context.Context, id string, until time.Time) error
+	SessionEnded(ctx context.Context, id string) bool
 
 	Backends(ctx context.Context) []Backend
 	RestartBackend(name string) error
@@ -210,15 +215,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // claims are what the cookie seals: who logged in, until when, and the
 // session's CSRF token.
 type claims struct {
-	Subject string    `json:"s"`
-	Role    string    `json:"r"`
-	TokenID string    `json:"t"`
-	Until   time.Time `json:"u"`
-	CSRF    string    `json:"c"`
+	ID        string    `json:"i"` // the session's own id: what a logout ends
+	Subject   string    `json:"s"`
+	Role      string    `json:"r"`
+	TokenID   string    `json:"t"`
+	Principal string    `json:"p,omitempty"`
+	Until     time.Time `json:"u"`
+	CSRF      string    `json:"c"`
 }
 
 func (c claims) identity() mcp.Identity {
-	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.TokenID}
+	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.TokenID, Principal: c.Principal}
 }
 
 func (h *Handler) seal(c claims) (string, error) {
@@ -319,7 +326,8 @@ func (h *Handler) session(r *http.Request) (claims, bool) {
 		return claims{}, false
 	}
 	c, ok := h.open(ck.Value)
-	if !ok || !h.now().Before(c.Until) || !h.src.IsAdmin(c.Role) || !h.src.Active(r.Context(), c.identity()) {
+	if !ok || !h.now().Before(c.Until) || !h.src.IsAdmin(c.Role) || !h.src.Active(r.Context(), c.identity()) ||
+		c.ID == "" || h.src.SessionEnded(r.Context(), c.ID) {
 		return claims{}, false
 	}
 	return c, true
@@ -401,7 +409,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if !expires.IsZero() && expires.Before(until) {
 		until = expires
 	}
-	c := claims{Subject: id.Subject, Role: id.Role, TokenID: id.TokenID, Until: until, CSRF: randomToken()}
+	c := claims{ID: randomToken(), Subject: id.Subject, Role: id.Role, TokenID: id.TokenID, Principal: id.Principal, Until: until, CSRF: randomToken()}
 	v, err := h.seal(c)
 	if err != nil {
 		h.refuse(w, r, http.StatusInternalServerError, "The session could not be made.")
@@ -412,7 +420,16 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// logout ends the session on the server, for every replica, and not only
+// in this browser: a copy of the cookie opens nothing after it.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request, _ caller) {
+	if c, ok := h.session(r); ok {
+		if err := h.src.EndSession(r.Context(), c.ID, c.Until); err != nil {
+			h.log.Error("admin: a logout could not be recorded", "err", err)
+			h.refuse(w, r, http.StatusInternalServerError, "The session could not be ended; try again.")
+			return
+		}
+	}
 	clearCookie(w)
 	http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
 }

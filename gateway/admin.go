@@ -72,6 +72,25 @@ func (s *adminSource) Active(ctx context.Context, id mcp.Identity) bool {
 
 func (s *adminSource) IsAdmin(role string) bool { return s.g.roles.Allows(role, access.Admin) }
 
+func (s *adminSource) EndSession(ctx context.Context, id string, until time.Time) error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.EndConsoleSession(ctx, id, until, time.Now())
+}
+
+func (s *adminSource) SessionEnded(ctx context.Context, id string) bool {
+	if s.store == nil {
+		return false
+	}
+	ended, err := s.store.ConsoleSessionEnded(ctx, id)
+	if err != nil {
+		s.g.log.Warn("admin: a console session could not be looked up; it is taken as ended", "err", err)
+		return true
+	}
+	return ended
+}
+
 func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 	// The catalogue as an admin sees it: every entry, counted by owner.
 	entries := map[string]int{}

@@ -6,11 +6,17 @@
 package gateway_test
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 func TestConsoleStatusMessagesComeFromTheConsoleNotALink(t *testing.T) {
@@ -88,4 +94,43 @@ func TestAConsoleSessionOfAGrantEndsWithTheGrant(t *testing.T) {
 		resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
 		return resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(resp.Header.Get("Location"), "/admin/login")
 	})
+}
+
+// Logging out ends the session on the server, for every replica: a copy
+// of the cookie, kept from before the logout, opens nothing on this
+// replica or another one over the same store. (It only cleared the cookie
+// in the browser, and a copy kept working for hours.)
+func TestLogoutEndsTheSessionOnEveryReplica(t *testing.T) {
+	t.Setenv(config.SessionKeyEnv, strings.Repeat("cd", 32)) // replicas that share console sessions
+	a := gwStart(t, "listen: 127.0.0.1:0\n")
+	secret, _ := a.token("ops", "admin")
+	cookie := adminLogin(t, a, secret)
+	st, err := sqlite.Open(gwContext(t), a.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b, err := gateway.New(gwContext(t), a.cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler),
+		Info: mcp.Implementation{Name: "replica-b", Version: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bEnv := &gwEnv{t: t, base: bkServe(t, b)}
+	for _, e := range []*gwEnv{a, bEnv} {
+		if resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("the session on %s before the logout: %d", e.base, resp.StatusCode)
+		}
+	}
+	_, page := adminDo(t, a, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+	resp, _ := adminDo(t, a, "POST", "/admin/logout", url.Values{"csrf": {adminCSRF.FindStringSubmatch(page)[1]}},
+		map[string]string{"Cookie": cookie, "Origin": a.base})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	for _, e := range []*gwEnv{a, bEnv} {
+		resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/admin/login") {
+			t.Errorf("the kept cookie after the logout, on %s: %d %s", e.base, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
 }

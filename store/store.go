@@ -77,6 +77,7 @@ type Store interface {
 	// The gateway's sealed credentials towards its backends
 	// (credentials.go).
 	CredentialStore
+	ConsoleStore
 
 	Close() error
 }

@@ -182,6 +182,11 @@ var migrations = []string{
 		spent_at bigint NOT NULL
 	);
 	CREATE INDEX oauth_refresh_spent_grant ON oauth_refresh_spent (grant_id);`,
+	// 5: the console sessions logged out of (store/console.go).
+	`CREATE TABLE console_ended (
+		id    text PRIMARY KEY,
+		until bigint NOT NULL
+	);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

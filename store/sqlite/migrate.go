@@ -93,6 +93,11 @@ var migrations = []string{
 		spent_at INTEGER NOT NULL
 	);
 	CREATE INDEX oauth_refresh_spent_grant ON oauth_refresh_spent(grant_id);`,
+	// 5: the console sessions logged out of (store/console.go).
+	`CREATE TABLE console_ended (
+		id    TEXT PRIMARY KEY,
+		until INTEGER NOT NULL
+	);`,
 }
 
 // migrate brings the schema up to date.

@@ -29,6 +29,7 @@ var oauthTests = []struct {
 	{"OAuthRefreshRotatesAndTheReplacedOneRevokesTheGrant", testOAuthRefreshRotates},
 	{"OAuthRefreshOfARevokedOrExpiredGrantIsRefused", testOAuthRefreshRefused},
 	{"OAuthRefreshReplayedFromAnywhereInTheChainRevokesTheGrant", testOAuthRefreshChain},
+	{"ConsoleSessionEndedIsSeenAndForgottenWhenItsCookieWouldHaveExpired", testConsoleSessionEnded},
 	{"OAuthPruneDeletesWhatIsNeverUsedAgainAndKeepsTheRest", testOAuthPrune},
 	{"BackendCredentialRoundTripsAndIsReplacedAndDeleted", testBackendCredentialRoundTrips},
 	{"BackendCredentialUpdatesTakeTurns", testBackendCredentialUpdatesTakeTurns},
@@ -412,5 +413,30 @@ func testOAuthPrune(t *testing.T, open func(*testing.T) store.Store) {
 	}
 	if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: "fifth", RedirectURIs: []string{"x"}, CreatedAt: now}, 4); err != nil {
 		t.Errorf("a registration after the prune: %v", err)
+	}
+}
+
+// testConsoleSessionEnded: a logout is seen by every reader of the store
+// (every replica), and is forgotten once the cookie it ended would have
+// expired by itself.
+func testConsoleSessionEnded(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.EndConsoleSession(ctx, "sess-a", t0.Add(time.Hour), t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndConsoleSession(ctx, "sess-a", t0.Add(time.Hour), t0); err != nil {
+		t.Errorf("ending a session twice: %v", err)
+	}
+	for id, want := range map[string]bool{"sess-a": true, "sess-b": false} {
+		if got, err := s.ConsoleSessionEnded(ctx, id); err != nil || got != want {
+			t.Errorf("ConsoleSessionEnded(%s) = %v, %v; want %v", id, got, err, want)
+		}
+	}
+	if err := s.EndConsoleSession(ctx, "sess-b", t0.Add(3*time.Hour), t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ConsoleSessionEnded(ctx, "sess-a"); got {
+		t.Error("a logout whose cookie has expired is still kept")
 	}
 }
