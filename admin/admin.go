@@ -50,6 +50,9 @@ type Source interface {
 	Active(ctx context.Context, id mcp.Identity) bool
 	// IsAdmin reports whether role is admin, or a role based on it.
 	IsAdmin(role string) bool
+	// AuthorizationLink is the link waiting for an admin to authorize the
+	// gateway at backend name's authorization server ("" for none).
+	AuthorizationLink(ctx context.Context, name string) string
 	// EndSession records console session id ended (a logout) until until,
 	// for every replica; SessionEnded reports whether it was. A session
 	// that cannot be looked up is taken as ended.
@@ -187,6 +190,7 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/{$}", h.admin(h.overview))
 	m.Handle("POST /admin/backends/restart", h.admin(h.restart))
 	m.Handle("POST /admin/backends/forget-oauth", h.admin(h.forgetOAuth))
+	m.Handle("GET /admin/backends/authorize", h.admin(h.authorizeBackend))
 	m.Handle("GET /admin/catalogue", h.admin(h.catalogue))
 	m.Handle("GET /admin/sessions", h.admin(h.sessions))
 	m.Handle("GET /admin/audit", h.admin(h.audit))

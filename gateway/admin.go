@@ -9,7 +9,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/admin"
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/authserver"
+	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/oauth"
 	"github.com/mcpgate/mcpgate/store"
@@ -31,7 +32,7 @@ type adminSource struct {
 
 // newAdmin builds the console, or returns nil when there is nothing to
 // log in with (authentication off: the console is not served).
-func (g *Gateway) newAdmin(authn *auth.Authenticator, st store.Store) (http.Handler, error) {
+func (g *Gateway) newAdmin(authn *auth.Authenticator, st store.Store) (*admin.Handler, error) {
 	if authn == nil {
 		return nil, nil
 	}
@@ -47,7 +48,16 @@ func (g *Gateway) newAdmin(authn *auth.Authenticator, st store.Store) (http.Hand
 	if err != nil {
 		return nil, err
 	}
+	g.console = h
 	return h, nil
+}
+
+// AuthorizationLink is backend name's link waiting for an admin.
+func (s *adminSource) AuthorizationLink(ctx context.Context, name string) string {
+	if b := s.g.backends.Backend(name); b != nil && b.Authorization() != nil {
+		return b.Authorization().Status(ctx).Link
+	}
+	return ""
 }
 
 func (s *adminSource) Authenticate(ctx context.Context, secret string) (mcp.Identity, time.Time, error) {
@@ -107,6 +117,11 @@ func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 		if b := s.g.backends.Backend(st.Name); b != nil && b.Authorization() != nil {
 			st := b.Authorization().Status(ctx)
 			row.OAuth, row.AuthorizeLink = oauthSummary(st)
+			if row.AuthorizeLink != "" {
+				// The console's route, which binds the authorization to
+				// this admin's browser (admin/authorize.go).
+				row.AuthorizeLink = "/admin/backends/authorize?name=" + url.QueryEscape(row.Name)
+			}
 			row.Authorized = st.Authorized
 		}
 		out = append(out, row)
@@ -205,7 +220,7 @@ func oauthSummary(st oauth.Status) (string, string) {
 	case st.Failure != "":
 		return "OAuth: " + st.Failure, ""
 	case st.Authorized:
-		s := "OAuth: authorized at " + st.Issuer
+		s := "OAuth: authorized at " + egress.Summary(st.Issuer)
 		if st.Scope != "" {
 			s += " for " + st.Scope
 		}

@@ -21,8 +21,8 @@ func TestTheConsoleSaysABackendsAuthorization(t *testing.T) {
 	}{
 		{"a link waiting", oauth.Status{Link: "https://as.example/authorize?x", Expires: until}, []string{"waiting for an admin", "17:05 UTC"}, "https://as.example/authorize?x"},
 		{"a failure", oauth.Status{Failure: "the token endpoint answered 400"}, []string{"OAuth: the token endpoint answered 400"}, ""},
-		{"a bearer token", oauth.Status{Authorized: true, Issuer: "https://as.example", Scope: "read"}, []string{"authorized at https://as.example for read."}, ""},
-		{"a DPoP-bound token", oauth.Status{Authorized: true, Issuer: "https://as.example", DPoP: true}, []string{"authorized at https://as.example", "bound to the gateway's key (DPoP)"}, ""},
+		{"a bearer token", oauth.Status{Authorized: true, Issuer: "https://as.example", Scope: "read"}, []string{`authorized at "https://as.example" for read.`}, ""},
+		{"a DPoP-bound token", oauth.Status{Authorized: true, Issuer: "https://as.example", DPoP: true}, []string{`authorized at "https://as.example"`, "bound to the gateway's key (DPoP)"}, ""},
 	} {
 		t.Run(c.rule, func(t *testing.T) {
 			line, link := oauthSummary(c.st)

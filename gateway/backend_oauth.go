@@ -55,6 +55,12 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 	}
 	b := &backendOAuth{byName: map[string]*oauth.Authorization{}}
 	b.env = &oauth.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
+		ConsoleLink: func(name string) string {
+			if g.console == nil {
+				return ""
+			}
+			return strings.TrimSuffix(b.redirectURL(g.cfg), oauth.CallbackPath) + "/admin/backends/authorize?name=" + url.QueryEscape(name)
+		},
 		ClientMetadataURL: o.ClientMetadataURL, Vault: vault, Logger: g.log, Outbound: outbound(g.cfg.Outbound)}
 	if key != nil {
 		// Replicas that share the vault's key sign states alike, so that
@@ -189,12 +195,32 @@ func (g *Gateway) serveBackendCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	page := struct{ Title, Text string }{"Authorized", "The gateway holds a token for backend " + name + " now; it connects at once."}
 	status := http.StatusOK
-	if a == nil {
+	who, asked := g.authorizationAsked(r, q.Get("state"))
+	switch {
+	case a == nil:
 		page, status = struct{ Title, Text string }{"Not authorized", "This answer names no backend that waits for an authorization."}, http.StatusBadRequest
-	} else if err := a.Callback(r.Context(), q); err != nil {
-		page, status = struct{ Title, Text string }{"Not authorized", "Backend " + name + ": " + err.Error()}, http.StatusBadRequest
-		g.log.Warn("backend authorization refused at the callback", "backend", name, "err", err)
+	case !asked:
+		page, status = struct{ Title, Text string }{"Not authorized", "This answer does not come from the browser of an admin who opened the authorization from the console: open it there (Backends, Authorize the gateway)."}, http.StatusForbidden
+		g.log.Warn("backend authorization refused at the callback: not asked from the console by this browser", "backend", name)
+	default:
+		if err := a.Callback(r.Context(), q); err != nil {
+			page, status = struct{ Title, Text string }{"Not authorized", "Backend " + name + ": " + err.Error()}, http.StatusBadRequest
+			g.log.Warn("backend authorization refused at the callback", "backend", name, "err", err)
+		} else if who != "" {
+			g.log.Info("backend authorized", "backend", name, "by", who)
+		}
 	}
 	w.WriteHeader(status)
 	_ = callbackPage.Execute(w, page)
+}
+
+// authorizationAsked reports whether the callback r comes from the
+// browser of an admin who opened the authorization from the console, and
+// who. Without a console (authentication off, loopback only) there is no
+// admin to bind to.
+func (g *Gateway) authorizationAsked(r *http.Request, state string) (string, bool) {
+	if g.console == nil {
+		return "", true
+	}
+	return g.console.AuthorizationAsked(r, state)
 }

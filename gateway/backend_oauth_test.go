@@ -19,17 +19,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/config"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -107,6 +108,21 @@ func boKeyFile(t *testing.T) string {
 
 var boAuthorizeLink = regexp.MustCompile(`class="authorize" href="([^"]+)"`)
 
+// boStartAuthorization opens the console's authorization route as the
+// admin (hdr: their cookie or bearer) and returns where it sends the
+// browser, and a browser holding the binding cookie it set.
+func boStartAuthorization(t *testing.T, e *gwEnv, consoleLink string, hdr map[string]string) (string, *http.Client) {
+	t.Helper()
+	resp, _ := adminDo(t, e, "GET", consoleLink, nil, hdr)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the console's authorization route: %d", resp.StatusCode)
+	}
+	jar, _ := cookiejar.New(nil)
+	u, _ := url.Parse(e.base)
+	jar.SetCookies(u, resp.Cookies())
+	return resp.Header.Get("Location"), &http.Client{Jar: jar}
+}
+
 func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	is := oauthtest.New(t, "")
 	back := newBOBackend(t, is)
@@ -117,37 +133,55 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	admin, _ := e.token("root", "admin")
 	cookie := adminLogin(t, e, admin)
 
-	// The console shows the link the log names, escaped.
-	var link string
-	for deadline := time.Now().Add(10 * time.Second); link == ""; {
+	// The console offers the authorization, at its own route; the log
+	// names that route, never the link (whose state completes it).
+	var consoleLink string
+	for deadline := time.Now().Add(10 * time.Second); consoleLink == ""; {
 		_, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
 		if m := boAuthorizeLink.FindStringSubmatch(body); m != nil {
-			link = html.UnescapeString(m[1])
+			consoleLink = html.UnescapeString(m[1])
 		} else if time.Now().After(deadline) {
 			t.Fatalf("the console shows no authorization link:\n%s", body)
 		} else {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	if !strings.HasPrefix(link, is.ID+"/authorize?") || !strings.Contains(e.logs.String(), "open=") && !strings.Contains(e.logs.String(), `"open":`) {
-		t.Fatalf("link %q; the log:\n%s", link, e.logs.String())
+	if consoleLink != "/admin/backends/authorize?name=x" || !strings.Contains(e.logs.String(), `"open":"`+e.base+consoleLink) ||
+		strings.Contains(e.logs.String(), "state=") {
+		t.Fatalf("the console's link %q; the log (which must name it and no state):\n%s", consoleLink, e.logs.String())
+	}
+	link, binding := boStartAuthorization(t, e, consoleLink, map[string]string{"Cookie": cookie})
+	if !strings.HasPrefix(link, is.ID+"/authorize?") {
+		t.Fatalf("the console sent the browser to %q", link)
 	}
 
-	// A forged answer is refused with a page, and changes nothing.
+	// A forged answer is refused with a page, and changes nothing; so is
+	// the real answer in a browser that did not open it from the console
+	// (a link read from a log, sent to someone else).
 	for _, q := range []string{"state=" + base64.RawURLEncoding.EncodeToString([]byte("x")) + ".forged&code=c", "state=nobackend&code=c", ""} {
 		rep := e.do(gwRequest{method: http.MethodGet, path: "/oauth/callback?" + q})
-		if rep.status != http.StatusBadRequest || !strings.Contains(string(rep.body), "Not authorized") {
+		if (rep.status != http.StatusBadRequest && rep.status != http.StatusForbidden) || !strings.Contains(string(rep.body), "Not authorized") {
 			t.Errorf("callback ?%s: %d %s", q, rep.status, rep.body)
 		}
 	}
-
-	// The admin opens the link: the authorization server approves and
-	// sends the browser to the gateway's callback.
-	resp, err := http.Get(link)
+	resp, err := http.Get(link) // another browser: no binding cookie
 	if err != nil {
 		t.Fatal(err)
 	}
 	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(page), "from the console") {
+		t.Fatalf("the answer in a browser that did not ask: %d\n%s", resp.StatusCode, page)
+	}
+	link, binding = boStartAuthorization(t, e, consoleLink, map[string]string{"Cookie": cookie}) // the code was spent: again
+
+	// The admin's browser follows the link: the authorization server
+	// approves and sends it to the gateway's callback, with the binding.
+	resp, err = binding.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Authorized") || resp.Request.URL.Path != "/oauth/callback" {
 		t.Fatalf("the callback after the authorization: %d at %s\n%s", resp.StatusCode, resp.Request.URL, page)
@@ -166,7 +200,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 		}
 	}
 	back.mu.Unlock()
-	if _, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); !strings.Contains(body, "OAuth: authorized at "+is.ID) {
+	if _, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); !strings.Contains(body, "OAuth: authorized at &#34;"+is.ID+"&#34;") {
 		t.Errorf("the console after the authorization:\n%s", body)
 	}
 	sealed, err := e.store.BackendCredential(gwContext(t), "x")
@@ -207,8 +241,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	}
 	gwWaitFor(t, "a new link on the console", func() bool {
 		_, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
-		m := boAuthorizeLink.FindStringSubmatch(body)
-		return m != nil && html.UnescapeString(m[1]) != link
+		return boAuthorizeLink.MatchString(body)
 	})
 	if err := e.closeGateway(context.Background()); err != nil {
 		t.Fatal(err)
@@ -230,20 +263,17 @@ func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 	is := oauthtest.New(t, "")
 	back := newBOBackend(t, is)
 	keyFile := boKeyFile(t)
+	// Replicas that share console sessions (the session key) share the
+	// binding of an authorization to the admin's browser.
+	t.Setenv(config.SessionKeyEnv, strings.Repeat("ef", 32))
 	yaml := "backends:\n  - {name: x, kind: http, url: \"" + back.url + "\"}\noauth_client: {key_file: \"" + keyFile + "\"}\n" + boLoopbackIdP
 	a := gwStart(t, yaml)
 	a.gw.Listening(strings.TrimPrefix(a.base, "http://"))
 	bkRun(t, a.gw)
-	var link string
 	openRE := regexp.MustCompile(`"open":"([^"]+)"`)
-	gwWaitFor(t, "replica a's link in its log", func() bool {
-		if m := openRE.FindStringSubmatch(a.logs.String()); m != nil {
-			var err error
-			link, err = strconv.Unquote(`"` + m[1] + `"`)
-			return err == nil
-		}
-		return false
-	})
+	gwWaitFor(t, "replica a's console link in its log", func() bool { return openRE.MatchString(a.logs.String()) })
+	root, _ := a.token("root", "admin")
+	link, binding := boStartAuthorization(t, a, "/admin/backends/authorize?name=x", map[string]string{"Authorization": "Bearer " + root})
 
 	ctx := gwContext(t)
 	st, err := sqlite.Open(ctx, a.dbPath)
@@ -270,7 +300,12 @@ func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 	if err != nil || back2a.Path != "/oauth/callback" {
 		t.Fatalf("the authorization server's answer: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	resp, err = http.Get(bBase + "/oauth/callback?" + back2a.RawQuery)
+	req, _ := http.NewRequest(http.MethodGet, bBase+"/oauth/callback?"+back2a.RawQuery, nil)
+	aURL, _ := url.Parse(a.base + "/oauth/callback")
+	for _, c := range binding.Jar.Cookies(aURL) { // the browser's binding, brought to b by the load balancer
+		req.AddCookie(c)
+	}
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

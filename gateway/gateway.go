@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/access"
+	"github.com/mcpgate/mcpgate/admin"
 	"github.com/mcpgate/mcpgate/audit"
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/authserver"
@@ -65,6 +66,8 @@ type Gateway struct {
 	// backendOAuth is the gateway as an OAuth client of its backends
 	// (backend_oauth.go; nil when oauth_client.disabled).
 	backendOAuth *backendOAuth
+	// console is the admin console (nil with authentication off).
+	console *admin.Handler
 	// authServer is the built-in authorization server (auth.oauth.builtin).
 	authServer *authserver.Server
 	audit      *audit.Log
@@ -204,7 +207,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	g.reload.init(cfg, specs)
 	console, err := g.newAdmin(authenticator, o.Store)
 	if err == nil {
-		err = g.mountHTTP(authn, console)
+		var h http.Handler
+		if console != nil {
+			h = console
+		}
+		err = g.mountHTTP(authn, h)
 	}
 	if err != nil {
 		g.backends.Close()

@@ -74,6 +74,12 @@ type ClientEnv struct {
 	ClientMetadataURL string
 	// ClientName is the client_name registered (default "mcpgate").
 	ClientName string
+	// ConsoleLink is where an admin opens a backend's waiting
+	// authorization (the console), named in the log instead of the link:
+	// the link carries the state, which no log line may. nil, or "": there
+	// is no console (authentication off, loopback only), and the log names
+	// the link itself.
+	ConsoleLink func(backend string) string
 	// Vault keeps each backend's record (nil: in memory).
 	Vault Vault
 	// Outbound is the policy of every request made on the word of the
@@ -718,8 +724,14 @@ func (a *Authorization) pin(issuer string) error {
 func (a *Authorization) announce() {
 	if p := a.rec.Pending; p != nil && a.logged != p.Link {
 		a.logged = p.Link
-		a.log().Warn("backend needs an admin to authorize the gateway at its authorization server: open the link (also in the console)",
-			"issuer", p.Issuer, "scope", p.Scope, "open", p.Link)
+		open := p.Link // no console (authentication off, loopback only): the log is the only place
+		if a.Env.ConsoleLink != nil {
+			if l := a.Env.ConsoleLink(a.Backend); l != "" {
+				open = l
+			}
+		}
+		a.log().Warn("backend needs an admin to authorize the gateway at its authorization server: open it from the console (Backends, Authorize the gateway)",
+			"issuer", egress.Summary(p.Issuer), "scope", egress.Summary(p.Scope), "open", open)
 	}
 }
 

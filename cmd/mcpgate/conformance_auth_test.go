@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,11 +188,30 @@ func (a *ccAdmin) next(wait time.Duration) (link, refusal string) {
 	}
 }
 
-// authorize opens the link as the admin's browser would; the mock
-// authorization server redirects to the gateway's callback at once. ok
-// reports the callback's answer.
-func (a *ccAdmin) authorize(link string) (ok bool, page string, err error) {
-	resp, err := a.http.Get(link)
+// authorize opens the link the gateway logged, the console's, as the
+// admin's browser would: the console (the admin's token) binds the
+// authorization to this browser (a cookie) and sends it to the mock
+// authorization server, which redirects to the gateway's callback at
+// once. ok reports the callback's answer.
+func (a *ccAdmin) authorize(link, token string) (ok bool, page string, err error) {
+	req, err := http.NewRequest(http.MethodGet, link, nil)
+	if err != nil {
+		return false, "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	noFollow := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		return false, "", err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		return false, "", fmt.Errorf("the console's authorization route answered %d", resp.StatusCode)
+	}
+	jar, _ := cookiejar.New(nil)
+	jar.SetCookies(req.URL, resp.Cookies())
+	browser := &http.Client{Timeout: 20 * time.Second, Jar: jar}
+	resp, err = browser.Get(resp.Header.Get("Location"))
 	if err != nil {
 		return false, "", err
 	}
@@ -254,7 +274,7 @@ func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario st
 		}
 		return fmt.Errorf("the gateway asked for no authorization: %s", refusal)
 	}
-	ok, page, err := admin.authorize(link)
+	ok, page, err := admin.authorize(link, token)
 	switch {
 	case err != nil:
 		return fmt.Errorf("opening the authorization link: %w", err)
@@ -277,7 +297,7 @@ func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario st
 		}
 		select {
 		case link := <-admin.links:
-			if ok, page, err := admin.authorize(link); err != nil || !ok {
+			if ok, page, err := admin.authorize(link, token); err != nil || !ok {
 				return fmt.Errorf("the authorization the backend's sync asked for: %v %s", err, page)
 			}
 		case f := <-admin.failures:
@@ -337,7 +357,7 @@ func ccDriveAuth(ctx context.Context, serve *ccProc, admin *ccAdmin, scenario st
 		case round == 3:
 			return fmt.Errorf("tools/call: still refused after %d authorizations", round)
 		}
-		if ok, page, err := admin.authorize(link); err != nil || !ok {
+		if ok, page, err := admin.authorize(link, token); err != nil || !ok {
 			return fmt.Errorf("the authorization after a refused call: %v %s", err, page)
 		}
 	}
