@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/authserver"
+	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 )
 
@@ -226,5 +227,25 @@ func TestTheConsentFormsSignInIsBoundToItsRequest(t *testing.T) {
 	}
 	if resp := b.consent(r, page, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("the form as it was: %d", resp.StatusCode)
+	}
+}
+
+// The provider is the operator's (its issuer configured): its origin is
+// reached whatever its address, but an endpoint its metadata names
+// elsewhere goes out under the outbound policy — a token endpoint at
+// 127.0.0.2 (a stand-in for an address inside the network, which fails
+// the test if reached) is refused, and the sign-in with it.
+func TestTheProvidersDiscoveredEndpointsAreUnderTheOutboundPolicy(t *testing.T) {
+	r, is := upstreamRig(t)
+	target, reached := egresstest.Forbidden(t)
+	is.Metadata["token_endpoint"] = target + "/token"
+	client := r.register("http://127.0.0.1:9/cb")
+	b := newBrowser(t)
+	resp, page := b.get(b.atProvider(b.toProvider(r, r.authorizeQuery(client, "http://127.0.0.1:9/cb"))).String())
+	if resp.StatusCode == http.StatusOK && strings.Contains(page, `<strong id="person">`) {
+		t.Errorf("the sign-in went through a token endpoint at a refused address:\n%s", page)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the refused token endpoint was reached %d times", n)
 	}
 }
