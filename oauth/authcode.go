@@ -869,6 +869,7 @@ func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirec
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.http().Do(req)
+	err = egress.Err(err)
 	if err != nil {
 		return Registration{}, fmt.Errorf("registration at %s: %w", egress.Summary(as.Issuer), err)
 	}
@@ -989,6 +990,7 @@ func (a *Authorization) tokenRequest(ctx context.Context, reg Registration, endp
 		client = a.dpopClient(key)
 	}
 	resp, err := client.Do(req)
+	err = egress.Err(err)
 	if err != nil {
 		return nil, err
 	}
@@ -1093,6 +1095,7 @@ func (a *Authorization) revoke(ctx context.Context, t *tokenSet) error {
 		return err
 	}
 	resp, err := a.http().Do(req)
+	err = egress.Err(err)
 	if err != nil {
 		return fmt.Errorf("revoking at %s: %w", egress.Summary(t.Issuer), err)
 	}

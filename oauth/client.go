@@ -427,6 +427,7 @@ func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metad
 		}
 		req.Header.Set("Accept", "application/json")
 		resp, err := client.Do(req)
+		err = egress.Err(err)
 		if err != nil {
 			return md, fmt.Errorf("oauth: resource metadata of %s: %w", serverURL, err)
 		}

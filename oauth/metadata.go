@@ -131,6 +131,7 @@ func fetchMetadata(ctx context.Context, client *http.Client, u string) (ServerMe
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
+	err = egress.Err(err)
 	if err != nil {
 		return ServerMetadata{}, 0, err
 	}
@@ -167,6 +168,7 @@ func LegacyAuthorizationServer(ctx context.Context, client *http.Client, serverU
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("MCP-Protocol-Version", "2025-03-26")
 	resp, err := client.Do(req)
+	err = egress.Err(err)
 	if err != nil {
 		return "", md, fmt.Errorf("oauth: the authorization server metadata of %s: %w", base, err)
 	}

@@ -262,3 +262,14 @@ func Summary(s string) string {
 	}
 	return q
 }
+
+// Err is err as a fetch may report it: net/http's *url.Error quotes the
+// whole URL it failed at, which came from a third party; Err keeps its
+// operation and cause and shows the URL as a Summary.
+func Err(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", ue.Op, Summary(ue.URL), ue.Err)
+}

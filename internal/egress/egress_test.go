@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,18 @@ func TestASummaryIsEscapedAndBounded(t *testing.T) {
 	}
 	if got := egress.Summary(strings.Repeat("a", 10_000)); len(got) > 120 || !strings.HasSuffix(got, "…") {
 		t.Errorf("a long value's summary is %d bytes: %.40s…", len(got), got)
+	}
+}
+
+// A failed fetch's error quotes its URL only as a Summary, and keeps its
+// cause: net/http's *url.Error quoted the whole third-party URL.
+func TestAFetchErrorShowsItsURLSummarised(t *testing.T) {
+	long := "http://as.example/" + strings.Repeat("x", 500) + "<script>"
+	err := egress.Err(&url.Error{Op: "Get", URL: long, Err: io.ErrUnexpectedEOF})
+	if !errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "<script>") || len(err.Error()) > 200 {
+		t.Errorf("Err: %v", err)
+	}
+	if egress.Err(nil) != nil || egress.Err(io.EOF) != io.EOF {
+		t.Error("Err changes what is not a *url.Error")
 	}
 }
