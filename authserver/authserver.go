@@ -71,6 +71,7 @@ const (
 	DefaultClientIdle      = 24 * time.Hour
 	DefaultGrantLimit      = 20
 	DefaultGrantLifetime   = 30 * 24 * time.Hour
+	DefaultUpstreamRecheck = 24 * time.Hour
 	// grantCacheFor is how long an access token's grant, once found
 	// active, is taken as active without asking the store again.
 	grantCacheFor = 5 * time.Second
@@ -102,6 +103,11 @@ type Config struct {
 	// refresh tokens slide forward at each refresh, and without it a
 	// grant never made its person sign in again.
 	GrantLifetime time.Duration
+	// UpstreamRecheck bounds a grant made through the upstream provider
+	// (default 24 h): the gateway keeps none of the provider's tokens, so
+	// the person signs in at the provider again — which asks it whether
+	// they may still — at least this often.
+	UpstreamRecheck time.Duration
 	// GrantLimit bounds the live grants of one person (the service token
 	// they proved themselves with, or their upstream subject): default 20.
 	GrantLimit int
@@ -171,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.ClientIdle = cmp.Or(cfg.ClientIdle, DefaultClientIdle)
 	cfg.GrantLimit = cmp.Or(cfg.GrantLimit, DefaultGrantLimit)
 	cfg.GrantLifetime = cmp.Or(cfg.GrantLifetime, DefaultGrantLifetime)
+	cfg.UpstreamRecheck = cmp.Or(cfg.UpstreamRecheck, DefaultUpstreamRecheck)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -359,6 +366,17 @@ func (s *Server) provingTokenActive(tid string, now time.Time) bool {
 	return ok && tok.Active(now)
 }
 
+// grantEnd is when grant g ends however often it is refreshed: its
+// lifetime from consent, and for a grant made through the upstream
+// provider (no service token behind it) the provider's daily check.
+func (s *Server) grantEnd(g store.OAuthGrant) time.Time {
+	life := s.cfg.GrantLifetime
+	if g.TokenID == "" && s.cfg.UpstreamRecheck < life {
+		life = s.cfg.UpstreamRecheck
+	}
+	return g.CreatedAt.Add(life)
+}
+
 // GrantPrefix starts every grant's id (an Identity's TokenID for a
 // caller with one of this server's access tokens).
 const GrantPrefix = "grant_"
@@ -391,7 +409,7 @@ func (s *Server) grantActive(ctx context.Context, id, tid string, now time.Time)
 		return ErrGrantRevoked
 	case err != nil:
 		return err
-	case !g.RevokedAt.IsZero() || !now.Before(g.CreatedAt.Add(s.cfg.GrantLifetime)):
+	case !g.RevokedAt.IsZero() || !now.Before(s.grantEnd(g)):
 		return ErrGrantRevoked
 	}
 	s.mu.Lock()

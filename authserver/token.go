@@ -131,7 +131,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 			invalidGrant(w, "the service token the grant was made with is revoked or expired; sign in again")
 			return
 		}
-		if !start.Before(cur.CreatedAt.Add(s.cfg.GrantLifetime)) {
+		if !start.Before(s.grantEnd(cur)) {
 			_ = s.Revoke(r.Context(), cur.ID)
 			s.audit("refresh", cur.Subject, cur.ID, cur.Role, "forbidden", start)
 			invalidGrant(w, "the grant has reached its lifetime; sign in again")
@@ -147,7 +147,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	}
 	refresh := secret("mcpr_")
 	expires := start.Add(s.cfg.RefreshLifetime)
-	if end := cur.CreatedAt.Add(s.cfg.GrantLifetime); err == nil && end.Before(expires) {
+	if end := s.grantEnd(cur); err == nil && end.Before(expires) {
 		expires = end // never past the grant's lifetime
 	}
 	g, err := s.cfg.Store.RotateOAuthRefresh(r.Context(), old, hash(refresh), start.UTC(), expires.UTC())

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // upstreamRig is a built-in server whose page also signs people in at an
 // OpenID Connect provider (internal/oauthtest): person@test-idp is an
 // editor there, viewer@test-idp a viewer, anyone else nobody.
-func upstreamRig(t *testing.T) (*rig, *oauthtest.Issuer) {
+func upstreamRig(t *testing.T, edits ...func(*authserver.Config)) (*rig, *oauthtest.Issuer) {
 	t.Helper()
 	is := oauthtest.New(t, "")
 	r := newRig(t, func(c *authserver.Config) {
@@ -29,6 +30,9 @@ func upstreamRig(t *testing.T) (*rig, *oauthtest.Issuer) {
 				role, ok := map[string]string{"person@test-idp": "editor", "viewer@test-idp": "viewer"}[claims["email"].(string)]
 				return role, ok
 			}}
+		for _, e := range edits {
+			e(c)
+		}
 	})
 	is.AddClient("gateway-rp", r.http.URL+authserver.UpstreamCallbackPath)
 	return r, is
@@ -247,5 +251,37 @@ func TestTheProvidersDiscoveredEndpointsAreUnderTheOutboundPolicy(t *testing.T) 
 	}
 	if n := reached.Load(); n != 0 {
 		t.Fatalf("the refused token endpoint was reached %d times", n)
+	}
+}
+
+// A grant made through the upstream provider lasts a day (UpstreamRecheck)
+// however often it is refreshed: the person signs in at the provider
+// again, which is asked whether they still may. Such grants slid forward
+// at every refresh and were never checked at the provider again.
+func TestAnUpstreamGrantIsCheckedAtTheProviderDaily(t *testing.T) {
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	r, _ := upstreamRig(t, func(c *authserver.Config) { c.Now = clock })
+	client := r.register("http://127.0.0.1:9/cb")
+	q := r.authorizeQuery(client, "http://127.0.0.1:9/cb")
+	b := newBrowser(t)
+	_, page := b.get(b.atProvider(b.toProvider(r, q)).String())
+	back, _ := url.Parse(b.consent(r, page, nil).Header.Get("Location"))
+	a := r.exchange(client, "http://127.0.0.1:9/cb", back.Query().Get("code"))
+	if a.RefreshToken == "" {
+		t.Fatalf("the exchange: %+v", a)
+	}
+	mu.Lock()
+	now = now.Add(23 * time.Hour)
+	mu.Unlock()
+	if a = r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.RefreshToken}, "client_id": {client}}); a.AccessToken == "" {
+		t.Fatalf("a refresh within the day: %+v", a)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	if again := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.RefreshToken}, "client_id": {client}}); again.Error != "invalid_grant" {
+		t.Errorf("a refresh a day after the provider's sign-in: %+v, want invalid_grant", again)
 	}
 }

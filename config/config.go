@@ -172,6 +172,10 @@ type OAuthUpstream struct {
 	// ClientID is the gateway's client at the provider, registered with
 	// the redirect URI <resource origin>/oauth/upstream/callback.
 	ClientID string `yaml:"client_id"`
+	// Recheck bounds a grant made through the provider (default 24h):
+	// the person signs in at the provider again at least this often, so
+	// that the provider is asked whether they still may.
+	Recheck Duration `yaml:"recheck"`
 	// ClientSecretFrom names the environment variable holding its secret;
 	// ClientSecretFile a file holding it. Neither: a public client (PKCE).
 	ClientSecretFrom string `yaml:"client_secret_from"`

@@ -270,6 +270,8 @@ func (c *Config) validateUpstream(u *OAuthUpstream, builtin bool) error {
 		return bad(key, "is the built-in server's sign-in (builtin: true)")
 	case u.ClientID == "":
 		return bad(key+".client_id", "required: the gateway's client at the provider")
+	case u.Recheck.invalid != "" || u.Recheck.Duration < 0:
+		return bad(key+".recheck", "is a positive duration, such as 24h")
 	case u.ClientSecretFrom != "" && u.ClientSecretFile != "":
 		return bad(key, "name the client secret in client_secret_from or client_secret_file, not both")
 	case u.Algorithm != "" && u.Algorithm != "RS256" && u.Algorithm != "ES256":

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/authserver"
@@ -87,7 +88,7 @@ func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*
 	return authserver.New(authserver.Config{
 		Issuer: u.Scheme + "://" + u.Host, Resource: o.Resource, Store: st, Tokens: g.tokens,
 		Scopes: scopes, Level: g.roles.Level, Key: key, Upstream: up,
-		AccessLifetime: o.AccessLifetime.Duration, RefreshLifetime: o.RefreshLifetime.Duration, ClientLimit: o.MaxClients, GrantLimit: o.MaxGrants, GrantLifetime: o.GrantLifetime.Duration,
+		AccessLifetime: o.AccessLifetime.Duration, RefreshLifetime: o.RefreshLifetime.Duration, ClientLimit: o.MaxClients, GrantLimit: o.MaxGrants, GrantLifetime: o.GrantLifetime.Duration, UpstreamRecheck: upstreamRecheck(o),
 		Audit: func(r store.AuditRecord) {
 			if g.audit != nil {
 				_ = g.audit.Record(r)
@@ -175,4 +176,12 @@ func (g *Gateway) upstream() (*authserver.Upstream, error) {
 		return best, best != ""
 	}
 	return up, nil
+}
+
+// upstreamRecheck is auth.oauth.upstream.recheck (0: the default).
+func upstreamRecheck(o *config.OAuth) time.Duration {
+	if o.Upstream == nil {
+		return 0
+	}
+	return o.Upstream.Recheck.Duration
 }
