@@ -10,7 +10,6 @@ package mcphttp
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -46,17 +45,8 @@ func Bounded(next http.Handler, max int64, timeout time.Duration) http.Handler {
 			return
 		}
 		body, err := readBody(w, r, max, timeout)
-		switch {
-		case errors.Is(err, errBodyTooLarge):
-			w.Header().Set("Connection", "close")
-			http.Error(w, "Payload Too Large", http.StatusRequestEntityTooLarge)
-			return
-		case errors.Is(err, errBodyTimeout):
-			w.Header().Set("Connection", "close")
-			http.Error(w, "Request Timeout: the body did not arrive in time", http.StatusRequestTimeout)
-			return
-		case err != nil:
-			http.Error(w, "Bad Request: could not read the body", http.StatusBadRequest)
+		if err != nil {
+			writePlainBodyError(w, err)
 			return
 		}
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))

@@ -224,15 +224,8 @@ func (h *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
 	switch {
-	case errors.Is(err, errBodyTooLarge):
-		http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
-		return
-	case errors.Is(err, errBodyTimeout):
-		w.Header().Set("Connection", "close")
-		http.Error(w, "Request Timeout: the body did not arrive in time", http.StatusRequestTimeout)
-		return
 	case err != nil:
-		http.Error(w, "Bad Request: could not read body", http.StatusBadRequest)
+		writePlainBodyError(w, err)
 		return
 	case !jsonrpc.Valid(body):
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: invalid JSON")

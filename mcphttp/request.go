@@ -126,6 +126,23 @@ func writeBodyError(w http.ResponseWriter, err error) {
 	}
 }
 
+// writePlainBodyError answers, in plain text, a body readBody refused: 413
+// too large, 408 too slow (the connection closed: the rest of the body
+// may still be coming), 400 otherwise. For routes whose answers are not
+// JSON-RPC (the legacy messages endpoint, Bounded).
+func writePlainBodyError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "Payload Too Large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errBodyTimeout):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "Request Timeout: the body did not arrive in time", http.StatusRequestTimeout)
+	default:
+		http.Error(w, "Bad Request: could not read the body", http.StatusBadRequest)
+	}
+}
+
 // readAllSized is io.ReadAll with its first buffer sized by the announced
 // length (one byte over, so that EOF needs no growth) instead of 512 bytes
 // and doubling, which for the small messages of a relay allocated more

@@ -182,7 +182,10 @@ func testOAuthCodeExpired(t *testing.T, open func(*testing.T) store.Store) {
 	}
 }
 
-func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
+// withGrant is a store holding grant_1, made by redeeming code c1, whose
+// refresh token is r1.
+func withGrant(t *testing.T, open func(*testing.T) store.Store) store.Store {
+	t.Helper()
 	ctx := context.Background()
 	s := open(t)
 	if err := s.CreateOAuthCode(ctx, code("c1")); err != nil {
@@ -191,6 +194,12 @@ func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
 	if err := s.RedeemOAuthCode(ctx, []byte("c1"), grant("grant_1", "r1"), t0); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := withGrant(t, open)
 	at := t0.Add(time.Hour)
 	g, err := s.RotateOAuthRefresh(ctx, []byte("r1"), []byte("r2"), at, at.Add(24*time.Hour))
 	if err != nil {
@@ -218,13 +227,7 @@ func testOAuthRefreshRotates(t *testing.T, open func(*testing.T) store.Store) {
 // §4.14.2): only one generation back was caught before.
 func testOAuthRefreshChain(t *testing.T, open func(*testing.T) store.Store) {
 	ctx := context.Background()
-	s := open(t)
-	if err := s.CreateOAuthCode(ctx, code("c1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RedeemOAuthCode(ctx, []byte("c1"), grant("grant_1", "r1"), t0); err != nil {
-		t.Fatal(err)
-	}
+	s := withGrant(t, open)
 	at := t0.Add(time.Hour)
 	for i := 1; i <= 4; i++ {
 		if _, err := s.RotateOAuthRefresh(ctx, []byte(fmt.Sprintf("r%d", i)), []byte(fmt.Sprintf("r%d", i+1)), at, at.Add(24*time.Hour)); err != nil {
