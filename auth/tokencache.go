@@ -272,9 +272,8 @@ func (t *Tokens) Verify(secret string, now time.Time) (store.Token, error) {
 	if !looksLikeToken(secret) {
 		return store.Token{}, ErrUnknownToken
 	}
-	key := string(hashToken(secret))
 	t.mu.RLock()
-	rec, ok := t.byHash[key]
+	rec, ok := t.byHash[string(hashToken(secret))]
 	t.mu.RUnlock()
 	switch {
 	case !ok:

@@ -39,32 +39,32 @@ type authRequest struct {
 // parseAuthorize checks an authorization request: pageErr is about the
 // client or its redirect URI, redirectErr about the rest of the request
 // (both are shown on the page: checkedRequest).
-func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest, pageErr error, redirectErr oauthError) {
+func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest, redirectErr oauthError, pageErr error) {
 	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
 		if len(q[k]) > 1 {
-			return req, errClient{"the parameter " + k + " is given more than once"}, oauthError{}
+			return req, oauthError{}, errClient{"the parameter " + k + " is given more than once"}
 		}
 	}
 	c, err := s.lookupClient(r.Context(), q.Get("client_id"))
 	if err != nil {
 		var ec errClient
 		if errors.As(err, &ec) {
-			return req, ec, oauthError{}
+			return req, oauthError{}, ec
 		}
 		s.log.Error("authserver: client lookup", "err", err)
-		return req, errClient{"the client could not be looked up; try again"}, oauthError{}
+		return req, oauthError{}, errClient{"the client could not be looked up; try again"}
 	}
 	req.client = c
 	req.RedirectURI = q.Get("redirect_uri")
 	if !slices.Contains(c.RedirectURIs, req.RedirectURI) {
-		return req, errClient{"redirect_uri is not one the client registered (they are compared exactly)"}, oauthError{}
+		return req, oauthError{}, errClient{"redirect_uri is not one the client registered (they are compared exactly)"}
 	}
 	req.State = q.Get("state")
 	switch {
 	case q.Get("response_type") != "code":
-		return req, nil, oauthError{"unsupported_response_type", "only response_type=code is served"}
+		return req, oauthError{"unsupported_response_type", "only response_type=code is served"}, nil
 	case q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43:
-		return req, nil, oauthError{"invalid_request", "PKCE is required: a code_challenge with code_challenge_method=S256"}
+		return req, oauthError{"invalid_request", "PKCE is required: a code_challenge with code_challenge_method=S256"}, nil
 	}
 	req.Challenge = q.Get("code_challenge")
 	req.Resource = q.Get("resource")
@@ -72,7 +72,7 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 		req.Resource = s.cfg.Resource
 	}
 	if req.Resource != s.cfg.Resource {
-		return req, nil, oauthError{"invalid_target", "this server issues tokens for " + s.cfg.Resource + " only"}
+		return req, oauthError{"invalid_target", "this server issues tokens for " + s.cfg.Resource + " only"}, nil
 	}
 	req.Scopes = strings.Fields(q.Get("scope"))
 	best := 0
@@ -84,9 +84,9 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 		}
 	}
 	if len(req.Scopes) > 0 && req.AskedRole == "" {
-		return req, nil, oauthError{"invalid_scope", "none of the scopes asked for is served here"}
+		return req, oauthError{"invalid_scope", "none of the scopes asked for is served here"}, nil
 	}
-	return req, nil, oauthError{}
+	return req, oauthError{}, nil
 }
 
 // redirect sends the client's redirect URI its answer: the parameters,
@@ -109,7 +109,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, req authReques
 // not check out, the page or the client's redirect URI has been told why
 // and ok is false.
 func (s *Server) checkedRequest(w http.ResponseWriter, r *http.Request, q url.Values) (req authRequest, ok bool) {
-	req, pageErr, redirectErr := s.parseAuthorize(r, q)
+	req, redirectErr, pageErr := s.parseAuthorize(r, q)
 	switch {
 	case pageErr != nil:
 		s.page(w, http.StatusBadRequest, pageData{Error: pageErr.Error()})

@@ -5,11 +5,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,27 +97,6 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-// waitHTTP polls url until it answers at all (any status), the process
-// ends, or the timeout passes.
-func waitHTTP(ctx context.Context, p *proc, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("%s exited before serving (%v); see its log", p.name, p.err)
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not serve %s within %s", p.name, url, timeout)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // rssBytes reads the process's resident set from /proc.

@@ -150,7 +150,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 		strings.Contains(e.logs.String(), "state=") {
 		t.Fatalf("the console's link %q; the log (which must name it and no state):\n%s", consoleLink, e.logs.String())
 	}
-	link, binding := boStartAuthorization(t, e, consoleLink, map[string]string{"Cookie": cookie})
+	link, _ := boStartAuthorization(t, e, consoleLink, map[string]string{"Cookie": cookie})
 	if !strings.HasPrefix(link, is.ID+"/authorize?") {
 		t.Fatalf("the console sent the browser to %q", link)
 	}
@@ -173,7 +173,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(page), "from the console") {
 		t.Fatalf("the answer in a browser that did not ask: %d\n%s", resp.StatusCode, page)
 	}
-	link, binding = boStartAuthorization(t, e, consoleLink, map[string]string{"Cookie": cookie}) // the code was spent: again
+	link, binding := boStartAuthorization(t, e, consoleLink, map[string]string{"Cookie": cookie}) // the code was spent: again
 
 	// The admin's browser follows the link: the authorization server
 	// approves and sends it to the gateway's callback, with the binding.

@@ -106,12 +106,6 @@ func (r *registry[T]) each(fn func(*slot[T]) bool) {
 	}
 }
 
-func (r *registry[T]) len() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.order)
-}
-
 // list answers a list method: the entries the caller may see, from the
 // cursor on, one page at a time, as {"<field>":[…],"nextCursor":"…"}.
 func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field string) (json.RawMessage, error) {

@@ -28,7 +28,6 @@ import (
 type headerLog struct {
 	mu    sync.Mutex
 	posts []http.Header
-	meta  []string
 }
 
 func (l *headerLog) wrap(h http.Handler) http.Handler {

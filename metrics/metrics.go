@@ -16,6 +16,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -70,7 +71,7 @@ func New() *Metrics {
 		codes: newCodeSet(maxCodes),
 	}
 	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -35,8 +34,9 @@ func readProof(t *testing.T, proof string) (jwt.MapClaims, *ecdsa.PublicKey) {
 		}
 		x, _ := base64.RawURLEncoding.DecodeString(jwk["x"].(string))
 		y, _ := base64.RawURLEncoding.DecodeString(jwk["y"].(string))
-		pub = &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
-		return pub, nil
+		var err error
+		pub, err = ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+		return pub, err
 	}, jwt.WithValidMethods([]string{"ES256"}), jwt.WithIssuedAt())
 	if err != nil {
 		t.Fatalf("the proof does not verify under its own jwk: %v", err)

@@ -6,7 +6,6 @@ package stdio
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -132,13 +131,4 @@ func errorCode(t *testing.T, m *jsonrpc.Message) int64 {
 		t.Fatal(err)
 	}
 	return e.Code
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -395,8 +395,7 @@ func (c *Conn) Write(_ context.Context, m *jsonrpc.Message) error {
 	case "ping":
 		c.in.push(jsonrpc.NewResult(bytes.Clone(m.ID), json.RawMessage("{}")))
 	default:
-		req, ok := ChannelRequest(m.Method, nil)
-		if !ok {
+		if _, ok := ChannelRequest(m.Method, nil); !ok {
 			c.in.push(jsonrpc.NewErrorResponse(bytes.Clone(m.ID), jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "%s is not carried by the wire", m.Method)))
 			return nil
 		}
@@ -408,7 +407,7 @@ func (c *Conn) Write(_ context.Context, m *jsonrpc.Message) error {
 		}
 		c.wg.Add(1) // under mu: Close waits only after closed is set
 		c.mu.Unlock()
-		req, _ = ChannelRequest(m.Method, m.Params)
+		req, _ := ChannelRequest(m.Method, m.Params)
 		go c.exchange(m.ID, req)
 	}
 	return nil

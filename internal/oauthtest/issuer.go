@@ -95,6 +95,13 @@ type grant struct {
 	client, redirect, challenge, resource, scope, nonce string
 }
 
+// grantJSON is a grant as a refresh token carries it: the refresh keeps
+// the client, the scope and the resource it was granted (a grant of
+// unexported fields marshalled to {}, and a refresh lost them).
+type grantJSON struct {
+	Client, Redirect, Challenge, Resource, Scope, Nonce string
+}
+
 // New starts an issuer whose identifier has the given path ("" or
 // "/tenant"), stopped when the test ends.
 func New(t testing.TB, path string) *Issuer {
@@ -258,7 +265,7 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 		claims["aud"] = g.resource
 	}
 	access := is.tokenFor(claims)
-	refresh, _ := json.Marshal(g)
+	refresh, _ := json.Marshal(grantJSON{g.client, g.redirect, g.challenge, g.resource, g.scope, g.nonce})
 	is.mu.Lock()
 	is.Issued++
 	is.mu.Unlock()
@@ -286,9 +293,10 @@ func (is *Issuer) refreshGrant(tok string) (grant, error) {
 		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(is.ID)); err != nil || claims["typ"] != "refresh" {
 		return grant{}, errors.New("not a refresh token of this issuer")
 	}
-	var g grant
+	var j grantJSON
 	s, _ := claims["grant"].(string)
-	return g, json.Unmarshal([]byte(s), &g)
+	err := json.Unmarshal([]byte(s), &j)
+	return grant{j.Client, j.Redirect, j.Challenge, j.Resource, j.Scope, j.Nonce}, err
 }
 
 func oauthError(w http.ResponseWriter, status int, code string) {
