@@ -207,7 +207,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	inflight := relay.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
-		Capabilities: relay.ClientCapabilities,
+		Capabilities: relay.ClientCapabilities(),
 		Logger:       b.log,
 		OnRequest:    inflight.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) {

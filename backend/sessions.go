@@ -313,7 +313,7 @@ func (p *sessionPool) dial(front *mcp.Session) (relay.Upstream, *mcphttp.Streama
 	inflight := relay.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
-		Capabilities: relay.ClientCapabilities,
+		Capabilities: relay.ClientCapabilities(),
 		Logger:       p.b.log,
 		OnRequest:    inflight.OnRequest,
 		// The catalogue is the shared connection's: list_changed and

@@ -110,7 +110,7 @@ func TestHandleBatch(t *testing.T) {
 }
 
 func TestAllowsBatchOnlyUnder20250326(t *testing.T) {
-	for _, v := range mcp.SupportedVersions {
+	for _, v := range mcp.SupportedVersions() {
 		if got, want := mcp.AllowsBatch(v), v == mcp.Version20250326; got != want {
 			t.Errorf("AllowsBatch(%s) = %v", v, got)
 		}

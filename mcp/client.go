@@ -175,7 +175,7 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 	c.mu.Unlock()
 	if method == "server/discover" && !sessionless && version == "" {
 		// The probe. After initialize it is a request of the session.
-		sessionless, version = true, SessionlessVersions[len(SessionlessVersions)-1]
+		sessionless, version = true, LatestSessionlessVersion()
 	}
 	params = withOutgoingMeta(ctx, params)
 	if sessionless {

@@ -89,9 +89,9 @@ func SessionlessVersionOf(res json.RawMessage) string {
 	if json.Unmarshal(raw, &vs) != nil {
 		return ""
 	}
-	for i := len(SessionlessVersions) - 1; i >= 0; i-- {
-		if slices.Contains(vs, SessionlessVersions[i]) {
-			return SessionlessVersions[i]
+	for i := len(sessionlessVersions) - 1; i >= 0; i-- {
+		if slices.Contains(vs, sessionlessVersions[i]) {
+			return sessionlessVersions[i]
 		}
 	}
 	return ""

@@ -28,11 +28,18 @@ import (
 // Version20260728 is the first sessionless revision.
 const Version20260728 = "2026-07-28"
 
-// SessionlessVersions are the sessionless revisions served, oldest first.
-var SessionlessVersions = []string{Version20260728}
+// sessionlessVersions are the sessionless revisions served, oldest first.
+var sessionlessVersions = []string{Version20260728}
+
+// SessionlessVersions are the sessionless revisions served, oldest first
+// (a copy).
+func SessionlessVersions() []string { return slices.Clone(sessionlessVersions) }
+
+// LatestSessionlessVersion is the newest sessionless revision served.
+func LatestSessionlessVersion() string { return sessionlessVersions[len(sessionlessVersions)-1] }
 
 // IsSessionlessVersion reports whether v is a sessionless revision served.
-func IsSessionlessVersion(v string) bool { return slices.Contains(SessionlessVersions, v) }
+func IsSessionlessVersion(v string) bool { return slices.Contains(sessionlessVersions, v) }
 
 // The reserved _meta keys of a sessionless request and result.
 const (
@@ -160,7 +167,7 @@ func (s *Server) CheckSessionless(sr *Sessionless) *Refusal {
 	if !IsSessionlessVersion(v) {
 		return &Refusal{Status: 400, Err: jsonrpc.NewError(CodeUnsupportedProtocolVersion,
 			fmt.Sprintf("unsupported protocol version %q", v),
-			map[string]any{"supported": SessionlessVersions, "requested": v})}
+			map[string]any{"supported": sessionlessVersions, "requested": v})}
 	}
 	if caps := sr.capabilities; len(caps) == 0 || caps[0] != '{' {
 		return &Refusal{Status: 400, Err: jsonrpc.NewError(jsonrpc.CodeInvalidParams,
@@ -335,6 +342,6 @@ func (s *Server) discover(ctx context.Context) json.RawMessage {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions,omitempty"`
-	}{SessionlessVersions, withTasksExtension(s.caps), s.instructions(ctx)})
+	}{sessionlessVersions, withTasksExtension(s.caps), s.instructions(ctx)})
 	return out
 }

@@ -17,11 +17,17 @@ const (
 	LatestVersion = Version20251125
 )
 
-// SupportedVersions is every revision we answer to, oldest first.
-var SupportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
+// supportedVersions is every revision of the session era we answer to,
+// oldest first. Unexported: a package variable another package could
+// change was everyone's state.
+var supportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
+
+// SupportedVersions is every revision of the session era we answer to,
+// oldest first (a copy).
+func SupportedVersions() []string { return slices.Clone(supportedVersions) }
 
 // IsSupportedVersion reports whether v is a revision we speak.
-func IsSupportedVersion(v string) bool { return slices.Contains(SupportedVersions, v) }
+func IsSupportedVersion(v string) bool { return slices.Contains(supportedVersions, v) }
 
 // NegotiateVersion answers a client's requested revision: the same one if
 // we speak it, else the newest we do.

@@ -21,7 +21,7 @@ import (
 
 // probeVersion is the revision server/discover is sent with before the
 // era is known.
-var probeVersion = []string{mcp.SessionlessVersions[len(mcp.SessionlessVersions)-1]}
+var probeVersion = []string{mcp.LatestSessionlessVersion()}
 
 // methodHeaders are the Mcp-Method values of the methods a relay sends
 // most, shared by every request (the transport only reads them).

@@ -67,7 +67,7 @@ func TestStreamableHTTPRules(t *testing.T) {
 		{name: "GET without text/event-stream in Accept is 406", method: "GET", header: stHeaders(sid, "Accept", "application/json"), status: 406},
 		{name: "GET with */* alone is 406", method: "GET", header: stHeaders(sid, "Accept", "*/*"), status: 406},
 	}
-	for _, v := range mcp.SupportedVersions {
+	for _, v := range mcp.SupportedVersions() {
 		rows = append(rows, row{name: "MCP-Protocol-Version " + v + " is accepted whatever was negotiated",
 			method: "POST", header: stHeaders(sid, HeaderProtocolVersion, v), body: stPing, status: 200})
 	}

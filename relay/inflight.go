@@ -31,10 +31,14 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// ClientCapabilities are the capabilities a relaying mcp.Client declares
+// clientCapabilities are the capabilities a relaying mcp.Client declares
 // at initialize: the gateway relays sampling, elicitation and roots to its
 // clients.
-var ClientCapabilities = json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
+const clientCapabilities = `{"roots":{},"sampling":{},"elicitation":{}}`
+
+// ClientCapabilities returns them (a fresh copy: no package variable for
+// another package to change).
+func ClientCapabilities() json.RawMessage { return json.RawMessage(clientCapabilities) }
 
 // Inflight is the registry of the front requests in flight to one backend.
 // Create it before the backend's mcp.Client and hook OnNotification and

@@ -95,7 +95,7 @@ func relayedBothWaysTo(t *testing.T, back *mcp.Server, claims *relay.Claims, cap
 	conn := &memConn{in: make(chan []byte, 1024), done: make(chan struct{})}
 	conn.ss = back.NewSession(mcp.SessionOptions{ID: "mem", Out: conn})
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "relay-test", Version: "1"},
-		Capabilities: relay.ClientCapabilities, OnRequest: inf.OnRequest,
+		Capabilities: relay.ClientCapabilities(), OnRequest: inf.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) { inf.OnNotification(m) }})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -54,14 +54,16 @@ func (b *Backend) sessionlessParams(client *mcp.Client, r *mcp.Request, params j
 	head := client.SessionlessMeta()
 	meta := make([]byte, 0, len(head)+128)
 	meta = append(meta, head...)
-	caps := ClientCapabilities
-	if r != nil {
-		if c := r.ClientCapabilities(); len(c) > 0 {
-			caps = c
-		}
-	}
 	meta = append(meta, `,"`+mcp.MetaClientCapabilities+`":`...)
-	meta = append(meta, caps...)
+	var caps json.RawMessage
+	if r != nil {
+		caps = r.ClientCapabilities()
+	}
+	if len(caps) > 0 {
+		meta = append(meta, caps...)
+	} else {
+		meta = append(meta, clientCapabilities...)
+	}
 	if level := b.callerLogLevel(r); level != "" {
 		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
 		meta = jsonrpc.AppendString(meta, level)

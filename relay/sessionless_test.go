@@ -128,7 +128,7 @@ func relayedSessionlessWith(t testing.TB, back *mcp.Server, capabilities string,
 	inf := relay.NewInflight()
 	conn := &sessionlessConn{s: back, in: make(chan *jsonrpc.Message, 64), done: make(chan struct{})}
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "relay-test", Version: "1"},
-		Capabilities: relay.ClientCapabilities, OnRequest: inf.OnRequest,
+		Capabilities: relay.ClientCapabilities(), OnRequest: inf.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) { inf.OnNotification(m) }})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
