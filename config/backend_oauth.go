@@ -4,8 +4,6 @@
 
 package config
 
-import ()
-
 // BackendOAuth is a backend's OAuth client of the client credentials
 // grant. The secret comes from the environment or a file, never the
 // configuration.
