@@ -177,7 +177,7 @@ func (v *JWTVerifier) identity(claims jwt.MapClaims, token, role string) (mcp.Id
 	// Each token of a subject is its own credential (its jti), but the
 	// subject is the principal: a fresh token does not buy a fresh budget.
 	iss, _ := claims["iss"].(string)
-	return mcp.Identity{Subject: sub, Role: role, TokenID: id, Principal: "subject:" + iss + "\x00" + sub}, exp, nil
+	return mcp.Identity{Subject: sub, Role: role, TokenID: id, Principal: SubjectPrincipal(iss, sub)}, exp, nil
 }
 
 // jwtFingerprint names a token without a jti, for logs, audit records and

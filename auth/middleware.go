@@ -236,7 +236,7 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		if err != nil {
 			return id, at, err
 		}
-		id = mcp.Identity{Subject: rec.Name, Role: rec.Role, TokenID: rec.ID, Principal: TokenPrincipal(rec.ID)}
+		id = mcp.Identity{Subject: rec.Name, Role: rec.Role, TokenID: rec.ID, Principal: rec.ID}
 		at.expires = rec.ExpiresAt
 	} else if is := a.oauthIssuer(cred); a.oauth != nil && (a.jwt == nil || is != nil) {
 		at.scheme = "oauth"

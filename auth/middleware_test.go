@@ -146,9 +146,9 @@ func TestWrap(t *testing.T) {
 		{"an expired JWT is invalid_token", []string{"Bearer " + liveJWT(t, "exp", time.Now().Add(-time.Hour).Unix())}, nil, "token expired"},
 		{"a JWT whose role is unknown is invalid_token", []string{"Bearer " + liveJWT(t, "role", "superuser")}, nil, "the token's role is not known here"},
 		{"a JWT without a role is invalid_token", []string{"Bearer " + liveJWT(t, "role", "")}, nil, "the token carries no role"},
-		{"a good service token reaches the handler with its identity", []string{"Bearer " + g.good}, &mcp.Identity{Subject: "ci-bot", Role: "editor", TokenID: g.goodRec.ID, Principal: auth.TokenPrincipal(g.goodRec.ID)}, ""},
-		{"the scheme is case-insensitive", []string{"bEaReR " + g.good}, &mcp.Identity{Subject: "ci-bot", Role: "editor", TokenID: g.goodRec.ID, Principal: auth.TokenPrincipal(g.goodRec.ID)}, ""},
-		{"a good JWT reaches the handler with its identity", []string{"Bearer " + goodJWT}, &mcp.Identity{Subject: "alice", Role: "viewer", TokenID: "j-1", Principal: "subject:\x00alice"}, ""},
+		{"a good service token reaches the handler with its identity", []string{"Bearer " + g.good}, &mcp.Identity{Subject: "ci-bot", Role: "editor", TokenID: g.goodRec.ID, Principal: g.goodRec.ID}, ""},
+		{"the scheme is case-insensitive", []string{"bEaReR " + g.good}, &mcp.Identity{Subject: "ci-bot", Role: "editor", TokenID: g.goodRec.ID, Principal: g.goodRec.ID}, ""},
+		{"a good JWT reaches the handler with its identity", []string{"Bearer " + goodJWT}, &mcp.Identity{Subject: "alice", Role: "viewer", TokenID: "j-1", Principal: auth.SubjectPrincipal("", "alice")}, ""},
 	} {
 		t.Run(c.rule, func(t *testing.T) {
 			before := g.reached.Load()

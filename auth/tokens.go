@@ -24,9 +24,20 @@ const TokenPrefix = "mcpg_"
 // TokenIDPrefix starts every token's public id.
 const TokenIDPrefix = "tok_"
 
-// TokenPrincipal is the principal (mcp.Identity.Principal) of the service
-// token of id, and of every grant proven with it.
-func TokenPrincipal(id string) string { return "token:" + id }
+// A principal (mcp.Identity.Principal) is a service token's id — the
+// token's own and every grant's proven with it: an id, so that no string
+// is made per request — or a subject (SubjectPrincipal). Neither holds a
+// NUL byte, which every Identity.Key does: a budget of one is never the
+// other's.
+
+// SubjectPrincipal is the principal of subject at issuer: a JWT's, or a
+// grant's made through an upstream provider.
+func SubjectPrincipal(issuer, subject string) string { return "subject:" + issuer + "\x01" + subject }
+
+// PrincipalToken is the service token a principal is, if it is one.
+func PrincipalToken(principal string) (id string, ok bool) {
+	return principal, strings.HasPrefix(principal, TokenIDPrefix)
+}
 
 const (
 	secretBytes = 32                    // 256 bits of entropy

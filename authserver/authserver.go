@@ -348,9 +348,9 @@ func (s *Server) Verify(ctx context.Context, token string, now time.Time) (mcp.I
 	// The grant is the credential; its principal is the service token it
 	// was proven with, or the person an upstream provider signed in: one
 	// person's grants spend one budget (Identity.Budget).
-	principal := auth.TokenPrincipal(c.Token)
+	principal := c.Token
 	if c.Token == "" {
-		principal = "subject:" + s.cfg.Issuer + "\x00" + c.Subject
+		principal = auth.SubjectPrincipal(s.cfg.Issuer, c.Subject)
 	}
 	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.Grant, Principal: principal}, c.ExpiresAt.Time, nil
 }
@@ -387,7 +387,10 @@ const GrantPrefix = "grant_"
 // holds on to such a caller beyond one request (a console session, a
 // stream) asks this again.
 func (s *Server) Active(ctx context.Context, id mcp.Identity, now time.Time) bool {
-	tid, _ := strings.CutPrefix(id.Principal, "token:")
+	tid, ok := auth.PrincipalToken(id.Principal)
+	if !ok {
+		tid = "" // signed in upstream: no service token behind it
+	}
 	return s.grantActive(ctx, id.TokenID, tid, now) == nil
 }
 

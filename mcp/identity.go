@@ -11,11 +11,11 @@ type Identity struct {
 	Subject string // user or service name
 	Role    string // role name as configured (mapped onto viewer/editor/admin by the gate)
 	TokenID string // the credential's id, never the credential itself
-	// Principal is who stands behind the credential, when that is not the
-	// credential itself: the service token an OAuth grant was proven with
-	// ("token:tok_…"), the subject of a grant made through an upstream
-	// provider or of a JWT ("subject:…"). "": the credential is the
-	// principal.
+	// Principal is who stands behind the credential: the service token's
+	// id (its own, or the one an OAuth grant was proven with), the subject
+	// of a grant made through an upstream provider or of a JWT
+	// ("subject:…"). It never holds a NUL byte, which Key always does.
+	// "": the credential is the principal.
 	Principal string
 }
 
@@ -28,7 +28,7 @@ func (id Identity) Key() string { return id.Subject + "\x00" + id.TokenID }
 // mints grants at will spends one budget, not one per grant.
 func (id Identity) Budget() string {
 	if id.Principal != "" {
-		return "\x01" + id.Principal
+		return id.Principal // no string made per call: it is on every gated call's path
 	}
 	return id.Key()
 }
