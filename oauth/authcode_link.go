@@ -127,6 +127,9 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 		if issuer, as, err = LegacyAuthorizationServer(ctx, a.http(), a.Resource); err != nil {
 			return err
 		}
+		if err := a.pin(issuer); err != nil {
+			return err
+		}
 		prm = ResourceMetadata{Resource: a.Resource}
 		a.log().Info("backend serves no protected resource metadata: its authorization server is taken at its origin (2025-03-26)", "issuer", egress.Summary(issuer))
 	case err != nil:
@@ -144,9 +147,6 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 		if as, err = DiscoverAuthorizationServer(ctx, a.http(), issuer); err != nil {
 			return err
 		}
-	}
-	if err := a.pin(issuer); err != nil {
-		return err
 	}
 	switch {
 	case !slices.Contains(as.CodeChallengeMethodsSupported, "S256"):
