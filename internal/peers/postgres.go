@@ -51,6 +51,9 @@ func postgresBin() string {
 	return ""
 }
 
+// HavePostgres reports whether PostgreSQL is installed.
+func HavePostgres() bool { return postgresBin() != "" }
+
 // StartPostgres starts a server for t, or skips t (fails it when
 // MCPGATE_REQUIRE_PEERS is set) when PostgreSQL is not installed. It is
 // stopped when t ends.

@@ -27,12 +27,18 @@ func (r Redis) URL() string { return "redis://" + r.Addr + "/0" }
 // ErrNoRedis is RunRedis's error when Redis is not installed.
 var ErrNoRedis = errors.New("redis-server is not installed (scripts/peers.sh installs Debian's redis-server)")
 
+// HaveRedis reports whether Redis is installed.
+func HaveRedis() bool {
+	_, err := exec.LookPath("redis-server")
+	return err == nil
+}
+
 // StartRedis starts a server for t, or skips t (fails it when
 // MCPGATE_REQUIRE_PEERS is set) when Redis is not installed. It is stopped
 // when t ends.
 func StartRedis(t testing.TB) Redis {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
+	if !HaveRedis() {
 		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
 			t.Fatal(ErrNoRedis)
 		}
