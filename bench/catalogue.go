@@ -16,14 +16,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/backend"
-	"github.com/mcpgate/mcpgate/fixture"
+	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/toolsearch"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/stdio"
-	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // catalogueSize is one catalogue's tools/list, in bytes, in each view.

@@ -22,12 +22,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/fixture"
-	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/gateway"
+	"github.com/mcpgate/mcpgate/internal/proxy"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/mcphttp"
-	"github.com/mcpgate/mcpgate/proxy"
-	"github.com/mcpgate/mcpgate/store/sqlite"
 )
 
 func BenchmarkRelayHTTPBackend(b *testing.B) {

@@ -23,7 +23,7 @@ import (
 	"github.com/yannh/kubeconform/pkg/validator"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/config"
 )
 
 const base = "kubernetes/base"

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
-	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
 

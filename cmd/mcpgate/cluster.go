@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgate/mcpgate/cluster"
-	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/cluster"
+	"github.com/mcpgate/mcpgate/internal/config"
 )
 
 // openCluster connects to the configured Redis, or returns nil without

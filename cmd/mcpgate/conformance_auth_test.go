@@ -32,9 +32,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
-	"github.com/mcpgate/mcpgate/oauth"
 )
 
 // ccAuthScenarios are the client auth scenarios of the authorization

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/store"
 )
 
 func oauthCommand() *cobra.Command {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/store"
-	"github.com/mcpgate/mcpgate/store/sqlite"
+	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 )
 
 func TestPrintableEscapesWhatATerminalWouldObey(t *testing.T) {

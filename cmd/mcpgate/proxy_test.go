@@ -13,9 +13,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/proxy"
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
 

@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/gateway"
 )
 
 // followConfig reloads gw on SIGHUP and on a change of f.config until ctx

@@ -16,8 +16,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/gateway"
 )
 
 // demoName is the demonstration backend's name.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/config"
+	"github.com/mcpgate/mcpgate/internal/config"
 )
 
 // --backend adds to the file's backends, replaces one of the same name,

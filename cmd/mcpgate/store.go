@@ -10,10 +10,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/store"
-	"github.com/mcpgate/mcpgate/store/postgres"
-	"github.com/mcpgate/mcpgate/store/sqlite"
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/store/postgres"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 )
 
 func openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {

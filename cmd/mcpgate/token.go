@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgate/mcpgate/auth"
-	"github.com/mcpgate/mcpgate/cluster"
-	"github.com/mcpgate/mcpgate/config"
-	"github.com/mcpgate/mcpgate/store"
+	"github.com/mcpgate/mcpgate/internal/auth"
+	"github.com/mcpgate/mcpgate/internal/cluster"
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/store"
 )
 
 // storeFlags are the flags every store command takes.

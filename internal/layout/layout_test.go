@@ -19,28 +19,28 @@ var layers = [][]string{
 	// imports nothing of ours.
 	{"internal/egress", "internal/egress/egresstest"},
 	// What OAuth's two sides share: it imports only the outbound policy.
-	{"oauth"},
+	{"internal/oauth"},
 	// Foundations: they import nothing of ours but oauth (config checks
 	// URLs by its rule).
-	{"jsonrpc", "sse", "store", "config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
+	{"jsonrpc", "sse", "internal/store", "internal/config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
-	{"mcp", "wire", "store/sqlite", "store/postgres", "store/storetest"},
+	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "wiremcp", "fixture", "relay", "access", "auth", "audit", "metrics", "telemetry", "internal/mcptest",
+	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/relay", "internal/access", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The admin console: pages over what the gateway gives it.
-		"admin",
+		"internal/gateway/admin",
 		// The search mode's tools, over the engine's catalogue.
-		"toolsearch"},
+		"internal/gateway/toolsearch"},
 	// Backends and the proxy: transports and the wire put together; what
 	// replicas share (Redis), for the gate's buckets and the transport's
 	// sessions.
-	{"backend", "proxy", "cluster",
+	{"internal/gateway/backend", "internal/proxy", "internal/cluster",
 		// The built-in authorization server: over the store and the
 		// service tokens.
-		"authserver"},
+		"internal/auth/authserver"},
 	// The gateway assembles everything; proxytest serves proxies to tests.
-	{"gateway", "internal/proxytest"},
+	{"internal/gateway", "internal/proxytest"},
 	// Programs.
 	{"cmd/mcpgate", "bench", "deploy"},
 }
@@ -52,13 +52,13 @@ var forbidden = []struct {
 	from, to []string
 }{
 	{"the protocol packages know nothing of who calls or what is recorded",
-		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "fixture", "relay", "backend", "proxy", "toolsearch"},
-		[]string{"access", "auth", "audit", "metrics", "telemetry", "store", "store/sqlite", "store/postgres"}},
+		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/relay", "internal/gateway/backend", "internal/proxy", "internal/gateway/toolsearch"},
+		[]string{"internal/access", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/store", "internal/store/sqlite", "internal/store/postgres"}},
 	{"the observers read what the engine resolved, never the audit log or the store",
-		[]string{"metrics", "telemetry"},
-		[]string{"audit", "store", "store/sqlite", "store/postgres"}},
+		[]string{"internal/observe/metrics", "internal/observe/telemetry"},
+		[]string{"internal/observe/audit", "internal/store", "internal/store/sqlite", "internal/store/postgres"}},
 	{"the gateway reads no payload: that belongs to the engine and the relay",
-		[]string{"gateway"},
+		[]string{"internal/gateway"},
 		[]string{"jsonrpc", "wire", "wiremcp", "sse"}},
 }
 

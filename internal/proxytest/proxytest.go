@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
-	"github.com/mcpgate/mcpgate/proxy"
 )
 
 // Upstream serves s over Streamable HTTP on a test server, in the 2025

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/proxy"
+	"github.com/mcpgate/mcpgate/internal/proxy"
 )
 
 // PKI are the PEM files of a test's certificates: a CA, the proxy's

@@ -1,0 +1,298 @@
+// cluster_test.go runs the shared state against a real Redis
+// (internal/peers starts one): exact bursts across replicas on the
+// server's clock, token events applied at once and caught up from the
+// store after a miss, and sealed sessions whose liveness and per-identity
+// cap every replica sees.
+
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/auth"
+	"github.com/mcpgate/mcpgate/internal/cluster"
+	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T, srv peers.Redis) *cluster.Redis {
+	t.Helper()
+	r, err := cluster.Open(context.Background(), cluster.Options{URL: srv.URL(), Prefix: "t:" + t.Name() + ":"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func TestURLWithAPasswordIsRefusedWithoutQuotingIt(t *testing.T) {
+	for _, u := range []string{"redis://:hunter2@127.0.0.1:6379/0", "redis://u:hunter2@h/0"} {
+		_, err := cluster.ParseURL(u)
+		if !errors.Is(err, cluster.ErrPasswordInURL) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%v", err)
+		}
+	}
+	if _, err := cluster.ParseURL("http://h:1/0"); err == nil {
+		t.Error("an http URL accepted")
+	}
+	if _, err := cluster.ParseURL("redis://127.0.0.1:6379/0"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBurstAcrossReplicasAdmitsExactlyBurst(t *testing.T) {
+	srv := peers.StartRedis(t)
+	rules := access.LimitRules{Default: access.Limit{Rate: 0.01, Burst: 10}}
+	var replicas []*access.Limiter
+	for range 3 {
+		replicas = append(replicas, access.NewLimiter(rules, nil).WithShared(open(t, srv).Buckets(), func(err error) { t.Error(err) }))
+	}
+	alice := mcp.Identity{Subject: "alice", Role: "viewer", TokenID: "t1"}
+	bob := mcp.Identity{Subject: "bob", Role: "viewer", TokenID: "t2"}
+	tool := mcp.Entry{Kind: mcp.KindTool, Name: "search"}
+	var admitted, refusedWithHint atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 100 {
+		wg.Go(func() {
+			<-start
+			ok, wait := replicas[i%3].Allow(alice, tool)
+			if ok {
+				admitted.Add(1)
+			} else if wait > 90*time.Second { // one token at 0.01/s: 100 s away
+				refusedWithHint.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if admitted.Load() != 10 || refusedWithHint.Load() != 90 {
+		t.Fatalf("100 concurrent calls over 3 replicas, burst 10: %d admitted, %d refused with an honest hint", admitted.Load(), refusedWithHint.Load())
+	}
+	// Another identity has its own bucket.
+	if ok, _ := replicas[0].Allow(bob, tool); !ok {
+		t.Error("bob refused by alice's spending")
+	}
+}
+
+func TestSharedBucketRefillsOnTheServersClock(t *testing.T) {
+	srv := peers.StartRedis(t)
+	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 50, Burst: 1}}, nil).WithShared(open(t, srv).Buckets(), nil)
+	id := mcp.Identity{Subject: "a", Role: "viewer"}
+	e := mcp.Entry{Kind: mcp.KindTool, Name: "x"}
+	if ok, _ := l.Allow(id, e); !ok {
+		t.Fatal("first call refused")
+	}
+	ok, wait := l.Allow(id, e)
+	if ok || wait <= 0 || wait > 20*time.Millisecond+time.Millisecond {
+		t.Fatalf("second call: ok=%v wait=%v (one token every 20 ms)", ok, wait)
+	}
+	time.Sleep(wait) // the bucket refills with time, not with a signal
+	if ok, wait := l.Allow(id, e); !ok {
+		t.Errorf("after waiting the hint: refused again, wait %v", wait)
+	}
+}
+
+// replica is one replica's token index over a store shared by all,
+// listening to the token events.
+func replica(t *testing.T, st auth.TokenSource, r *cluster.Redis, caughtUp chan<- struct{}) *auth.Tokens {
+	t.Helper()
+	tokens := auth.NewTokens(st, nil)
+	if err := tokens.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tokens.Announce(func(id string, at time.Time) {
+		if err := r.Publish(context.Background(), cluster.TokenEvent{ID: id, RevokedAt: at}); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Watch(ctx, func(ev cluster.TokenEvent) { _ = tokens.Heard(ctx, ev.ID, ev.RevokedAt) }, func() {
+			_ = tokens.Refresh(ctx)
+			select {
+			case caughtUp <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return tokens
+}
+
+func TestTokenEventsReachEveryReplicaAndMissesAreCaughtUp(t *testing.T) {
+	srv := peers.StartRedis(t)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ra, rb := open(t, srv), open(t, srv)
+	upA, upB := make(chan struct{}, 8), make(chan struct{}, 8)
+	a := replica(t, st, ra, upA)
+	<-upA
+	// A token revoked through a before b listens: b catches up when it
+	// subscribes.
+	ctx := context.Background()
+	early, earlyRec, err := a.Create(ctx, "early", "viewer", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Revoke(ctx, earlyRec.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := replica(t, st, rb, upB)
+	<-upB
+	if _, err := b.Verify(early, time.Now()); !errors.Is(err, auth.ErrTokenRevoked) {
+		t.Fatalf("a revocation b missed: %v", err)
+	}
+	// Created through a, known to b at once; revoked through a, refused
+	// by b within a second, its stream told.
+	secret, rec, err := a.Create(ctx, "ci", "viewer", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		if _, err := b.Verify(secret, time.Now()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b does not know a token created through a within a second")
+		}
+		time.Sleep(5 * time.Millisecond) // polling what the event changes
+	}
+	stream := b.Revoked(rec.ID)
+	revokedAt := time.Now()
+	if err := a.Revoke(ctx, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stream:
+		if d := time.Since(revokedAt); d > time.Second {
+			t.Errorf("b heard of the revocation after %v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("b's stream was not told of the revocation")
+	}
+	// b's subscription broken: it catches up again when it is back.
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer admin.Close()
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-upB:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b did not catch up after its subscription broke")
+	}
+}
+
+// sealedReplica is one replica's Streamable HTTP endpoint with sealed
+// sessions shared in Redis; X-Test-Identity names the caller.
+func sealedReplica(t *testing.T, r *cluster.Redis, limit int) string {
+	t.Helper()
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "r", Version: "0"}})
+	sealer, err := mcphttp.NewSealer([]byte(strings.Repeat("k", mcphttp.SessionKeySize)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(s, mcphttp.Options{Sealer: sealer, Shared: r.Sessions(), MaxSessionsPerIdentity: limit})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		req = req.WithContext(mcp.WithIdentity(req.Context(), mcp.Identity{Subject: req.Header.Get("X-Test-Identity")}))
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(h.Close)
+	return srv.URL
+}
+
+func post(t *testing.T, url, who, sid, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Test-Identity", who)
+	if sid != "" {
+		req.Header.Set(mcphttp.HeaderSessionID, sid)
+		req.Header.Set(mcphttp.HeaderProtocolVersion, mcp.Version20251125)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get(mcphttp.HeaderSessionID)
+}
+
+const initBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+const pingBody = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+func TestSharedSessionsEndEverywhereAndAreCappedAcrossReplicas(t *testing.T) {
+	srv := peers.StartRedis(t)
+	a, b := sealedReplica(t, open(t, srv), 2), sealedReplica(t, open(t, srv), 2)
+	_, s1 := post(t, a, "alice", "", initBody)
+	_, s2 := post(t, b, "alice", "", initBody)
+	if s1 == "" || s2 == "" {
+		t.Fatal("initialize gave no session")
+	}
+	if status, _ := post(t, a, "alice", "", initBody); status != http.StatusTooManyRequests {
+		t.Errorf("a third session of alice over two replicas, cap 2 = %d, want 429", status)
+	}
+	if _, other := post(t, a, "bob", "", initBody); other == "" {
+		t.Error("bob is refused by alice's cap")
+	}
+	for _, url := range []string{a, b} {
+		for _, sid := range []string{s1, s2} {
+			if status, _ := post(t, url, "alice", sid, pingBody); status != http.StatusOK {
+				t.Errorf("ping = %d", status)
+			}
+		}
+	}
+	// DELETE through b ends s1 on a as well, and frees its place.
+	req, _ := http.NewRequest(http.MethodDelete, b, nil)
+	req.Header.Set(mcphttp.HeaderSessionID, s1)
+	req.Header.Set("X-Test-Identity", "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if status, _ := post(t, b, "alice", s1, pingBody); status != http.StatusNotFound {
+		t.Errorf("a deleted session answered %d where it was deleted, want 404", status)
+	}
+	// a, which holds it, hears within a second.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		status, _ := post(t, a, "alice", s1, pingBody)
+		if status == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a deleted session still answers %d on the replica holding it", status)
+		}
+		time.Sleep(50 * time.Millisecond) // polling what Redis says
+	}
+	if _, s3 := post(t, a, "alice", "", initBody); s3 == "" {
+		t.Error("the deleted session's place was not given back")
+	}
+}

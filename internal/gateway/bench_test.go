@@ -1,0 +1,83 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/gateway"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+func benchEcho(s *mcp.Server) {
+	_ = s.AddTools(&mcp.Tool{Name: "echo", Description: "Echoes its text",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Handler: func(_ context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
+			text, _ := jsonrpc.LookupString(args, "text")
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}})
+		}})
+}
+
+// BenchmarkGatewayToolsCall measures one tools/call through the whole
+// access-control stack — bearer token, gate, rate limit, audit record —
+// against the same tool on the bare engine, over Streamable HTTP.
+func BenchmarkGatewayToolsCall(b *testing.B) {
+	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"}}`)
+	run := func(b *testing.B, url string, header http.Header) {
+		ctx := context.Background()
+		conn, err := mcphttp.DialStreamable(ctx, url, mcphttp.ClientOptions{Header: header})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := mcp.NewClient(conn, mcp.ClientOptions{})
+		defer c.Close()
+		if _, err := c.Initialize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := c.Call(ctx, "tools/call", params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("bare-engine", func(b *testing.B) {
+		s := mcp.NewServer(mcp.Options{})
+		benchEcho(s)
+		h := mcphttp.NewHandler(s, mcphttp.Options{})
+		defer h.Close()
+		ts := httptest.NewServer(h)
+		defer ts.Close()
+		run(b, ts.URL, nil)
+	})
+	b.Run("gateway", func(b *testing.B) {
+		ctx := context.Background()
+		cfg, _ := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 1000000, burst: 1000000}}\n"))
+		st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		gw, err := gateway.New(ctx, cfg, gateway.Options{Store: st, Catalogue: benchEcho})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer gw.Close(ctx)
+		secret, _, err := gw.Tokens().Create(ctx, "bench", "viewer", time.Time{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(gw.Handler())
+		defer ts.Close()
+		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
+	})
+}

@@ -1,0 +1,96 @@
+// metrics.go wires the gateway's Prometheus metrics: the call middleware
+// and the engine's gate that names entries, gauges over the sessions, the
+// rate buckets, the audit queue and the backends' states, and the /metrics
+// routes — to admins on
+// the main address, and to anyone on an optional loopback-only one.
+
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/auth"
+	"github.com/mcpgate/mcpgate/internal/observe/metrics"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// checkMetricsListen refuses a metrics address that is not loopback: that
+// endpoint has no authentication, and the catalogue's names, the callers'
+// roles and the traffic are not for the network to read.
+func (g *Gateway) checkMetricsListen() error {
+	if g.cfg.Metrics.Listen == "" {
+		return nil
+	}
+	if err := auth.CheckLoopback(g.cfg.Metrics.Listen); err != nil {
+		return fmt.Errorf("metrics.listen: the unauthenticated metrics endpoint may only listen on loopback: %w", err)
+	}
+	return nil
+}
+
+// watchGauges registers the gauges read at scrape time; it runs once the
+// transports exist.
+func (g *Gateway) watchGauges() {
+	g.metrics.Sessions("streamable", g.streamable.Sessions)
+	g.metrics.Sessions("legacy", g.legacy.Sessions)
+	g.metrics.Sessions("stdio", func() int { return int(g.stdioSessions.Load()) })
+	g.metrics.Backends(g.backendStates)
+	g.metrics.RateBuckets(g.gate.buckets)
+	if g.audit != nil {
+		g.metrics.Audit(func() metrics.AuditStats {
+			s := g.audit.Stats()
+			return metrics.AuditStats{Queued: s.Queued, Written: s.Written, WriteErrors: s.WriteErrors,
+				Lost: s.Lost, Refused: s.Refused, Blocked: s.Blocked}
+		})
+	}
+}
+
+// backendStates is every backend's state as the metrics show it, read
+// from the Set at each scrape: backends added or removed while the
+// gateway runs are followed exactly.
+func (g *Gateway) backendStates() []metrics.BackendState {
+	if g.backends == nil {
+		return nil
+	}
+	states := g.backends.States()
+	out := make([]metrics.BackendState, len(states))
+	for i, s := range states {
+		out[i] = metrics.BackendState{Name: s.Name, Up: s.Up, Restarts: s.Restarts, Since: s.Since}
+	}
+	return out
+}
+
+// adminOnly serves h to an authenticated admin (or a custom role mapped
+// onto admin) and 403 to anyone else: metrics name every entry and role,
+// which a viewer is not otherwise shown.
+func (g *Gateway) adminOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := mcp.IdentityFrom(r.Context())
+		if !ok || !g.roles.Allows(id.Role, access.Admin) {
+			// Say what would be allowed: an operator fixes the token,
+			// not the URL. The role is one the configuration knows.
+			role := id.Role
+			if role == "" {
+				role = "none"
+			}
+			http.Error(w, fmt.Sprintf("Forbidden: /metrics needs the admin role (or a role based on it); this credential's role is %s", role), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// MetricsHandler serves /metrics without authentication, for the separate
+// loopback address of metrics.listen (nil when it is not configured). It
+// keeps the DNS-rebinding guard: a web page must not read it through a
+// browser on the same machine.
+func (g *Gateway) MetricsHandler() http.Handler {
+	if g.cfg.Metrics.Listen == "" {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", g.metrics.Handler())
+	return mcphttp.Guard(mux, mcphttp.GuardOptions{})
+}

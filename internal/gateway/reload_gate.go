@@ -1,0 +1,81 @@
+// reload_gate.go is the call gate as the engine holds it: a pointer to the
+// current access.Gate and its rate limiter, swapped whole when a reload
+// brings new rate limits. The engine's gate is fixed when the server is
+// built, so the swap happens behind it; a call reads one consistent pair,
+// never the old roles with the new limiter.
+
+package gateway
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// limitGate is an mcp.Gate delegating to the current access.Gate.
+type limitGate struct {
+	now func() time.Time
+	// shared, when set, holds the buckets instead of this process (Redis:
+	// every replica spends from the same ones); onErr hears of failures
+	// to reach them.
+	shared access.SharedBuckets
+	onErr  func(error)
+	cur    atomic.Pointer[gatePair]
+}
+
+type gatePair struct {
+	gate    *access.Gate
+	limiter *access.Limiter
+}
+
+var _ mcp.Gate = (*limitGate)(nil)
+
+// newLimitGate gates by roles and by rules (which must be valid), reading
+// time from now (time.Now when nil).
+func newLimitGate(roles *access.Roles, rules access.LimitRules, now func() time.Time, shared access.SharedBuckets, onErr func(error)) *limitGate {
+	if now == nil {
+		now = time.Now
+	}
+	g := &limitGate{now: now, shared: shared, onErr: onErr}
+	g.set(roles, rules)
+	return g
+}
+
+// set puts new rules in force. Their buckets start full: a rule's budget
+// is not carried over from rules that may have counted differently.
+func (g *limitGate) set(roles *access.Roles, rules access.LimitRules) {
+	l := access.NewLimiter(rules, g.now)
+	if g.shared != nil {
+		l = l.WithShared(g.shared, g.onErr)
+	}
+	g.cur.Store(&gatePair{gate: access.NewGate(roles, l), limiter: l})
+}
+
+func (g *limitGate) Visible(ctx context.Context, e mcp.Entry) bool {
+	return g.cur.Load().gate.Visible(ctx, e)
+}
+
+func (g *limitGate) Admit(ctx context.Context, e mcp.Entry) error {
+	return g.cur.Load().gate.Admit(ctx, e)
+}
+
+// buckets is the number of rate buckets held now (a gauge).
+func (g *limitGate) buckets() int { return g.cur.Load().limiter.Len() }
+
+// sweep drops refilled buckets of the current limiter every interval until
+// ctx ends.
+func (g *limitGate) sweep(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			g.cur.Load().limiter.Sweep(g.now())
+		}
+	}
+}

@@ -1,0 +1,288 @@
+// Package audit records one line per gated call — who called which tool,
+// resource or prompt, how it ended and how long it took — and never the
+// arguments.
+//
+// Two halves. Observer watches the MCP engine and turns each tools/call,
+// resources/read and prompts/get into a store.AuditRecord. A
+// Log takes those records off the hot path: Record puts one on a buffered
+// queue and returns; one goroutine writes them to the store in batches
+// (when BatchSize have gathered, or FlushEvery after the first of a batch
+// arrived), retrying a failed write with growing pauses until it succeeds.
+//
+// Nothing is dropped. When the queue is full — the store is slow or down
+// for longer than the buffer covers — Record waits for room rather than
+// throw a record away: an audit log with silent holes is worse than calls
+// that slow down while it cannot keep up, and Stats shows when it happens
+// (Blocked, MaxQueued). Close writes everything queued before it returns;
+// only when its context ends first does it give up, and it says how many
+// records were lost.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/store"
+)
+
+// ErrClosed is returned by Record once Close has begun.
+var ErrClosed = errors.New("audit: log closed")
+
+// Writer is where records go; store.Store is one.
+type Writer interface {
+	// AppendAudit writes records, all or none. It must not keep the
+	// slice, and must return when ctx ends.
+	AppendAudit(ctx context.Context, records []store.AuditRecord) error
+}
+
+// Options tunes a Log. The zero value is usable.
+type Options struct {
+	BatchSize  int           // records per write at most (default 256)
+	FlushEvery time.Duration // longest a record waits for its batch to fill (default 200ms)
+	Buffer     int           // records queued before Record waits (default 8192)
+	// RetryDelay is the pause after the first failed write (default
+	// 100ms); it doubles with every further failure up to MaxRetryDelay
+	// (default 5s).
+	RetryDelay    time.Duration
+	MaxRetryDelay time.Duration
+	Logger        *slog.Logger // default: discard
+}
+
+func (o Options) withDefaults() Options {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 256
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 200 * time.Millisecond
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = 8192
+	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = 100 * time.Millisecond
+	}
+	if o.MaxRetryDelay < o.RetryDelay {
+		o.MaxRetryDelay = max(5*time.Second, o.RetryDelay)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Log batches records to a Writer. It is safe for concurrent use.
+type Log struct {
+	w     Writer
+	opts  Options
+	log   *slog.Logger
+	queue chan store.AuditRecord
+
+	// closed is set once, under mu, by Close. A Record that saw it unset
+	// is counted in senders before mu is released, so Close knows when
+	// the last record that made it in has reached the queue.
+	mu          sync.RWMutex
+	closed      bool
+	senders     sync.WaitGroup
+	closeOnce   sync.Once
+	sendersDone chan struct{}
+
+	giveUpOnce   sync.Once
+	giveUp       chan struct{} // Close's context ended: stop retrying
+	giveUpErr    error
+	writeCtx     context.Context
+	cancelWrites context.CancelFunc
+	done         chan struct{} // the writer goroutine has returned
+
+	counters
+}
+
+// NewLog starts a Log writing to w. Close stops it.
+func NewLog(w Writer, opts Options) *Log {
+	opts = opts.withDefaults()
+	l := &Log{
+		w:           w,
+		opts:        opts,
+		log:         opts.Logger,
+		queue:       make(chan store.AuditRecord, opts.Buffer),
+		sendersDone: make(chan struct{}),
+		giveUp:      make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	l.writeCtx, l.cancelWrites = context.WithCancel(context.Background())
+	go l.run()
+	return l
+}
+
+// Record queues r to be written. It returns at once unless the queue is
+// full, and then waits for room (see the package comment). After Close
+// has begun it writes nothing, logs the refusal and returns ErrClosed.
+func (l *Log) Record(r store.AuditRecord) error {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return l.refuse(r)
+	}
+	l.senders.Add(1)
+	l.mu.RUnlock()
+	defer l.senders.Done()
+
+	l.enqueuing()
+	select {
+	case l.queue <- r:
+		l.recorded.Add(1)
+		return nil
+	default:
+	}
+	l.blocked.Add(1)
+	select {
+	case l.queue <- r:
+		l.recorded.Add(1)
+		return nil
+	case <-l.giveUp:
+		l.pending.Add(-1)
+		return l.refuse(r)
+	}
+}
+
+func (l *Log) refuse(r store.AuditRecord) error {
+	l.refused.Add(1)
+	l.log.Warn("audit: record refused, the log is closed",
+		"kind", r.Kind, "name", r.Name, "subject", r.Subject, "outcome", r.Outcome)
+	return ErrClosed
+}
+
+// Close writes every record queued and stops the writer. If ctx ends
+// first, Close stops retrying, cancels the write in progress and returns
+// an error counting the records lost.
+func (l *Log) Close(ctx context.Context) error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		go func() {
+			l.senders.Wait()
+			close(l.sendersDone)
+		}()
+	})
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		l.giveUpOnce.Do(func() {
+			l.giveUpErr = ctx.Err()
+			close(l.giveUp)
+			l.cancelWrites()
+		})
+		<-l.done
+	}
+	// Once the writer gave up, records may be left in the queue, and
+	// waiting senders are leaving it: count what they left.
+	<-l.sendersDone
+	left := 0
+	for drained := false; !drained; {
+		select {
+		case <-l.queue:
+			left++
+		default:
+			drained = true
+		}
+	}
+	if left > 0 {
+		l.lose(left, "close gave up before they were written")
+	}
+	l.cancelWrites()
+	if lost := l.lost.Load(); lost > 0 {
+		return fmt.Errorf("audit: close gave up with %d records unwritten: %w", lost, l.giveUpErr)
+	}
+	return nil
+}
+
+// run is the writer goroutine: it gathers batches and writes them.
+func (l *Log) run() {
+	defer close(l.done)
+	batch := make([]store.AuditRecord, 0, l.opts.BatchSize)
+	flush := time.NewTimer(l.opts.FlushEvery)
+	flush.Stop()
+	defer flush.Stop()
+	for {
+		select {
+		case r := <-l.queue:
+			if len(batch) == 0 {
+				flush.Reset(l.opts.FlushEvery)
+			}
+			batch = append(batch, r)
+			if len(batch) < l.opts.BatchSize {
+				continue
+			}
+			flush.Stop()
+		case <-flush.C:
+		case <-l.sendersDone:
+			l.drain(batch)
+			return
+		}
+		if !l.write(batch) {
+			return
+		}
+		batch = batch[:0]
+	}
+}
+
+// drain writes the batch and whatever is left in the queue: Close has
+// begun and no record will be added.
+func (l *Log) drain(batch []store.AuditRecord) {
+	for {
+		select {
+		case r := <-l.queue:
+			batch = append(batch, r)
+			if len(batch) < l.opts.BatchSize {
+				continue
+			}
+		default:
+			l.write(batch)
+			return
+		}
+		if !l.write(batch) {
+			return
+		}
+		batch = batch[:0]
+	}
+}
+
+// write writes batch, retrying until it is written (true) or Close gives
+// up (false, and the batch is counted lost).
+func (l *Log) write(batch []store.AuditRecord) bool {
+	if len(batch) == 0 {
+		return true
+	}
+	delay := l.opts.RetryDelay
+	for attempt := 1; ; attempt++ {
+		err := l.w.AppendAudit(l.writeCtx, batch)
+		if err == nil {
+			l.wrote(len(batch))
+			if attempt > 1 {
+				l.log.Info("audit: write succeeded after retrying", "records", len(batch), "attempts", attempt)
+			}
+			return true
+		}
+		l.writeErrors.Add(1)
+		l.log.Warn("audit: write failed, retrying", "records", len(batch), "attempt", attempt, "retry_in", delay, "err", err)
+		pause := time.NewTimer(delay)
+		select {
+		case <-pause.C:
+		case <-l.giveUp:
+			pause.Stop()
+			l.lose(len(batch), "writes kept failing until close gave up")
+			return false
+		}
+		delay = min(2*delay, l.opts.MaxRetryDelay)
+	}
+}
+
+func (l *Log) lose(n int, why string) {
+	l.lost.Add(uint64(n))
+	l.pending.Add(-int64(n))
+	l.log.Error("audit: records lost", "records", n, "why", why)
+}

@@ -1,0 +1,61 @@
+// oauth.go gives the shared OAuth rules (store.OAuthSQL) SQLite's
+// transactions: writers queue on writeMu as every other write here does.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/mcpgate/mcpgate/internal/store"
+)
+
+// oauthTx runs fn in one write transaction.
+func (s *Store) oauthTx(ctx context.Context, fn func(store.SQLTx) error) error {
+	var kept error
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		err, commit := store.Committed(fn(sqlTx{tx}))
+		if commit {
+			kept = err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return kept
+}
+
+type sqlTx struct{ tx *sql.Tx }
+
+func (t sqlTx) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t sqlTx) QueryRow(ctx context.Context, q string, args ...any) store.Row {
+	return sqlRow{t.tx.QueryRowContext(ctx, q, args...)}
+}
+
+func (t sqlTx) Query(ctx context.Context, q string, args ...any) (store.Rows, func(), error) {
+	rows, err := t.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, func() { rows.Close() }, nil
+}
+
+type sqlRow struct{ r *sql.Row }
+
+func (r sqlRow) Scan(dest ...any) error {
+	if err := r.r.Scan(dest...); errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	} else {
+		return err
+	}
+}
