@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/gateway/toolsearch"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -73,7 +73,7 @@ func catalogues(ctx context.Context, withPeers bool) ([]catalogueSize, error) {
 // lists them in both views.
 func measureCatalogue(name string, defs []json.RawMessage) catalogueSize {
 	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "bench", Version: "1"}, PageSize: 1 << 20})
-	derive := backend.Spec{DeriveShort: "first_sentence"}
+	derive := backends.Spec{DeriveShort: "first_sentence"}
 	tools := make([]*mcp.Tool, 0, len(defs))
 	for _, d := range defs {
 		n, _ := jsonrpc.LookupString(d, "name")

@@ -1,5 +1,5 @@
 // backends.go relays the configured backends into the gateway's server:
-// each becomes a backend.Spec, with its secrets read from the gateway's
+// each becomes a backends.Spec, with its secrets read from the gateway's
 // environment, and the Set that keeps them connected is reported on
 // /readyz, which any prober may read, so it shows state and never a secret.
 
@@ -19,28 +19,28 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/egress"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
-	"github.com/mcpgate/mcpgate/internal/gateway/relay"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
 	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // backendSpec turns one configured backend into a Spec; key names it in
 // errors ("backends[1]").
-func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Policy) (backend.Spec, error) {
-	s := backend.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
+func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Policy) (backends.Spec, error) {
+	s := backends.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
 	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
 	s.Era = eraFor(b.Era)
 	for _, r := range b.MinRoles {
-		s.MinRoles = append(s.MinRoles, backend.RoleRule{Kind: r.Kind, Name: r.Name, Role: r.Role})
+		s.MinRoles = append(s.MinRoles, backends.RoleRule{Kind: r.Kind, Name: r.Name, Role: r.Role})
 	}
 	for _, r := range b.ShortDescriptions {
-		s.Shorts = append(s.Shorts, backend.ShortRule{Kind: r.Kind, Name: r.Name, Description: r.Description})
+		s.Shorts = append(s.Shorts, backends.ShortRule{Kind: r.Kind, Name: r.Name, Description: r.Description})
 	}
 	s.DeriveShort = b.DeriveShort
 	if b.Prefix == config.NoPrefix {
-		s.Prefix = relay.NoPrefix
+		s.Prefix = catalog.NoPrefix
 	}
 	var src sources
 	for _, name := range slices.Sorted(maps.Keys(b.EnvFrom)) {
@@ -134,7 +134,7 @@ func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *eg
 	return cc
 }
 
-// eraFor is the backend.Spec era of a configured one.
+// eraFor is the backends.Spec era of a configured one.
 func eraFor(era string) mcp.Era {
 	switch era {
 	case config.EraSession:
@@ -148,8 +148,8 @@ func eraFor(era string) mcp.Era {
 // backendSpecs builds every configured backend's Spec before anything
 // starts, so that a missing secret refuses New: every one missing, in
 // every backend, named at once.
-func backendSpecs(bs []config.Backend, bo *backendOAuth, out *egress.Policy) ([]backend.Spec, error) {
-	specs := make([]backend.Spec, 0, len(bs))
+func backendSpecs(bs []config.Backend, bo *backendOAuth, out *egress.Policy) ([]backends.Spec, error) {
+	specs := make([]backends.Spec, 0, len(bs))
 	var errs []error
 	for i, b := range bs {
 		s, err := backendSpec(fmt.Sprintf("backends[%d]", i), b, bo, out)
@@ -166,7 +166,7 @@ func backendSpecs(bs []config.Backend, bo *backendOAuth, out *egress.Policy) ([]
 }
 
 // specNames are the specs' names, in order.
-func specNames(specs []backend.Spec) []string {
+func specNames(specs []backends.Spec) []string {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name

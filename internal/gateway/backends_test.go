@@ -27,7 +27,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 }
 
 // bkFast restarts a backend quickly and notices one gone within 100ms.
-var bkFast = backend.Options{Backoff: backend.Backoff{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond},
+var bkFast = backends.Options{Backoff: backends.Backoff{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond},
 	PingInterval: 100 * time.Millisecond, StartTimeout: 10 * time.Second}
 
 // bkFixtureHTTP serves the fixture over Streamable HTTP; the returned stop
@@ -89,7 +89,7 @@ func bkGateway(t *testing.T, yamlText string) (base string, gw *gateway.Gateway)
 }
 
 // bkGatewayWith is bkGateway with backend options of the test's choosing.
-func bkGatewayWith(t *testing.T, yamlText string, bo backend.Options) (base string, gw *gateway.Gateway) {
+func bkGatewayWith(t *testing.T, yamlText string, bo backends.Options) (base string, gw *gateway.Gateway) {
 	t.Helper()
 	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\n" + yamlText))
 	if err != nil {

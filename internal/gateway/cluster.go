@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/cluster"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -74,8 +74,8 @@ func (g *Gateway) sharedBucketsFailed(err error) {
 
 // upstreamExtras seal a session's per-client upstream sessions (HTTP
 // backends) into its id, and hand them to the replica that resumes it
-// (backend/resume.go).
-type upstreamExtras struct{ set *backend.Set }
+// (backends/resume.go).
+type upstreamExtras struct{ set *backends.Set }
 
 func (x upstreamExtras) Opened(ctx context.Context, s *mcp.Session) json.RawMessage {
 	ups := x.set.OpenUpstreams(ctx, s)
@@ -87,7 +87,7 @@ func (x upstreamExtras) Opened(ctx context.Context, s *mcp.Session) json.RawMess
 }
 
 func (x upstreamExtras) Resumed(s *mcp.Session, extra json.RawMessage) {
-	var ups map[string]backend.UpstreamSession
+	var ups map[string]backends.UpstreamSession
 	if json.Unmarshal(extra, &ups) == nil {
 		x.set.ResumeUpstreams(s, ups)
 	}

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/sse"
@@ -189,7 +189,7 @@ func TestRelayedAnswersLeaveTheGatewayAsTheBackendWroteThem(t *testing.T) {
   - name: fh
     kind: http
     url: %q
-`, os.Args[0], bkChildEnv, bs.URL), backend.Options{Backoff: bkFast.Backoff, PingInterval: -1})
+`, os.Args[0], bkChildEnv, bs.URL), backends.Options{Backoff: bkFast.Backoff, PingInterval: -1})
 	bkWaitReady(t, base, http.StatusOK)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -22,8 +22,8 @@ import (
 	"github.com/mcpgate/mcpgate/internal/cluster"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
-	"github.com/mcpgate/mcpgate/internal/gateway/relay"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
 	"github.com/mcpgate/mcpgate/internal/gateway/toolsearch"
 	"github.com/mcpgate/mcpgate/internal/observe/audit"
 	"github.com/mcpgate/mcpgate/internal/observe/metrics"
@@ -43,7 +43,7 @@ type Options struct {
 	Catalogue func(*mcp.Server)
 	// Backend tunes how backends are kept connected (restart backoff,
 	// pings); its Logger is the gateway's.
-	Backend backend.Options
+	Backend backends.Options
 	// Complete serves completion/complete for the catalogue (optional).
 	Complete mcp.HandlerFunc
 	// Now is the clock of the rate limits (default time.Now).
@@ -75,8 +75,8 @@ type Gateway struct {
 	tracer     *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
-	backends *backend.Set
-	claims   *relay.Claims // who owns each relayed entry; the backends' order
+	backends *backends.Set
+	claims   *catalog.Claims // who owns each relayed entry; the backends' order
 	reload   reloadState
 
 	cluster *cluster.Redis // nil without Redis
@@ -148,8 +148,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	// to an entry of a backend that is down answers -32603 with
 	// data.backend (to those who may see the entry), not "unknown".
 	// A resource URI several backends list is served by the first of them
-	// in the configuration (relay/uri_claims.go).
-	claims := relay.NewClaims()
+	// in the configuration (catalog/uri_claims.go).
+	claims := catalog.NewClaims()
 	claims.SetOrder(specNames(specs))
 	g.claims = claims
 	unknown := claims.Unknown
@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		Observers: observers,
 		Complete:  complete,
 		Unknown:   unknown,
-		// The instructions are the backends' (relay/instructions.go).
+		// The instructions are the backends' (catalog/instructions.go).
 		InstructionsFrom: claims.Instructions,
 		Pinned:           g.pinned,
 	})
@@ -197,7 +197,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	bo.Logger = o.Logger
 	bo.Claims = claims
 	bo.Observe = g.upstreamObserver()
-	g.backends = backend.NewSet(g.server, bo)
+	g.backends = backends.NewSet(g.server, bo)
 	for _, s := range specs {
 		if err := g.backends.Add(s); err != nil { // validated above: not expected
 			g.backends.Close()

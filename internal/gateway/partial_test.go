@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -350,7 +350,7 @@ func TestACallInFlightToADeadHTTPBackendNamesTheBackend(t *testing.T) {
 	gwLeakCheck(t)
 	beta := pfStartHTTPChild(t, "beta", "127.0.0.1:0")
 	base, _ := bkGatewayWith(t, "backends: [{name: beta, kind: http, url: \"http://"+beta.addr+"/mcp\"}]\n",
-		backend.Options{PingInterval: -1, Backoff: bkFast.Backoff})
+		backends.Options{PingInterval: -1, Backoff: bkFast.Backoff})
 	bkWaitReady(t, base, http.StatusOK)
 	c := pfConnect(t, base, "")
 	inflight := make(chan error, 1)

@@ -36,7 +36,7 @@ import (
 	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/config"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 )
 
 // ReloadReport says what a Reload changed. Names are sorted.
@@ -63,12 +63,12 @@ func (r ReloadReport) Changed() bool {
 type reloadState struct {
 	mu      sync.Mutex // one reload at a time
 	running *config.Config
-	specs   map[string]backend.Spec
+	specs   map[string]backends.Spec
 }
 
-func (r *reloadState) init(cfg *config.Config, specs []backend.Spec) {
+func (r *reloadState) init(cfg *config.Config, specs []backends.Spec) {
 	r.running = cfg
-	r.specs = make(map[string]backend.Spec, len(specs))
+	r.specs = make(map[string]backends.Spec, len(specs))
 	for _, s := range specs {
 		r.specs[s.Name] = s
 	}
@@ -117,7 +117,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 		g.log.Info("reload: rate limits in force")
 	}
 
-	wanted := make(map[string]backend.Spec, len(specs))
+	wanted := make(map[string]backends.Spec, len(specs))
 	for _, s := range specs {
 		wanted[s.Name] = s
 	}
@@ -163,7 +163,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 }
 
 func closedOr(err error) error {
-	if errors.Is(err, backend.ErrSetClosed) {
+	if errors.Is(err, backends.ErrSetClosed) {
 		return ErrReloadClosed
 	}
 	return fmt.Errorf("reload: %w", err)
@@ -197,7 +197,7 @@ func keepRestartOnly(next, running *config.Config) []string {
 // specChanges names the fields in which two Specs of one backend differ
 // (names only: some fields hold secrets). Env is compared as a set, since
 // it is built from a map.
-func specChanges(a, b backend.Spec) []string {
+func specChanges(a, b backends.Spec) []string {
 	a.Env, b.Env = sortedCopy(a.Env), sortedCopy(b.Env)
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	var changed []string

@@ -1,5 +1,5 @@
 // sealed_upstream_test.go pins how a per-client HTTP backend's upstream
-// session follows its front session between replicas (backend/resume.go):
+// session follows its front session between replicas (backends/resume.go):
 // two gateways with one session key, one upstream server; a session opened
 // on one replica reaches the same upstream session from the other, with no
 // second initialize upstream; a replica that lets the session go (shut

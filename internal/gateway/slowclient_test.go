@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -48,7 +48,7 @@ func TestAClientThatStopsReadingDoesNotStallTheBackend(t *testing.T) {
 	bs := httptest.NewServer(bh)
 	t.Cleanup(func() { bs.CloseClientConnections(); bs.Close(); bh.Close() })
 	base, _ := bkGatewayWith(t, "backends: [{name: f, kind: http, url: \""+bs.URL+"\"}]\n",
-		backend.Options{Backoff: bkFast.Backoff, PingInterval: -1})
+		backends.Options{Backoff: bkFast.Backoff, PingInterval: -1})
 	bkWaitReady(t, base, http.StatusOK)
 
 	// The slow client: it posts the call and never reads the answer's

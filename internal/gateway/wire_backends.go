@@ -15,13 +15,13 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate/internal/config"
-	"github.com/mcpgate/mcpgate/internal/gateway/backend"
+	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 )
 
 // wireSpec fills s's Arguments, Secrets and ProxyCommand from b; what src
 // cannot read it leaves to src to report.
-func wireSpec(key string, b config.Backend, s *backend.Spec, src *sources) error {
+func wireSpec(key string, b config.Backend, s *backends.Spec, src *sources) error {
 	if b.Kind != config.BackendProxy && b.Kind != config.BackendProcess {
 		return nil
 	}
@@ -106,7 +106,7 @@ func wireTLS(key string, t *config.WireTLS) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func setSecret(s *backend.Spec, name, value string) {
+func setSecret(s *backends.Spec, name, value string) {
 	if s.Secrets == nil {
 		s.Secrets = map[string]string{}
 	}

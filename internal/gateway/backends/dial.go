@@ -1,0 +1,57 @@
+// dial.go reaches a backend server by its kind: a child process over
+// stdio, or an HTTP endpoint with the spec's static headers.
+
+package backends
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/stdio"
+)
+
+// dial returns a connection to the backend. A stdio child lives until the
+// Conn is closed or ctx ends; closing it ends the child's process group.
+func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
+	s := b.spec
+	switch s.Kind {
+	case KindStdio:
+		var env []string
+		if len(s.Env) > 0 {
+			env = append(os.Environ(), s.Env...)
+		}
+		return stdio.Command(ctx, s.Command[0], s.Command[1:], stdio.CommandOptions{
+			Name: s.Name, NameInLogger: true, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
+		})
+	case KindHTTP:
+		return mcphttp.DialStreamable(ctx, s.URL, b.httpOptions())
+	case KindSSE:
+		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
+		defer cancel()
+		return mcphttp.DialSSE(dctx, s.URL, b.httpOptions())
+	case KindProxy:
+		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
+		defer cancel()
+		return b.dialWire(dctx, s.URL)
+	case KindProcess:
+		return b.startProcess(ctx)
+	}
+	return nil, fmt.Errorf("backend %s: unknown kind %q", s.Name, s.Kind)
+}
+
+// httpOptions are an http or sse backend's client options: its headers,
+// and its OAuth client's access tokens when it has one.
+func (b *Backend) httpOptions() mcphttp.ClientOptions {
+	s := b.spec
+	o := mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
+	switch {
+	case b.oauthClient != nil:
+		o.HTTPClient = b.oauthClient()
+	case s.Authorization != nil:
+		o.WrapTransport = s.Authorization.Wrap
+	}
+	return o
+}

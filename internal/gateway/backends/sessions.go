@@ -1,0 +1,360 @@
+// sessions.go gives each front session an upstream session of its own
+// when a backend is configured `session: per-client`: a stdio server that
+// keeps state per client (a shell, a browser, a REPL) or an HTTP server
+// that binds state to its session id must not see two clients as one.
+//
+// The backend's own connection stays the catalogue connection (sync,
+// list_changed, ping) and serves calls that have no session to be keyed
+// to (stateless HTTP, where each request is a session of its own). A
+// front session's first call dials and initializes its upstream session
+// (a new child process, or a new Streamable HTTP or SSE session), with its
+// own catalog.Inflight, so that the progress, log messages and server
+// requests of that upstream session reach that front session's calls
+// only; its later calls reuse it.
+//
+// An upstream session is closed — the child's process group ended, the
+// HTTP session sent DELETE — when its front session ends (DELETE, the
+// front's idle reaper or eviction, the end of stdio), when it has had no
+// call for the idle timeout (clients that vanish without DELETE), when it
+// is evicted to make room under the cap, and when the backend's
+// connection ends or the backend is removed. At the cap, the least
+// recently used upstream session with no call in flight makes room; if
+// every one is busy, the call is refused (-32603 with data.backend).
+
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// Values of Spec.Session.
+const (
+	SessionShared    = "shared"
+	SessionPerClient = "per-client"
+)
+
+// Defaults of the per-client session settings.
+const (
+	DefaultSessionIdleTimeout = 10 * time.Minute
+	DefaultSessionMax         = 64
+)
+
+// ErrSessionsBusy is why a call is refused when every per-client upstream
+// session is in use and the cap allows no more.
+var ErrSessionsBusy = errors.New("every per-client upstream session is busy")
+
+// errSessionsClosed refuses a call routed while the backend's connection
+// ends.
+var errSessionsClosed = errors.New("connection ending")
+
+// perClientKinds are the kinds that can open an upstream session per
+// client.
+var perClientKinds = map[string]bool{KindStdio: true, KindHTTP: true, KindSSE: true}
+
+// sessionProblem says what is wrong with the session settings, or "".
+func (s Spec) sessionProblem() string {
+	switch s.Session {
+	case "", SessionShared:
+		if s.SessionIdleTimeout != 0 || s.SessionMax != 0 {
+			return "session idle timeout and session max need session " + SessionPerClient
+		}
+		return ""
+	case SessionPerClient:
+	default:
+		return fmt.Sprintf("session %q is not %s or %s", s.Session, SessionShared, SessionPerClient)
+	}
+	if !perClientKinds[s.Kind] {
+		return fmt.Sprintf("session %s is not available for kind %s", SessionPerClient, s.Kind)
+	}
+	if s.SessionIdleTimeout < 0 {
+		return "session idle timeout must not be negative"
+	}
+	if s.SessionMax < 0 {
+		return "session max must not be negative"
+	}
+	return ""
+}
+
+// OpenSessions is the number of per-client upstream sessions open (or
+// opening) now; 0 for a shared backend or one that is down.
+func (b *Backend) OpenSessions() int {
+	b.mu.Lock()
+	p := b.sessions
+	b.mu.Unlock()
+	if p == nil {
+		return 0
+	}
+	return p.open()
+}
+
+// sessionPool holds the per-client upstream sessions of one connection of
+// a backend; it implements catalog.Router.
+type sessionPool struct {
+	b      *Backend
+	ctx    context.Context // ends with the backend's connection
+	cancel context.CancelFunc
+	idle   time.Duration
+	max    int
+	wg     sync.WaitGroup // one run per upstream session
+
+	// shared is the backend's own connection: its initialize result is
+	// the server's, for an upstream session resumed without one.
+	shared *mcp.Client
+
+	mu      sync.Mutex
+	closed  bool
+	byFront map[*mcp.Session]*upstreamSession
+	// resume holds, for front sessions resumed from another replica, the
+	// upstream session to take up at their first call (resume.go).
+	resume map[*mcp.Session]UpstreamSession
+}
+
+// upstreamSession is one front session's upstream session.
+type upstreamSession struct {
+	front *mcp.Session
+	ready chan struct{} // closed once dialled and initialized, or failed
+	// Set before ready is closed.
+	up   catalog.Upstream
+	conn *mcphttp.StreamableConn // nil unless the backend is HTTP
+	err  error
+
+	stop     chan struct{} // closed to evict
+	busy     int           // calls in flight; guarded by sessionPool.mu
+	lastUsed time.Time     // guarded by sessionPool.mu
+}
+
+func newSessionPool(ctx context.Context, b *Backend, shared *mcp.Client) *sessionPool {
+	p := &sessionPool{b: b, idle: b.spec.SessionIdleTimeout, max: b.spec.SessionMax, shared: shared,
+		byFront: map[*mcp.Session]*upstreamSession{}, resume: map[*mcp.Session]UpstreamSession{}}
+	if p.idle <= 0 {
+		p.idle = DefaultSessionIdleTimeout
+	}
+	if p.max <= 0 {
+		p.max = DefaultSessionMax
+	}
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	return p
+}
+
+func (p *sessionPool) open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byFront)
+}
+
+// Route gives r's front session its upstream session, opening it on the
+// session's first call. A request without a lasting session (stateless
+// HTTP) goes on the shared connection.
+func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalog.Upstream, func(), error) {
+	if r == nil || r.Session == nil {
+		return catalog.Upstream{}, nil, nil
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return catalog.Upstream{}, nil, errSessionsClosed
+	}
+	u := p.byFront[r.Session]
+	if u == nil {
+		select {
+		case <-r.Session.Done(): // its upstream session would end at once
+			p.mu.Unlock()
+			return catalog.Upstream{}, nil, mcp.ErrSessionClosed
+		default:
+		}
+		if len(p.byFront) >= p.max && !p.evictLocked() {
+			p.mu.Unlock()
+			err := fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
+			return catalog.Upstream{}, nil, &catalog.RouteError{Shown: err.Error(), Err: err}
+		}
+		u = &upstreamSession{front: r.Session, ready: make(chan struct{}), stop: make(chan struct{}), lastUsed: time.Now()}
+		p.byFront[r.Session] = u
+		p.wg.Add(1)
+		go p.run(u)
+	}
+	u.busy++
+	p.mu.Unlock()
+
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			p.mu.Lock()
+			u.busy--
+			u.lastUsed = time.Now()
+			p.mu.Unlock()
+		})
+	}
+	select {
+	case <-u.ready:
+	case <-ctx.Done():
+		release()
+		return catalog.Upstream{}, nil, ctx.Err()
+	}
+	if u.err != nil {
+		release()
+		return catalog.Upstream{}, nil, u.err
+	}
+	return u.up, release, nil
+}
+
+// evictLocked ends the least recently used upstream session with no call
+// in flight, and reports whether there was one. p.mu is held.
+func (p *sessionPool) evictLocked() bool {
+	var lru *upstreamSession
+	for _, u := range p.byFront {
+		if u.busy == 0 && (lru == nil || u.lastUsed.Before(lru.lastUsed)) {
+			lru = u
+		}
+	}
+	if lru == nil {
+		return false
+	}
+	delete(p.byFront, lru.front)
+	close(lru.stop)
+	return true
+}
+
+// forget takes u out of the pool, unless it is gone already.
+func (p *sessionPool) forget(u *upstreamSession) {
+	p.mu.Lock()
+	if p.byFront[u.front] == u {
+		delete(p.byFront, u.front)
+	}
+	p.mu.Unlock()
+}
+
+// run opens u, then keeps it until it has to end, and closes it. It is
+// out of the pool before it is closed, so that no new call picks it.
+func (p *sessionPool) run(u *upstreamSession) {
+	defer p.wg.Done()
+	up, conn, err := p.dial(u.front)
+	if err != nil {
+		u.err = err
+		// Forgotten before its waiters hear of the failure: one that
+		// counts the open sessions next must not count this one.
+		p.forget(u)
+		close(u.ready)
+		p.b.log.Warn("backend: upstream session failed to open", "err", err)
+		return
+	}
+	u.up, u.conn = up, conn
+	client := up.Client
+	close(u.ready)
+	p.b.log.Debug("backend: upstream session opened", "open", p.open())
+	why := p.keep(u, client)
+	p.forget(u)
+	if conn != nil && u.front.Resumable() && !u.front.EndedByClient() {
+		// Another replica may hold the front session now: its upstream
+		// session stays open for it (the server's idle timeout ends it
+		// if nobody comes back).
+		_ = conn.Detach()
+	}
+	_ = client.Close()
+	p.b.log.Debug("backend: upstream session closed", "why", why, "open", p.open())
+}
+
+// keep waits for a reason to end u and returns it.
+func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
+	idle := time.NewTimer(p.idle)
+	defer idle.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return "backend connection ended"
+		case <-u.front.Done():
+			return "front session ended"
+		case <-u.stop:
+			return "evicted at the session max"
+		case <-client.Done():
+			return "upstream session ended"
+		case <-idle.C:
+			p.mu.Lock()
+			unused := time.Since(u.lastUsed)
+			if u.busy == 0 && unused >= p.idle {
+				if p.byFront[u.front] == u {
+					delete(p.byFront, u.front)
+				}
+				p.mu.Unlock()
+				return "idle"
+			}
+			p.mu.Unlock()
+			next := p.idle - unused
+			if next <= 0 { // busy past the timeout: look again later
+				next = p.idle
+			}
+			idle.Reset(next)
+		}
+	}
+}
+
+// dial opens one upstream session: connect, initialize. The secrets of
+// the spec are scrubbed from its error, which reaches the caller.
+func (p *sessionPool) dial(front *mcp.Session) (catalog.Upstream, *mcphttp.StreamableConn, error) {
+	start, cancel := context.WithTimeout(p.ctx, p.b.opts.StartTimeout)
+	defer cancel()
+	conn, err := p.b.dial(p.ctx)
+	if err != nil {
+		return catalog.Upstream{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+	}
+	httpConn, _ := conn.(*mcphttp.StreamableConn)
+	p.mu.Lock()
+	resume, resuming := p.resume[front]
+	delete(p.resume, front)
+	p.mu.Unlock()
+	inflight := catalog.NewInflight()
+	client := mcp.NewClient(conn, mcp.ClientOptions{
+		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
+		Capabilities: catalog.ClientCapabilities(),
+		Logger:       p.b.log,
+		OnRequest:    inflight.OnRequest,
+		// The catalogue is the shared connection's: list_changed and
+		// anything else unrelated to a call is not relayed from here.
+		OnNotification: func(m *jsonrpc.Message) { inflight.OnNotification(m) },
+	})
+	if resuming && httpConn != nil {
+		httpConn.Resume(start, resume.ID, resume.Version)
+		client.Resume(resume.Version, p.shared.InitializeResult())
+		p.b.log.Debug("backend: upstream session taken up from another replica")
+	} else if err := p.b.connect(start, client); err != nil {
+		_ = client.Close()
+		return catalog.Upstream{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+	}
+	return catalog.Upstream{Client: client, Inflight: inflight}, httpConn, nil
+}
+
+// close ends every upstream session and waits for them.
+func (p *sessionPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.wg.Wait()
+}
+
+// openSessionPool starts the per-client sessions of one connection.
+func (b *Backend) openSessionPool(ctx context.Context, shared *mcp.Client) *sessionPool {
+	p := newSessionPool(ctx, b, shared)
+	b.mu.Lock()
+	b.sessions = p
+	b.mu.Unlock()
+	return p
+}
+
+// closeSessionPool ends them with the connection.
+func (b *Backend) closeSessionPool(p *sessionPool) {
+	b.mu.Lock()
+	if b.sessions == p {
+		b.sessions = nil
+	}
+	b.mu.Unlock()
+	p.close()
+}

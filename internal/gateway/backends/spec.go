@@ -1,0 +1,268 @@
+// spec.go is what a backend is: the configuration of one backend server,
+// checked before anything is started.
+
+package backends
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/oauth"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Kinds of backend.
+const (
+	KindStdio = "stdio" // a command the gateway starts and supervises
+	KindHTTP  = "http"  // a Streamable HTTP endpoint
+	KindSSE   = "sse"   // a legacy HTTP+SSE endpoint
+	// KindProxy is a running `mcpgate proxy`, reached over the framed
+	// wire at URL (ws://HOST:PORT).
+	KindProxy = "proxy"
+	// KindProcess is a program the gateway starts with PORT set, and
+	// `mcpgate proxy` beside it: a local stand-in for a tool container.
+	KindProcess = "process"
+)
+
+// Spec configures one backend.
+type Spec struct {
+	// Name identifies the backend in the catalogue prefix, logs, errors and
+	// states; unique within a Set.
+	Name string
+	Kind string // KindStdio, KindHTTP or KindSSE
+	// Command is the program and its arguments (stdio).
+	Command []string
+	// Env is added to the gateway's environment for the command (stdio),
+	// as KEY=VALUE. Its values are treated as secrets: never reported.
+	Env []string
+	// URL is the endpoint (http, sse).
+	URL string
+	// Header is sent with every request (http, sse): static upstream
+	// credentials. Its values are treated as secrets: never reported.
+	Header http.Header
+	// OAuth, when set, gets the backend's access tokens by the client
+	// credentials grant (http, sse). Its secret is never reported.
+	OAuth *oauth.ClientCredentials
+	// Authorization, when set, meets the backend's OAuth challenges by
+	// the authorization code grant an admin completes (http, sse): the
+	// backend then sends its tokens, and an admin's authorization wakes
+	// a backend waiting out its backoff.
+	Authorization *oauth.Authorization
+	// Prefix goes before tool and prompt names at the front (default
+	// Name+"__"; catalog.NoPrefix for none).
+	Prefix string
+	// MinRole is the minimum role of the entries the backend relays that
+	// no rule of MinRoles matches.
+	MinRole string
+	// MinRoles sets minimum roles by entry name pattern; the first rule
+	// matching an entry wins.
+	MinRoles []RoleRule
+	// Shorts give entries their compact-view descriptions, by name
+	// pattern (the first match wins); DeriveShort makes one for the
+	// others ("title", "first_sentence" or "": none). See ShortFor.
+	Shorts      []ShortRule
+	DeriveShort string
+	// Session is SessionShared (the default, "") or SessionPerClient:
+	// each front session then gets an upstream session of its own
+	// (sessions.go). Stdio, http and sse only.
+	Session string
+	// SessionIdleTimeout ends a per-client upstream session unused for
+	// that long (default DefaultSessionIdleTimeout).
+	SessionIdleTimeout time.Duration
+	// MaxMessageBytes bounds one message from the backend (0: the
+	// transport's default: 4 MiB for stdio, 16 MiB for HTTP and SSE, 64
+	// MiB for the wire). An answer over it fails its call at once
+	// (-32603, data.kind "too_large"); the connection stays up.
+	MaxMessageBytes int
+	// ValidateArguments checks tools/call arguments against the schema
+	// the backend listed before it is asked.
+	ValidateArguments bool
+	// CallTimeout bounds a call's wait for an answer or progress (0:
+	// none); see catalog.Options.CallTimeout.
+	CallTimeout time.Duration
+	// SessionMax caps the per-client upstream sessions open at once
+	// (default DefaultSessionMax).
+	SessionMax int
+	// Era is what the gateway speaks to the backend: mcp.EraAuto (learn
+	// it, era.go), mcp.EraSession or mcp.EraSessionless. Only stdio and
+	// http backends are ever spoken to sessionless; a process backend's
+	// era is what its proxy speaks to the program (--upstream-era).
+	Era mcp.Era
+
+	// Arguments is the tools begin's arguments, JSON (proxy, process);
+	// nil sends a begin without arguments.
+	Arguments []byte
+	// Secrets are fed to the proxy after the begin (proxy, process), name
+	// to value. Its values are treated as secrets: never reported.
+	Secrets map[string]string
+	// KeepAlive and KeepAliveTimeout are the framed connection's pings
+	// (proxy, process; wire.Options: zero is the default, a negative
+	// KeepAlive none). A process backend gives them to its proxy too.
+	KeepAlive, KeepAliveTimeout time.Duration
+	// Postgres is the host:port of the database the program's
+	// connections are paired with (proxy, process; "": declined). A
+	// process backend's program is told MCPGATE_POSTGRES_ADDR.
+	Postgres string
+	// Daemon is the ws:// endpoint the program's daemon connections are
+	// relayed to (proxy, process; "": declined). A process backend's
+	// program is told MCPGATE_DAEMON_URL.
+	Daemon string
+	// WireTLS is a wss:// proxy's TLS: the CA its certificate is checked
+	// against and the gateway's client certificate (nil: the system's
+	// roots, no client certificate). WireToken is the bearer token the
+	// proxy asks of every request ("": none); a secret, never reported.
+	WireTLS   *tls.Config
+	WireToken string
+	// ProxyCommand is the proxy to start beside the program (process);
+	// default: this executable's `proxy` command. Its --listen and
+	// --upstream flags are added, and --upstream-era unless Era is auto.
+	ProxyCommand []string
+}
+
+// RoleRule is one rule of Spec.MinRoles.
+type RoleRule struct {
+	// Kind is "tool", "resource" (resources and URI templates) or
+	// "prompt"; "" matches every kind.
+	Kind string
+	// Name is a path.Match pattern over the backend's own tool or prompt
+	// name (before prefixing), or a resource's URI or URI template.
+	Name string
+	Role string
+}
+
+// MinRoleFor is the minimum role of the backend's entry of kind ("tool",
+// "resource" or "prompt") named name at the backend: the first matching
+// rule's role, else MinRole.
+func (s Spec) MinRoleFor(kind, name string) string {
+	for _, r := range s.MinRoles {
+		if r.Kind != "" && r.Kind != kind {
+			continue
+		}
+		if ok, _ := path.Match(r.Name, name); ok {
+			return r.Role
+		}
+	}
+	return s.MinRole
+}
+
+// ShortRule is one rule of Spec.Shorts.
+type ShortRule struct {
+	Kind, Name, Description string // Kind and Name as RoleRule's
+}
+
+// ShortFor is the compact-view description of the backend's entry of
+// kind named name, whose full description is full and whose title is
+// title: the first matching rule's, else one derived as DeriveShort
+// says; "" when there is none or it would not be shorter than full
+// (refused then reports that a configured one was not used).
+func (s Spec) ShortFor(kind, name, full, title string) (short string, refused bool) {
+	configured := false
+	for _, r := range s.Shorts {
+		if r.Kind != "" && r.Kind != kind {
+			continue
+		}
+		if ok, _ := path.Match(r.Name, name); ok {
+			short, configured = r.Description, true
+			break
+		}
+	}
+	if short == "" {
+		switch s.DeriveShort {
+		case "title":
+			short = title
+		case "first_sentence":
+			short = firstSentence(full)
+		}
+	}
+	if short == "" || len(short) >= len(full) {
+		return "", configured
+	}
+	return short, false
+}
+
+// firstSentence is s up to the end of its first sentence (a full stop,
+// question or exclamation mark followed by a space or the end, or a line
+// break).
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	for i, r := range s {
+		switch r {
+		case '\n':
+			return strings.TrimSpace(s[:i])
+		case '.', '?', '!':
+			if i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n' {
+				return s[:i+1]
+			}
+		}
+	}
+	return s
+}
+
+// ErrInvalidSpec is wrapped by every error Validate returns.
+var ErrInvalidSpec = errors.New("backend: invalid spec")
+
+// Validate reports the first thing wrong with s, naming the field.
+func (s Spec) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: backend %q: %s", ErrInvalidSpec, s.Name, fmt.Sprintf(format, args...))
+	}
+	if s.Name == "" || strings.ContainsAny(s.Name, " \t\r\n") {
+		return bad("name must be non-empty and without spaces")
+	}
+	switch s.Kind {
+	case KindStdio:
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			return bad("command is required for kind stdio")
+		}
+		for i, kv := range s.Env {
+			if !strings.Contains(kv, "=") {
+				return bad("env entry %d is not KEY=VALUE", i)
+			}
+		}
+	case KindHTTP, KindSSE:
+		if s.URL == "" {
+			return bad("url is required for kind %s", s.Kind)
+		}
+	case KindProxy:
+		if !strings.HasPrefix(s.URL, "ws://") && !strings.HasPrefix(s.URL, "wss://") {
+			return bad("url must be a ws:// or wss:// URL for kind proxy")
+		}
+	case KindProcess:
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			return bad("command is required for kind process")
+		}
+		for i, kv := range s.Env {
+			if !strings.Contains(kv, "=") {
+				return bad("env entry %d is not KEY=VALUE", i)
+			}
+		}
+		if len(s.ProxyCommand) > 0 && s.ProxyCommand[0] == "" {
+			return bad("proxy command has no program")
+		}
+	default:
+		return bad("kind %q is not one of stdio, http, sse, proxy, process", s.Kind)
+	}
+	if s.Arguments != nil && !json.Valid(s.Arguments) {
+		return bad("arguments are not JSON")
+	}
+	if msg := s.sessionProblem(); msg != "" {
+		return bad("%s", msg)
+	}
+	for i, r := range s.MinRoles {
+		switch r.Kind {
+		case "", "tool", "resource", "prompt":
+		default:
+			return bad("min role rule %d: kind %q is not tool, resource or prompt", i, r.Kind)
+		}
+		if _, err := path.Match(r.Name, ""); err != nil || r.Name == "" {
+			return bad("min role rule %d: %q is not a valid pattern", i, r.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+// sessionless.go relays to a backend that speaks 2026-07-28 (the client
+// learned it at Connect), for callers of either era.
+//
+// What goes up: the caller's params with the revision's reserved _meta
+// keys taken out — they describe the caller's connection to the gateway,
+// not the gateway's to the backend — and the gateway's put in: the
+// revision (by the client), the caller's capabilities (the backend asks
+// only for what the caller can give), and a log level. A tools/call
+// carries the Mcp-Param headers its listed schema asks for.
+//
+// What comes back may be an InputRequiredResult. A 2026-07-28 caller gets
+// it as it came, its requestState sealed for that caller, request and
+// entry (the retry's is opened again before it goes up). A 2025 caller
+// cannot retry, so the gateway asks it on its session — elicitation,
+// sampling, roots, as server-to-client requests — and retries for it, up
+// to maxInputRounds; what the caller did not declare it can give is
+// -32021, with the reason.
+
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// maxInputRounds bounds the rounds a 2025 caller's call is retried for.
+const maxInputRounds = 8
+
+// reservedMeta are the _meta keys a sessionless request uses to say what
+// it is; a caller's are not passed upstream.
+var reservedMeta = map[string]bool{
+	mcp.MetaProtocolVersion: true, mcp.MetaClientCapabilities: true, mcp.MetaClientInfo: true, mcp.MetaLogLevel: true,
+}
+
+// withoutReservedMeta returns params without the reserved _meta keys a
+// caller sent (params itself when it has none: the common case costs one
+// scan).
+func withoutReservedMeta(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+		return params
+	}
+	return mcp.WithMeta(params, nil, func(k string) bool { return !reservedMeta[k] })
+}
+
+// sessionlessParams is what goes up to a sessionless backend for r.
+// The _meta is built whole, once: the client's own head (the revision and
+// the gateway's identity), then the caller's capabilities (the gateway's
+// own when the caller has none to tell), then a log level.
+func (b *Backend) sessionlessParams(client *mcp.Client, r *mcp.Request, params json.RawMessage) json.RawMessage {
+	head := client.SessionlessMeta()
+	meta := make([]byte, 0, len(head)+128)
+	meta = append(meta, head...)
+	meta = append(meta, `,"`+mcp.MetaClientCapabilities+`":`...)
+	var caps json.RawMessage
+	if r != nil {
+		caps = r.ClientCapabilities()
+	}
+	if len(caps) > 0 {
+		meta = append(meta, caps...)
+	} else {
+		meta = append(meta, clientCapabilities...)
+	}
+	if level := b.callerLogLevel(r); level != "" {
+		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
+		meta = jsonrpc.AppendString(meta, level)
+	}
+	return mcp.WithMeta(params, meta, func(k string) bool { return !reservedMeta[k] })
+}
+
+// callerLogLevel is the level a sessionless backend is asked to log at
+// for r: the caller's own, when its request names one, else the most
+// verbose any client asked of the gateway ("" for none: no log messages).
+func (b *Backend) callerLogLevel(r *mcp.Request) string {
+	if r != nil {
+		if meta, _ := jsonrpc.Lookup(r.Params, "_meta"); len(meta) > 0 && meta[0] == '{' {
+			if v, ok := jsonrpc.LookupString(meta, mcp.MetaLogLevel); ok {
+				return v
+			}
+		}
+	}
+	return string(b.claims.Level())
+}
+
+// forwardSessionless makes r's call on a sessionless backend's client.
+func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
+	method string, params json.RawMessage) (json.RawMessage, error) {
+	params = b.sessionlessParams(client, r, params)
+	if r != nil && r.MultiRoundTrip() {
+		switch upstream, ok, err := r.OpenUpstreamState(ctx); {
+		case err != nil:
+			return nil, err
+		case ok:
+			if params, err = jsonrpc.SetMember(params, "requestState", jsonrpc.AppendString(nil, upstream)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if r != nil && method == "tools/call" {
+		args, _ := jsonrpc.Lookup(params, "arguments")
+		ctx = mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(r.HeaderParams(), args))
+	}
+	for round := 0; ; round++ {
+		res, err := b.callSessionless(ctx, r, client, inflight, method, params)
+		if err == nil && r != nil && isTaskResult(res) {
+			b.claims.noteTask(ctx, b, res) // tasks.go: the caller's tasks/* go here
+		}
+		if err != nil || !mcp.IsInputRequired(res) {
+			return res, err
+		}
+		if r != nil && r.MultiRoundTrip() {
+			return b.sealForCaller(ctx, r, res)
+		}
+		if round == maxInputRounds {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+				"backend "+b.name+" asked for input more than the gateway retries for", map[string]string{"backend": b.name})
+		}
+		if params, err = b.answerForSessionCaller(ctx, r, res, params); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (b *Backend) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
+	method string, params json.RawMessage) (json.RawMessage, error) {
+	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
+	defer wd.stop()
+	defer done()
+	res, err := b.call(ctx, client, method, params)
+	if err != nil {
+		return nil, b.failure(ctx, method, err)
+	}
+	return res, nil
+}
+
+func isTaskResult(res json.RawMessage) bool {
+	rt, _ := jsonrpc.LookupString(res, "resultType")
+	return rt == "task"
+}
+
+// sealForCaller gives a 2026-07-28 caller the backend's
+// InputRequiredResult with its requestState sealed for that caller.
+func (b *Backend) sealForCaller(ctx context.Context, r *mcp.Request, res json.RawMessage) (json.RawMessage, error) {
+	upstream, ok := jsonrpc.LookupString(res, "requestState")
+	if !ok {
+		return res, nil
+	}
+	sealed, err := r.SealUpstreamState(ctx, upstream)
+	if err != nil {
+		return nil, err
+	}
+	return withStringMember(res, "requestState", sealed)
+}
+
+// answerForSessionCaller asks a 2025 caller, on its session, what the
+// backend's InputRequiredResult asks, and returns the params of the retry:
+// the answers in inputResponses, the backend's requestState as it came.
+func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, res, params json.RawMessage) (json.RawMessage, error) {
+	if r == nil {
+		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredCapability, "backend "+b.name+" asks for input, and there is no caller to ask", nil)
+	}
+	inputs := mcp.InputsOf(res)
+	for _, in := range inputs {
+		capability := mcp.InputCapability(in.Method)
+		if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
+			return nil, b.missingCapability(capability, in.Method)
+		}
+	}
+	answers, err := r.Ask(ctx, inputs...)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.RetryParams(params, res, inputs, answers)
+}
+
+// missingCapability is -32021 for a backend's request of method, which
+// needs capability and the caller did not declare it.
+func (b *Backend) missingCapability(capability, method string) *jsonrpc.Error {
+	what := "the " + capability + " capability"
+	if capability == "" {
+		what = "a capability for it (the method is unknown)"
+	}
+	return mcp.MissingCapability(capability, "backend "+b.name+" asks the client for "+method+", and the client did not declare "+what,
+		map[string]string{"backend": b.name, "method": method})
+}

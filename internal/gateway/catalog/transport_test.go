@@ -1,0 +1,53 @@
+// transport_test.go pins the line between a backend's own JSON-RPC errors,
+// relayed verbatim, and the ones a client transport makes up for a call
+// its backend will never answer, which become -32603 with data.backend.
+// The transport's shape is mcphttp's (its client answers a call locally
+// when the response stream breaks or the POST is refused); the gateway
+// test TestACallInFlightToADeadHTTPBackendNamesTheBackend pins the two
+// together with a real process killed mid-call.
+
+package catalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+func TestTransportMadeErrorsNameTheBackendOwnErrorsPassVerbatim(t *testing.T) {
+	f, bs, b, _ := relayed(t, catalog.Options{})
+	errs := map[string]string{
+		"stream_broke":  `{"code":-32603,"message":"transport error: response stream ended before the response","data":{"reason":"response stream ended before the response"}}`,
+		"http_refused":  `{"code":-32603,"message":"transport error: HTTP 502 Bad Gateway: request refused","data":{"httpStatus":502,"reason":"request refused"}}`,
+		"own_internal":  `{"code":-32603,"message":"database on fire","data":{"reason":"the backend's own"}}`,
+		"own_lookalike": `{"code":-32603,"message":"transport error: said by the backend itself"}`,
+	}
+	for name, raw := range errs {
+		must(t, bs.AddTools(&mcp.Tool{Name: name, Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+			return nil, jsonrpc.RawError(json.RawMessage(raw))
+		}}))
+	}
+	must(t, b.Sync(context.Background(), f.Server))
+	for name, raw := range errs {
+		m := f.call(t, "tools/call", `{"name":"b1__`+name+`","arguments":{}}`)
+		e, err := m.ErrorObject()
+		if err != nil || e == nil {
+			t.Fatalf("%s: %s %s", name, m.Result, m.Error)
+		}
+		backend, _ := jsonrpc.LookupString(e.Data, "backend")
+		switch name {
+		case "stream_broke", "http_refused":
+			if e.Code != jsonrpc.CodeInternalError || backend != "b1" {
+				t.Errorf("%s: %s, want -32603 with data.backend b1", name, m.Error)
+			}
+		default:
+			if string(m.Error) != raw {
+				t.Errorf("%s: the backend's own error became %s, want it verbatim %s", name, m.Error, raw)
+			}
+		}
+	}
+}
