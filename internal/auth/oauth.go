@@ -49,7 +49,7 @@ type OAuthConfig struct {
 	// Scopes maps a scope to the role it grants.
 	Scopes map[string]string
 	// Level ranks roles (higher: more), to pick a token's highest; it is
-	// access.Roles.Level.
+	// policy.Roles.Level.
 	Level  func(role string) (int, bool)
 	Leeway time.Duration
 	// HTTPClient makes discovery and JWKS requests (default: one under

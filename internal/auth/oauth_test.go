@@ -11,7 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
@@ -23,7 +23,7 @@ const resource = "http://127.0.0.1:8080/mcp"
 
 func oauthVerifier(t *testing.T, issuers ...auth.OAuthIssuer) *auth.OAuthVerifier {
 	t.Helper()
-	roles, _ := access.NewRoles(nil)
+	roles, _ := policy.NewRoles(nil)
 	v, err := auth.NewOAuthVerifier(context.Background(), auth.OAuthConfig{
 		Resource: resource, Issuers: issuers, Level: roles.Level,
 		Scopes: map[string]string{"mcp:read": "viewer", "mcp:tools": "editor", "mcp:admin": "admin"},
@@ -38,7 +38,7 @@ func oauthVerifier(t *testing.T, issuers ...auth.OAuthIssuer) *auth.OAuthVerifie
 // and returns the status, the challenge and the identity it let through.
 func oauthCheck(t *testing.T, v *auth.OAuthVerifier, token string) (int, string, mcp.Identity) {
 	t.Helper()
-	roles, _ := access.NewRoles(nil)
+	roles, _ := policy.NewRoles(nil)
 	a, err := auth.New(auth.Options{OAuth: v, KnownRole: roles.Known, ResourceMetadata: "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestOAuthRoleClaim(t *testing.T) {
 
 func TestOAuthVerifierRefusesAConfigurationThatCannotWork(t *testing.T) {
 	func() {
-		roles, _ := access.NewRoles(nil)
+		roles, _ := policy.NewRoles(nil)
 		is := oauthtest.New(t, "")
 		for name, cfg := range map[string]auth.OAuthConfig{
 			"no resource":         {Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"a": "viewer"}, Level: roles.Level},
@@ -148,7 +148,7 @@ func TestADiscoveredKeySetIsFetchedUnderTheOutboundPolicy(t *testing.T) {
 	inside, reached := egresstest.Forbidden(t)
 	is := oauthtest.New(t, "")
 	is.Metadata["jwks_uri"] = inside + "/jwks"
-	roles, _ := access.NewRoles(nil)
+	roles, _ := policy.NewRoles(nil)
 	_, err := auth.NewOAuthVerifier(context.Background(), auth.OAuthConfig{Resource: resource, Level: roles.Level,
 		Issuers: []auth.OAuthIssuer{{Issuer: is.ID}}, Scopes: map[string]string{"mcp:read": "viewer"}})
 	if !errors.Is(err, egress.ErrRefusedAddress) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 )
 
 // takeScript spends one token of KEYS[1], a bucket refilling ARGV[1]
@@ -48,11 +48,11 @@ return {ok, wait}
 `)
 
 // Buckets are the shared rate-limit buckets.
-func (r *Redis) Buckets() access.SharedBuckets { return buckets{r} }
+func (r *Redis) Buckets() policy.SharedBuckets { return buckets{r} }
 
 type buckets struct{ r *Redis }
 
-func (b buckets) Take(ctx context.Context, key string, l access.Limit) (bool, time.Duration, error) {
+func (b buckets) Take(ctx context.Context, key string, l policy.Limit) (bool, time.Duration, error) {
 	res, err := takeScript.Run(ctx, b.r.rdb, []string{b.r.key("rl", key)}, l.Rate, l.Burst).Int64Slice()
 	if err != nil {
 		return false, 0, err

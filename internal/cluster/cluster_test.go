@@ -21,7 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/cluster"
 	"github.com/mcpgate/mcpgate/internal/peers"
@@ -59,10 +59,10 @@ func TestURLWithAPasswordIsRefusedWithoutQuotingIt(t *testing.T) {
 
 func TestBurstAcrossReplicasAdmitsExactlyBurst(t *testing.T) {
 	srv := peers.StartRedis(t)
-	rules := access.LimitRules{Default: access.Limit{Rate: 0.01, Burst: 10}}
-	var replicas []*access.Limiter
+	rules := policy.LimitRules{Default: policy.Limit{Rate: 0.01, Burst: 10}}
+	var replicas []*policy.Limiter
 	for range 3 {
-		replicas = append(replicas, access.NewLimiter(rules, nil).WithShared(open(t, srv).Buckets(), func(err error) { t.Error(err) }))
+		replicas = append(replicas, policy.NewLimiter(rules, nil).WithShared(open(t, srv).Buckets(), func(err error) { t.Error(err) }))
 	}
 	alice := mcp.Identity{Subject: "alice", Role: "viewer", TokenID: "t1"}
 	bob := mcp.Identity{Subject: "bob", Role: "viewer", TokenID: "t2"}
@@ -94,7 +94,7 @@ func TestBurstAcrossReplicasAdmitsExactlyBurst(t *testing.T) {
 
 func TestSharedBucketRefillsOnTheServersClock(t *testing.T) {
 	srv := peers.StartRedis(t)
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 50, Burst: 1}}, nil).WithShared(open(t, srv).Buckets(), nil)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 50, Burst: 1}}, nil).WithShared(open(t, srv).Buckets(), nil)
 	id := mcp.Identity{Subject: "a", Role: "viewer"}
 	e := mcp.Entry{Kind: mcp.KindTool, Name: "x"}
 	if ok, _ := l.Allow(id, e); !ok {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
 	"github.com/mcpgate/mcpgate/internal/egress"
@@ -80,7 +80,7 @@ func (s *adminSource) Active(ctx context.Context, id mcp.Identity) bool {
 	return false
 }
 
-func (s *adminSource) IsAdmin(role string) bool { return s.g.roles.Allows(role, access.Admin) }
+func (s *adminSource) IsAdmin(role string) bool { return s.g.roles.Allows(role, policy.Admin) }
 
 func (s *adminSource) EndSession(ctx context.Context, id string, until time.Time) error {
 	if s.store == nil {
@@ -104,7 +104,7 @@ func (s *adminSource) SessionEnded(ctx context.Context, id string) bool {
 func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 	// The catalogue as an admin sees it: every entry, counted by owner.
 	entries := map[string]int{}
-	for _, e := range s.g.server.Catalogue(mcp.WithIdentity(ctx, mcp.Identity{Subject: "admin console", Role: access.Admin})) {
+	for _, e := range s.g.server.Catalogue(mcp.WithIdentity(ctx, mcp.Identity{Subject: "admin console", Role: policy.Admin})) {
 		entries[e.Owner]++
 	}
 	calls := s.g.metrics.BackendCallStats()

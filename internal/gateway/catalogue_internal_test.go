@@ -3,7 +3,7 @@ package gateway
 import (
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -17,7 +17,7 @@ func TestTheViewIsTheTokensThenTheRolesThenTheDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &Gateway{cfg: cfg}
-	if g.roles, err = access.NewRoles(cfg.Roles); err != nil {
+	if g.roles, err = policy.NewRoles(cfg.Roles); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

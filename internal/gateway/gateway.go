@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
 	"github.com/mcpgate/mcpgate/internal/cluster"
@@ -59,7 +59,7 @@ type Gateway struct {
 	cfg    *config.Config
 	log    *slog.Logger
 	server *mcp.Server
-	roles  *access.Roles
+	roles  *policy.Roles
 	gate   *limitGate // roles and the rate limits in force
 	tokens *auth.Tokens
 	oauth  *auth.OAuthVerifier // nil without auth.oauth
@@ -104,14 +104,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, log: o.Logger}
 	var err error
-	if g.roles, err = access.NewRoles(cfg.Roles); err != nil {
+	if g.roles, err = policy.NewRoles(cfg.Roles); err != nil {
 		return nil, fmt.Errorf("roles: %w", err)
 	}
 	rules := limitRules(cfg.RateLimits)
 	if err := rules.Validate(); err != nil {
 		return nil, fmt.Errorf("rate_limits: %w", err)
 	}
-	var shared access.SharedBuckets
+	var shared policy.SharedBuckets
 	if o.Cluster != nil {
 		shared = o.Cluster.Buckets()
 	}

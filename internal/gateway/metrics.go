@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -68,7 +68,7 @@ func (g *Gateway) backendStates() []metrics.BackendState {
 func (g *Gateway) adminOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := mcp.IdentityFrom(r.Context())
-		if !ok || !g.roles.Allows(id.Role, access.Admin) {
+		if !ok || !g.roles.Allows(id.Role, policy.Admin) {
 			// Say what would be allowed: an operator fixes the token,
 			// not the URL. The role is one the configuration knows.
 			role := id.Role

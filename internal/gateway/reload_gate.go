@@ -1,5 +1,5 @@
 // reload_gate.go is the call gate as the engine holds it: a pointer to the
-// current access.Gate and its rate limiter, swapped whole when a reload
+// current policy.Gate and its rate limiter, swapped whole when a reload
 // brings new rate limits. The engine's gate is fixed when the server is
 // built, so the swap happens behind it; a call reads one consistent pair,
 // never the old roles with the new limiter.
@@ -11,31 +11,31 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// limitGate is an mcp.Gate delegating to the current access.Gate.
+// limitGate is an mcp.Gate delegating to the current policy.Gate.
 type limitGate struct {
 	now func() time.Time
 	// shared, when set, holds the buckets instead of this process (Redis:
 	// every replica spends from the same ones); onErr hears of failures
 	// to reach them.
-	shared access.SharedBuckets
+	shared policy.SharedBuckets
 	onErr  func(error)
 	cur    atomic.Pointer[gatePair]
 }
 
 type gatePair struct {
-	gate    *access.Gate
-	limiter *access.Limiter
+	gate    *policy.Gate
+	limiter *policy.Limiter
 }
 
 var _ mcp.Gate = (*limitGate)(nil)
 
 // newLimitGate gates by roles and by rules (which must be valid), reading
 // time from now (time.Now when nil).
-func newLimitGate(roles *access.Roles, rules access.LimitRules, now func() time.Time, shared access.SharedBuckets, onErr func(error)) *limitGate {
+func newLimitGate(roles *policy.Roles, rules policy.LimitRules, now func() time.Time, shared policy.SharedBuckets, onErr func(error)) *limitGate {
 	if now == nil {
 		now = time.Now
 	}
@@ -46,12 +46,12 @@ func newLimitGate(roles *access.Roles, rules access.LimitRules, now func() time.
 
 // set puts new rules in force. Their buckets start full: a rule's budget
 // is not carried over from rules that may have counted differently.
-func (g *limitGate) set(roles *access.Roles, rules access.LimitRules) {
-	l := access.NewLimiter(rules, g.now)
+func (g *limitGate) set(roles *policy.Roles, rules policy.LimitRules) {
+	l := policy.NewLimiter(rules, g.now)
 	if g.shared != nil {
 		l = l.WithShared(g.shared, g.onErr)
 	}
-	g.cur.Store(&gatePair{gate: access.NewGate(roles, l), limiter: l})
+	g.cur.Store(&gatePair{gate: policy.NewGate(roles, l), limiter: l})
 }
 
 func (g *limitGate) Visible(ctx context.Context, e mcp.Entry) bool {

@@ -10,22 +10,22 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-func limitRules(c config.RateLimits) access.LimitRules {
-	lim := func(l config.Limit) access.Limit {
-		return access.Limit{Rate: l.Rate, Burst: l.Burst, PerEntry: l.PerEntry}
+func limitRules(c config.RateLimits) policy.LimitRules {
+	lim := func(l config.Limit) policy.Limit {
+		return policy.Limit{Rate: l.Rate, Burst: l.Burst, PerEntry: l.PerEntry}
 	}
-	r := access.LimitRules{Default: lim(c.Default), Roles: map[string]access.Limit{}}
+	r := policy.LimitRules{Default: lim(c.Default), Roles: map[string]policy.Limit{}}
 	for role, l := range c.Roles {
 		r.Roles[role] = lim(l)
 	}
 	for _, e := range c.Entries {
-		r.Entries = append(r.Entries, access.EntryLimit{Kind: mcp.EntryKind(e.Kind), Name: e.Name, Limit: lim(e.Limit)})
+		r.Entries = append(r.Entries, policy.EntryLimit{Kind: mcp.EntryKind(e.Kind), Name: e.Name, Limit: lim(e.Limit)})
 	}
 	return r
 }

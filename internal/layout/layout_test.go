@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/relay", "internal/access", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
+	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The admin console: pages over what the gateway gives it.
 		"internal/gateway/admin",
 		// The search mode's tools, over the engine's catalogue.
@@ -35,7 +35,7 @@ var layers = [][]string{
 	// Backends and the proxy: transports and the wire put together; what
 	// replicas share (Redis), for the gate's buckets and the transport's
 	// sessions.
-	{"internal/gateway/backend", "internal/proxy", "internal/cluster",
+	{"internal/gateway/backends", "internal/proxy", "internal/cluster",
 		// The built-in authorization server: over the store and the
 		// service tokens.
 		"internal/auth/authserver"},
@@ -52,8 +52,8 @@ var forbidden = []struct {
 	from, to []string
 }{
 	{"the protocol packages know nothing of who calls or what is recorded",
-		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/relay", "internal/gateway/backend", "internal/proxy", "internal/gateway/toolsearch"},
-		[]string{"internal/access", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/store", "internal/store/sqlite", "internal/store/postgres"}},
+		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/gateway/backends", "internal/proxy", "internal/gateway/toolsearch"},
+		[]string{"internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/store", "internal/store/sqlite", "internal/store/postgres"}},
 	{"the observers read what the engine resolved, never the audit log or the store",
 		[]string{"internal/observe/metrics", "internal/observe/telemetry"},
 		[]string{"internal/observe/audit", "internal/store", "internal/store/sqlite", "internal/store/postgres"}},

@@ -4,7 +4,7 @@
 // two refusals carry data.kind so clients can tell them from other
 // -32000/-32001 uses.
 
-package access_test
+package policy_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -47,7 +47,7 @@ func gateError(t testing.TB, err error, code int64) (*jsonrpc.Error, map[string]
 }
 
 func TestVisibleAndAdmitAgreeForEveryRoleAndKind(t *testing.T) {
-	g := access.NewGate(mustRoles(t, nil), nil)
+	g := policy.NewGate(mustRoles(t, nil), nil)
 	level := map[string]int{"": 1, "viewer": 1, "editor": 2, "admin": 3}
 	for _, caller := range []string{"viewer", "editor", "admin"} {
 		for _, min := range []string{"", "viewer", "editor", "admin", "superuser"} {
@@ -87,7 +87,7 @@ func TestVisibleAndAdmitAgreeForEveryRoleAndKind(t *testing.T) {
 }
 
 func TestForbiddenMessage(t *testing.T) {
-	g := access.NewGate(mustRoles(t, map[string]string{"intern": "viewer"}), nil)
+	g := policy.NewGate(mustRoles(t, map[string]string{"intern": "viewer"}), nil)
 	tests := []struct {
 		name string
 		ctx  context.Context
@@ -116,7 +116,7 @@ func TestForbiddenMessage(t *testing.T) {
 }
 
 func TestNoIdentityIsHiddenAndRefused(t *testing.T) {
-	g := access.NewGate(nil, nil)
+	g := policy.NewGate(nil, nil)
 	for _, kind := range kinds {
 		e := mcp.Entry{Kind: kind, Name: "anything"}
 		if g.Visible(context.Background(), e) {
@@ -131,8 +131,8 @@ func TestNoIdentityIsHiddenAndRefused(t *testing.T) {
 
 func TestRoleDenialSpendsNoBudget(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 0.01, Burst: 1}}, c.Now)
-	g := access.NewGate(mustRoles(t, nil), l)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 0.01, Burst: 1}}, c.Now)
+	g := policy.NewGate(mustRoles(t, nil), l)
 	viewer := as("viewer")
 	for i := range 10 {
 		gateError(t, g.Admit(viewer, mcp.Entry{Kind: mcp.KindTool, Name: "deploy", MinRole: "admin"}), jsonrpc.CodeForbidden)
@@ -152,8 +152,8 @@ func TestRoleDenialSpendsNoBudget(t *testing.T) {
 func TestRateLimitedErrorCarriesAnHonestWholeSecondRetry(t *testing.T) {
 	for _, r := range []float64{0.1, 0.3, 1.0 / 3, 0.9, 20.0 / 977} {
 		c := newClock()
-		l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: r, Burst: 1}}, c.Now)
-		g := access.NewGate(nil, l)
+		l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: r, Burst: 1}}, c.Now)
+		g := policy.NewGate(nil, l)
 		ctx, e := as("viewer"), mcp.Entry{Kind: mcp.KindTool, Name: "search"}
 		if err := g.Admit(ctx, e); err != nil {
 			t.Fatal(err)
@@ -180,9 +180,9 @@ func TestRateLimitedErrorCarriesAnHonestWholeSecondRetry(t *testing.T) {
 
 func TestGateLimitsCustomRolesByTheirOwnRuleThenTheirBaseRule(t *testing.T) {
 	roles := mustRoles(t, map[string]string{"intern": "viewer", "contractor": "viewer"})
-	rules := access.LimitRules{
-		Default: access.Limit{Rate: 1, Burst: 1},
-		Roles: map[string]access.Limit{
+	rules := policy.LimitRules{
+		Default: policy.Limit{Rate: 1, Burst: 1},
+		Roles: map[string]policy.Limit{
 			"viewer":     {Rate: 1, Burst: 2},
 			"contractor": {Rate: 1, Burst: 3},
 		},
@@ -198,7 +198,7 @@ func TestGateLimitsCustomRolesByTheirOwnRuleThenTheirBaseRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.role, func(t *testing.T) {
-			g := access.NewGate(roles, access.NewLimiter(rules, newClock().Now))
+			g := policy.NewGate(roles, policy.NewLimiter(rules, newClock().Now))
 			n := 0
 			for range 10 {
 				if g.Admit(as(tt.role), mcp.Entry{Kind: mcp.KindTool, Name: "search"}) == nil {

@@ -4,7 +4,7 @@
 // so no transport and no method can reach an entry by a path the role
 // check does not see (seed 003's bug: two methods did).
 
-package access
+package policy
 
 import (
 	"context"

@@ -22,7 +22,7 @@
 // bounded by the callers active in the longest refill window plus one
 // sweep interval, not by every identity ever seen.
 
-package access
+package policy
 
 import (
 	"context"

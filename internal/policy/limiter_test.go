@@ -3,7 +3,7 @@
 // rule > role rule > default; which calls share a bucket; and a memory
 // footprint that forgets idle callers.
 
-package access_test
+package policy_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -26,7 +26,7 @@ var (
 )
 
 // admitted counts how many of n calls at the current instant are admitted.
-func admitted(l *access.Limiter, id mcp.Identity, e mcp.Entry, n int) int {
+func admitted(l *policy.Limiter, id mcp.Identity, e mcp.Entry, n int) int {
 	k := 0
 	for range n {
 		if ok, _ := l.Allow(id, e); ok {
@@ -39,7 +39,7 @@ func admitted(l *access.Limiter, id mcp.Identity, e mcp.Entry, n int) int {
 func TestExactlyBurstIsAdmittedAtOneInstant(t *testing.T) {
 	for _, burst := range []int{1, 2, 5, 17} {
 		c := newClock()
-		l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1, Burst: burst}}, c.Now)
+		l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: burst}}, c.Now)
 		if got := admitted(l, alice, search, 3*burst); got != burst {
 			t.Errorf("burst %d: %d admitted", burst, got)
 		}
@@ -50,7 +50,7 @@ func TestExactlyBurstIsAdmittedUnderConcurrency(t *testing.T) {
 	const callers, burst = 200, 17
 	for run := range 5 {
 		c := newClock()
-		l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 0.5, Burst: burst}}, c.Now)
+		l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 0.5, Burst: burst}}, c.Now)
 		var ok atomic.Int64
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -77,7 +77,7 @@ func TestExactlyBurstIsAdmittedUnderConcurrency(t *testing.T) {
 
 func TestBucketRefillsAsTimeAdvances(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 2, Burst: 3}}, c.Now)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 2, Burst: 3}}, c.Now)
 	steps := []struct {
 		advance time.Duration
 		want    int
@@ -104,7 +104,7 @@ func TestRetryAfterIsHonest(t *testing.T) {
 		for _, burst := range []int{1, 3} {
 			for _, part := range []float64{0, 0.37, 0.5} {
 				c := newClock()
-				l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: r, Burst: burst}}, c.Now)
+				l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: r, Burst: burst}}, c.Now)
 				admitted(l, alice, search, burst)
 				// Partway through a refill the hint shrinks, and stays honest.
 				c.Advance(time.Duration(float64(time.Second) * part / r))
@@ -128,7 +128,7 @@ func TestRetryAfterIsHonest(t *testing.T) {
 
 func TestTheClockRunningBackwardsRefillsNothing(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1, Burst: 1}}, c.Now)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 1}}, c.Now)
 	t0 := c.Now()
 	admitted(l, alice, search, 1)
 	c.Set(t0.Add(-time.Second))
@@ -147,13 +147,13 @@ func TestTheClockRunningBackwardsRefillsNothing(t *testing.T) {
 
 func TestRulePrecedence(t *testing.T) {
 	editor := mcp.Identity{Subject: "ed", Role: "editor", TokenID: "t3"}
-	rules := access.LimitRules{
-		Default: access.Limit{Rate: 1, Burst: 1},
-		Roles:   map[string]access.Limit{"editor": {Rate: 1, Burst: 4}},
-		Entries: []access.EntryLimit{
-			{Kind: mcp.KindTool, Name: "expensive_*", Limit: access.Limit{Rate: 1, Burst: 2}},
-			{Name: "expensive_report", Limit: access.Limit{Rate: 1, Burst: 9}}, // shadowed by the first
-			{Kind: mcp.KindPrompt, Name: "free", Limit: access.Limit{Rate: 0}},
+	rules := policy.LimitRules{
+		Default: policy.Limit{Rate: 1, Burst: 1},
+		Roles:   map[string]policy.Limit{"editor": {Rate: 1, Burst: 4}},
+		Entries: []policy.EntryLimit{
+			{Kind: mcp.KindTool, Name: "expensive_*", Limit: policy.Limit{Rate: 1, Burst: 2}},
+			{Name: "expensive_report", Limit: policy.Limit{Rate: 1, Burst: 9}}, // shadowed by the first
+			{Kind: mcp.KindPrompt, Name: "free", Limit: policy.Limit{Rate: 0}},
 		},
 	}
 	tests := []struct {
@@ -172,7 +172,7 @@ func TestRulePrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := access.NewLimiter(rules, newClock().Now)
+			l := policy.NewLimiter(rules, newClock().Now)
 			if got := admitted(l, tt.id, tt.e, 50); got != tt.want {
 				t.Fatalf("%d admitted, want %d", got, tt.want)
 			}
@@ -185,7 +185,7 @@ func TestBucketSharing(t *testing.T) {
 	expensive2 := mcp.Entry{Kind: mcp.KindTool, Name: "expensive_b"}
 	tests := []struct {
 		name  string
-		rules access.LimitRules
+		rules policy.LimitRules
 		calls []struct {
 			id mcp.Identity
 			e  mcp.Entry
@@ -194,43 +194,43 @@ func TestBucketSharing(t *testing.T) {
 	}{
 		{
 			name:  "identities have separate buckets",
-			rules: access.LimitRules{Default: access.Limit{Rate: 1, Burst: 1}},
+			rules: policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 1}},
 			calls: calls(alice, search, bob, search, alice, search),
 			want:  []bool{true, true, false},
 		},
 		{
 			name:  "without PerEntry an identity's entries share one bucket",
-			rules: access.LimitRules{Default: access.Limit{Rate: 1, Burst: 1}},
+			rules: policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 1}},
 			calls: calls(alice, search, alice, lookup),
 			want:  []bool{true, false},
 		},
 		{
 			name:  "PerEntry keys a bucket per entry",
-			rules: access.LimitRules{Default: access.Limit{Rate: 1, Burst: 1, PerEntry: true}},
+			rules: policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 1, PerEntry: true}},
 			calls: calls(alice, search, alice, lookup, alice, search, alice, lookup),
 			want:  []bool{true, true, false, false},
 		},
 		{
 			name: "an entry rule does not spend the identity's general bucket",
-			rules: access.LimitRules{
-				Default: access.Limit{Rate: 1, Burst: 1},
-				Entries: []access.EntryLimit{{Name: "expensive_*", Limit: access.Limit{Rate: 1, Burst: 1}}},
+			rules: policy.LimitRules{
+				Default: policy.Limit{Rate: 1, Burst: 1},
+				Entries: []policy.EntryLimit{{Name: "expensive_*", Limit: policy.Limit{Rate: 1, Burst: 1}}},
 			},
 			calls: calls(alice, expensive, alice, search, alice, expensive, alice, lookup),
 			want:  []bool{true, true, false, false},
 		},
 		{
 			name: "entries matched by one rule share its bucket without PerEntry",
-			rules: access.LimitRules{
-				Entries: []access.EntryLimit{{Name: "expensive_*", Limit: access.Limit{Rate: 1, Burst: 1}}},
+			rules: policy.LimitRules{
+				Entries: []policy.EntryLimit{{Name: "expensive_*", Limit: policy.Limit{Rate: 1, Burst: 1}}},
 			},
 			calls: calls(alice, expensive, alice, expensive2, bob, expensive2),
 			want:  []bool{true, false, true},
 		},
 		{
 			name: "an entry rule with PerEntry splits by entry",
-			rules: access.LimitRules{
-				Entries: []access.EntryLimit{{Name: "expensive_*", Limit: access.Limit{Rate: 1, Burst: 1, PerEntry: true}}},
+			rules: policy.LimitRules{
+				Entries: []policy.EntryLimit{{Name: "expensive_*", Limit: policy.Limit{Rate: 1, Burst: 1, PerEntry: true}}},
 			},
 			calls: calls(alice, expensive, alice, expensive2, alice, expensive),
 			want:  []bool{true, true, false},
@@ -238,7 +238,7 @@ func TestBucketSharing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := access.NewLimiter(tt.rules, newClock().Now)
+			l := policy.NewLimiter(tt.rules, newClock().Now)
 			for i, c := range tt.calls {
 				if ok, _ := l.Allow(c.id, c.e); ok != tt.want[i] {
 					t.Fatalf("call %d (%s %s): admitted %v, want %v", i, c.id.Subject, c.e.Name, ok, tt.want[i])
@@ -266,7 +266,7 @@ func calls(pairs ...any) []struct {
 }
 
 func TestRateZeroIsUnlimited(t *testing.T) {
-	l := access.NewLimiter(access.LimitRules{}, newClock().Now)
+	l := policy.NewLimiter(policy.LimitRules{}, newClock().Now)
 	if got := admitted(l, alice, search, 10_000); got != 10_000 {
 		t.Fatalf("%d admitted", got)
 	}
@@ -277,7 +277,7 @@ func TestRateZeroIsUnlimited(t *testing.T) {
 
 func TestSweepEvictsFullIdleBucketsAndKeepsBusyOnes(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1, Burst: 2}}, c.Now)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 2}}, c.Now)
 	admitted(l, alice, search, 2)
 	admitted(l, bob, search, 2)
 	c.Advance(1500 * time.Millisecond) // bob's and alice's buckets hold 1.5 of 2
@@ -301,7 +301,7 @@ func TestSweepEvictsFullIdleBucketsAndKeepsBusyOnes(t *testing.T) {
 
 func TestSweepUnderLoadNeverHandsOutAFreshBucket(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 0.001, Burst: 5}}, c.Now)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 0.001, Burst: 5}}, c.Now)
 	var ok atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
@@ -326,7 +326,7 @@ func TestSweepUnderLoadNeverHandsOutAFreshBucket(t *testing.T) {
 
 func TestRunSweepsUntilCancelled(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1, Burst: 1}}, c.Now)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 1}}, c.Now)
 	admitted(l, alice, search, 1)
 	c.Advance(time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -346,19 +346,19 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 func TestLimitRulesValidate(t *testing.T) {
 	tests := []struct {
 		name   string
-		rules  access.LimitRules
+		rules  policy.LimitRules
 		naming string // "" for valid
 	}{
-		{"empty rules are valid (unlimited)", access.LimitRules{}, ""},
-		{"a full configuration is valid", access.LimitRules{
-			Default: access.Limit{Rate: 5, Burst: 10},
-			Roles:   map[string]access.Limit{"admin": {}},
-			Entries: []access.EntryLimit{{Kind: mcp.KindTool, Name: "x_*", Limit: access.Limit{Rate: 0.1, Burst: 1}}},
+		{"empty rules are valid (unlimited)", policy.LimitRules{}, ""},
+		{"a full configuration is valid", policy.LimitRules{
+			Default: policy.Limit{Rate: 5, Burst: 10},
+			Roles:   map[string]policy.Limit{"admin": {}},
+			Entries: []policy.EntryLimit{{Kind: mcp.KindTool, Name: "x_*", Limit: policy.Limit{Rate: 0.1, Burst: 1}}},
 		}, ""},
-		{"negative default rate", access.LimitRules{Default: access.Limit{Rate: -1, Burst: 1}}, "default"},
-		{"a role rate without burst", access.LimitRules{Roles: map[string]access.Limit{"editor": {Rate: 1}}}, "roles[editor]"},
-		{"an entry rule without a name", access.LimitRules{Entries: []access.EntryLimit{{Limit: access.Limit{Rate: 1, Burst: 1}}}}, "entries[0]"},
-		{"an entry rule with a bad glob", access.LimitRules{Entries: []access.EntryLimit{{Name: "a", Limit: access.Limit{}}, {Name: "x[", Limit: access.Limit{}}}}, "entries[1]"},
+		{"negative default rate", policy.LimitRules{Default: policy.Limit{Rate: -1, Burst: 1}}, "default"},
+		{"a role rate without burst", policy.LimitRules{Roles: map[string]policy.Limit{"editor": {Rate: 1}}}, "roles[editor]"},
+		{"an entry rule without a name", policy.LimitRules{Entries: []policy.EntryLimit{{Limit: policy.Limit{Rate: 1, Burst: 1}}}}, "entries[0]"},
+		{"an entry rule with a bad glob", policy.LimitRules{Entries: []policy.EntryLimit{{Name: "a", Limit: policy.Limit{}}, {Name: "x[", Limit: policy.Limit{}}}}, "entries[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,12 +379,12 @@ func TestNewLimiterPanicsOnRulesThatFailValidate(t *testing.T) {
 			t.Fatal("no panic")
 		}
 	}()
-	access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1}}, nil)
+	policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1}}, nil)
 }
 
 func TestOpeningSessionsIsLimitedLikeCallsInABucketOfItsOwn(t *testing.T) {
 	c := newClock()
-	l := access.NewLimiter(access.LimitRules{Roles: map[string]access.Limit{"viewer": {Rate: 1, Burst: 3}}}, c.Now)
+	l := policy.NewLimiter(policy.LimitRules{Roles: map[string]policy.Limit{"viewer": {Rate: 1, Burst: 3}}}, c.Now)
 	session := mcp.Entry{Kind: mcp.KindSession, Name: "initialize"}
 	stream := mcp.Entry{Kind: mcp.KindSession, Name: "sse"}
 	if got := admitted(l, alice, session, 2) + admitted(l, alice, stream, 10); got != 3 {

@@ -2,18 +2,18 @@
 // custom names stand for their base role, and anything nobody configured
 // is refused — on either side of the comparison, admin included.
 
-package access_test
+package policy_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 )
 
-func mustRoles(t testing.TB, custom map[string]string) *access.Roles {
+func mustRoles(t testing.TB, custom map[string]string) *policy.Roles {
 	t.Helper()
-	r, err := access.NewRoles(custom)
+	r, err := policy.NewRoles(custom)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestNewRolesRefusesMappingsThatCannotWork(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := access.NewRoles(tt.custom)
+			r, err := policy.NewRoles(tt.custom)
 			if err == nil {
 				t.Fatalf("no error; roles %+v", r)
 			}

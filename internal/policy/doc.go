@@ -1,4 +1,4 @@
-// Package access decides who may see and use what in an mcpgate server: the
+// Package policy decides who may see and use what in an mcpgate server: the
 // role hierarchy (Roles), the gate the MCP engine consults before every
 // tools/call, resources/read and prompts/get (Gate), and per-caller token
 // buckets (Limiter).
@@ -22,4 +22,4 @@
 // REST viewer was refused. The engine (package mcp) now calls the gate at
 // the one place every gated method passes; this package makes the gate
 // answer the role question for real.
-package access
+package policy

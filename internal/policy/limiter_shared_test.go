@@ -4,7 +4,7 @@
 // distinct buckets whatever the names hold, and a shared store that cannot
 // be reached admits and says so.
 
-package access_test
+package policy_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -22,18 +22,18 @@ import (
 type recordingBuckets struct {
 	mu    sync.Mutex
 	taken map[string]int
-	shape map[string]access.Limit
+	shape map[string]policy.Limit
 	err   error
 }
 
-func (b *recordingBuckets) Take(_ context.Context, key string, l access.Limit) (bool, time.Duration, error) {
+func (b *recordingBuckets) Take(_ context.Context, key string, l policy.Limit) (bool, time.Duration, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.err != nil {
 		return false, 0, b.err
 	}
 	if b.taken == nil {
-		b.taken, b.shape = map[string]int{}, map[string]access.Limit{}
+		b.taken, b.shape = map[string]int{}, map[string]policy.Limit{}
 	}
 	b.shape[key] = l
 	if b.taken[key] >= l.Burst {
@@ -44,12 +44,12 @@ func (b *recordingBuckets) Take(_ context.Context, key string, l access.Limit) (
 }
 
 func TestSharedBucketsGetOneKeyPerBucket(t *testing.T) {
-	rules := access.LimitRules{
-		Default: access.Limit{Rate: 1, Burst: 2},
-		Entries: []access.EntryLimit{{Name: "expensive_*", Limit: access.Limit{Rate: 0.1, Burst: 1, PerEntry: true}}},
+	rules := policy.LimitRules{
+		Default: policy.Limit{Rate: 1, Burst: 2},
+		Entries: []policy.EntryLimit{{Name: "expensive_*", Limit: policy.Limit{Rate: 0.1, Burst: 1, PerEntry: true}}},
 	}
 	shared := &recordingBuckets{}
-	l := access.NewLimiter(rules, nil).WithShared(shared, nil)
+	l := policy.NewLimiter(rules, nil).WithShared(shared, nil)
 	// Names chosen so that plain concatenation would collide.
 	tricky := mcp.Identity{Subject: "a", Role: "viewer", TokenID: "t1\x00b"}
 	calls := []struct {
@@ -87,7 +87,7 @@ func TestSharedBucketsGetOneKeyPerBucket(t *testing.T) {
 func TestSharedBucketsUnreachableAdmitAndReport(t *testing.T) {
 	down := errors.New("connection refused")
 	var reported []error
-	l := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 1, Burst: 1}}, nil).
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 1}}, nil).
 		WithShared(&recordingBuckets{err: down}, func(err error) { reported = append(reported, err) })
 	for range 3 {
 		if ok, _ := l.Allow(alice, search); !ok {

@@ -4,7 +4,7 @@
 // default — the most specific statement an operator made wins, so that a
 // costly tool can be throttled (or exempted) without touching every role.
 
-package access
+package policy
 
 import (
 	"fmt"

@@ -4,7 +4,7 @@
 // everywhere in the same way (fail closed) rather than compared as a
 // string somewhere and let through.
 
-package access
+package policy
 
 import (
 	"fmt"

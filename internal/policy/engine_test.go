@@ -5,7 +5,7 @@
 // -32000. This is the test seed 003 lacked: its lists, tools/call,
 // resources/read and prompts/get did not agree.
 
-package access_test
+package policy_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/access"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -173,7 +173,7 @@ func orEmpty(s []string) []string {
 
 func TestEngineListsAndCallsAgreeForEveryRole(t *testing.T) {
 	roles := mustRoles(t, map[string]string{"intern": "viewer", "sre": "admin"})
-	srv, runs := catalogue(t, access.NewGate(roles, nil))
+	srv, runs := catalogue(t, policy.NewGate(roles, nil))
 	for role, allowed := range reach {
 		t.Run("role "+strconv.Quote(role), func(t *testing.T) {
 			c := connect(t, srv, mcp.Identity{Subject: "u-" + role, Role: role, TokenID: "tok-" + role})
@@ -251,8 +251,8 @@ func expectCode(t testing.TB, m *jsonrpc.Message, code int64, what string) *json
 
 func TestEngineRateLimitsWithTheGate(t *testing.T) {
 	c0 := newClock()
-	limiter := access.NewLimiter(access.LimitRules{Default: access.Limit{Rate: 0.1, Burst: 2}}, c0.Now)
-	srv, runs := catalogue(t, access.NewGate(mustRoles(t, nil), limiter))
+	limiter := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 0.1, Burst: 2}}, c0.Now)
+	srv, runs := catalogue(t, policy.NewGate(mustRoles(t, nil), limiter))
 	c := connect(t, srv, mcp.Identity{Subject: "v", Role: "viewer", TokenID: "t"})
 
 	// Role denials first: they spend nothing.

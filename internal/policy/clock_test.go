@@ -1,7 +1,7 @@
 // clock_test.go is the fake clock the rate tests run on: time moves only
 // when a test says so, so that no test sleeps and every refill is exact.
 
-package access_test
+package policy_test
 
 import (
 	"sync"
