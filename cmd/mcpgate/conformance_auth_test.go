@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/oauth"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -248,7 +248,7 @@ func (a *ccAdmin) forget(ctx context.Context, base, token, backend string) error
 func ccIssuer(mockURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	md, err := oauth.DiscoverResource(ctx, http.DefaultClient, mockURL, "")
+	md, err := oauthclient.DiscoverResource(ctx, http.DefaultClient, mockURL, "")
 	if err != nil {
 		return "", err
 	}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,7 +28,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/internal/egress"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -98,7 +98,7 @@ type oauthIssuer struct {
 
 // NewOAuthVerifier checks cfg and discovers every issuer's keys.
 func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, error) {
-	if _, err := oauth.CanonicalResource(cfg.Resource); err != nil {
+	if _, err := oauthmeta.CanonicalResource(cfg.Resource); err != nil {
 		return nil, err
 	}
 	if len(cfg.Issuers) == 0 && cfg.Local == nil {
@@ -140,13 +140,13 @@ func NewOAuthVerifier(ctx context.Context, cfg OAuthConfig) (*OAuthVerifier, err
 		}
 		jwks := is.JWKSURL
 		if jwks == "" {
-			md, err := oauth.DiscoverAuthorizationServer(ctx, client, is.Issuer)
+			md, err := oauthmeta.DiscoverAuthorizationServer(ctx, client, is.Issuer)
 			if err != nil {
 				return nil, err
 			}
 			jwks = md.JWKSURI
 		}
-		if err := oauth.CheckFetchURL(jwks); err != nil {
+		if err := oauthmeta.CheckFetchURL(jwks); err != nil {
 			return nil, fmt.Errorf("auth: oauth: issuer %s: jwks_uri: %w", is.Issuer, err)
 		}
 		jv, err := NewJWTVerifier(ctx, JWTConfig{Algorithm: cmp.Or(is.Algorithm, "RS256"), JWKSURL: jwks, Issuer: is.Issuer,

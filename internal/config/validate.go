@@ -5,12 +5,11 @@ package config
 
 import (
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net"
 	"net/url"
 	"path"
 	"strings"
-
-	"github.com/mcpgate/mcpgate/internal/oauth"
 )
 
 var baseRoles = map[string]bool{"viewer": true, "editor": true, "admin": true}
@@ -252,12 +251,12 @@ func (c *Config) validateOAuth() error {
 }
 
 // fetchableURL checks an absolute URL the gateway or its clients fetch:
-// https, or http on a loopback host (oauth.CheckFetchURL's rule).
+// https, or http on a loopback host (oauthmeta.CheckFetchURL's rule).
 func fetchableURL(key, s string) error {
 	if s == "" {
 		return bad(key, "required")
 	}
-	if err := oauth.CheckFetchURL(s); err != nil {
+	if err := oauthmeta.CheckFetchURL(s); err != nil {
 		return bad(key, "%v", err)
 	}
 	return nil

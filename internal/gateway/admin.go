@@ -15,9 +15,9 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -132,7 +132,7 @@ func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
 func (s *adminSource) RestartBackend(name string) error { return s.g.backends.Restart(name) }
 
 // ForgetBackendAuthorization drops backend name's OAuth authorization
-// for by (oauth.Authorization.Forget) and restarts the backend, so that
+// for by (oauthclient.Authorization.Forget) and restarts the backend, so that
 // its refusal asks for a new one at once; audited as oauth
 // "forget-backend". The answer says what was done.
 func (s *adminSource) ForgetBackendAuthorization(ctx context.Context, name string, by mcp.Identity) (string, error) {
@@ -213,7 +213,7 @@ func (s *adminSource) RevokeToken(ctx context.Context, id string) error {
 
 // oauthSummary is a backend's authorization in a line, and the link an
 // admin is asked to open.
-func oauthSummary(st oauth.Status) (string, string) {
+func oauthSummary(st oauthclient.Status) (string, string) {
 	switch {
 	case st.Link != "":
 		return "OAuth: waiting for an admin to authorize the gateway (the link is good until " + st.Expires.UTC().Format("15:04 UTC") + ").", st.Link

@@ -1,6 +1,6 @@
 // backend_oauth.go makes the gateway an OAuth client of the http and sse
-// backends that demand access tokens (package oauth, authcode.go): each
-// such backend gets an oauth.Authorization, kept across reloads while its
+// backends that demand access tokens (package oauthclient, authcode.go): each
+// such backend gets an oauthclient.Authorization, kept across reloads while its
 // URL and client stay the same; the callback at /oauth/callback takes the
 // authorization server's answer for the backend its state names; and
 // /oauth/client-metadata.json is the gateway's Client ID Metadata
@@ -22,18 +22,18 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/config"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
 // backendOAuth is what the backends' Authorizations share.
 type backendOAuth struct {
-	env    *oauth.ClientEnv
+	env    *oauthclient.ClientEnv
 	listen atomic.Pointer[string] // the address serve listens on
 
 	mu     sync.Mutex
-	byName map[string]*oauth.Authorization
+	byName map[string]*oauthclient.Authorization
 }
 
 // newBackendOAuth is the backends' OAuth client (nil when
@@ -47,19 +47,19 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 	if err != nil {
 		return nil, err
 	}
-	var vault oauth.Vault = &oauth.MemoryVault{}
+	var vault oauthclient.Vault = &oauthclient.MemoryVault{}
 	if key != nil && st != nil {
-		if vault, err = oauth.NewSealedVault(st, key, func(err error) bool { return errors.Is(err, store.ErrNotFound) }); err != nil {
+		if vault, err = oauthclient.NewSealedVault(st, key, func(err error) bool { return errors.Is(err, store.ErrNotFound) }); err != nil {
 			return nil, err
 		}
 	}
-	b := &backendOAuth{byName: map[string]*oauth.Authorization{}}
-	b.env = &oauth.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
+	b := &backendOAuth{byName: map[string]*oauthclient.Authorization{}}
+	b.env = &oauthclient.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
 		ConsoleLink: func(name string) string {
 			if g.console == nil {
 				return ""
 			}
-			return strings.TrimSuffix(b.redirectURL(g.cfg), oauth.CallbackPath) + "/admin/backends/authorize?name=" + url.QueryEscape(name)
+			return strings.TrimSuffix(b.redirectURL(g.cfg), oauthclient.CallbackPath) + "/admin/backends/authorize?name=" + url.QueryEscape(name)
 		},
 		ClientMetadataURL: o.ClientMetadataURL, Vault: vault, Logger: g.log, Outbound: outbound(g.cfg.Outbound)}
 	if key != nil {
@@ -70,7 +70,7 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 	}
 	if b.env.ClientMetadataURL == "" {
 		if u, err := url.Parse(b.redirectURL(g.cfg)); err == nil && u.Scheme == "https" {
-			b.env.ClientMetadataURL = u.Scheme + "://" + u.Host + oauth.ClientMetadataPath
+			b.env.ClientMetadataURL = u.Scheme + "://" + u.Host + oauthclient.ClientMetadataPath
 		}
 	}
 	return b, nil
@@ -93,14 +93,14 @@ func (b *backendOAuth) redirectURL(cfg *config.Config) string {
 	}
 	if o := cfg.Auth.OAuth; o != nil {
 		if u, err := url.Parse(o.Resource); err == nil {
-			return u.Scheme + "://" + u.Host + oauth.CallbackPath
+			return u.Scheme + "://" + u.Host + oauthclient.CallbackPath
 		}
 	}
 	addr := cfg.Listen
 	if p := b.listen.Load(); p != nil {
 		addr = *p
 	}
-	return "http://" + addr + oauth.CallbackPath
+	return "http://" + addr + oauthclient.CallbackPath
 }
 
 // publicOrigin is the gateway's origin as its users reach it: that of
@@ -126,13 +126,13 @@ func oauthResource(cfg *config.Config) string {
 // authorization is the backend's Authorization: the one it had while its
 // URL, client, scopes and issuer are the same (a reload then leaves it
 // running), else a new one (its record is the backend's still).
-func (b *backendOAuth) authorization(name, resource string, pre *oauth.Registration, scopes []string, issuer string) *oauth.Authorization {
+func (b *backendOAuth) authorization(name, resource string, pre *oauthclient.Registration, scopes []string, issuer string) *oauthclient.Authorization {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if a := b.byName[name]; a != nil && a.Resource == resource && reflect.DeepEqual(a.Pre, pre) && slices.Equal(a.Scopes, scopes) && a.Issuer == issuer {
 		return a
 	}
-	a := &oauth.Authorization{Backend: name, Resource: resource, Pre: pre, Scopes: scopes, Issuer: issuer, Env: b.env}
+	a := &oauthclient.Authorization{Backend: name, Resource: resource, Pre: pre, Scopes: scopes, Issuer: issuer, Env: b.env}
 	b.byName[name] = a
 	return a
 }
@@ -161,9 +161,9 @@ func (g *Gateway) mountBackendOAuth(root *http.ServeMux) {
 	if b == nil {
 		return
 	}
-	root.HandleFunc("GET "+oauth.CallbackPath, g.serveBackendCallback)
+	root.HandleFunc("GET "+oauthclient.CallbackPath, g.serveBackendCallback)
 	if u, err := url.Parse(b.env.ClientMetadataURL); err == nil && b.env.ClientMetadataURL != "" {
-		path := oauth.ClientMetadataPath
+		path := oauthclient.ClientMetadataPath
 		if u.Path == path || strings.HasPrefix(u.Path, "/oauth/") {
 			path = u.Path
 		}
@@ -188,8 +188,8 @@ func (g *Gateway) serveBackendCallback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	q := r.URL.Query()
-	name := oauth.StateBackend(q.Get("state"))
-	var a *oauth.Authorization
+	name := oauthclient.StateBackend(q.Get("state"))
+	var a *oauthclient.Authorization
 	if b := g.backends.Backend(name); b != nil {
 		a = b.Authorization()
 	}

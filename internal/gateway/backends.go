@@ -17,11 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -65,11 +65,11 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Pol
 		s.OAuth = clientCredentials(key, o, &src, out)
 	}
 	if bo != nil && wantsAuthorization(b) {
-		var pre *oauth.Registration
+		var pre *oauthclient.Registration
 		var scopes []string
 		var issuer string
 		if o := b.OAuth; o != nil {
-			pre, scopes, issuer = &oauth.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes, o.Issuer
+			pre, scopes, issuer = &oauthclient.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes, o.Issuer
 			if o.ClientSecretFrom != "" || o.ClientSecretFile != "" {
 				pre.ClientSecret, _, _ = src.either(key+".oauth.client_secret", o.ClientSecretFrom, o.ClientSecretFile)
 			}
@@ -91,8 +91,8 @@ func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Pol
 // clientCredentials is backend o's client of the client credentials or
 // JWT-bearer grant, its secret, key or assertion read (nil when one could
 // not be: src says why).
-func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *egress.Policy) *oauth.ClientCredentials {
-	cc := &oauth.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
+func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *egress.Policy) *oauthclient.ClientCredentials {
+	cc := &oauthclient.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
 		SigningAlg: o.SigningAlg, Issuer: o.Issuer, Outbound: out}
 	switch {
 	case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
@@ -115,13 +115,13 @@ func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *eg
 			}
 			return strings.TrimSpace(string(b)), nil
 		}
-	case o.AuthMethod == oauth.PrivateKeyJWT:
+	case o.AuthMethod == oauthclient.PrivateKeyJWT:
 		pemText, where, ok := src.either(key+".oauth.private_key", o.PrivateKeyFrom, o.PrivateKeyFile)
 		if !ok {
 			return nil
 		}
 		var err error
-		if cc.PrivateKey, err = oauth.ParsePrivateKey([]byte(pemText), o.SigningAlg); err != nil {
+		if cc.PrivateKey, err = oauthclient.ParsePrivateKey([]byte(pemText), o.SigningAlg); err != nil {
 			src.errs = append(src.errs, fmt.Errorf("%s: %w", where, err))
 			return nil
 		}

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
-	"github.com/mcpgate/mcpgate/internal/oauth"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 )
 
 // repeated is an endless form body of "a=xxxx…", n bytes long, made as it
@@ -47,7 +47,7 @@ func TestEveryRouteThatIsNotMCPBoundsItsBody(t *testing.T) {
 		"auth: {oauth: {resource: http://127.0.0.1:8080/mcp, builtin: true}}\n"+
 		"backends:\n  - {name: b, kind: http, url: http://127.0.0.1:9/mcp}\n")
 	routes := []string{"/admin/login", authserver.TokenPath, authserver.RegisterPath, authserver.RevokePath,
-		authserver.AuthorizePath, oauth.CallbackPath, "/healthz", "/.well-known/oauth-protected-resource/mcp"}
+		authserver.AuthorizePath, oauthclient.CallbackPath, "/healthz", "/.well-known/oauth-protected-resource/mcp"}
 	post := func(path, contentType string, body io.Reader, length int64) int {
 		req, _ := http.NewRequestWithContext(gwContext(t), http.MethodPost, e.base+path, body)
 		req.ContentLength = length

@@ -18,11 +18,12 @@ var layers = [][]string{
 	// The outbound policy for fetches on a third party's word: it
 	// imports nothing of ours.
 	{"internal/egress", "internal/egress/egresstest"},
-	// What OAuth's two sides share: it imports only the outbound policy.
-	{"internal/oauth"},
-	// Foundations: they import nothing of ours but oauth (config checks
-	// URLs by its rule).
-	{"jsonrpc", "sse", "internal/store", "internal/config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
+	// What the three OAuth roles share: it imports only the outbound
+	// policy.
+	{"internal/auth/oauthmeta"},
+	// Foundations: they import nothing of ours but oauthmeta (config
+	// checks URLs by its rule). The client of backends' OAuth is one too.
+	{"internal/auth/oauthclient", "jsonrpc", "sse", "internal/store", "internal/config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access

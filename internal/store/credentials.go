@@ -1,7 +1,7 @@
 // credentials.go keeps what the gateway holds as an OAuth client of its
 // backends: one sealed record per backend (its registrations, tokens and
 // the authorization an admin has yet to finish). The store never sees
-// them in the clear: package oauth seals each record (AES-GCM) before it
+// them in the clear: package oauthclient seals each record (AES-GCM) before it
 // gets here, and the shared SQL below only moves bytes.
 
 package store

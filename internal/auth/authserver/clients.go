@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"io"
 	"net"
 	"net/http"
@@ -23,7 +24,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
@@ -80,7 +80,7 @@ func (s *Server) fetchClient(ctx context.Context, id string) (_ client, ttl time
 	if err != nil || u.Fragment != "" || u.User != nil || u.Path == "" || u.Path == "/" {
 		return client{}, 0, errClient{"a client_id URL must have a path and no fragment or user"}
 	}
-	if err := oauth.CheckFetchURL(id); err != nil {
+	if err := oauthmeta.CheckFetchURL(id); err != nil {
 		return client{}, 0, errClient{"the client metadata URL " + err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,7 +41,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/egress"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 )
 
 // The upstream sign-in's paths.
@@ -90,7 +90,7 @@ type Upstream struct {
 type upstream struct {
 	cfg *Upstream
 	mu  sync.Mutex
-	md  *oauth.ServerMetadata
+	md  *oauthmeta.ServerMetadata
 	ks  *auth.KeySet
 
 	clientOnce sync.Once
@@ -110,14 +110,14 @@ func (u *upstream) httpClient() *http.Client {
 
 // discover finds the provider's endpoints and keys at the first sign-in
 // (a provider down at startup does not stop the gateway), then keeps them.
-func (u *upstream) discover(ctx context.Context) (*oauth.ServerMetadata, *auth.KeySet, error) {
+func (u *upstream) discover(ctx context.Context) (*oauthmeta.ServerMetadata, *auth.KeySet, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.md != nil {
 		return u.md, u.ks, nil
 	}
 	hc := u.httpClient()
-	md, err := oauth.DiscoverAuthorizationServer(ctx, hc, u.cfg.Issuer)
+	md, err := oauthmeta.DiscoverAuthorizationServer(ctx, hc, u.cfg.Issuer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +132,7 @@ func (u *upstream) discover(ctx context.Context) (*oauth.ServerMetadata, *auth.K
 	return u.md, u.ks, nil
 }
 
-func (u *upstream) oauth2(md *oauth.ServerMetadata, issuer string) oauth2.Config {
+func (u *upstream) oauth2(md *oauthmeta.ServerMetadata, issuer string) oauth2.Config {
 	style := oauth2.AuthStyleInParams
 	if u.cfg.ClientSecret != "" {
 		style = oauth2.AuthStyleInHeader
@@ -161,8 +161,8 @@ func newUpstream(c *Upstream) (*upstream, error) {
 	switch {
 	case cc.Issuer == "" || cc.ClientID == "" || cc.Role == nil:
 		return nil, errors.New("authserver: an upstream provider needs an issuer, a client id and a role mapping")
-	case oauth.CheckFetchURL(cc.Issuer) != nil:
-		return nil, fmt.Errorf("authserver: upstream issuer: %w", oauth.CheckFetchURL(cc.Issuer))
+	case oauthmeta.CheckFetchURL(cc.Issuer) != nil:
+		return nil, fmt.Errorf("authserver: upstream issuer: %w", oauthmeta.CheckFetchURL(cc.Issuer))
 	}
 	if len(cc.Scopes) == 0 {
 		cc.Scopes = []string{"openid", "email", "profile"}

@@ -20,7 +20,7 @@ import (
 // authzCookie carries the binding; it goes to the callback alone.
 const authzCookie = "mcpgate_authz"
 
-// authzCallbackPath is the gateway's callback (oauth.CallbackPath).
+// authzCallbackPath is the gateway's callback (oauthclient.CallbackPath).
 const authzCallbackPath = "/oauth/callback"
 
 // authzFor bounds how long a binding waits for its callback.

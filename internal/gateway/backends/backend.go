@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -118,7 +118,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 
 // Authorization is the backend's OAuth client of the authorization code
 // grant (nil: none).
-func (b *Backend) Authorization() *oauth.Authorization { return b.spec.Authorization }
+func (b *Backend) Authorization() *oauthclient.Authorization { return b.spec.Authorization }
 
 // State is the backend's current state.
 func (b *Backend) State() Status {

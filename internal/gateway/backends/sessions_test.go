@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -652,7 +652,7 @@ func TestPerClientHTTPSessionsShareOneClientCredentialsToken(t *testing.T) {
 	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
 
 	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: ts.URL, Session: backends.SessionPerClient,
-		OAuth: &oauth.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret", TokenURL: tokens.URL}}, mcphttp.Options{})
+		OAuth: &oauthclient.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret", TokenURL: tokens.URL}}, mcphttp.Options{})
 	seen := map[string]bool{}
 	for _, name := range []string{"a", "b", "c"} {
 		id, _ := f.connect(t, name).who(t, "web__who")

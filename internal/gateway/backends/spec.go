@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/oauth"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -48,12 +48,12 @@ type Spec struct {
 	Header http.Header
 	// OAuth, when set, gets the backend's access tokens by the client
 	// credentials grant (http, sse). Its secret is never reported.
-	OAuth *oauth.ClientCredentials
+	OAuth *oauthclient.ClientCredentials
 	// Authorization, when set, meets the backend's OAuth challenges by
 	// the authorization code grant an admin completes (http, sse): the
 	// backend then sends its tokens, and an admin's authorization wakes
 	// a backend waiting out its backoff.
-	Authorization *oauth.Authorization
+	Authorization *oauthclient.Authorization
 	// Prefix goes before tool and prompt names at the front (default
 	// Name+"__"; catalog.NoPrefix for none).
 	Prefix string

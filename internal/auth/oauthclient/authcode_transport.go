@@ -2,13 +2,14 @@
 // authorization holds, answers its refusals (a 401, a 403 for a scope, a
 // DPoP nonce) and renews the token with the refresh token.
 
-package oauth
+package oauthclient
 
 import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,7 +38,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
 	}
-	ch, ok := ParseChallenge(resp.Header.Values("WWW-Authenticate"))
+	ch, ok := oauthmeta.ParseChallenge(resp.Header.Values("WWW-Authenticate"))
 	if !ok {
 		return resp, nil
 	}
@@ -54,7 +55,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp, err = t.send(retry, token, key); err != nil {
 			return true, err
 		}
-		ch, _ = ParseChallenge(resp.Header.Values("WWW-Authenticate"))
+		ch, _ = oauthmeta.ParseChallenge(resp.Header.Values("WWW-Authenticate"))
 		return true, nil
 	}
 	if resp.StatusCode == http.StatusUnauthorized && key != nil && ch.Scheme == "DPoP" && ch.Error == "use_dpop_nonce" &&
@@ -80,7 +81,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	if ch, ok = ParseChallenge(resp.Header.Values("WWW-Authenticate")); !ok {
+	if ch, ok = oauthmeta.ParseChallenge(resp.Header.Values("WWW-Authenticate")); !ok {
 		return resp, nil
 	}
 	a.challenged(ctx, resp.StatusCode, ch, sent)

@@ -28,7 +28,7 @@
 // at the authorization server), authcode_callback.go (the answer and the
 // code) and authcode_forget.go (an admin's Forget).
 
-package oauth
+package oauthclient
 
 import (
 	"context"

@@ -1,13 +1,14 @@
 // authcode_forget.go forgets a backend's authorization at an admin's word:
 // the refresh token revoked at its server, the tokens dropped.
 
-package oauth
+package oauthclient
 
 import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"net/url"
 	"slices"
@@ -56,11 +57,11 @@ func (a *Authorization) Forget(ctx context.Context) (hadToken bool, revokeErr er
 // revoke asks t's authorization server to revoke t's refresh token (or,
 // without one, its access token), if it names a revocation endpoint.
 func (a *Authorization) revoke(ctx context.Context, t *tokenSet) error {
-	as, err := DiscoverAuthorizationServer(ctx, a.http(), t.Issuer)
+	as, err := oauthmeta.DiscoverAuthorizationServer(ctx, a.http(), t.Issuer)
 	if err != nil || as.RevocationEndpoint == "" {
 		return err
 	}
-	if err := CheckFetchURL(as.RevocationEndpoint); err != nil {
+	if err := oauthmeta.CheckFetchURL(as.RevocationEndpoint); err != nil {
 		return fmt.Errorf("the revocation endpoint of %s: %w", egress.Summary(t.Issuer), err)
 	}
 	form := url.Values{"token": {t.Access}, "token_type_hint": {"access_token"}}

@@ -1,4 +1,4 @@
-package oauth_test
+package oauthclient_test
 
 import (
 	"context"
@@ -24,8 +24,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/egress"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 )
 
@@ -54,7 +54,7 @@ func TestClientCredentialsFindTheTokenEndpointAndSendTheToken(t *testing.T) {
 	is := oauthtest.New(t, "")
 	var seen atomic.Value
 	be := backendOf(t, func(base string) string { return base + "/mcp" }, is.ID, &seen)
-	cc := oauth.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret-of-the-gateway", Scopes: []string{"mcp:read"}, Outbound: loopbackAllowed}
+	cc := oauthclient.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret-of-the-gateway", Scopes: []string{"mcp:read"}, Outbound: loopbackAllowed}
 	c := cc.Client(be.Client(), be.URL+"/mcp")
 	resp, err := c.Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
 	if err != nil {
@@ -71,7 +71,7 @@ func TestClientCredentialsFindTheTokenEndpointAndSendTheToken(t *testing.T) {
 	}
 
 	other := backendOf(t, func(string) string { return "https://elsewhere.example/mcp" }, is.ID, &seen)
-	_, err = oauth.DiscoverTokenEndpoint(context.Background(), other.Client(), other.URL+"/mcp", "")
+	_, err = oauthclient.DiscoverTokenEndpoint(context.Background(), other.Client(), other.URL+"/mcp", "")
 	if err == nil || !strings.Contains(err.Error(), "names the resource") {
 		t.Errorf("metadata for another resource: %v", err)
 	}
@@ -133,7 +133,7 @@ func TestClientCredentialsByPrivateKeyJWT(t *testing.T) {
 	as := newPrivateKeyAS(t, &key.PublicKey, "ES256")
 	var seen atomic.Value
 	be := backendOf(t, func(base string) string { return base + "/mcp" }, as.srv.URL, &seen)
-	cc := oauth.ClientCredentials{ClientID: "gw", AuthMethod: oauth.PrivateKeyJWT, PrivateKey: key, Outbound: loopbackAllowed}
+	cc := oauthclient.ClientCredentials{ClientID: "gw", AuthMethod: oauthclient.PrivateKeyJWT, PrivateKey: key, Outbound: loopbackAllowed}
 	c := cc.Client(be.Client(), be.URL+"/mcp")
 	for range 2 {
 		resp, err := c.Post(be.URL+"/mcp", "application/json", strings.NewReader(`{}`))
@@ -207,7 +207,7 @@ func TestParsePrivateKey(t *testing.T) {
 		{"PEM of no key", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("secret-bytes-here")}), "", false},
 	} {
 		t.Run(c.rule, func(t *testing.T) {
-			k, err := oauth.ParsePrivateKey(c.pem, c.alg)
+			k, err := oauthclient.ParsePrivateKey(c.pem, c.alg)
 			if (err == nil) != c.ok || (c.ok && k == nil) {
 				t.Fatalf("%v, %v; want ok=%v", k, err, c.ok)
 			}
@@ -230,7 +230,7 @@ func TestTheJWTBearerGrantPresentsTheWorkloadsToken(t *testing.T) {
 	var as *httptest.Server
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
-			"grant_types_supported": []string{oauth.JWTBearerGrant}})
+			"grant_types_supported": []string{oauthclient.JWTBearerGrant}})
 	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
@@ -251,7 +251,7 @@ func TestTheJWTBearerGrantPresentsTheWorkloadsToken(t *testing.T) {
 	var seen atomic.Value
 	be := backendOf(t, func(base string) string { return base + "/mcp" }, as.URL, &seen)
 	current := "workload-jwt-1"
-	cc := oauth.ClientCredentials{ClientID: "workload", Scopes: []string{"mcp"}, Outbound: loopbackAllowed,
+	cc := oauthclient.ClientCredentials{ClientID: "workload", Scopes: []string{"mcp"}, Outbound: loopbackAllowed,
 		Assertion: func() (string, error) { mu.Lock(); defer mu.Unlock(); return current, nil }}
 	c := cc.Client(be.Client(), be.URL+"/mcp")
 	post := func() error {
@@ -278,7 +278,7 @@ func TestTheJWTBearerGrantPresentsTheWorkloadsToken(t *testing.T) {
 		t.Fatalf("the token requests: %v", forms)
 	}
 	for _, f := range forms {
-		if f.Get("grant_type") != oauth.JWTBearerGrant || f.Get("client_id") != "workload" || f.Has("client_secret") ||
+		if f.Get("grant_type") != oauthclient.JWTBearerGrant || f.Get("client_id") != "workload" || f.Has("client_secret") ||
 			f.Get("resource") != be.URL+"/mcp" || f.Get("scope") != "mcp" {
 			t.Errorf("a token request: %v", f)
 		}

@@ -2,7 +2,7 @@
 // 6750 §3, RFC 9449 §7.1, RFC 9728 §5.1): where its resource metadata is,
 // which scope it wants, and why it refused.
 
-package oauth
+package oauthmeta
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package oauth
+package oauthclient
 
 import (
 	"crypto/ecdsa"

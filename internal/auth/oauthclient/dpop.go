@@ -12,7 +12,7 @@
 // its token is bound to; for client credentials, whose tokens live in
 // memory, so does the key (client.go).
 
-package oauth
+package oauthclient
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"io"
 	"net/http"
 	"net/url"
@@ -38,7 +39,7 @@ import (
 const dpopAlg = "ES256"
 
 // offersDPoP reports whether as takes proofs the gateway can sign.
-func offersDPoP(as ServerMetadata) bool {
+func offersDPoP(as oauthmeta.ServerMetadata) bool {
 	return slices.Contains(as.DPoPSigningAlgValuesSupported, dpopAlg)
 }
 

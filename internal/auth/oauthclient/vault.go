@@ -3,7 +3,7 @@
 // additional data (a record cannot be moved to another backend), in the
 // store; or, with no key, in memory only.
 
-package oauth
+package oauthclient
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 // opens: discovery of its authorization server, the issuer pinned, the
 // signed state, and the line that says where to open it.
 
-package oauth
+package oauthclient
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ import (
 // is waiting for the scopes already, the backend refused a token that
 // holds the very scopes it challenges for, or there is a token now that
 // the refused request did not carry.
-func (a *Authorization) challenged(ctx context.Context, status int, ch Challenge, sent string) {
+func (a *Authorization) challenged(ctx context.Context, status int, ch oauthmeta.Challenge, sent string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.engaged.Store(true)
@@ -116,15 +117,15 @@ func (a *Authorization) fail(_ context.Context, msg string) {
 
 // begin discovers the backend's authorization server, registers there
 // if need be and makes the link the admin is to open (under a.mu).
-func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []string) error {
+func (a *Authorization) begin(ctx context.Context, ch oauthmeta.Challenge, challenged []string) error {
 	var issuer string
-	var as ServerMetadata
+	var as oauthmeta.ServerMetadata
 	prm, err := DiscoverResource(ctx, a.http(), a.Resource, ch.ResourceMetadata)
 	switch {
 	case errors.Is(err, ErrNoResourceMetadata) && ch.ResourceMetadata == "":
 		// A server of 2025-03-26: its authorization server is at its
 		// origin. The token is asked for it as for any (resource).
-		if issuer, as, err = LegacyAuthorizationServer(ctx, a.http(), a.Resource); err != nil {
+		if issuer, as, err = oauthmeta.LegacyAuthorizationServer(ctx, a.http(), a.Resource); err != nil {
 			return err
 		}
 		if err := a.pin(issuer); err != nil {
@@ -144,7 +145,7 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 		if err := a.pin(issuer); err != nil {
 			return err // before anything is asked of it
 		}
-		if as, err = DiscoverAuthorizationServer(ctx, a.http(), issuer); err != nil {
+		if as, err = oauthmeta.DiscoverAuthorizationServer(ctx, a.http(), issuer); err != nil {
 			return err
 		}
 	}
@@ -155,7 +156,7 @@ func (a *Authorization) begin(ctx context.Context, ch Challenge, challenged []st
 		return fmt.Errorf("the authorization server %s names no authorization or token endpoint", egress.Summary(issuer))
 	}
 	for _, e := range []string{as.AuthorizationEndpoint, as.TokenEndpoint} {
-		if err := CheckFetchURL(e); err != nil {
+		if err := oauthmeta.CheckFetchURL(e); err != nil {
 			return fmt.Errorf("the authorization server %s: %w", egress.Summary(issuer), err)
 		}
 	}

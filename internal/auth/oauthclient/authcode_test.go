@@ -1,4 +1,4 @@
-package oauth_test
+package oauthclient_test
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 )
 
@@ -144,9 +144,9 @@ func (m *memRecords) UpdateBackendCredential(_ context.Context, name string, _ t
 
 var testKey = bytes.Repeat([]byte{7}, 32)
 
-func acVault(t *testing.T, records *memRecords) *oauth.SealedVault {
+func acVault(t *testing.T, records *memRecords) *oauthclient.SealedVault {
 	t.Helper()
-	v, err := oauth.NewSealedVault(records, testKey, func(err error) bool { return err == errNoRecord })
+	v, err := oauthclient.NewSealedVault(records, testKey, func(err error) bool { return err == errNoRecord })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +165,14 @@ func (c *acClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func acAuthorization(r *acResource, vault oauth.Vault, clock *acClock) *oauth.Authorization {
-	env := &oauth.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now, Outbound: loopbackAllowed,
+func acAuthorization(r *acResource, vault oauthclient.Vault, clock *acClock) *oauthclient.Authorization {
+	env := &oauthclient.ClientEnv{RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: vault, Now: clock.now, Outbound: loopbackAllowed,
 		Logger: slog.New(slog.DiscardHandler)}
-	return &oauth.Authorization{Backend: "x", Resource: r.srv.URL + "/mcp", Env: env}
+	return &oauthclient.Authorization{Backend: "x", Resource: r.srv.URL + "/mcp", Env: env}
 }
 
 // get makes one request to the backend through a's transport.
-func get(t *testing.T, a *oauth.Authorization, url string) int {
+func get(t *testing.T, a *oauthclient.Authorization, url string) int {
 	t.Helper()
 	c := &http.Client{Transport: a.Wrap(http.DefaultTransport)}
 	resp, err := c.Get(url)
@@ -267,7 +267,7 @@ func TestAuthorizationCodeFlowGetsATokenRefreshesItAndKeepsItSealed(t *testing.T
 // the very scope it asks for is not asked for again.
 func TestStepUpAsksForTheScopesHeldAndChallengedAndNeverLoops(t *testing.T) {
 	r := newACResource(t)
-	a := acAuthorization(r, &oauth.MemoryVault{}, &acClock{t: time.Now()})
+	a := acAuthorization(r, &oauthclient.MemoryVault{}, &acClock{t: time.Now()})
 	ctx := context.Background()
 	get(t, a, r.srv.URL+"/mcp/x")
 	if err := a.Callback(ctx, follow(t, a.Status(ctx).Link)); err != nil {
@@ -323,7 +323,7 @@ func TestReplicasRefreshTheTokenOnce(t *testing.T) {
 	codes := make([]int, 8)
 	for i := range codes {
 		wg.Go(func() {
-			c := &http.Client{Transport: []*oauth.Authorization{a, b}[i%2].Wrap(http.DefaultTransport)}
+			c := &http.Client{Transport: []*oauthclient.Authorization{a, b}[i%2].Wrap(http.DefaultTransport)}
 			resp, err := c.Get(url)
 			if err != nil {
 				t.Error(err)
@@ -346,7 +346,7 @@ func TestReplicasRefreshTheTokenOnce(t *testing.T) {
 
 // countingVault counts the vault's loads.
 type countingVault struct {
-	oauth.MemoryVault
+	oauthclient.MemoryVault
 	loads atomic.Int64
 }
 
@@ -361,7 +361,7 @@ func TestABackendThatNeverAsksReadsTheVaultOnce(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	t.Cleanup(srv.Close)
 	v := &countingVault{}
-	a := &oauth.Authorization{Backend: "plain", Resource: srv.URL + "/mcp", Env: &oauth.ClientEnv{Outbound: loopbackAllowed,
+	a := &oauthclient.Authorization{Backend: "plain", Resource: srv.URL + "/mcp", Env: &oauthclient.ClientEnv{Outbound: loopbackAllowed,
 		RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: v, Logger: slog.New(slog.DiscardHandler)}}
 	for range 20 {
 		if got := get(t, a, srv.URL+"/mcp"); got != http.StatusOK {
@@ -435,7 +435,7 @@ func TestCallbackRefusesWhatItShould(t *testing.T) {
 				r.is.Metadata[k] = v
 			}
 			clock := &acClock{t: time.Now()}
-			a := acAuthorization(r, &oauth.MemoryVault{}, clock)
+			a := acAuthorization(r, &oauthclient.MemoryVault{}, clock)
 			get(t, a, r.srv.URL+"/mcp/x")
 			q := follow(t, a.Status(context.Background()).Link)
 			q.Set("iss", r.is.ID)
@@ -451,7 +451,7 @@ func TestCallbackRefusesWhatItShould(t *testing.T) {
 	}
 	t.Run("TheSameAnswerTwice", func(t *testing.T) {
 		r := newACResource(t)
-		a := acAuthorization(r, &oauth.MemoryVault{}, &acClock{t: time.Now()})
+		a := acAuthorization(r, &oauthclient.MemoryVault{}, &acClock{t: time.Now()})
 		get(t, a, r.srv.URL+"/mcp/x")
 		q := follow(t, a.Status(context.Background()).Link)
 		if err := a.Callback(context.Background(), q); err != nil {
@@ -496,7 +496,7 @@ func TestAnUnsignedStateIsRefusedWithoutAStoreRead(t *testing.T) {
 	r2 := newACResource(t)
 	vault2 := &countingVault{}
 	shared := []byte("a state key both replicas derive from one vault key")
-	replica := func() *oauth.Authorization {
+	replica := func() *oauthclient.Authorization {
 		x := acAuthorization(r2, vault2, &acClock{t: time.Now()})
 		x.Env.StateKey = shared
 		return x
@@ -522,7 +522,7 @@ func TestReplicasChallengedAtOnceShowOneLink(t *testing.T) {
 	vault := acVault(t, &memRecords{})
 	clock := &acClock{t: time.Now()}
 	var logs [2]*mcptest.SyncBuffer
-	var replicas [2]*oauth.Authorization
+	var replicas [2]*oauthclient.Authorization
 	for i := range replicas {
 		logs[i] = &mcptest.SyncBuffer{}
 		replicas[i] = acAuthorization(r, vault, clock)
@@ -614,7 +614,7 @@ func TestDiscoveryRefusesWhatItShould(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newACResource(t)
 			tc.change(r)
-			a := acAuthorization(r, &oauth.MemoryVault{}, &acClock{t: time.Now()})
+			a := acAuthorization(r, &oauthclient.MemoryVault{}, &acClock{t: time.Now()})
 			get(t, a, r.srv.URL+"/mcp/x")
 			st := a.Status(context.Background())
 			if st.Link != "" || !strings.Contains(st.Failure, tc.want) {
@@ -643,7 +643,7 @@ func TestResourceCovers(t *testing.T) {
 		{"https://a.example/mcp?q=1", "https://a.example/mcp", false},
 		{"", "https://a.example/mcp", false},
 	} {
-		if got := oauth.ResourceCovers(tc.resource, tc.server); got != tc.want {
+		if got := oauthclient.ResourceCovers(tc.resource, tc.server); got != tc.want {
 			t.Errorf("ResourceCovers(%q, %q) = %v, want %v", tc.resource, tc.server, got, tc.want)
 		}
 	}
@@ -661,7 +661,7 @@ func TestSealedVaultRefusesAnotherKeyAnotherBackendAndAlteration(t *testing.T) {
 	if got, err := v.Load(context.Background(), "none"); err != nil || got != nil {
 		t.Errorf("a backend without a record: %q %v, want nothing", got, err)
 	}
-	other, _ := oauth.NewSealedVault(records, bytes.Repeat([]byte{8}, 32), nil)
+	other, _ := oauthclient.NewSealedVault(records, bytes.Repeat([]byte{8}, 32), nil)
 	if _, err := other.Load(context.Background(), "x"); err == nil {
 		t.Error("another key opened the record")
 	}
@@ -673,7 +673,7 @@ func TestSealedVaultRefusesAnotherKeyAnotherBackendAndAlteration(t *testing.T) {
 	if _, err := v.Load(context.Background(), "x"); err == nil {
 		t.Error("an altered record opened")
 	}
-	if _, err := oauth.NewSealedVault(records, []byte("short"), nil); err == nil {
+	if _, err := oauthclient.NewSealedVault(records, []byte("short"), nil); err == nil {
 		t.Error("a 5-byte key was taken")
 	}
 }

@@ -1,10 +1,11 @@
-// Package oauth is what both sides of mcpgate's OAuth 2.1 share: the
-// metadata of authorization servers (RFC 8414) and protected resources
-// (RFC 9728), where to find it and how to check it, and what a URL the
-// gateway or its clients fetch must be (https, or http on loopback). The
-// gateway as a resource server (package auth) and as a client of its
-// backends (package backend) both use it.
-package oauth
+// Package oauthmeta is what mcpgate's three OAuth roles share: the
+// metadata of authorization servers (RFC 8414), where to find it and how
+// to check it, the challenges resource servers answer with, and what a
+// URL fetched on someone's word must be (https, or http on loopback).
+// The resource server (package auth), the built-in authorization server
+// (package authserver) and the client of backends (package oauthclient)
+// all use it.
+package oauthmeta
 
 import (
 	"context"

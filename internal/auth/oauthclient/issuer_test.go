@@ -4,7 +4,7 @@
 // authorization code flow, only to the issuer first discovered for the
 // backend until an admin forgets the authorization.
 
-package oauth_test
+package oauthclient_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/oauth"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 )
 
@@ -62,16 +62,16 @@ func TestABackendNamingItsOwnAuthorizationServerNeverReceivesTheCredential(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, cc := range map[string]oauth.ClientCredentials{
+	for name, cc := range map[string]oauthclient.ClientCredentials{
 		"a client secret":         {ClientID: "gw", ClientSecret: "s3cret-of-the-gateway"},
-		"a private key assertion": {ClientID: "gw", AuthMethod: oauth.PrivateKeyJWT, PrivateKey: key},
+		"a private key assertion": {ClientID: "gw", AuthMethod: oauthclient.PrivateKeyJWT, PrivateKey: key},
 		"a workload assertion":    {Assertion: func() (string, error) { return "the.workload.jwt", nil }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := newSelfNamed(t)
 			cc.Issuer = is.ID
 			_, err := cc.Client(b.srv.Client(), b.srv.URL+"/mcp").Post(b.srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
-			if !errors.Is(err, oauth.ErrIssuerNotConfigured) || !strings.Contains(err.Error(), is.ID) || !strings.Contains(err.Error(), b.srv.URL) {
+			if !errors.Is(err, oauthclient.ErrIssuerNotConfigured) || !strings.Contains(err.Error(), is.ID) || !strings.Contains(err.Error(), b.srv.URL) {
 				t.Errorf("the request: %v, want a refusal naming %s and %s", err, is.ID, b.srv.URL)
 			}
 			b.mu.Lock()
@@ -91,7 +91,7 @@ func TestAnAuthorizationServerOnceDiscoveredIsPinnedUntilForgotten(t *testing.T)
 	r := newACResource(t)
 	other := oauthtest.New(t, "")
 	clock := &acClock{t: time.Now()}
-	a := acAuthorization(r, &oauth.MemoryVault{}, clock)
+	a := acAuthorization(r, &oauthclient.MemoryVault{}, clock)
 	get(t, a, r.srv.URL+"/mcp/x")
 	if st := a.Status(context.Background()); !strings.HasPrefix(st.Link, r.is.ID) {
 		t.Fatalf("the first link: %+v, want one at %s", st, r.is.ID)
@@ -116,7 +116,7 @@ func TestAnAuthorizationServerOnceDiscoveredIsPinnedUntilForgotten(t *testing.T)
 	// Configured: the other server is refused before it is asked.
 	r2 := newACResource(t)
 	r2.prm["authorization_servers"] = []string{other.ID}
-	b := acAuthorization(r2, &oauth.MemoryVault{}, clock)
+	b := acAuthorization(r2, &oauthclient.MemoryVault{}, clock)
 	b.Issuer = r2.is.ID
 	get(t, b, r2.srv.URL+"/mcp/x")
 	if st := b.Status(context.Background()); st.Link != "" || !strings.Contains(st.Failure, "its configuration says") {

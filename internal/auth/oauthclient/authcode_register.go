@@ -2,7 +2,7 @@
 // authorization server: pre-registered, a Client ID Metadata Document, or
 // Dynamic Client Registration (RFC 7591), never one of another server.
 
-package oauth
+package oauthclient
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,7 +22,7 @@ import (
 // registration is the gateway's client at issuer: the one it has, the
 // configured one, a metadata document, or a dynamic registration — never
 // one made at another authorization server (SEP-2352).
-func (a *Authorization) registration(ctx context.Context, issuer string, as ServerMetadata, redirect string) (Registration, error) {
+func (a *Authorization) registration(ctx context.Context, issuer string, as oauthmeta.ServerMetadata, redirect string) (Registration, error) {
 	if reg, ok := a.rec.Clients[issuer]; ok {
 		return reg, nil
 	}
@@ -103,8 +104,8 @@ func (e *ClientEnv) name() string {
 }
 
 // register is RFC 7591 Dynamic Client Registration.
-func (a *Authorization) register(ctx context.Context, as ServerMetadata, redirect string) (Registration, error) {
-	if err := CheckFetchURL(as.RegistrationEndpoint); err != nil {
+func (a *Authorization) register(ctx context.Context, as oauthmeta.ServerMetadata, redirect string) (Registration, error) {
+	if err := oauthmeta.CheckFetchURL(as.RegistrationEndpoint); err != nil {
 		return Registration{}, fmt.Errorf("registration endpoint: %w", err)
 	}
 	method := pickAuthMethod(as.TokenEndpointAuthMethodsSupported, true)

@@ -13,7 +13,7 @@
 // authorization server's issuer, a fresh jti and a minute's life, made
 // anew for every token request.
 
-package oauth
+package oauthclient
 
 import (
 	"context"
@@ -28,6 +28,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"net/url"
 	"slices"
@@ -232,7 +233,7 @@ func (t *ccTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || key == nil || resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("DPoP-Nonce") == "" {
 		return resp, err
 	}
-	if ch, ok := ParseChallenge(resp.Header.Values("WWW-Authenticate")); !ok || ch.Error != "use_dpop_nonce" {
+	if ch, ok := oauthmeta.ParseChallenge(resp.Header.Values("WWW-Authenticate")); !ok || ch.Error != "use_dpop_nonce" {
 		return resp, nil
 	}
 	body, ok := replayBody(req)
@@ -277,7 +278,7 @@ func (l *lazySource) token() (*oauth2.Token, *ecdsa.PrivateKey, error) {
 		// only discovery names).
 		tokenURL, issuer := l.cfg.TokenURL, l.cfg.TokenURL
 		if tokenURL == "" {
-			var as ServerMetadata
+			var as oauthmeta.ServerMetadata
 			var err error
 			if tokenURL, issuer, as, err = discoverTokenEndpoint(ctx, l.http, l.resource, l.cfg.Issuer); err != nil {
 				return nil, nil, err
@@ -370,7 +371,7 @@ func DiscoverTokenEndpoint(ctx context.Context, client *http.Client, resource, w
 
 // discoverTokenEndpoint is DiscoverTokenEndpoint, and the issuer and its
 // metadata.
-func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource, want string) (endpoint, issuer string, as ServerMetadata, _ error) {
+func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource, want string) (endpoint, issuer string, as oauthmeta.ServerMetadata, _ error) {
 	md, err := DiscoverResource(ctx, client, resource, "")
 	switch {
 	case want != "" && errors.Is(err, ErrNoResourceMetadata):
@@ -387,10 +388,10 @@ func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource, w
 	default:
 		issuer = md.AuthorizationServers[0]
 	}
-	if as, err = DiscoverAuthorizationServer(ctx, client, issuer); err != nil {
+	if as, err = oauthmeta.DiscoverAuthorizationServer(ctx, client, issuer); err != nil {
 		return "", "", as, err
 	}
-	if err := CheckFetchURL(as.TokenEndpoint); err != nil {
+	if err := oauthmeta.CheckFetchURL(as.TokenEndpoint); err != nil {
 		return "", "", as, fmt.Errorf("oauth: token endpoint of %s: %w", egress.Summary(issuer), err)
 	}
 	return as.TokenEndpoint, issuer, as, nil
@@ -404,7 +405,7 @@ func discoverTokenEndpoint(ctx context.Context, client *http.Client, resource, w
 // token asked for it would be meant for someone else.
 func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metadataURL string) (ResourceMetadata, error) {
 	var md ResourceMetadata
-	if err := CheckFetchURL(serverURL); err != nil {
+	if err := oauthmeta.CheckFetchURL(serverURL); err != nil {
 		return md, fmt.Errorf("oauth: resource: %w", err)
 	}
 	u, _ := url.Parse(serverURL)
@@ -414,7 +415,7 @@ func DiscoverResource(ctx context.Context, client *http.Client, serverURL, metad
 		urls = append([]string{urls[0] + p}, urls...)
 	}
 	if metadataURL != "" {
-		if err := CheckFetchURL(metadataURL); err != nil {
+		if err := oauthmeta.CheckFetchURL(metadataURL); err != nil {
 			return md, fmt.Errorf("oauth: resource_metadata: %w", err)
 		}
 		urls = []string{metadataURL}

@@ -6,7 +6,7 @@
 // is reached; what it points to is 127.0.0.2, a stand-in for the cloud's
 // metadata service that fails the test if it is ever reached.
 
-package oauth_test
+package oauthclient_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
-	"github.com/mcpgate/mcpgate/internal/oauth"
 )
 
 // hostile is a value a backend serves that must never be echoed whole.
@@ -74,8 +74,8 @@ func TestEveryFetchOnABackendsWordIsUnderTheOutboundPolicy(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			logs := &strings.Builder{}
-			a := &oauth.Authorization{Backend: "b", Resource: srv.URL + "/mcp", Env: &oauth.ClientEnv{
-				RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: &oauth.MemoryVault{},
+			a := &oauthclient.Authorization{Backend: "b", Resource: srv.URL + "/mcp", Env: &oauthclient.ClientEnv{
+				RedirectURL: func() string { return "http://127.0.0.1:1/oauth/callback" }, Vault: &oauthclient.MemoryVault{},
 				Logger: slog.New(slog.NewTextHandler(logs, nil))}}
 			get(t, a, srv.URL+"/mcp")
 			st := a.Status(context.Background())
@@ -111,7 +111,7 @@ func TestClientCredentialsNeverSendTheSecretToARefusedAddress(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	cc := oauth.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret"}
+	cc := oauthclient.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret"}
 	_, err := cc.Client(srv.Client(), srv.URL+"/mcp").Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("the request: %v, want a refusal naming no secret", err)

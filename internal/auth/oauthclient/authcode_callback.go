@@ -2,7 +2,7 @@
 // and iss checked, the code redeemed with the PKCE verifier for the
 // backend's resource.
 
-package oauth
+package oauthclient
 
 import (
 	"context"
