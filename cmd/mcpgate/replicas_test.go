@@ -110,7 +110,7 @@ type replicaSet struct {
 	replicas []*replica
 	lb       peers.HAProxy
 	pg       peers.Postgres
-	redis    peers.Redis
+	redis    peers.RedisServer
 	token    string // an admin token, created before the replicas started
 }
 

@@ -106,7 +106,7 @@ func mergeBackendFlags(cfg *config.Config, f serveFlags) error {
 		if f.noPrefix {
 			b.Prefix = config.NoPrefix
 		}
-		i := slices.IndexFunc(cfg.Backends, func(c config.Backend) bool { return c.Name == b.Name })
+		i := slices.IndexFunc(cfg.Backends, func(c config.BackendConfig) bool { return c.Name == b.Name })
 		if i >= 0 {
 			cfg.Backends[i] = b
 		} else {

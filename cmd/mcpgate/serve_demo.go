@@ -43,12 +43,12 @@ func addDemo(cfg *config.Config) (bool, error) {
 }
 
 // demoBackend is the fixture behind this executable's own proxy.
-func demoBackend() (config.Backend, error) {
+func demoBackend() (config.BackendConfig, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return config.Backend{}, fmt.Errorf("the demo backend needs this executable's path: %w", err)
+		return config.BackendConfig{}, fmt.Errorf("the demo backend needs this executable's path: %w", err)
 	}
-	return config.Backend{Name: demoName, Kind: config.BackendProcess, Command: []string{self, "fixture"},
+	return config.BackendConfig{Name: demoName, Kind: config.BackendProcess, Command: []string{self, "fixture"},
 		Prefix: config.NoPrefix}, nil
 }
 

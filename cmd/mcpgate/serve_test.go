@@ -27,7 +27,7 @@ func TestServeBackendFlagsMergeOverTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []config.Backend{
+	want := []config.BackendConfig{
 		{Name: "keep", Kind: "http", URL: "http://127.0.0.1:1/mcp"},
 		{Name: "swap", Kind: "stdio", Command: []string{"mcpgate", "fixture", "--stdio"}, Prefix: config.NoPrefix},
 		{Name: "more", Kind: "http", URL: "http://127.0.0.1:3/mcp", Prefix: config.NoPrefix},

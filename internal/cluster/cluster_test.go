@@ -32,7 +32,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func open(t *testing.T, srv peers.Redis) *cluster.Redis {
+func open(t *testing.T, srv peers.RedisServer) *cluster.Redis {
 	t.Helper()
 	r, err := cluster.Open(context.Background(), cluster.Options{URL: srv.URL(), Prefix: "t:" + t.Name() + ":"})
 	if err != nil {

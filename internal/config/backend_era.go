@@ -17,7 +17,7 @@ const (
 	EraSessionless = "sessionless"
 )
 
-func validateBackendEra(key string, b Backend) error {
+func validateBackendEra(key string, b BackendConfig) error {
 	switch b.Era {
 	case "", EraAuto:
 	case EraSession, EraSessionless:

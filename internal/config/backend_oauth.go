@@ -67,7 +67,7 @@ const (
 
 // validateAuthorizationCode checks a pre-registered client of the
 // authorization code grant: a client_id, and a secret or none.
-func validateAuthorizationCode(key string, b Backend) error {
+func validateAuthorizationCode(key string, b BackendConfig) error {
 	o := b.OAuth
 	switch {
 	case o.ClientID == "":
@@ -94,7 +94,7 @@ func validateAuthorizationCode(key string, b Backend) error {
 	return validateIssuer(key, o)
 }
 
-func validateBackendOAuth(key string, b Backend) error {
+func validateBackendOAuth(key string, b BackendConfig) error {
 	o := b.OAuth
 	switch {
 	case o == nil:

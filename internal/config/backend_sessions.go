@@ -14,7 +14,7 @@ const (
 // perClientKinds are the kinds that take the session keys.
 var perClientKinds = map[string]bool{BackendStdio: true, BackendHTTP: true, BackendSSE: true}
 
-func validateBackendSessions(key string, b Backend) error {
+func validateBackendSessions(key string, b BackendConfig) error {
 	perClient := false
 	switch b.Session {
 	case "", SessionShared:

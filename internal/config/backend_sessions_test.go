@@ -55,12 +55,12 @@ func wantBackendKey(t *testing.T, backend, key string) {
 // take them).
 func TestSessionKeysRefusedForOtherKinds(t *testing.T) {
 	for _, tt := range []struct {
-		b   Backend
+		b   BackendConfig
 		key string
 	}{
-		{Backend{Kind: "proxy", Session: SessionPerClient}, "backends[2].session"},
-		{Backend{Kind: "process", SessionIdleTimeout: Duration{Duration: time.Minute}}, "backends[2].session_idle_timeout"},
-		{Backend{Kind: "proxy", SessionMax: 4}, "backends[2].session_max"},
+		{BackendConfig{Kind: "proxy", Session: SessionPerClient}, "backends[2].session"},
+		{BackendConfig{Kind: "process", SessionIdleTimeout: Duration{Duration: time.Minute}}, "backends[2].session_idle_timeout"},
+		{BackendConfig{Kind: "proxy", SessionMax: 4}, "backends[2].session_max"},
 	} {
 		err := validateBackendSessions("backends[2]", tt.b)
 		var ke *KeyError
@@ -68,7 +68,7 @@ func TestSessionKeysRefusedForOtherKinds(t *testing.T) {
 			t.Errorf("%+v: %v, want %s refused for kind %s", tt.b, err, tt.key, tt.b.Kind)
 		}
 	}
-	if err := validateBackendSessions("backends[0]", Backend{Kind: "proxy"}); err != nil {
+	if err := validateBackendSessions("backends[0]", BackendConfig{Kind: "proxy"}); err != nil {
 		t.Errorf("a proxy backend without session keys: %v", err)
 	}
 }

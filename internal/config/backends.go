@@ -25,8 +25,8 @@ const (
 	BackendProcess = "process"
 )
 
-// Backend configures one backend server.
-type Backend struct {
+// BackendConfig configures one backend server.
+type BackendConfig struct {
 	// Name names the backend: in logs, metrics, errors, and the NAME__
 	// prefix of its tools and prompts.
 	Name string `yaml:"name"`
@@ -163,7 +163,7 @@ func (c *Config) validateBackends() error {
 	return nil
 }
 
-func (c *Config) validateBackend(key string, b Backend) error {
+func (c *Config) validateBackend(key string, b BackendConfig) error {
 	if b.Name == "" {
 		return bad(key+".name", "required")
 	}
@@ -273,16 +273,16 @@ func (c *Config) validateBackend(key string, b Backend) error {
 // ParseBackendFlag reads the command line's NAME=stdio:CMD ARGS…,
 // NAME=http:URL, NAME=sse:URL, NAME=proxy:ws://HOST:PORT or
 // NAME=process:CMD ARGS…. The command is split on spaces.
-func ParseBackendFlag(s string) (Backend, error) {
+func ParseBackendFlag(s string) (BackendConfig, error) {
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok {
-		return Backend{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET", s)
+		return BackendConfig{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET", s)
 	}
 	kind, target, ok := strings.Cut(rest, ":")
 	if !ok {
-		return Backend{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET (stdio, http, sse, proxy or process)", s)
+		return BackendConfig{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET (stdio, http, sse, proxy or process)", s)
 	}
-	b := Backend{Name: name, Kind: kind}
+	b := BackendConfig{Name: name, Kind: kind}
 	switch kind {
 	case BackendStdio:
 		b.Command = strings.Fields(target)
@@ -291,7 +291,7 @@ func ParseBackendFlag(s string) (Backend, error) {
 	case BackendProcess:
 		b.Command = strings.Fields(target)
 	default:
-		return Backend{}, fmt.Errorf("--backend %q: kind %q is not stdio, http, sse, proxy or process", s, kind)
+		return BackendConfig{}, fmt.Errorf("--backend %q: kind %q is not stdio, http, sse, proxy or process", s, kind)
 	}
 	return b, nil
 }
@@ -299,7 +299,7 @@ func ParseBackendFlag(s string) (Backend, error) {
 // validateEnv checks a command backend's env_from and env_files: each
 // entry names a variable to set and where its value comes from (a
 // variable of the gateway's, a file), and no variable has both.
-func validateEnv(key string, b Backend) error {
+func validateEnv(key string, b BackendConfig) error {
 	for name, from := range b.EnvFrom {
 		if name == "" || strings.Contains(name, "=") {
 			return bad(key+".env_from", "%q is not a variable name", name)
@@ -327,7 +327,7 @@ const DefaultCallTimeout = 5 * time.Minute
 
 // CallTimeoutOrDefault is b's call_timeout, DefaultCallTimeout when unset
 // (0: none).
-func (b Backend) CallTimeoutOrDefault() time.Duration {
+func (b BackendConfig) CallTimeoutOrDefault() time.Duration {
 	if b.CallTimeout == nil {
 		return DefaultCallTimeout
 	}
@@ -351,7 +351,7 @@ func validateEntryRule(rk, kind, name, example string) error {
 	return nil
 }
 
-func validateShortDescriptions(key string, b Backend) error {
+func validateShortDescriptions(key string, b BackendConfig) error {
 	switch b.DeriveShort {
 	case "", DeriveTitle, DeriveFirstSentence:
 	default:

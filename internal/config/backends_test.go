@@ -76,7 +76,7 @@ backends:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Backend{
+	want := []BackendConfig{
 		{Name: "files", Kind: "stdio", Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
 			EnvFrom: map[string]string{"GITHUB_TOKEN": "MY_GITHUB_TOKEN"}, Prefix: NoPrefix, MinRole: "analyst"},
 		{Name: "remote", Kind: "sse", URL: "https://mcp.example/sse",
@@ -90,16 +90,16 @@ backends:
 func TestBackendFlag(t *testing.T) {
 	tests := []struct {
 		flag string
-		want Backend
+		want BackendConfig
 		bad  bool
 	}{
-		{flag: "fx=stdio:mcpgate fixture --stdio", want: Backend{Name: "fx", Kind: "stdio", Command: []string{"mcpgate", "fixture", "--stdio"}}},
-		{flag: "r=http:http://127.0.0.1:3000/mcp", want: Backend{Name: "r", Kind: "http", URL: "http://127.0.0.1:3000/mcp"}},
-		{flag: "s=sse:https://h/sse", want: Backend{Name: "s", Kind: "sse", URL: "https://h/sse"}},
+		{flag: "fx=stdio:mcpgate fixture --stdio", want: BackendConfig{Name: "fx", Kind: "stdio", Command: []string{"mcpgate", "fixture", "--stdio"}}},
+		{flag: "r=http:http://127.0.0.1:3000/mcp", want: BackendConfig{Name: "r", Kind: "http", URL: "http://127.0.0.1:3000/mcp"}},
+		{flag: "s=sse:https://h/sse", want: BackendConfig{Name: "s", Kind: "sse", URL: "https://h/sse"}},
 		{flag: "no-kind", bad: true},
 		{flag: "a=http", bad: true},
-		{flag: "p=proxy:ws://h:1", want: Backend{Name: "p", Kind: "proxy", URL: "ws://h:1"}},
-		{flag: "d=process:mcpgate fixture", want: Backend{Name: "d", Kind: "process", Command: []string{"mcpgate", "fixture"}}},
+		{flag: "p=proxy:ws://h:1", want: BackendConfig{Name: "p", Kind: "proxy", URL: "ws://h:1"}},
+		{flag: "d=process:mcpgate fixture", want: BackendConfig{Name: "d", Kind: "process", Command: []string{"mcpgate", "fixture"}}},
 		{flag: "a=grpc:h:1", bad: true},
 	}
 	for _, tt := range tests {

@@ -15,8 +15,8 @@ import (
 	"strings"
 )
 
-// Redis configures the optional Redis.
-type Redis struct {
+// RedisConfig configures the optional Redis.
+type RedisConfig struct {
 	// URL is redis://HOST:PORT/DB (rediss:// for TLS), without a password.
 	URL string `yaml:"url"`
 	// PasswordFile holds the password (a trailing newline cut); without it
@@ -63,7 +63,7 @@ const SessionKeyEnv = "MCPGATE_SESSION_KEY"
 const RedisPasswordEnv = "MCPGATE_REDIS_PASSWORD"
 
 // RedisPassword reads the password (never quoted in an error).
-func (r Redis) RedisPassword() (string, error) {
+func (r RedisConfig) RedisPassword() (string, error) {
 	if r.PasswordFile == "" {
 		return os.Getenv(RedisPasswordEnv), nil
 	}

@@ -35,15 +35,15 @@ type Config struct {
 	// Auth configures authentication: service tokens always, JWT if set.
 	Auth Auth `yaml:"auth"`
 	// Roles maps custom role names onto viewer, editor or admin.
-	Roles Roles `yaml:"roles"`
+	Roles RolesConfig `yaml:"roles"`
 	// RateLimits configures the call gate's token buckets (none by default).
 	RateLimits RateLimits `yaml:"rate_limits"`
 	// Audit configures the audit log of gated calls, kept in the store.
 	Audit Audit `yaml:"audit"`
 	// Metrics configures /metrics (Prometheus; admins only on the main address).
-	Metrics Metrics `yaml:"metrics"`
+	Metrics MetricsConfig `yaml:"metrics"`
 	// Backends are the MCP servers relayed (stdio, http, sse, proxy, process).
-	Backends []Backend `yaml:"backends"`
+	Backends []BackendConfig `yaml:"backends"`
 	// Tracing configures OpenTelemetry traces (OTLP/HTTP export).
 	Tracing Tracing `yaml:"tracing"`
 	// Outbound configures the fetches made on a third party's word
@@ -57,7 +57,7 @@ type Config struct {
 	StartupWait Duration `yaml:"startup_wait"`
 	// Redis, when set, is where replicas keep what they must agree on at
 	// once (rate buckets, token events, session counts); see cluster.go.
-	Redis Redis `yaml:"redis"`
+	Redis RedisConfig `yaml:"redis"`
 	// Sessions configures sealed session ids (cluster.go).
 	Sessions Sessions `yaml:"sessions"`
 	// Catalogue chooses which view of the catalogue callers get: the full
@@ -68,7 +68,7 @@ type Config struct {
 	// OAuthClient configures the gateway as an OAuth client of the
 	// backends that demand access tokens (the authorization code flow an
 	// admin does once; see oauth_client.go).
-	OAuthClient OAuthClient `yaml:"oauth_client"`
+	OAuthClient OAuthClientConfig `yaml:"oauth_client"`
 }
 
 // HTTP configures the MCP endpoint's transports.
@@ -245,22 +245,22 @@ type JWT struct {
 	Leeway Duration `yaml:"leeway"`
 }
 
-// Roles maps custom role names onto viewer, editor or admin.
-type Roles map[string]string
+// RolesConfig maps custom role names onto viewer, editor or admin.
+type RolesConfig map[string]string
 
 // RateLimits configures the call gate's token buckets.
 type RateLimits struct {
 	// Default is every caller's bucket unless a role or entry rule applies.
-	Default Limit `yaml:"default"`
+	Default LimitConfig `yaml:"default"`
 	// Roles gives a role (custom, then its base) a bucket of its own shape.
-	Roles map[string]Limit `yaml:"roles"`
+	Roles map[string]LimitConfig `yaml:"roles"`
 	// Entries are rules for matching entries, tried in order; the first wins.
-	Entries []EntryLimit `yaml:"entries"`
+	Entries []EntryLimitConfig `yaml:"entries"`
 }
 
-// Limit is one token bucket: Rate tokens a second (0: unlimited), Burst at
+// LimitConfig is one token bucket: Rate tokens a second (0: unlimited), Burst at
 // most at once.
-type Limit struct {
+type LimitConfig struct {
 	// Rate is the refill in calls a second; 0 means unlimited.
 	Rate float64 `yaml:"rate"`
 	// Burst is how many calls a full bucket admits at once (at least 1).
@@ -269,14 +269,14 @@ type Limit struct {
 	PerEntry bool `yaml:"per_entry"`
 }
 
-// EntryLimit overrides the limit for entries matching Kind and Name (a
+// EntryLimitConfig overrides the limit for entries matching Kind and Name (a
 // glob such as "expensive_*").
-type EntryLimit struct {
+type EntryLimitConfig struct {
 	// Kind is tool, resource or prompt; empty matches every kind.
 	Kind string `yaml:"kind"`
 	// Name is an entry name, or a path.Match glob such as "expensive_*".
-	Name  string `yaml:"name"`
-	Limit `yaml:",inline"`
+	Name        string `yaml:"name"`
+	LimitConfig `yaml:",inline"`
 }
 
 // Audit configures the audit log.
@@ -287,9 +287,9 @@ type Audit struct {
 	FlushEvery Duration `yaml:"flush_every"`
 }
 
-// Metrics configures the Prometheus endpoint. /metrics is always served on
+// MetricsConfig configures the Prometheus endpoint. /metrics is always served on
 // the main address, to admins only; Listen adds an unauthenticated one.
-type Metrics struct {
+type MetricsConfig struct {
 	// Listen is a separate loopback address ("127.0.0.1:9464") serving
 	// /metrics without authentication, for a local scraper that holds no
 	// token. A non-loopback address is refused. Empty: none.

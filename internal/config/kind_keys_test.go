@@ -71,7 +71,7 @@ var kindBase = map[string]string{
 // backend takes is in the table, so that a new key must say which kinds
 // use it.
 func TestBackendKeysAreRefusedOnKindsThatDoNotUseThem(t *testing.T) {
-	for key := range yamlFields(reflect.TypeFor[Backend]()) {
+	for key := range yamlFields(reflect.TypeFor[BackendConfig]()) {
 		if key == "name" || key == "kind" {
 			continue
 		}

@@ -16,8 +16,8 @@ import (
 	"strings"
 )
 
-// OAuthClient configures the gateway as an OAuth client of its backends.
-type OAuthClient struct {
+// OAuthClientConfig configures the gateway as an OAuth client of its backends.
+type OAuthClientConfig struct {
 	// RedirectURL is the gateway's callback as the admin's browser
 	// reaches it, ending in /oauth/callback (default: on the origin of
 	// auth.oauth.resource, else on the listen address).
@@ -44,7 +44,7 @@ type OAuthClient struct {
 
 // Key is the sealing key (nil: none configured). The error names the
 // key, never its value.
-func (o OAuthClient) Key() ([]byte, error) {
+func (o OAuthClientConfig) Key() ([]byte, error) {
 	var text string
 	switch {
 	case o.KeyFrom != "":
@@ -94,6 +94,6 @@ func (c *Config) validateOAuthClient() error {
 }
 
 // String keeps the key out of any print of the configuration.
-func (o OAuthClient) String() string {
+func (o OAuthClientConfig) String() string {
 	return fmt.Sprintf("{redirect_url:%s client_metadata_url:%s key_from:%s key_file:%s}", o.RedirectURL, o.ClientMetadataURL, o.KeyFrom, o.KeyFile)
 }

@@ -89,7 +89,7 @@ func (c *Config) Validate() error {
 		if _, err := path.Match(e.Name, ""); err != nil {
 			return bad(key+".name", "bad pattern %q: %v", e.Name, err)
 		}
-		if err := validLimit(key, e.Limit); err != nil {
+		if err := validLimit(key, e.LimitConfig); err != nil {
 			return err
 		}
 	}
@@ -126,7 +126,7 @@ func (c *Config) KnownRole(name string) bool {
 	return ok
 }
 
-func validLimit(key string, l Limit) error {
+func validLimit(key string, l LimitConfig) error {
 	if l.Rate < 0 {
 		return bad(key+".rate", "must not be negative")
 	}

@@ -86,14 +86,14 @@ type WireTLS struct {
 }
 
 // ArgumentsJSON is the begin's arguments as JSON; nil when none are set.
-func (b Backend) ArgumentsJSON() ([]byte, error) {
+func (b BackendConfig) ArgumentsJSON() ([]byte, error) {
 	if b.Arguments == nil {
 		return nil, nil
 	}
 	return json.Marshal(b.Arguments)
 }
 
-func validateWireBackend(key string, b Backend) error {
+func validateWireBackend(key string, b BackendConfig) error {
 	if err := validateKeepAlive(key, b); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func validateWireBackend(key string, b Backend) error {
 }
 
 // refuseWireKeys refuses the wire's keys on the other kinds.
-func refuseWireKeys(key string, b Backend) error {
+func refuseWireKeys(key string, b BackendConfig) error {
 	switch {
 	case b.Arguments != nil:
 		return bad(key+".arguments", "not used by kind %s", b.Kind)
@@ -234,7 +234,7 @@ func refuseWireKeys(key string, b Backend) error {
 // refuseProxyKeys refuses the keys of a proxy reached over the network on
 // every other kind (a process backend's proxy is its own child, on
 // loopback).
-func refuseProxyKeys(key string, b Backend) error {
+func refuseProxyKeys(key string, b BackendConfig) error {
 	switch {
 	case b.Kind == BackendProxy:
 		return nil
@@ -249,7 +249,7 @@ func refuseProxyKeys(key string, b Backend) error {
 }
 
 // validateKeepAlive checks the pings' durations.
-func validateKeepAlive(key string, b Backend) error {
+func validateKeepAlive(key string, b BackendConfig) error {
 	for name, d := range map[string]*Duration{"keepalive": b.KeepAlive, "keepalive_timeout": b.KeepAliveTimeout} {
 		switch {
 		case d == nil:
@@ -265,7 +265,7 @@ func validateKeepAlive(key string, b Backend) error {
 }
 
 // PostgresAddr is the host:port of the postgres key.
-func (b Backend) PostgresAddr() (string, error) { return PostgresAddr(b.Postgres, false) }
+func (b BackendConfig) PostgresAddr() (string, error) { return PostgresAddr(b.Postgres, false) }
 
 // PostgresAddr is the host:port of a database named host:port or by a
 // postgres:// URL; a URL's credentials are refused, unless dropCredentials

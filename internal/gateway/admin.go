@@ -101,17 +101,17 @@ func (s *adminSource) SessionEnded(ctx context.Context, id string) bool {
 	return ended
 }
 
-func (s *adminSource) Backends(ctx context.Context) []admin.Backend {
+func (s *adminSource) Backends(ctx context.Context) []admin.BackendRow {
 	// The catalogue as an admin sees it: every entry, counted by owner.
 	entries := map[string]int{}
 	for _, e := range s.g.server.Catalogue(mcp.WithIdentity(ctx, mcp.Identity{Subject: "admin console", Role: policy.Admin})) {
 		entries[e.Owner]++
 	}
 	calls := s.g.metrics.BackendCallStats()
-	var out []admin.Backend
+	var out []admin.BackendRow
 	for _, st := range s.g.backends.States() {
 		c := calls[st.Name]
-		row := admin.Backend{Name: st.Name, Kind: st.Kind, Up: st.Up, Connecting: st.Connecting, Since: st.Since, Restarts: st.Restarts,
+		row := admin.BackendRow{Name: st.Name, Kind: st.Kind, Up: st.Up, Connecting: st.Connecting, Since: st.Since, Restarts: st.Restarts,
 			LastError: st.LastError, Entries: entries[st.Name], Calls: c.Calls, Errors: c.Errors,
 			Mean: time.Duration(c.MeanSeconds * float64(time.Second))}
 		if b := s.g.backends.Backend(st.Name); b != nil && b.Authorization() != nil {
@@ -174,11 +174,11 @@ func (s *adminSource) Audit(ctx context.Context, q store.AuditQuery) (store.Audi
 	return s.store.QueryAudit(ctx, q)
 }
 
-func (s *adminSource) Series(now time.Time) []admin.Point {
+func (s *adminSource) Series(now time.Time) []admin.ChartPoint {
 	pts := s.g.metrics.Series(now)
-	out := make([]admin.Point, len(pts))
+	out := make([]admin.ChartPoint, len(pts))
 	for i, p := range pts {
-		out[i] = admin.Point{At: p.At, Calls: p.Calls, Errors: p.Errors}
+		out[i] = admin.ChartPoint{At: p.At, Calls: p.Calls, Errors: p.Errors}
 	}
 	return out
 }
@@ -213,7 +213,7 @@ func (s *adminSource) RevokeToken(ctx context.Context, id string) error {
 
 // oauthSummary is a backend's authorization in a line, and the link an
 // admin is asked to open.
-func oauthSummary(st oauthclient.Status) (string, string) {
+func oauthSummary(st oauthclient.AuthorizationStatus) (string, string) {
 	switch {
 	case st.Link != "":
 		return "OAuth: waiting for an admin to authorize the gateway (the link is good until " + st.Expires.UTC().Format("15:04 UTC") + ").", st.Link

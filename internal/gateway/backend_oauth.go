@@ -140,7 +140,7 @@ func (b *backendOAuth) authorization(name, resource string, pre *oauthclient.Reg
 // wantsAuthorization reports whether a configured backend meets OAuth
 // challenges by the authorization code grant: an http or sse backend
 // with no other credential of its own.
-func wantsAuthorization(b config.Backend) bool {
+func wantsAuthorization(b config.BackendConfig) bool {
 	if b.Kind != config.BackendHTTP && b.Kind != config.BackendSSE {
 		return false
 	}

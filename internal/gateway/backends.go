@@ -27,7 +27,7 @@ import (
 
 // backendSpec turns one configured backend into a Spec; key names it in
 // errors ("backends[1]").
-func backendSpec(key string, b config.Backend, bo *backendOAuth, out *egress.Policy) (backends.Spec, error) {
+func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egress.Policy) (backends.Spec, error) {
 	s := backends.Spec{Name: b.Name, Kind: b.Kind, Command: b.Command, URL: b.URL, Prefix: b.Prefix, MinRole: b.MinRole}
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
 	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
@@ -148,7 +148,7 @@ func eraFor(era string) mcp.Era {
 // backendSpecs builds every configured backend's Spec before anything
 // starts, so that a missing secret refuses New: every one missing, in
 // every backend, named at once.
-func backendSpecs(bs []config.Backend, bo *backendOAuth, out *egress.Policy) ([]backends.Spec, error) {
+func backendSpecs(bs []config.BackendConfig, bo *backendOAuth, out *egress.Policy) ([]backends.Spec, error) {
 	specs := make([]backends.Spec, 0, len(bs))
 	var errs []error
 	for i, b := range bs {

@@ -12,6 +12,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,7 +53,7 @@ func TestMain(m *testing.M) {
 }
 
 // bkFast restarts a backend quickly and notices one gone within 100ms.
-var bkFast = backends.Options{Backoff: backends.Backoff{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond},
+var bkFast = backends.Options{Backoff: upstream.Backoff{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond},
 	PingInterval: 100 * time.Millisecond, StartTimeout: 10 * time.Second}
 
 // bkFixtureHTTP serves the fixture over Streamable HTTP; the returned stop

@@ -130,13 +130,13 @@ func (g *Gateway) mountResourceMetadata(root *http.ServeMux) {
 // upstream is the built-in server's OpenID Connect provider (nil: none),
 // its secret read from the environment or a file, and a person's role
 // from their ID token's claim: the highest of its values' roles.
-func (g *Gateway) upstream() (*authserver.Upstream, error) {
+func (g *Gateway) upstream() (*authserver.Provider, error) {
 	c := g.cfg.Auth.OAuth.Upstream
 	if c == nil {
 		return nil, nil
 	}
 	var src sources
-	up := &authserver.Upstream{Issuer: c.Issuer, ClientID: c.ClientID, Scopes: c.Scopes, SubjectClaim: c.SubjectClaim,
+	up := &authserver.Provider{Issuer: c.Issuer, ClientID: c.ClientID, Scopes: c.Scopes, SubjectClaim: c.SubjectClaim,
 		Algorithm: c.Algorithm, Name: c.Name, Outbound: outbound(g.cfg.Outbound)}
 	switch {
 	case c.ClientSecretFrom != "":

@@ -344,7 +344,7 @@ func TestReloadRefusesAnInvalidConfigurationNamingTheKey(t *testing.T) {
 		// roles are kept until a restart, so the role the new file defines
 		// is unknown to the running gateway.
 		{"role only the new file knows", "backends[1].min_role", func(c *config.Config) {
-			c.Roles = config.Roles{"ops": "editor"}
+			c.Roles = config.RolesConfig{"ops": "editor"}
 			c.Backends[1].MinRole = "ops"
 		}},
 	} {

@@ -17,7 +17,7 @@ import (
 )
 
 func limitRules(c config.RateLimits) policy.LimitRules {
-	lim := func(l config.Limit) policy.Limit {
+	lim := func(l config.LimitConfig) policy.Limit {
 		return policy.Limit{Rate: l.Rate, Burst: l.Burst, PerEntry: l.PerEntry}
 	}
 	r := policy.LimitRules{Default: lim(c.Default), Roles: map[string]policy.Limit{}}
@@ -25,7 +25,7 @@ func limitRules(c config.RateLimits) policy.LimitRules {
 		r.Roles[role] = lim(l)
 	}
 	for _, e := range c.Entries {
-		r.Entries = append(r.Entries, policy.EntryLimit{Kind: mcp.EntryKind(e.Kind), Name: e.Name, Limit: lim(e.Limit)})
+		r.Entries = append(r.Entries, policy.EntryLimit{Kind: mcp.EntryKind(e.Kind), Name: e.Name, Limit: lim(e.LimitConfig)})
 	}
 	return r
 }

@@ -21,7 +21,7 @@ import (
 
 // wireSpec fills s's Arguments, Secrets and ProxyCommand from b; what src
 // cannot read it leaves to src to report.
-func wireSpec(key string, b config.Backend, s *backends.Spec, src *sources) error {
+func wireSpec(key string, b config.BackendConfig, s *backends.Spec, src *sources) error {
 	if b.Kind != config.BackendProxy && b.Kind != config.BackendProcess {
 		return nil
 	}

@@ -28,7 +28,7 @@ var layers = [][]string{
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
+	{"mcphttp", "stdio", "wiremcp", "internal/upstream", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The admin console: pages over what the gateway gives it.
 		"internal/gateway/admin",
 		// The search mode's tools, over the engine's catalogue.

@@ -16,13 +16,13 @@ import (
 	"time"
 )
 
-// Redis is a running server.
-type Redis struct {
+// RedisServer is a running server.
+type RedisServer struct {
 	Addr string // 127.0.0.1:PORT
 }
 
 // URL is the server's address as mcpgate's configuration takes it.
-func (r Redis) URL() string { return "redis://" + r.Addr + "/0" }
+func (r RedisServer) URL() string { return "redis://" + r.Addr + "/0" }
 
 // ErrNoRedis is RunRedis's error when Redis is not installed.
 var ErrNoRedis = errors.New("redis-server is not installed (scripts/peers.sh installs Debian's redis-server)")
@@ -36,7 +36,7 @@ func HaveRedis() bool {
 // StartRedis starts a server for t, or skips t (fails it when
 // MCPGATE_REQUIRE_PEERS is set) when Redis is not installed. It is stopped
 // when t ends.
-func StartRedis(t testing.TB) Redis {
+func StartRedis(t testing.TB) RedisServer {
 	t.Helper()
 	if !HaveRedis() {
 		if os.Getenv("MCPGATE_REQUIRE_PEERS") != "" {
@@ -54,7 +54,7 @@ func StartRedis(t testing.TB) Redis {
 
 // RunRedis starts a server in a temporary folder; stop stops it and
 // removes the folder.
-func RunRedis() (r Redis, stop func(), err error) {
+func RunRedis() (r RedisServer, stop func(), err error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return r, nil, ErrNoRedis
@@ -68,7 +68,7 @@ func RunRedis() (r Redis, stop func(), err error) {
 		_ = os.RemoveAll(dir)
 		return r, nil, err
 	}
-	r = Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	r = RedisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no")
 	stop, err = spawn("redis-server", cmd, dir, func() bool { return pong(r.Addr) })

@@ -11,17 +11,17 @@ import (
 	"sync"
 )
 
-// Gate holds callers until it opens. It is safe for any number of
+// SecretsGate holds callers until it opens. It is safe for any number of
 // concurrent waiters.
-type Gate struct {
+type SecretsGate struct {
 	open chan struct{}
 	once sync.Once
 }
 
 // NewGate returns a gate that is closed when required (the image declares
 // secrets) and open otherwise.
-func NewGate(required bool) *Gate {
-	g := &Gate{open: make(chan struct{})}
+func NewGate(required bool) *SecretsGate {
+	g := &SecretsGate{open: make(chan struct{})}
 	if !required {
 		g.Open()
 	}
@@ -29,7 +29,7 @@ func NewGate(required bool) *Gate {
 }
 
 // Wait returns nil once the gate is open, or ctx's error if ctx ends first.
-func (g *Gate) Wait(ctx context.Context) error {
+func (g *SecretsGate) Wait(ctx context.Context) error {
 	select {
 	case <-g.open:
 		return nil
@@ -45,10 +45,10 @@ func (g *Gate) Wait(ctx context.Context) error {
 
 // Open opens the gate and releases every waiter; it is called after a
 // Fed, and calling it again does nothing.
-func (g *Gate) Open() { g.once.Do(func() { close(g.open) }) }
+func (g *SecretsGate) Open() { g.once.Do(func() { close(g.open) }) }
 
 // IsOpen reports whether the gate is open.
-func (g *Gate) IsOpen() bool {
+func (g *SecretsGate) IsOpen() bool {
 	select {
 	case <-g.open:
 		return true

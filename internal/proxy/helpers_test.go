@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"net"
@@ -257,7 +258,7 @@ var transports = []transport{
 	}},
 	{name: "stdio", compacted: true, config: func(t *testing.T) UpstreamConfig {
 		cmd, env := childCommand()
-		return UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Restart: Backoff{Base: time.Millisecond}}
+		return UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Restart: upstream.Backoff{Base: time.Millisecond}}
 	}},
 }
 

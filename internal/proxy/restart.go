@@ -25,7 +25,7 @@ func (s *Supervisor) loop() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			delay = s.opts.Backoff.next(delay, 0)
+			delay = s.opts.Backoff.Next(delay, 0)
 			s.log.Warn("upstream server did not start", "backend", s.name, "err", err, "retry_in", delay)
 			continue
 		}
@@ -36,7 +36,7 @@ func (s *Supervisor) loop() {
 		case replaced:
 			delay = 0
 		default:
-			delay = s.opts.Backoff.next(delay, uptime)
+			delay = s.opts.Backoff.Next(delay, uptime)
 			exit := exitStatus(c.conn.ExitErr())
 			s.log.Warn("upstream server exited; restarting", "backend", s.name,
 				"exit", exit, "uptime", uptime.Round(time.Millisecond), "restart_in", delay)

@@ -5,6 +5,7 @@
 package proxy
 
 import (
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestSecretsBecomeTheStdioServersEnvironmentAndNeverALogLine(t *testing.T) {
 	path, env := startsFile(t)
 	cmd, base := childCommand(env)
 	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: base, Logger: logs.logger(),
-		Restart: Backoff{Base: time.Millisecond}})
+		Restart: upstream.Backoff{Base: time.Millisecond}})
 	const name = "PROXY_TEST_SECRET"
 	values := []string{"hunter2-\u03a9mega-1f3a9", "second-7c1e-value"}
 

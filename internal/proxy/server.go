@@ -40,7 +40,7 @@ type Server struct {
 	up       *Upstream
 	infoPath string
 	log      *slog.Logger
-	gate     *Gate
+	gate     *SecretsGate
 
 	keepAlive, keepAliveTimeout time.Duration
 

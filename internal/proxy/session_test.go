@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"testing"
 	"time"
@@ -158,7 +159,7 @@ func TestAServerThatDiesMidCallFailsThatCallAndTheNextRedials(t *testing.T) {
 		ctx := testCtx(t)
 		path, env := startsFile(t)
 		cmd, base := childCommand(env)
-		u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: base, Restart: Backoff{Base: 1}})
+		u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: base, Restart: upstream.Backoff{Base: 1}})
 		call(t, ctx, u, "test_simple_text", "{}")
 
 		res, rpcErr, err := u.Exchange(ctx, "tools/call", json.RawMessage(`{"name":"exit"}`))
@@ -216,7 +217,7 @@ func TestSecretsCannotBeFedToAURL(t *testing.T) {
 func TestAServerInACrashLoopIsReportedAtOnce(t *testing.T) {
 	ctx := testCtx(t)
 	cmd, env := crashingCommand()
-	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Restart: Backoff{Base: time.Minute}})
+	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Restart: upstream.Backoff{Base: time.Minute}})
 
 	var unreachable *UnreachableError
 	_, _, err := u.Exchange(ctx, "tools/list", nil)

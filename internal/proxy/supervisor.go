@@ -10,6 +10,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -25,7 +26,7 @@ type SupervisorOptions struct {
 	Env []string
 	// Logger receives the supervisor's lines and the server's stderr.
 	Logger  *slog.Logger
-	Backoff Backoff
+	Backoff upstream.Backoff
 	// GracePeriod is passed to stdio.Command (how long a stop waits).
 	GracePeriod time.Duration
 }
@@ -80,7 +81,7 @@ func NewSupervisor(command []string, opts SupervisorOptions) (*Supervisor, error
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	opts.Backoff = opts.Backoff.withDefaults()
+	opts.Backoff = opts.Backoff.WithDefaults()
 	s := &Supervisor{
 		command: command,
 		name:    filepath.Base(command[0]),

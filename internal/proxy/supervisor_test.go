@@ -9,6 +9,7 @@ package proxy
 
 import (
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,29 +17,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
-
-func TestBackoffDoublesWhileTheServerDiesYoungAndResetsAfterAStableRun(t *testing.T) {
-	b := Backoff{Base: 100 * time.Millisecond, Max: time.Second, StableAfter: 10 * time.Second}
-	for _, c := range []struct {
-		name         string
-		prev, uptime time.Duration
-		want         time.Duration
-	}{
-		{"first death", 0, time.Second, 100 * time.Millisecond},
-		{"died young again", 100 * time.Millisecond, time.Second, 200 * time.Millisecond},
-		{"and again", 400 * time.Millisecond, 0, 800 * time.Millisecond},
-		{"capped at Max", 800 * time.Millisecond, 0, time.Second},
-		{"stays at Max", time.Second, 0, time.Second},
-		{"reset after a stable run", time.Second, 10 * time.Second, 100 * time.Millisecond},
-	} {
-		if got := b.next(c.prev, c.uptime); got != c.want {
-			t.Errorf("%s: next(%v, %v) = %v, want %v", c.name, c.prev, c.uptime, got, c.want)
-		}
-	}
-	if d := (Backoff{}).withDefaults(); d.Base <= 0 || d.Max < d.Base || d.StableAfter <= 0 {
-		t.Errorf("defaults %+v", d)
-	}
-}
 
 func newSupervisor(t *testing.T, opts SupervisorOptions, extraEnv ...string) *Supervisor {
 	t.Helper()
@@ -57,7 +35,7 @@ func newSupervisor(t *testing.T, opts SupervisorOptions, extraEnv ...string) *Su
 func TestTheSupervisorRestartsAServerThatExits(t *testing.T) {
 	ctx := testCtx(t)
 	path, env := startsFile(t)
-	s := newSupervisor(t, SupervisorOptions{Backoff: Backoff{Base: time.Millisecond}}, env)
+	s := newSupervisor(t, SupervisorOptions{Backoff: upstream.Backoff{Base: time.Millisecond}}, env)
 
 	conn, err := s.Dial(ctx)
 	if err != nil {
@@ -120,7 +98,7 @@ func TestEachProcessServesOneSession(t *testing.T) {
 
 func TestACommandThatCannotRunIsReportedAtOnce(t *testing.T) {
 	ctx := testCtx(t)
-	s, err := NewSupervisor([]string{"/nonexistent/mcp-server"}, SupervisorOptions{Backoff: Backoff{Base: time.Hour}})
+	s, err := NewSupervisor([]string{"/nonexistent/mcp-server"}, SupervisorOptions{Backoff: upstream.Backoff{Base: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -53,7 +54,7 @@ type UpstreamConfig struct {
 	// NotificationBuffer is each subscriber's buffer (default 64).
 	NotificationBuffer int
 	// Restart is the stdio server's restart backoff (zero: defaults).
-	Restart Backoff
+	Restart upstream.Backoff
 	// ClientInfo is what the proxy calls itself at initialize.
 	ClientInfo mcp.Implementation
 	// Era is what the proxy speaks to the server: mcp.EraAuto (default:

@@ -130,7 +130,7 @@ type Config struct {
 	Audit func(store.AuditRecord)
 	// Upstream, when set, is an OpenID Connect provider people may sign
 	// in with instead of a service token (upstream.go).
-	Upstream *Upstream
+	Upstream *Provider
 	// Now is the clock; nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

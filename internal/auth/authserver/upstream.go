@@ -58,8 +58,8 @@ const (
 	idLeeway    = time.Minute
 )
 
-// Upstream is an OpenID Connect provider people sign in with.
-type Upstream struct {
+// Provider is an OpenID Connect provider people sign in with.
+type Provider struct {
 	// Issuer is its issuer identifier, exactly as its discovery document
 	// states it.
 	Issuer string
@@ -88,7 +88,7 @@ type Upstream struct {
 
 // upstream is the provider as discovered, once it has been.
 type upstream struct {
-	cfg *Upstream
+	cfg *Provider
 	mu  sync.Mutex
 	md  *oauthmeta.ServerMetadata
 	ks  *auth.KeySet
@@ -153,7 +153,7 @@ func (u *upstream) name() string {
 }
 
 // newUpstream checks c and fills its defaults.
-func newUpstream(c *Upstream) (*upstream, error) {
+func newUpstream(c *Provider) (*upstream, error) {
 	if c == nil {
 		return nil, nil
 	}

@@ -25,7 +25,7 @@ func upstreamRig(t *testing.T, edits ...func(*authserver.Config)) (*rig, *oautht
 	t.Helper()
 	is := oauthtest.New(t, "")
 	r := newRig(t, func(c *authserver.Config) {
-		c.Upstream = &authserver.Upstream{Issuer: is.ID, ClientID: "gateway-rp", Name: "Test <IdP>",
+		c.Upstream = &authserver.Provider{Issuer: is.ID, ClientID: "gateway-rp", Name: "Test <IdP>",
 			Role: func(claims map[string]any) (string, bool) {
 				role, ok := map[string]string{"person@test-idp": "editor", "viewer@test-idp": "viewer"}[claims["email"].(string)]
 				return role, ok

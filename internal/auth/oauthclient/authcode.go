@@ -199,8 +199,8 @@ type pending struct {
 	DPoP          bool      `json:"dpop,omitempty"` // the code is redeemed with a proof
 }
 
-// Status is what the console shows of a backend's authorization.
-type Status struct {
+// AuthorizationStatus is what the console shows of a backend's authorization.
+type AuthorizationStatus struct {
 	Authorized bool
 	Issuer     string
 	Scope      string
@@ -287,11 +287,11 @@ func (a *Authorization) Authorized() <-chan struct{} {
 }
 
 // Status is the backend's authorization as the console shows it.
-func (a *Authorization) Status(ctx context.Context) Status {
+func (a *Authorization) Status(ctx context.Context) AuthorizationStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.load(ctx, true)
-	s := Status{Failure: a.rec.Failure}
+	s := AuthorizationStatus{Failure: a.rec.Failure}
 	if t := a.rec.Token; t != nil {
 		s.Authorized, s.Issuer, s.Scope, s.Expiry, s.DPoP = true, t.Issuer, t.Scope, t.Expiry, t.DPoP
 	}

@@ -59,7 +59,7 @@ type Source interface {
 	EndSession(ctx context.Context, id string, until time.Time) error
 	SessionEnded(ctx context.Context, id string) bool
 
-	Backends(ctx context.Context) []Backend
+	Backends(ctx context.Context) []BackendRow
 	RestartBackend(name string) error
 	// ForgetBackendAuthorization drops the gateway's OAuth authorization
 	// at backend name, for by; the answer says what was done.
@@ -71,7 +71,7 @@ type Source interface {
 	Sessions() []mcp.SessionInfo
 	Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error)
 	// Series is the last hour of calls and errors a second, oldest first.
-	Series(now time.Time) []Point
+	Series(now time.Time) []ChartPoint
 
 	Tokens(ctx context.Context) []store.Token
 	CreateToken(ctx context.Context, name, role string, expires time.Time) (secret string, t store.Token, err error)
@@ -83,8 +83,8 @@ type Source interface {
 	RevokeGrant(ctx context.Context, id string, by mcp.Identity) error
 }
 
-// Backend is one backend's row.
-type Backend struct {
+// BackendRow is one backend's row.
+type BackendRow struct {
 	Name, Kind string
 	Up         bool
 	Connecting bool // an attempt to connect is under way
@@ -105,8 +105,8 @@ type Backend struct {
 	Mean       time.Duration
 }
 
-// Point is one step of the chart: calls and errors a second.
-type Point struct {
+// ChartPoint is one step of the chart: calls and errors a second.
+type ChartPoint struct {
 	At            time.Time
 	Calls, Errors float64
 }

@@ -112,14 +112,14 @@ type overviewData struct {
 }
 
 type backendRow struct {
-	Backend
+	BackendRow
 	State string
 }
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, c caller) {
 	var rows []backendRow
 	for _, b := range h.src.Backends(r.Context()) {
-		rows = append(rows, backendRow{Backend: b, State: stateOf(b)})
+		rows = append(rows, backendRow{BackendRow: b, State: stateOf(b)})
 	}
 	v := view{Title: "Backends", Nav: "overview", Flash: h.takeFlash(w, r),
 		Data: overviewData{Backends: rows, Chart: newChart(h.src.Series(h.now())), Sessions: len(h.src.Sessions())}}
@@ -129,7 +129,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, c caller) {
 // stateOf is up; starting while its first connection is tried;
 // restarting while another is (after it went down, failed, or was
 // restarted); down while it waits out its backoff before the next.
-func stateOf(b Backend) string {
+func stateOf(b BackendRow) string {
 	switch {
 	case b.Up:
 		return "up"
@@ -315,7 +315,7 @@ type chart struct {
 	From, To      time.Time
 }
 
-func newChart(pts []Point) chart {
+func newChart(pts []ChartPoint) chart {
 	c := chart{Width: 720, Height: 160, Mid: 82}
 	if len(pts) == 0 {
 		return c
@@ -328,7 +328,7 @@ func newChart(pts []Point) chart {
 		errs += p.Errors
 	}
 	step := float64(c.Width) / float64(max(len(pts)-1, 1))
-	line := func(v func(Point) float64) string {
+	line := func(v func(ChartPoint) float64) string {
 		var b strings.Builder
 		for i, p := range pts {
 			y := float64(c.Height) - v(p)/top*float64(c.Height-4)
@@ -336,8 +336,8 @@ func newChart(pts []Point) chart {
 		}
 		return strings.TrimSpace(b.String())
 	}
-	c.Calls = line(func(p Point) float64 { return p.Calls })
-	c.Errors = line(func(p Point) float64 { return p.Errors })
+	c.Calls = line(func(p ChartPoint) float64 { return p.Calls })
+	c.Errors = line(func(p ChartPoint) float64 { return p.Errors })
 	c.Max = strconv.FormatFloat(top, 'g', 3, 64)
 	per := 10.0 // the points are per second over ten seconds each
 	if len(pts) > 1 {

@@ -9,15 +9,15 @@ import (
 // A backend's state, as the backends page names it.
 func TestBackendStateIsUpStartingRestartingOrDown(t *testing.T) {
 	for _, c := range []struct {
-		b    Backend
+		b    BackendRow
 		want string
 	}{
-		{Backend{Up: true}, "up"},
-		{Backend{Up: true, Restarts: 3}, "up"},
-		{Backend{Connecting: true}, "starting"},
-		{Backend{Connecting: true, Restarts: 1, LastError: "exit status 1"}, "restarting"},
-		{Backend{Restarts: 2, LastError: "connection refused"}, "down"},
-		{Backend{LastError: "exit status 1"}, "down"},
+		{BackendRow{Up: true}, "up"},
+		{BackendRow{Up: true, Restarts: 3}, "up"},
+		{BackendRow{Connecting: true}, "starting"},
+		{BackendRow{Connecting: true, Restarts: 1, LastError: "exit status 1"}, "restarting"},
+		{BackendRow{Restarts: 2, LastError: "connection refused"}, "down"},
+		{BackendRow{LastError: "exit status 1"}, "down"},
 	} {
 		if got := stateOf(c.b); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.b, got, c.want)
@@ -29,7 +29,7 @@ func TestBackendStateIsUpStartingRestartingOrDown(t *testing.T) {
 // a step, and counts the calls back from the rates.
 func TestChartScalesAndCounts(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
-	pts := []Point{{At: t0, Calls: 0.5}, {At: t0.Add(10 * time.Second), Calls: 4, Errors: 2}, {At: t0.Add(20 * time.Second)}}
+	pts := []ChartPoint{{At: t0, Calls: 0.5}, {At: t0.Add(10 * time.Second), Calls: 4, Errors: 2}, {At: t0.Add(20 * time.Second)}}
 	c := newChart(pts)
 	if c.Max != "4" || c.TotalCalls != "45" || c.TotalErrors != "20" {
 		t.Errorf("chart %+v", c)
@@ -37,7 +37,7 @@ func TestChartScalesAndCounts(t *testing.T) {
 	if got := strings.Fields(c.Calls); len(got) != 3 || got[1] != "360.0,4.0" || got[2] != "720.0,160.0" {
 		t.Errorf("calls line %q", c.Calls)
 	}
-	if quiet := newChart([]Point{{At: t0}, {At: t0.Add(10 * time.Second)}}); quiet.Max != "1" {
+	if quiet := newChart([]ChartPoint{{At: t0}, {At: t0.Add(10 * time.Second)}}); quiet.Max != "1" {
 		t.Errorf("a quiet hour's scale %q, want 1", quiet.Max)
 	}
 }

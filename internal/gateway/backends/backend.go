@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -23,7 +24,7 @@ import (
 // Options configures a Backend or a Set.
 type Options struct {
 	Logger  *slog.Logger // default: discard
-	Backoff Backoff
+	Backoff upstream.Backoff
 	// StartTimeout bounds dialing, initialize and the first catalogue sync
 	// (default 30s): a server that hangs at start is treated as failed.
 	StartTimeout time.Duration
@@ -45,7 +46,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	o.Backoff = o.Backoff.withDefaults()
+	o.Backoff = o.Backoff.WithDefaults()
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 30 * time.Second
 	}
@@ -174,7 +175,7 @@ func (b *Backend) Run(ctx context.Context) error {
 			return nil
 		}
 		b.setDown(err)
-		delay = b.opts.Backoff.next(delay, uptime)
+		delay = b.opts.Backoff.Next(delay, uptime)
 		var authorized <-chan struct{} // nil: never
 		if a := b.spec.Authorization; a != nil {
 			authorized = a.Authorized()
@@ -258,7 +259,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 
 // serve waits for the connection to end, syncing again on list_changed
 // and pinging the server.
-func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *catalog.Backend, resync chan struct{}) error {
+func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *catalog.Mirror, resync chan struct{}) error {
 	if client.Sessionless() {
 		defer b.listen(ctx, client, resync)()
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"os"
 	"slices"
 	"strconv"
@@ -56,7 +57,7 @@ func childSpec(name, pidFile string) backends.Spec {
 }
 
 // fast is the options of every test: quick restarts and liveness pings.
-var fast = backends.Options{Backoff: backends.Backoff{Base: 10 * time.Millisecond, Max: 100 * time.Millisecond},
+var fast = backends.Options{Backoff: upstream.Backoff{Base: 10 * time.Millisecond, Max: 100 * time.Millisecond},
 	PingInterval: 50 * time.Millisecond, StartTimeout: 10 * time.Second}
 
 // waitState waits, within a deadline, for the backend's state to satisfy ok.

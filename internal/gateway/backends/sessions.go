@@ -123,7 +123,7 @@ type upstreamSession struct {
 	front *mcp.Session
 	ready chan struct{} // closed once dialled and initialized, or failed
 	// Set before ready is closed.
-	up   catalog.Upstream
+	up   catalog.Session
 	conn *mcphttp.StreamableConn // nil unless the backend is HTTP
 	err  error
 
@@ -154,27 +154,27 @@ func (p *sessionPool) open() int {
 // Route gives r's front session its upstream session, opening it on the
 // session's first call. A request without a lasting session (stateless
 // HTTP) goes on the shared connection.
-func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalog.Upstream, func(), error) {
+func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalog.Session, func(), error) {
 	if r == nil || r.Session == nil {
-		return catalog.Upstream{}, nil, nil
+		return catalog.Session{}, nil, nil
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return catalog.Upstream{}, nil, errSessionsClosed
+		return catalog.Session{}, nil, errSessionsClosed
 	}
 	u := p.byFront[r.Session]
 	if u == nil {
 		select {
 		case <-r.Session.Done(): // its upstream session would end at once
 			p.mu.Unlock()
-			return catalog.Upstream{}, nil, mcp.ErrSessionClosed
+			return catalog.Session{}, nil, mcp.ErrSessionClosed
 		default:
 		}
 		if len(p.byFront) >= p.max && !p.evictLocked() {
 			p.mu.Unlock()
 			err := fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
-			return catalog.Upstream{}, nil, &catalog.RouteError{Shown: err.Error(), Err: err}
+			return catalog.Session{}, nil, &catalog.RouteError{Shown: err.Error(), Err: err}
 		}
 		u = &upstreamSession{front: r.Session, ready: make(chan struct{}), stop: make(chan struct{}), lastUsed: time.Now()}
 		p.byFront[r.Session] = u
@@ -197,11 +197,11 @@ func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalog.Upstre
 	case <-u.ready:
 	case <-ctx.Done():
 		release()
-		return catalog.Upstream{}, nil, ctx.Err()
+		return catalog.Session{}, nil, ctx.Err()
 	}
 	if u.err != nil {
 		release()
-		return catalog.Upstream{}, nil, u.err
+		return catalog.Session{}, nil, u.err
 	}
 	return u.up, release, nil
 }
@@ -298,12 +298,12 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 
 // dial opens one upstream session: connect, initialize. The secrets of
 // the spec are scrubbed from its error, which reaches the caller.
-func (p *sessionPool) dial(front *mcp.Session) (catalog.Upstream, *mcphttp.StreamableConn, error) {
+func (p *sessionPool) dial(front *mcp.Session) (catalog.Session, *mcphttp.StreamableConn, error) {
 	start, cancel := context.WithTimeout(p.ctx, p.b.opts.StartTimeout)
 	defer cancel()
 	conn, err := p.b.dial(p.ctx)
 	if err != nil {
-		return catalog.Upstream{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+		return catalog.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
 	}
 	httpConn, _ := conn.(*mcphttp.StreamableConn)
 	p.mu.Lock()
@@ -326,9 +326,9 @@ func (p *sessionPool) dial(front *mcp.Session) (catalog.Upstream, *mcphttp.Strea
 		p.b.log.Debug("backend: upstream session taken up from another replica")
 	} else if err := p.b.connect(start, client); err != nil {
 		_ = client.Close()
-		return catalog.Upstream{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+		return catalog.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
 	}
-	return catalog.Upstream{Client: client, Inflight: inflight}, httpConn, nil
+	return catalog.Session{Client: client, Inflight: inflight}, httpConn, nil
 }
 
 // close ends every upstream session and waits for them.

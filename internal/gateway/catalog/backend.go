@@ -69,8 +69,8 @@ type Options struct {
 	ValidateArguments bool
 }
 
-// Backend relays one backend MCP server through a front mcp.Server.
-type Backend struct {
+// Mirror relays one backend MCP server through a front mcp.Server.
+type Mirror struct {
 	name     string
 	client   *mcp.Client
 	prefix   string
@@ -102,7 +102,7 @@ type Backend struct {
 // New returns a Backend relaying through client, which must be connected
 // (Initialize or Connect: its capabilities decide which lists are asked
 // for, and its era how calls go up).
-func New(name string, client *mcp.Client, opts Options) *Backend {
+func New(name string, client *mcp.Client, opts Options) *Mirror {
 	switch opts.Prefix {
 	case "":
 		opts.Prefix = name + "__"
@@ -123,7 +123,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 		min := opts.MinRole
 		opts.MinRoleFor = func(string, string) string { return min }
 	}
-	return &Backend{
+	return &Mirror{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
@@ -133,7 +133,7 @@ func New(name string, client *mcp.Client, opts Options) *Backend {
 }
 
 // Name is the backend's name.
-func (b *Backend) Name() string { return b.name }
+func (b *Mirror) Name() string { return b.name }
 
 // entry is one listed entry prepared for the front.
 type entry struct {
@@ -145,7 +145,7 @@ type entry struct {
 // Sync lists the backend's catalogue and brings s in line with it: new
 // entries are registered, changed ones replaced in place, and those the
 // backend no longer lists removed. If listing fails, s is left as it was.
-func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
+func (b *Mirror) Sync(ctx context.Context, s *mcp.Server) error {
 	c, err := b.fetch(ctx)
 	if err != nil {
 		return err
@@ -177,13 +177,13 @@ func (b *Backend) Sync(ctx context.Context, s *mcp.Server) error {
 
 // Unsync removes every entry the backend registered in s (the backend is
 // gone), and its tombstones (tombstones.go). A later Sync brings them back.
-func (b *Backend) Unsync(s *mcp.Server) {
+func (b *Mirror) Unsync(s *mcp.Server) {
 	b.claims.Forget(b.name)
 	b.remove(s)
 }
 
 // remove takes the backend's entries out of s and the ledger.
-func (b *Backend) remove(s *mcp.Server) {
+func (b *Mirror) remove(s *mcp.Server) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.claims.clearLive(b)
@@ -196,7 +196,7 @@ func (b *Backend) remove(s *mcp.Server) {
 
 // release lets go of every key of k the backend registered and returns
 // those to remove from the front.
-func (b *Backend) release(k kind) []string {
+func (b *Mirror) release(k kind) []string {
 	keys := make([]string, 0, len(b.owned[k]))
 	for key := range b.owned[k] {
 		if b.letGo(k, key) {
@@ -221,7 +221,7 @@ func (b *Backend) release(k kind) []string {
 // letGo releases key of k in the ledger and reports whether the backend
 // must remove it from the front (a URI another backend takes over, or
 // holds, stays: uri_claims.go).
-func (b *Backend) letGo(k kind, key string) bool {
+func (b *Mirror) letGo(k kind, key string) bool {
 	if isURIKind(k) {
 		return b.yield(k, key)
 	}
@@ -232,7 +232,7 @@ func (b *Backend) letGo(k kind, key string) bool {
 // prepare reads each raw entry's key member and, for names, splices the
 // prefix into the definition. Entries without a usable key are logged and
 // skipped.
-func (b *Backend) prepare(k kind, raws []json.RawMessage, keyMember string, prefixed bool) []entry {
+func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefixed bool) []entry {
 	out := make([]entry, 0, len(raws))
 	for _, raw := range raws {
 		orig, ok := jsonrpc.LookupString(raw, keyMember)
@@ -259,7 +259,7 @@ func (b *Backend) prepare(k kind, raws []json.RawMessage, keyMember string, pref
 // changed) and the keys to remove (no longer listed). A name another
 // backend holds is renamed or skipped, and logged; a URI another backend
 // holds waits for it (uri_claims.go).
-func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []string) {
+func (b *Mirror) reconcile(k kind, listed []entry) (added []entry, removed []string) {
 	before := b.owned[k]
 	now := make(map[string]string, len(listed))
 	seen := make(map[string]bool, len(listed))
@@ -310,7 +310,7 @@ func (b *Backend) reconcile(k kind, listed []entry) (added []entry, removed []st
 // renamed resolves a collision of a tool or prompt name by the backend's
 // own name as prefix (NAME__name), claimed for b; URIs cannot be renamed,
 // and a name already so prefixed is not prefixed twice.
-func (b *Backend) renamed(k kind, e entry) (entry, bool) {
+func (b *Mirror) renamed(k kind, e entry) (entry, bool) {
 	if k != kindTool && k != kindPrompt {
 		return e, false
 	}
@@ -330,7 +330,7 @@ func (b *Backend) renamed(k kind, e entry) (entry, bool) {
 }
 
 // drop forgets an entry the front refused.
-func (b *Backend) drop(k kind, e entry, err error) {
+func (b *Mirror) drop(k kind, e entry, err error) {
 	b.log.Warn("relay: entry refused by the server", "kind", string(k), "name", e.key, "err", err)
 	delete(b.owned[k], e.key)
 	b.letGo(k, e.key)

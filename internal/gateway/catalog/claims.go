@@ -29,7 +29,7 @@ type Claims struct {
 	owners map[kind]map[string]string    // tool and prompt names: kind → key → backend name
 	uris   map[kind]map[string]*uriClaim // resource URIs and templates (uri_claims.go)
 	rank   map[string]int                // backend name → place in the configuration (SetOrder)
-	live   map[string]*Backend           // backend name → its synced Backend
+	live   map[string]*Mirror            // backend name → its synced Backend
 	level  mcp.LogLevel                  // the most verbose logging/setLevel asked (loglevel.go)
 	front  *mcp.Server                   // the front server, once a Backend synced
 	graves *graveyard                    // entries of backends that are down; nil until one is
@@ -38,7 +38,7 @@ type Claims struct {
 
 // NewClaims returns an empty ledger.
 func NewClaims() *Claims {
-	return &Claims{owners: map[kind]map[string]string{}, uris: map[kind]map[string]*uriClaim{}, live: map[string]*Backend{}}
+	return &Claims{owners: map[kind]map[string]string{}, uris: map[kind]map[string]*uriClaim{}, live: map[string]*Mirror{}}
 }
 
 // ownName holds the names of the front server's own entries; no backend

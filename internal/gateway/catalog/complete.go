@@ -17,7 +17,7 @@ import (
 )
 
 // setLive records b as the connected Backend of its name.
-func (c *Claims) setLive(b *Backend) {
+func (c *Claims) setLive(b *Mirror) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.live[b.name] = b
@@ -31,7 +31,7 @@ func (c *Claims) setFront(s *mcp.Server) {
 }
 
 // clearLive forgets b, unless another Backend of its name took over.
-func (c *Claims) clearLive(b *Backend) {
+func (c *Claims) clearLive(b *Mirror) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.live[b.name] == b {
@@ -59,7 +59,7 @@ func (c *Claims) Complete(ctx context.Context, r *mcp.Request) (json.RawMessage,
 	if !ok {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: ref."+member+" is required and must be a string", nil)
 	}
-	var b *Backend
+	var b *Mirror
 	c.mu.Lock()
 	for _, k := range kinds {
 		if owner, held := c.owners[k][key]; held {

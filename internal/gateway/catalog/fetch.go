@@ -35,7 +35,7 @@ var (
 	promptsList   = list{"prompts/list", "prompts", "prompts"}
 )
 
-func (b *Backend) fetch(ctx context.Context) (*catalogue, error) {
+func (b *Mirror) fetch(ctx context.Context) (*catalogue, error) {
 	var c catalogue
 	for _, l := range []struct {
 		list
@@ -52,7 +52,7 @@ func (b *Backend) fetch(ctx context.Context) (*catalogue, error) {
 
 // fetchList follows nextCursor to the end. A backend that does not declare
 // the capability, or answers -32601, has no entries of that kind.
-func (b *Backend) fetchList(ctx context.Context, l list) ([]json.RawMessage, error) {
+func (b *Mirror) fetchList(ctx context.Context, l list) ([]json.RawMessage, error) {
 	if !b.offers(l.capability) {
 		return nil, nil
 	}
@@ -90,7 +90,7 @@ func (b *Backend) fetchList(ctx context.Context, l list) ([]json.RawMessage, err
 
 // offers reports whether the backend declared capability at initialize. A
 // client not (yet) initialized is asked anyway.
-func (b *Backend) offers(capability string) bool {
+func (b *Mirror) offers(capability string) bool {
 	init := b.client.InitializeResult()
 	if init == nil {
 		return true

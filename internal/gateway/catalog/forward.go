@@ -17,7 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-func (b *Backend) callTool(orig string) mcp.ToolHandler {
+func (b *Mirror) callTool(orig string) mcp.ToolHandler {
 	return func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
 		params, err := b.unprefix(r, orig)
 		if err != nil {
@@ -28,7 +28,7 @@ func (b *Backend) callTool(orig string) mcp.ToolHandler {
 	}
 }
 
-func (b *Backend) getPrompt(orig string) mcp.PromptHandler {
+func (b *Mirror) getPrompt(orig string) mcp.PromptHandler {
 	return func(ctx context.Context, r *mcp.Request, _ map[string]string) (json.RawMessage, error) {
 		params, err := b.unprefix(r, orig)
 		if err != nil {
@@ -111,13 +111,13 @@ func isNameByte(c byte) bool {
 }
 
 // readResource forwards resources/read as it came: URIs are not prefixed.
-func (b *Backend) readResource(ctx context.Context, r *mcp.Request, _ string, _ map[string]string) (json.RawMessage, error) {
+func (b *Mirror) readResource(ctx context.Context, r *mcp.Request, _ string, _ map[string]string) (json.RawMessage, error) {
 	return b.forward(ctx, r, "resources/read", r.Params)
 }
 
 // unprefix puts the backend's own name back into params; arguments and
 // _meta are not touched.
-func (b *Backend) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) {
+func (b *Mirror) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) {
 	// The front name is the backend's own unless a prefix or a collision
 	// (reconcile) renamed the entry.
 	if name, _ := r.EntryName(); name == orig {
@@ -137,7 +137,7 @@ func (b *Backend) unprefix(r *mcp.Request, orig string) (json.RawMessage, error)
 // backend could not be reached. While the call is in flight, r is in the
 // backend's Inflight registry, so that what the backend sends about the
 // call reaches r (inflight.go).
-func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	if b.sessionless {
 		client, inflight, release, err := b.upstream(ctx, r)
 		if err != nil {
@@ -167,7 +167,7 @@ func (b *Backend) forward(ctx context.Context, r *mcp.Request, method string, pa
 
 // failure is the answer to a call that did not get a result: the
 // backend's own error as it is, or why the relay could not get one.
-func (b *Backend) failure(ctx context.Context, method string, err error) error {
+func (b *Mirror) failure(ctx context.Context, method string, err error) error {
 	if timedOut(ctx) {
 		b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)
 		return b.timeoutError(b.timeout)
@@ -192,7 +192,7 @@ func (b *Backend) failure(ctx context.Context, method string, err error) error {
 // Why it could not is logged, never answered: the reason names internal
 // addresses and paths ("dial tcp 127.0.0.1:3901: connect: connection
 // refused") that are nobody's business but the operator's.
-func (b *Backend) unavailable() *jsonrpc.Error {
+func (b *Mirror) unavailable() *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" is unavailable",
 		map[string]string{"backend": b.name})
 }

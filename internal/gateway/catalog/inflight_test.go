@@ -82,14 +82,14 @@ func newBackRig(t *testing.T) (*mcp.Server, *backRig) {
 
 // relayedBothWays relays back into a new front with the client's requests
 // and notifications hooked into an Inflight, as the backend package does.
-func relayedBothWays(t *testing.T, back *mcp.Server, claims *catalog.Claims) (*front, *catalog.Backend) {
+func relayedBothWays(t *testing.T, back *mcp.Server, claims *catalog.Claims) (*front, *catalog.Mirror) {
 	t.Helper()
 	return relayedBothWaysTo(t, back, claims, `{"sampling":{},"elicitation":{},"roots":{}}`)
 }
 
 // relayedBothWaysTo is relayedBothWays with a front client that declared
 // capabilities.
-func relayedBothWaysTo(t *testing.T, back *mcp.Server, claims *catalog.Claims, capabilities string) (*front, *catalog.Backend) {
+func relayedBothWaysTo(t *testing.T, back *mcp.Server, claims *catalog.Claims, capabilities string) (*front, *catalog.Mirror) {
 	t.Helper()
 	inf := catalog.NewInflight()
 	conn := &memConn{in: make(chan []byte, 1024), done: make(chan struct{})}

@@ -38,7 +38,7 @@ func (c *Claims) SetLevel(ctx context.Context, level mcp.LogLevel) {
 	if cur, ok := logLevelRank[c.level]; !ok || rank < cur {
 		c.level = level // what a backend that comes up later is asked for
 	}
-	var ask []*Backend
+	var ask []*Mirror
 	for _, b := range c.live {
 		if b.offersLogging && !b.sessionless && (b.levelSent == 0 || rank < b.levelSent) {
 			b.levelSent = rank
@@ -62,7 +62,7 @@ func (c *Claims) Level() mcp.LogLevel {
 
 // catchUpLevel asks a backend that just came up for the level clients
 // asked for before it did.
-func (c *Claims) catchUpLevel(ctx context.Context, b *Backend) {
+func (c *Claims) catchUpLevel(ctx context.Context, b *Mirror) {
 	c.mu.Lock()
 	level := c.level
 	ask := level != "" && b.offersLogging && !b.sessionless && b.levelSent == 0
@@ -75,7 +75,7 @@ func (c *Claims) catchUpLevel(ctx context.Context, b *Backend) {
 	}
 }
 
-func (b *Backend) setLevel(ctx context.Context, level mcp.LogLevel) {
+func (b *Mirror) setLevel(ctx context.Context, level mcp.LogLevel) {
 	params, _ := json.Marshal(map[string]mcp.LogLevel{"level": level})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setLevelTimeout)
 	defer cancel()

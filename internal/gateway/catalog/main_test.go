@@ -283,7 +283,7 @@ type logBuffer struct{ mcptest.SyncBuffer }
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // relayed syncs a new backend (label b1 unless given) into a new front.
-func relayed(t testing.TB, opts catalog.Options) (*front, *backendServer, *catalog.Backend, *mcp.Client) {
+func relayed(t testing.TB, opts catalog.Options) (*front, *backendServer, *catalog.Mirror, *mcp.Client) {
 	t.Helper()
 	bs := newBackendServer(t, "b1", 0)
 	client := connect(t, bs.Server)

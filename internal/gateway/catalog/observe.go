@@ -21,7 +21,7 @@ type Observer func(ctx context.Context, backend, method string) (context.Context
 
 // call sends one request to the backend on client (the shared session or
 // the caller's own), observed if there is an observer.
-func (b *Backend) call(ctx context.Context, client *mcp.Client, method string, params json.RawMessage) (json.RawMessage, error) {
+func (b *Mirror) call(ctx context.Context, client *mcp.Client, method string, params json.RawMessage) (json.RawMessage, error) {
 	if b.observe == nil {
 		return client.Call(ctx, method, params)
 	}

@@ -134,7 +134,7 @@ func principal(ctx context.Context) string {
 }
 
 // forwardModern makes, or resumes, a call for a 2026-07-28 caller.
-func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	entry, _ := r.EntryName()
 	if state, ok := jsonrpc.LookupString(r.Params, "requestState"); ok {
 		id, ours := strings.CutPrefix(state, parkPrefix)
@@ -185,7 +185,7 @@ func (b *Backend) forwardModern(ctx context.Context, r *mcp.Request, method stri
 }
 
 // await waits for the call's end or the backend's next request.
-func (b *Backend) await(ctx context.Context, r *mcp.Request, call *modernCall, method, entry string) (json.RawMessage, error) {
+func (b *Mirror) await(ctx context.Context, r *mcp.Request, call *modernCall, method, entry string) (json.RawMessage, error) {
 	for {
 		select {
 		case res := <-call.done:
@@ -214,7 +214,7 @@ func (b *Backend) await(ctx context.Context, r *mcp.Request, call *modernCall, m
 
 // park keeps call for the caller's retry and answers the caller with the
 // backend's request, under key ("": a new one).
-func (b *Backend) park(ctx context.Context, call *modernCall, a *ask, key, method, entry string) (json.RawMessage, error) {
+func (b *Mirror) park(ctx context.Context, call *modernCall, a *ask, key, method, entry string) (json.RawMessage, error) {
 	id := newParkID()
 	if key == "" {
 		key = b.parked.nextKey()

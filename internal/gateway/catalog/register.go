@@ -8,7 +8,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-func (b *Backend) addTools(s *mcp.Server, es []entry) {
+func (b *Mirror) addTools(s *mcp.Server, es []entry) {
 	if len(es) == 0 {
 		return
 	}
@@ -40,7 +40,7 @@ func (b *Backend) addTools(s *mcp.Server, es []entry) {
 	}
 }
 
-func (b *Backend) addResources(s *mcp.Server, es []entry) {
+func (b *Mirror) addResources(s *mcp.Server, es []entry) {
 	if len(es) == 0 {
 		return
 	}
@@ -59,7 +59,7 @@ func (b *Backend) addResources(s *mcp.Server, es []entry) {
 // addTemplates registers templates one by one: the server refuses a whole
 // batch for one template it cannot parse, and one bad template must not
 // hide the others.
-func (b *Backend) addTemplates(s *mcp.Server, es []entry) {
+func (b *Mirror) addTemplates(s *mcp.Server, es []entry) {
 	for _, e := range es {
 		t := &mcp.ResourceTemplate{URITemplate: e.key, Definition: e.def, MinRole: b.minRole("resource", e.orig), Owner: b.name, Read: b.readResource,
 			Short: b.short("resource", e)}
@@ -69,7 +69,7 @@ func (b *Backend) addTemplates(s *mcp.Server, es []entry) {
 	}
 }
 
-func (b *Backend) addPrompts(s *mcp.Server, es []entry) {
+func (b *Mirror) addPrompts(s *mcp.Server, es []entry) {
 	if len(es) == 0 {
 		return
 	}
@@ -90,7 +90,7 @@ func (b *Backend) addPrompts(s *mcp.Server, es []entry) {
 // answered -32602 with the violations before the backend is asked (some
 // backends answer such calls with a result). A schema the validator
 // cannot compile leaves the tool unchecked, and says so in the log.
-func (b *Backend) validateAgainstListed(t *mcp.Tool, e entry) {
+func (b *Mirror) validateAgainstListed(t *mcp.Tool, e entry) {
 	schema, err := jsonrpc.Lookup(e.def, "inputSchema")
 	if err != nil || len(schema) == 0 {
 		return
@@ -106,7 +106,7 @@ func (b *Backend) validateAgainstListed(t *mcp.Tool, e entry) {
 // short is e's compact-view description ("": its full one), as ShortFor
 // says; a configured one that is not shorter than the entry's own is
 // not used, and logged.
-func (b *Backend) short(kind string, e entry) string {
+func (b *Mirror) short(kind string, e entry) string {
 	if b.shortFor == nil {
 		return ""
 	}

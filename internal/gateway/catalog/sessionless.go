@@ -50,7 +50,7 @@ func withoutReservedMeta(params json.RawMessage) json.RawMessage {
 // The _meta is built whole, once: the client's own head (the revision and
 // the gateway's identity), then the caller's capabilities (the gateway's
 // own when the caller has none to tell), then a log level.
-func (b *Backend) sessionlessParams(client *mcp.Client, r *mcp.Request, params json.RawMessage) json.RawMessage {
+func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params json.RawMessage) json.RawMessage {
 	head := client.SessionlessMeta()
 	meta := make([]byte, 0, len(head)+128)
 	meta = append(meta, head...)
@@ -74,7 +74,7 @@ func (b *Backend) sessionlessParams(client *mcp.Client, r *mcp.Request, params j
 // callerLogLevel is the level a sessionless backend is asked to log at
 // for r: the caller's own, when its request names one, else the most
 // verbose any client asked of the gateway ("" for none: no log messages).
-func (b *Backend) callerLogLevel(r *mcp.Request) string {
+func (b *Mirror) callerLogLevel(r *mcp.Request) string {
 	if r != nil {
 		if meta, _ := jsonrpc.Lookup(r.Params, "_meta"); len(meta) > 0 && meta[0] == '{' {
 			if v, ok := jsonrpc.LookupString(meta, mcp.MetaLogLevel); ok {
@@ -86,7 +86,7 @@ func (b *Backend) callerLogLevel(r *mcp.Request) string {
 }
 
 // forwardSessionless makes r's call on a sessionless backend's client.
-func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
+func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
 	method string, params json.RawMessage) (json.RawMessage, error) {
 	params = b.sessionlessParams(client, r, params)
 	if r != nil && r.MultiRoundTrip() {
@@ -124,7 +124,7 @@ func (b *Backend) forwardSessionless(ctx context.Context, r *mcp.Request, client
 	}
 }
 
-func (b *Backend) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
+func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
 	method string, params json.RawMessage) (json.RawMessage, error) {
 	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
 	defer wd.stop()
@@ -143,7 +143,7 @@ func isTaskResult(res json.RawMessage) bool {
 
 // sealForCaller gives a 2026-07-28 caller the backend's
 // InputRequiredResult with its requestState sealed for that caller.
-func (b *Backend) sealForCaller(ctx context.Context, r *mcp.Request, res json.RawMessage) (json.RawMessage, error) {
+func (b *Mirror) sealForCaller(ctx context.Context, r *mcp.Request, res json.RawMessage) (json.RawMessage, error) {
 	upstream, ok := jsonrpc.LookupString(res, "requestState")
 	if !ok {
 		return res, nil
@@ -158,7 +158,7 @@ func (b *Backend) sealForCaller(ctx context.Context, r *mcp.Request, res json.Ra
 // answerForSessionCaller asks a 2025 caller, on its session, what the
 // backend's InputRequiredResult asks, and returns the params of the retry:
 // the answers in inputResponses, the backend's requestState as it came.
-func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, res, params json.RawMessage) (json.RawMessage, error) {
+func (b *Mirror) answerForSessionCaller(ctx context.Context, r *mcp.Request, res, params json.RawMessage) (json.RawMessage, error) {
 	if r == nil {
 		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredCapability, "backend "+b.name+" asks for input, and there is no caller to ask", nil)
 	}
@@ -178,7 +178,7 @@ func (b *Backend) answerForSessionCaller(ctx context.Context, r *mcp.Request, re
 
 // missingCapability is -32021 for a backend's request of method, which
 // needs capability and the caller did not declare it.
-func (b *Backend) missingCapability(capability, method string) *jsonrpc.Error {
+func (b *Mirror) missingCapability(capability, method string) *jsonrpc.Error {
 	what := "the " + capability + " capability"
 	if capability == "" {
 		what = "a capability for it (the method is unknown)"

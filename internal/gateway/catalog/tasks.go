@@ -43,7 +43,7 @@ var taskFields = map[string][]string{
 
 // noteTask keeps the route of a CreateTaskResult res that b answered r's
 // caller with.
-func (c *Claims) noteTask(ctx context.Context, b *Backend, res json.RawMessage) {
+func (c *Claims) noteTask(ctx context.Context, b *Mirror, res json.RawMessage) {
 	id, ok := jsonrpc.LookupString(res, "taskId")
 	if !ok || id == "" {
 		return
@@ -71,7 +71,7 @@ func (c *Claims) noteTask(ctx context.Context, b *Backend, res json.RawMessage) 
 
 // taskBackend is the live backend that made the caller's task of r, or
 // nil, and the task's id.
-func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Backend, string) {
+func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, string) {
 	id, ok := jsonrpc.LookupString(r.Params, "taskId")
 	if !ok {
 		return nil, ""

@@ -78,7 +78,7 @@ func timedOut(ctx context.Context) bool {
 }
 
 // timeoutError is the caller's answer to a call whose backend went quiet.
-func (b *Backend) timeoutError(d time.Duration) *jsonrpc.Error {
+func (b *Mirror) timeoutError(d time.Duration) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeInternalError,
 		"backend "+b.name+" did not answer within "+d.String(),
 		map[string]string{"backend": b.name, "kind": "timeout", "timeoutSeconds": strconv.FormatFloat(d.Seconds(), 'f', -1, 64)})

@@ -148,7 +148,7 @@ func Unavailable(backend string) *jsonrpc.Error {
 // expected back. Calls naming them meanwhile answer Unavailable. The
 // stones are laid before the entries leave, so that no call falls between
 // the two and hears that the name never existed.
-func (b *Backend) Down(s *mcp.Server) {
+func (b *Mirror) Down(s *mcp.Server) {
 	b.mu.Lock()
 	dead := make(map[kind][]mcp.Entry, len(b.owned))
 	for k, m := range b.owned {

@@ -16,10 +16,10 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// Upstream is one session with the backend server that calls can be
+// Session is one session with the backend server that calls can be
 // forwarded on: a connected, initialized client and the Inflight registry
 // hooked into its ClientOptions.
-type Upstream struct {
+type Session struct {
 	Client   *mcp.Client
 	Inflight *Inflight
 }
@@ -33,7 +33,7 @@ type Router interface {
 	// *RouteError's Shown text reaches the caller (the rest, a child's
 	// start failure or a dial error naming an internal address, stays in
 	// the log).
-	Route(ctx context.Context, r *mcp.Request) (u Upstream, release func(), err error)
+	Route(ctx context.Context, r *mcp.Request) (u Session, release func(), err error)
 }
 
 // RouteError is a Route failure whose Shown text is for the caller (the
@@ -47,7 +47,7 @@ func (e *RouteError) Error() string { return e.Err.Error() }
 func (e *RouteError) Unwrap() error { return e.Err }
 
 // upstream is the client and registry a call from r goes through.
-func (b *Backend) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *Inflight, func(), error) {
+func (b *Mirror) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *Inflight, func(), error) {
 	if b.router == nil {
 		return b.client, b.inflight, func() {}, nil
 	}

@@ -16,21 +16,21 @@ import (
 // releases.
 type pickRouter struct {
 	mu       sync.Mutex
-	up       catalog.Upstream
+	up       catalog.Session
 	err      error
 	released int
 }
 
-func (p *pickRouter) Route(context.Context, *mcp.Request) (catalog.Upstream, func(), error) {
+func (p *pickRouter) Route(context.Context, *mcp.Request) (catalog.Session, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
-		return catalog.Upstream{}, nil, p.err
+		return catalog.Session{}, nil, p.err
 	}
 	return p.up, func() { p.mu.Lock(); p.released++; p.mu.Unlock() }, nil
 }
 
-func (p *pickRouter) set(up catalog.Upstream, err error) {
+func (p *pickRouter) set(up catalog.Session, err error) {
 	p.mu.Lock()
 	p.up, p.err = up, err
 	p.mu.Unlock()
@@ -42,7 +42,7 @@ func (p *pickRouter) set(up catalog.Upstream, err error) {
 // reason only when the router marked it as the caller's to see.
 func TestRouterChoosesTheUpstreamOfEachCall(t *testing.T) {
 	shared, own := newBackendServer(t, "shared", 0), newBackendServer(t, "own", 0)
-	router := &pickRouter{up: catalog.Upstream{Client: connect(t, own.Server), Inflight: catalog.NewInflight()}}
+	router := &pickRouter{up: catalog.Session{Client: connect(t, own.Server), Inflight: catalog.NewInflight()}}
 	f := newFront(t)
 	b := catalog.New("b1", connect(t, shared.Server), catalog.Options{Router: router})
 	must(t, b.Sync(context.Background(), f.Server))
@@ -56,12 +56,12 @@ func TestRouterChoosesTheUpstreamOfEachCall(t *testing.T) {
 	}
 	router.mu.Unlock()
 
-	router.set(catalog.Upstream{}, nil)
+	router.set(catalog.Session{}, nil)
 	if got := toolText(t, f.result(t, "tools/call", `{"name":"b1__whoami"}`)); got != "shared" {
 		t.Errorf("call routed to the zero Upstream reached %q, want shared", got)
 	}
 
-	router.set(catalog.Upstream{}, &catalog.RouteError{Shown: "no room upstream", Err: errors.New("no room upstream (3 open)")})
+	router.set(catalog.Session{}, &catalog.RouteError{Shown: "no room upstream", Err: errors.New("no room upstream (3 open)")})
 	m := f.call(t, "tools/call", `{"name":"b1__whoami"}`)
 	e, err := m.ErrorObject()
 	if err != nil || e.Code != jsonrpc.CodeInternalError || e.Message != "backend b1 unavailable: no room upstream" {
@@ -69,7 +69,7 @@ func TestRouterChoosesTheUpstreamOfEachCall(t *testing.T) {
 	}
 	// Any other failure is the operator's to read: the caller learns only
 	// which backend.
-	router.set(catalog.Upstream{}, errors.New("dial tcp 127.0.0.1:3901: connect: connection refused"))
+	router.set(catalog.Session{}, errors.New("dial tcp 127.0.0.1:3901: connect: connection refused"))
 	m = f.call(t, "tools/call", `{"name":"b1__whoami"}`)
 	if e, err = m.ErrorObject(); err != nil || e.Message != "backend b1 is unavailable" {
 		t.Fatalf("refused route: %s, want -32603 with no detail", m.Error)

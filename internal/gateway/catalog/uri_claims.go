@@ -24,7 +24,7 @@ type uriClaim struct {
 }
 
 type claimant struct {
-	b *Backend
+	b *Mirror
 	e entry
 }
 
@@ -53,7 +53,7 @@ func (c *Claims) rankOf(name string) int {
 // whether b holds it now (register e), and the later backend it took the
 // key over from, if it did (e replaces that one's entry in place); or
 // else b waits for it.
-func (c *Claims) claimURI(k kind, e entry, b *Backend) (held bool, from string) {
+func (c *Claims) claimURI(k kind, e entry, b *Mirror) (held bool, from string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.uris[k]
@@ -84,7 +84,7 @@ func (c *Claims) claimURI(k kind, e entry, b *Backend) (held bool, from string) 
 // (its entry replaces b's in the front, so b must not remove the key), or
 // nil when nobody does (b removes it). next is a copy: the claim itself
 // changes under c.mu when another backend releases the key meanwhile.
-func (c *Claims) releaseURI(k kind, key string, b *Backend) (held bool, next *claimant) {
+func (c *Claims) releaseURI(k kind, key string, b *Mirror) (held bool, next *claimant) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	uc := c.uris[k][key]
@@ -139,7 +139,7 @@ func withoutClaimant(cs []claimant, name string) []claimant {
 // adopt registers in the front an entry b took over from a backend that
 // let it go. It runs on a goroutine of its own, taking b.mu as Sync does,
 // so that the releasing backend (which holds its own) never waits on b.
-func (b *Backend) adopt(k kind, e entry) {
+func (b *Mirror) adopt(k kind, e entry) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.claims.frontServer()
@@ -162,7 +162,7 @@ func (b *Backend) adopt(k kind, e entry) {
 // it from the front: not when b did not hold it (another backend serves
 // it), nor when the next claimant takes it over (its entry will replace
 // b's in place, with no gap in the list).
-func (b *Backend) yield(k kind, key string) bool {
+func (b *Mirror) yield(k kind, key string) bool {
 	held, next := b.claims.releaseURI(k, key, b)
 	if next != nil {
 		go next.b.adopt(k, next.e)

@@ -34,7 +34,7 @@ func TestSharedURIsFollowTheConfigurationOrder(t *testing.T) {
 	claims := catalog.NewClaims()
 	claims.SetOrder([]string{"first", "second", "third"})
 	f := newFront(t)
-	backend := func(name string) *catalog.Backend {
+	backend := func(name string) *catalog.Mirror {
 		return catalog.New(name, connect(t, newBackendServer(t, name, 0).Server), catalog.Options{Claims: claims})
 	}
 	third, second, first := backend("third"), backend("second"), backend("first")
@@ -80,7 +80,7 @@ func TestSharedURIsReleasedTogetherLeaveNoRace(t *testing.T) {
 		claims := catalog.NewClaims()
 		claims.SetOrder([]string{"first", "second", "third"})
 		f := newFront(t)
-		var bs []*catalog.Backend
+		var bs []*catalog.Mirror
 		for _, name := range []string{"first", "second", "third"} {
 			b := catalog.New(name, connect(t, newBackendServer(t, name, 0).Server), catalog.Options{Claims: claims})
 			must(t, b.Sync(ctx, f.Server))

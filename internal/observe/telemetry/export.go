@@ -17,8 +17,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// Stats counts the spans handed to the exporter.
-type Stats struct {
+// ExportStats counts the spans handed to the exporter.
+type ExportStats struct {
 	Exported uint64 // spans the collector accepted
 	Failed   uint64 // spans dropped because an export failed
 }
@@ -89,9 +89,9 @@ func (l *loggedExporter) scrub(s string) string {
 }
 
 // Stats returns the exporter's counts (zero when tracing is off).
-func (t *Tracer) Stats() Stats {
+func (t *Tracer) Stats() ExportStats {
 	if !t.Enabled() {
-		return Stats{}
+		return ExportStats{}
 	}
-	return Stats{Exported: t.exporter.exported.Load(), Failed: t.exporter.failed.Load()}
+	return ExportStats{Exported: t.exporter.exported.Load(), Failed: t.exporter.failed.Load()}
 }
