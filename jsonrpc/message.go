@@ -49,6 +49,10 @@ type Message struct {
 	Params json.RawMessage
 	Result json.RawMessage
 	Error  json.RawMessage
+	// Local is set on an error answer that a client transport made for a
+	// call its peer will never answer: the typed failure, for the client
+	// to return. It is never encoded.
+	Local error
 }
 
 // Kind classifies a parsed message.

@@ -147,11 +147,15 @@ func (c *Client) ProtocolVersion() string {
 }
 
 // Call sends a request and returns the raw result. A JSON-RPC error from the
-// server is returned as a *jsonrpc.Error holding the server's raw bytes.
+// server is returned as a *jsonrpc.Error holding the server's raw bytes; a
+// failure the transport made is a *TransportError.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	m, err := c.Roundtrip(ctx, method, params)
 	if err != nil {
 		return nil, err
+	}
+	if m.Local != nil {
+		return nil, m.Local
 	}
 	if m.Error != nil {
 		return nil, jsonrpc.RawError(m.Error)

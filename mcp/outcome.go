@@ -47,9 +47,9 @@ func Classify(method string, result json.RawMessage, err error) (Outcome, int64)
 	}
 	kind, _ := jsonrpc.LookupString(je.Data, "kind")
 	switch {
-	case je.Code == jsonrpc.CodeForbidden && kind == "forbidden":
+	case je.Code == jsonrpc.CodeForbidden && ErrorKind(kind) == KindForbidden:
 		return OutcomeForbidden, je.Code
-	case je.Code == jsonrpc.CodeRateLimited && kind == "rate_limited":
+	case je.Code == jsonrpc.CodeRateLimited && ErrorKind(kind) == KindRateLimited:
 		return OutcomeRateLimited, je.Code
 	case je.Code == jsonrpc.CodeInvalidParams:
 		return OutcomeInvalid, je.Code

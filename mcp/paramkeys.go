@@ -125,7 +125,7 @@ func ambiguousKey(where, key, other string) error {
 		msg = fmt.Sprintf("invalid params: %s has the key %q more than once", where, key)
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg,
-		map[string]string{"kind": "ambiguous_key", "at": where, "key": key, "conflictsWith": other})
+		map[string]string{"kind": string(KindAmbiguousKey), "at": where, "key": key, "conflictsWith": other})
 }
 
 func clip(s string) string {

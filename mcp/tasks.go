@@ -149,7 +149,7 @@ func (s *Server) startTask(ctx context.Context, r *Request, rest TaskFunc) (json
 	if n >= maxTasksPerOwner {
 		s.tasks.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many tasks: finish or cancel some first",
-			map[string]any{"kind": "task_limit", "limit": maxTasksPerOwner})
+			map[string]any{"kind": KindTaskLimit, "limit": maxTasksPerOwner})
 	}
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t := &task{id: newTaskID(), owner: owner, created: now, updated: now, status: TaskWorking, cancel: cancel}

@@ -8,6 +8,7 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/mcp"
 	"io"
 	"log/slog"
 	"mime"
@@ -102,17 +103,7 @@ func (e *HTTPStatusError) Error() string {
 // request the server will never answer. status is the HTTP status, 0 when
 // the failure is not an HTTP answer (a stream that broke).
 func failedCall(id jsonrpc.ID, status int, reason string) *jsonrpc.Message {
-	var data any
-	if status != 0 {
-		data = map[string]any{"httpStatus": status, "reason": reason}
-	} else {
-		data = map[string]any{"reason": reason}
-	}
-	msg := "transport error: " + reason
-	if status != 0 {
-		msg = fmt.Sprintf("transport error: HTTP %d %s: %s", status, http.StatusText(status), reason)
-	}
-	return jsonrpc.NewErrorResponse(id, jsonrpc.NewError(jsonrpc.CodeInternalError, msg, data))
+	return (&mcp.TransportError{Reason: reason, HTTPStatus: status}).Answer(id)
 }
 
 // parseHTTPURL accepts only absolute http and https URLs.

@@ -6,6 +6,7 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -194,7 +195,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 func sessionLimit(limit int) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeRateLimited,
 		fmt.Sprintf("too many sessions: this identity already holds %d (the limit); end one with DELETE, or wait for idle ones to expire", limit),
-		map[string]any{"kind": "session_limit", "limit": limit})
+		map[string]any{"kind": mcp.KindSessionLimit, "limit": limit})
 }
 
 // refuseStream answers a stream the gate did not admit: 429 with

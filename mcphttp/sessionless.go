@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -76,7 +77,8 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 // otherwise (the error is in the body).
 func sessionlessStatus(answer []byte) int {
 	if e, _ := jsonrpc.Lookup(answer, "error"); e != nil {
-		if code, _ := jsonrpc.Lookup(e, "code"); string(code) == "-32021" || string(code) == "-32020" {
+		code, _ := jsonrpc.Lookup(e, "code")
+		if n, err := strconv.Atoi(string(code)); err == nil && (n == mcp.CodeMissingRequiredCapability || n == mcp.CodeHeaderMismatch) {
 			return http.StatusBadRequest
 		}
 	}

@@ -64,15 +64,15 @@ func (g *Gate) Admit(ctx context.Context, e mcp.Entry) error {
 
 // Forbidden is the data of a -32001 refusal.
 type Forbidden struct {
-	Kind     string `json:"kind"`     // always "forbidden"
-	Required string `json:"required"` // the entry's minimum role
-	Role     string `json:"role"`     // the caller's role ("" when there is none)
+	Kind     mcp.ErrorKind `json:"kind"`     // always mcp.KindForbidden
+	Required string        `json:"required"` // the entry's minimum role
+	Role     string        `json:"role"`     // the caller's role ("" when there is none)
 }
 
 // RateLimited is the data of a -32000 refusal.
 type RateLimited struct {
-	Kind              string `json:"kind"` // always "rate_limited"
-	RetryAfterSeconds int64  `json:"retryAfterSeconds"`
+	Kind              mcp.ErrorKind `json:"kind"` // always mcp.KindRateLimited
+	RetryAfterSeconds int64         `json:"retryAfterSeconds"`
 }
 
 // forbidden names the role required, so that an agent asks for a better
@@ -95,7 +95,7 @@ func (g *Gate) forbidden(id mcp.Identity, e mcp.Entry) *jsonrpc.Error {
 	default:
 		msg = fmt.Sprintf("forbidden: %s requires role %q (you have %q)", what, required, id.Role)
 	}
-	return jsonrpc.NewError(jsonrpc.CodeForbidden, msg, Forbidden{Kind: "forbidden", Required: required, Role: id.Role})
+	return jsonrpc.NewError(jsonrpc.CodeForbidden, msg, Forbidden{Kind: mcp.KindForbidden, Required: required, Role: id.Role})
 }
 
 // rateLimited rounds the wait up to whole seconds (at least one), so that
@@ -104,5 +104,5 @@ func rateLimited(wait time.Duration) *jsonrpc.Error {
 	secs := int64((wait + time.Second - 1) / time.Second)
 	secs = max(secs, 1)
 	return jsonrpc.NewError(jsonrpc.CodeRateLimited, fmt.Sprintf("rate limited: retry in %d s", secs),
-		RateLimited{Kind: "rate_limited", RetryAfterSeconds: secs})
+		RateLimited{Kind: mcp.KindRateLimited, RetryAfterSeconds: secs})
 }

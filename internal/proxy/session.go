@@ -11,12 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/stdio"
 )
@@ -253,12 +251,4 @@ func (u *Upstream) closeIfIdleLocked(s *session) {
 	}
 	delete(u.sessions, s)
 	u.wg.Go(s.close)
-}
-
-// madeUpByTransport reports whether an error answer was written by our own
-// HTTP client transport for a request the server never answered
-// (mcphttp's failedCall: -32603, "transport error: …"), rather than by the
-// server. Such an answer is a transport failure, not the server's word.
-func madeUpByTransport(e *jsonrpc.Error) bool {
-	return e.Code == jsonrpc.CodeInternalError && strings.HasPrefix(e.Message, "transport error: ")
 }

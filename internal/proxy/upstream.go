@@ -218,8 +218,9 @@ func (u *Upstream) Exchange(ctx context.Context, method string, params json.RawM
 	if err == nil {
 		return res, nil, nil
 	}
-	if errors.As(err, &rpcErr) && !madeUpByTransport(rpcErr) {
-		return nil, rpcErr, nil
+	var te *mcp.TransportError
+	if !errors.As(err, &te) && errors.As(err, &rpcErr) {
+		return nil, rpcErr, nil // the server's own word
 	}
 	switch {
 	case ctx.Err() != nil:

@@ -42,7 +42,7 @@ type authRequest struct {
 func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest, redirectErr oauthError, pageErr error) {
 	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
 		if len(q[k]) > 1 {
-			return req, oauthError{}, errClient{"the parameter " + k + " is given more than once"}
+			return req, oauthError{}, errClient{why: "the parameter " + k + " is given more than once"}
 		}
 	}
 	c, err := s.lookupClient(r.Context(), q.Get("client_id"))
@@ -52,12 +52,12 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 			return req, oauthError{}, ec
 		}
 		s.log.Error("authserver: client lookup", "err", err)
-		return req, oauthError{}, errClient{"the client could not be looked up; try again"}
+		return req, oauthError{}, errClient{why: "the client could not be looked up; try again"}
 	}
 	req.client = c
 	req.RedirectURI = q.Get("redirect_uri")
 	if !slices.Contains(c.RedirectURIs, req.RedirectURI) {
-		return req, oauthError{}, errClient{"redirect_uri is not one the client registered (they are compared exactly)"}
+		return req, oauthError{}, errClient{why: "redirect_uri is not one the client registered (they are compared exactly)"}
 	}
 	req.State = q.Get("state")
 	switch {

@@ -42,8 +42,13 @@ type client struct {
 	RedirectURIs []string
 }
 
-// errClient is a client_id that names no client this server will serve.
-type errClient struct{ why string }
+// errClient is a client_id that names no client this server will serve,
+// or registration metadata it refuses. redirect is set when the fault is
+// a redirect URI (RFC 7591's invalid_redirect_uri).
+type errClient struct {
+	why      string
+	redirect bool
+}
 
 func (e errClient) Error() string { return e.why }
 
@@ -63,7 +68,7 @@ func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
 	}
 	c, err := s.cfg.Store.OAuthClient(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return client{}, errClient{"no client is registered with this client_id"}
+		return client{}, errClient{why: "no client is registered with this client_id"}
 	}
 	if err != nil {
 		return client{}, err
@@ -78,10 +83,10 @@ func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
 func (s *Server) fetchClient(ctx context.Context, id string) (_ client, ttl time.Duration, _ error) {
 	u, err := url.Parse(id)
 	if err != nil || u.Fragment != "" || u.User != nil || u.Path == "" || u.Path == "/" {
-		return client{}, 0, errClient{"a client_id URL must have a path and no fragment or user"}
+		return client{}, 0, errClient{why: "a client_id URL must have a path and no fragment or user"}
 	}
 	if err := oauthmeta.CheckFetchURL(id); err != nil {
-		return client{}, 0, errClient{"the client metadata URL " + err.Error()}
+		return client{}, 0, errClient{why: "the client metadata URL " + err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -89,22 +94,22 @@ func (s *Server) fetchClient(ctx context.Context, id string) (_ client, ttl time
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return client{}, 0, errClient{"the client metadata document could not be fetched"}
+		return client{}, 0, errClient{why: "the client metadata document could not be fetched"}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return client{}, 0, errClient{fmt.Sprintf("the client metadata document answered %d", resp.StatusCode)}
+		return client{}, 0, errClient{why: fmt.Sprintf("the client metadata document answered %d", resp.StatusCode)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
 	if err != nil || len(body) > maxMetadataBytes {
-		return client{}, 0, errClient{"the client metadata document is unreadable or larger than 16 KiB"}
+		return client{}, 0, errClient{why: "the client metadata document is unreadable or larger than 16 KiB"}
 	}
 	var md clientMetadata
 	if err := json.Unmarshal(body, &md); err != nil {
-		return client{}, 0, errClient{"the client metadata document is not a JSON object"}
+		return client{}, 0, errClient{why: "the client metadata document is not a JSON object"}
 	}
 	if md.ClientID != id {
-		return client{}, 0, errClient{"the client metadata document names another client_id"}
+		return client{}, 0, errClient{why: "the client metadata document names another client_id"}
 	}
 	if err := md.check(); err != nil {
 		return client{}, 0, err
@@ -200,23 +205,23 @@ func (md *clientMetadata) check() error {
 	switch md.TokenEndpointAuthMethod {
 	case "", "none":
 	default:
-		return errClient{"only public clients are served: token_endpoint_auth_method must be none"}
+		return errClient{why: "only public clients are served: token_endpoint_auth_method must be none"}
 	}
 	for _, g := range md.GrantTypes {
 		if g != "authorization_code" && g != "refresh_token" {
-			return errClient{fmt.Sprintf("grant type %q is not served", g)}
+			return errClient{why: fmt.Sprintf("grant type %q is not served", g)}
 		}
 	}
 	for _, r := range md.ResponseTypes {
 		if r != "code" {
-			return errClient{fmt.Sprintf("response type %q is not served", r)}
+			return errClient{why: fmt.Sprintf("response type %q is not served", r)}
 		}
 	}
 	if len(md.ClientName) > maxClientName || !utf8.ValidString(md.ClientName) {
-		return errClient{"client_name is longer than 200 bytes or not UTF-8"}
+		return errClient{why: "client_name is longer than 200 bytes or not UTF-8"}
 	}
 	if len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRedirectURIs {
-		return errClient{"redirect_uris must name 1 to 10 URIs"}
+		return errClient{why: "redirect_uris must name 1 to 10 URIs", redirect: true}
 	}
 	for _, r := range md.RedirectURIs {
 		if err := checkRedirectURI(r); err != nil {
@@ -232,20 +237,20 @@ func (md *clientMetadata) check() error {
 func checkRedirectURI(r string) error {
 	u, err := url.Parse(r)
 	if err != nil || len(r) > maxURILength || !u.IsAbs() || u.Fragment != "" || strings.ContainsAny(r, " \t\r\n\"<>\\") {
-		return errClient{fmt.Sprintf("redirect URI %q is not an absolute URI without a fragment", r)}
+		return errClient{why: fmt.Sprintf("redirect URI %q is not an absolute URI without a fragment", r), redirect: true}
 	}
 	if strings.ContainsAny(r, ";,'") {
 		// The consent page names the redirect's origin in its CSP
 		// form-action: a ; or , there would end the directive and start
 		// one of the client's choosing.
-		return errClient{fmt.Sprintf("redirect URI %q has a character that is refused (; , or ')", r)}
+		return errClient{why: fmt.Sprintf("redirect URI %q has a character that is refused (; , or ')", r), redirect: true}
 	}
 	switch scheme := strings.ToLower(u.Scheme); {
 	case scheme == "https" && u.Host != "":
 	case scheme == "http" && isLoopback(u.Hostname()):
 	case strings.Contains(scheme, ".") && u.User == nil:
 	default:
-		return errClient{fmt.Sprintf("redirect URI %q: only https, http on loopback, or a private-use scheme (com.example.app:/…)", r)}
+		return errClient{why: fmt.Sprintf("redirect URI %q: only https, http on loopback, or a private-use scheme (com.example.app:/…)", r), redirect: true}
 	}
 	return nil
 }
@@ -280,7 +285,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := md.check(); err != nil {
 		code := "invalid_client_metadata"
-		if strings.HasPrefix(err.Error(), "redirect URI") || strings.HasPrefix(err.Error(), "redirect_uris") {
+		if ec, ok := err.(errClient); ok && ec.redirect {
 			code = "invalid_redirect_uri"
 		}
 		writeJSON(w, http.StatusBadRequest, oauthError{code, err.Error()})

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -166,21 +167,26 @@ func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, par
 }
 
 // failure is the answer to a call that did not get a result: the
-// backend's own error as it is, or why the relay could not get one.
+// backend's own error as it is, or why the relay could not get one. A
+// failure the client transport made (*mcp.TransportError: the stream
+// broke, the POST was refused) means the backend could not be reached,
+// and is answered with data.backend like any other such failure.
 func (b *Mirror) failure(ctx context.Context, method string, err error) error {
 	if timedOut(ctx) {
 		b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)
 		return b.timeoutError(b.timeout)
 	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) && !transportFailure(je) {
-		return je
-	}
-	if limit, ok := tooLarge(je); ok {
+	var te *mcp.TransportError
+	if errors.As(err, &te) && te.Kind == mcp.KindTooLarge {
+		limit := strconv.Itoa(te.Limit)
 		b.log.Warn("relay: the backend's answer was over the size limit", "method", method, "limit", limit)
 		return jsonrpc.NewError(jsonrpc.CodeInternalError,
 			fmt.Sprintf("backend %s answered with more than the limit of %s bytes", b.name, limit),
-			map[string]string{"backend": b.name, "kind": "too_large", "limit": limit})
+			map[string]string{"backend": b.name, "kind": string(mcp.KindTooLarge), "limit": limit})
+	}
+	var je *jsonrpc.Error
+	if te == nil && errors.As(err, &je) {
+		return je
 	}
 	b.log.Warn("relay: backend unreachable", "method", method, "err", err)
 	return b.unavailable()

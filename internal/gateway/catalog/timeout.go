@@ -10,6 +10,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"github.com/mcpgate/mcpgate/mcp"
 	"strconv"
 	"time"
 
@@ -81,5 +82,5 @@ func timedOut(ctx context.Context) bool {
 func (b *Mirror) timeoutError(d time.Duration) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeInternalError,
 		"backend "+b.name+" did not answer within "+d.String(),
-		map[string]string{"backend": b.name, "kind": "timeout", "timeoutSeconds": strconv.FormatFloat(d.Seconds(), 'f', -1, 64)})
+		map[string]string{"backend": b.name, "kind": string(mcp.KindTimeout), "timeoutSeconds": strconv.FormatFloat(d.Seconds(), 'f', -1, 64)})
 }
