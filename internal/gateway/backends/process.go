@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/stdio"
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
@@ -24,7 +25,7 @@ import (
 // processes it stands on.
 type processConn struct {
 	*wiremcp.Conn
-	program, proxy *child
+	program, proxy *stdio.Program
 	watchDone      chan struct{}
 }
 
@@ -77,13 +78,13 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	if daemonListen != "" {
 		env = append(env, "MCPGATE_DAEMON_URL=ws://"+daemonListen+"/daemon")
 	}
-	program, err := startChild(s.Command, env, b.log.With("process", "program"))
+	program, err := stdio.StartProgram(s.Command, env, b.log.With("process", "program"), stopGrace)
 	if err != nil {
 		return nil, fmt.Errorf("starting the program: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			program.stop()
+			program.Stop()
 		}
 	}()
 	argv := append(append([]string(nil), proxyCmd...),
@@ -97,13 +98,13 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	if s.KeepAliveTimeout != 0 {
 		argv = append(argv, "--keepalive-timeout", s.KeepAliveTimeout.String())
 	}
-	proxy, err := startChild(argv, os.Environ(), b.log.With("process", "proxy"))
+	proxy, err := stdio.StartProgram(argv, os.Environ(), b.log.With("process", "proxy"), stopGrace)
 	if err != nil {
 		return nil, fmt.Errorf("starting the proxy: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			proxy.stop()
+			proxy.Stop()
 		}
 	}()
 	if err := waitAccepting(sctx, programAddr, program, "the program"); err != nil {
@@ -116,7 +117,7 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	if err != nil {
 		return nil, err
 	}
-	b.log.Info("backend processes started", "program_pid", program.pid, "proxy_pid", proxy.pid,
+	b.log.Info("backend processes started", "program_pid", program.Pid(), "proxy_pid", proxy.Pid(),
 		"program", "http://"+programAddr+"/mcp", "proxy", "ws://"+proxyAddr+"/")
 	pc := &processConn{Conn: wc, program: program, proxy: proxy, watchDone: make(chan struct{})}
 	go pc.watch()
@@ -127,10 +128,10 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 func (pc *processConn) watch() {
 	defer close(pc.watchDone)
 	select {
-	case <-pc.program.done:
-		pc.End(fmt.Errorf("the program exited: %w", pc.program.exitErr()))
-	case <-pc.proxy.done:
-		pc.End(fmt.Errorf("the proxy exited: %w", pc.proxy.exitErr()))
+	case <-pc.program.Done():
+		pc.End(fmt.Errorf("the program exited: %w", exitErr(pc.program)))
+	case <-pc.proxy.Done():
+		pc.End(fmt.Errorf("the proxy exited: %w", exitErr(pc.proxy)))
 	case <-pc.Closed():
 	}
 }
@@ -139,8 +140,8 @@ func (pc *processConn) watch() {
 func (pc *processConn) Close() error {
 	err := pc.Conn.Close()
 	<-pc.watchDone
-	pc.proxy.stop()
-	pc.program.stop()
+	pc.proxy.Stop()
+	pc.program.Stop()
 	return err
 }
 
@@ -159,7 +160,7 @@ func freePort() (string, error) {
 
 // waitAccepting polls addr until it accepts a connection, the process
 // exits, or ctx ends.
-func waitAccepting(ctx context.Context, addr string, p *child, what string) error {
+func waitAccepting(ctx context.Context, addr string, p *stdio.Program, what string) error {
 	var d net.Dialer
 	for {
 		c, err := d.DialContext(ctx, "tcp", addr)
@@ -171,13 +172,24 @@ func waitAccepting(ctx context.Context, addr string, p *child, what string) erro
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("%s never accepted on %s: %w", what, addr, ctx.Err())
-		case <-p.done:
+		case <-p.Done():
 			t.Stop()
-			return fmt.Errorf("%s exited before accepting on %s: %w", what, addr, p.exitErr())
+			return fmt.Errorf("%s exited before accepting on %s: %w", what, addr, exitErr(p))
 		case <-t.C:
 		}
 	}
 }
 
+// stopGrace is how long a program has to end after SIGTERM.
+const stopGrace = 3 * time.Second
+
 // errNoExitStatus is a process that ended without an error of its own.
 var errNoExitStatus = errors.New("exit status 0")
+
+// exitErr is why p ended; call it after p is done.
+func exitErr(p *stdio.Program) error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return errNoExitStatus
+}
