@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -114,7 +115,7 @@ func BenchmarkWireFramed64(b *testing.B) {
 	defer backendHandler.Close()
 	backend := httptest.NewServer(backendHandler)
 	defer backend.Close()
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: backend.URL})
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: backend.URL})
 	if err != nil {
 		b.Fatal(err)
 	}

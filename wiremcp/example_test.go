@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func ExampleDial() {
 	mcpSrv := httptest.NewServer(h)
 	defer mcpSrv.Close()
 
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: mcpSrv.URL})
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: mcpSrv.URL})
 	if err != nil {
 		panic(err)
 	}

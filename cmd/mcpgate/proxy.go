@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"net"
 	"os"
@@ -24,11 +25,11 @@ import (
 
 func proxyCommand() *cobra.Command {
 	var (
-		listen, upstream, command, transport, info, era string
-		postgresListen, daemonListen                    string
-		tlsCert, tlsKey, clientCA, tokenFile            string
-		keepAlive, keepAliveTimeout                     time.Duration
-		verbose                                         bool
+		listen, upstreamURL, command, transport, info, era string
+		postgresListen, daemonListen                       string
+		tlsCert, tlsKey, clientCA, tokenFile               string
+		keepAlive, keepAliveTimeout                        time.Duration
+		verbose                                            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy",
@@ -44,7 +45,7 @@ func proxyCommand() *cobra.Command {
 				level = slog.LevelDebug
 			}
 			log := newLogger(cmd, level)
-			cfg, err := upstreamConfig(upstream, command, transport)
+			cfg, err := upstreamConfig(upstreamURL, command, transport)
 			if err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ func proxyCommand() *cobra.Command {
 					log.Warn("mcpgate proxy: the Postgres pair cannot listen; it is off", "addr", postgresListen, "err", err)
 				} else {
 					defer pgln.Close()
-					if cfg.Kind == proxy.KindStdio {
+					if cfg.Kind == upstream.KindStdio {
 						cfg.Env = append(os.Environ(), "MCPGATE_POSTGRES_ADDR="+pgln.Addr().String())
 					}
 				}
@@ -75,7 +76,7 @@ func proxyCommand() *cobra.Command {
 					log.Warn("mcpgate proxy: the Daemon pair cannot listen; it is off", "addr", daemonListen, "err", err)
 				} else {
 					defer dmln.Close()
-					if cfg.Kind == proxy.KindStdio {
+					if cfg.Kind == upstream.KindStdio {
 						if cfg.Env == nil {
 							cfg.Env = os.Environ()
 						}
@@ -136,7 +137,7 @@ func proxyCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&listen, "listen", ":14979", "address to serve the wire on (all interfaces by default: the container is the boundary)")
-	f.StringVar(&upstream, "upstream", "", "MCP server URL (Streamable HTTP, or legacy SSE when the path ends in /sse)")
+	f.StringVar(&upstreamURL, "upstream", "", "MCP server URL (Streamable HTTP, or legacy SSE when the path ends in /sse)")
 	f.StringVar(&transport, "upstream-transport", "", "force the URL's transport: http or sse")
 	f.StringVar(&command, "upstream-command", "", "stdio MCP server to start and supervise, e.g. 'node server.js stdio'")
 	f.StringVar(&era, "upstream-era", "auto", "what to speak to the upstream: auto (server/discover, then initialize), session (2024-11-05 … 2025-11-25) or sessionless (2026-07-28)")
@@ -164,18 +165,18 @@ func upstreamConfig(url, command, transport string) (proxy.UpstreamConfig, error
 		if len(argv) == 0 {
 			return proxy.UpstreamConfig{}, fmt.Errorf("--upstream-command is empty")
 		}
-		return proxy.UpstreamConfig{Kind: proxy.KindStdio, Command: argv}, nil
+		return proxy.UpstreamConfig{Kind: upstream.KindStdio, Command: argv}, nil
 	case url != "":
-		kind := proxy.KindHTTP
+		kind := upstream.KindHTTP
 		switch {
 		case transport == "sse" || (transport == "" && strings.HasSuffix(strings.TrimRight(url, "/"), "/sse")):
-			kind = proxy.KindSSE
+			kind = upstream.KindSSE
 		case transport != "" && transport != "http":
 			return proxy.UpstreamConfig{}, fmt.Errorf("--upstream-transport: %q is not http or sse", transport)
 		}
 		return proxy.UpstreamConfig{Kind: kind, URL: url}, nil
 	default:
-		return proxy.UpstreamConfig{Kind: proxy.KindContract}, nil
+		return proxy.UpstreamConfig{Kind: upstream.KindContract}, nil
 	}
 }
 
@@ -237,14 +238,14 @@ func loopbackAddr(addr string) bool {
 }
 
 // upstreamEra is the --upstream-era flag's era for an upstream of kind.
-func upstreamEra(era, kind string) (mcp.Era, error) {
+func upstreamEra(era string, kind upstream.Kind) (mcp.Era, error) {
 	switch era {
 	case "", "auto":
 		return mcp.EraAuto, nil
 	case "session":
 		return mcp.EraSession, nil
 	case "sessionless":
-		if kind == proxy.KindSSE {
+		if kind == upstream.KindSSE {
 			return "", fmt.Errorf("--upstream-era sessionless: a legacy SSE upstream is of the session era")
 		}
 		return mcp.EraSessionless, nil
@@ -255,11 +256,11 @@ func upstreamEra(era, kind string) (mcp.Era, error) {
 
 func describeUpstream(c proxy.UpstreamConfig) string {
 	switch c.Kind {
-	case proxy.KindStdio:
+	case upstream.KindStdio:
 		return "stdio " + c.Command[0]
-	case proxy.KindContract:
+	case upstream.KindContract:
 		return "container contract on " + proxy.ContractURL(os.Getenv("PORT"))
 	default:
-		return c.Kind + " " + c.URL
+		return string(c.Kind) + " " + c.URL
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,16 +25,17 @@ import (
 // refused naming the flag.
 func TestProxyUpstreamEraFlag(t *testing.T) {
 	for _, tc := range []struct {
-		flag, kind string
-		want       mcp.Era
-		refused    string
+		flag    string
+		kind    upstream.Kind
+		want    mcp.Era
+		refused string
 	}{
-		{"auto", proxy.KindHTTP, mcp.EraAuto, ""},
-		{"", proxy.KindStdio, mcp.EraAuto, ""},
-		{"session", proxy.KindSSE, mcp.EraSession, ""},
-		{"sessionless", proxy.KindContract, mcp.EraSessionless, ""},
-		{"sessionless", proxy.KindSSE, "", "legacy SSE"},
-		{"2026-07-28", proxy.KindHTTP, "", "--upstream-era"},
+		{"auto", upstream.KindHTTP, mcp.EraAuto, ""},
+		{"", upstream.KindStdio, mcp.EraAuto, ""},
+		{"session", upstream.KindSSE, mcp.EraSession, ""},
+		{"sessionless", upstream.KindContract, mcp.EraSessionless, ""},
+		{"sessionless", upstream.KindSSE, "", "legacy SSE"},
+		{"2026-07-28", upstream.KindHTTP, "", "--upstream-era"},
 	} {
 		got, err := upstreamEra(tc.flag, tc.kind)
 		switch {

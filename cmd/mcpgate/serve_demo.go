@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"os"
@@ -48,7 +49,7 @@ func demoBackend() (config.BackendConfig, error) {
 	if err != nil {
 		return config.BackendConfig{}, fmt.Errorf("the demo backend needs this executable's path: %w", err)
 	}
-	return config.BackendConfig{Name: demoName, Kind: config.BackendProcess, Command: []string{self, "fixture"},
+	return config.BackendConfig{Name: demoName, Kind: upstream.KindProcess, Command: []string{self, "fixture"},
 		Prefix: config.NoPrefix}, nil
 }
 

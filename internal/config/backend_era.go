@@ -10,6 +10,8 @@
 
 package config
 
+import "github.com/mcpgate/mcpgate/internal/upstream"
+
 // Values of Backend.Era.
 const (
 	EraAuto        = "auto"
@@ -22,9 +24,9 @@ func validateBackendEra(key string, b BackendConfig) error {
 	case "", EraAuto:
 	case EraSession, EraSessionless:
 		switch {
-		case b.Kind == BackendProxy:
+		case b.Kind == upstream.KindProxy:
 			return bad(key+".era", "a proxy backend's era is the running proxy's own (mcpgate proxy --upstream-era)")
-		case b.Era == EraSessionless && b.Kind != BackendStdio && b.Kind != BackendHTTP && b.Kind != BackendProcess:
+		case b.Era == EraSessionless && b.Kind != upstream.KindStdio && b.Kind != upstream.KindHTTP && b.Kind != upstream.KindProcess:
 			return bad(key+".era", "%s is only for stdio, http and process backends", EraSessionless)
 		}
 	default:

@@ -4,6 +4,8 @@
 
 package config
 
+import "github.com/mcpgate/mcpgate/internal/upstream"
+
 // BackendOAuth is a backend's OAuth client of the client credentials
 // grant. The secret comes from the environment or a file, never the
 // configuration.
@@ -99,7 +101,7 @@ func validateBackendOAuth(key string, b BackendConfig) error {
 	switch {
 	case o == nil:
 		return nil
-	case b.Kind != BackendHTTP && b.Kind != BackendSSE:
+	case b.Kind != upstream.KindHTTP && b.Kind != upstream.KindSSE:
 		return bad(key+".oauth", "not used by kind %s", b.Kind)
 	case o.Grant != "" && o.Grant != GrantClientCredentials && o.Grant != GrantAuthorizationCode && o.Grant != GrantJWTBearer:
 		return bad(key+".oauth.grant", "%q is not client_credentials, jwt_bearer or authorization_code", o.Grant)

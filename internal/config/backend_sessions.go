@@ -11,9 +11,6 @@ const (
 	SessionPerClient = "per-client"
 )
 
-// perClientKinds are the kinds that take the session keys.
-var perClientKinds = map[string]bool{BackendStdio: true, BackendHTTP: true, BackendSSE: true}
-
 func validateBackendSessions(key string, b BackendConfig) error {
 	perClient := false
 	switch b.Session {
@@ -29,7 +26,7 @@ func validateBackendSessions(key string, b BackendConfig) error {
 		"session_max":          b.SessionMax != 0,
 	}
 	for _, k := range []string{"session", "session_idle_timeout", "session_max"} {
-		if set[k] && !perClientKinds[b.Kind] {
+		if set[k] && !b.Kind.PerClient() {
 			return bad(key+"."+k, "not used by kind %s (only stdio, http and sse)", b.Kind)
 		}
 	}

@@ -64,7 +64,7 @@ func TestSessionKeysRefusedForOtherKinds(t *testing.T) {
 	} {
 		err := validateBackendSessions("backends[2]", tt.b)
 		var ke *KeyError
-		if !errors.As(err, &ke) || ke.Key != tt.key || !strings.Contains(ke.Msg, tt.b.Kind) {
+		if !errors.As(err, &ke) || ke.Key != tt.key || !strings.Contains(ke.Msg, string(tt.b.Kind)) {
 			t.Errorf("%+v: %v, want %s refused for kind %s", tt.b, err, tt.key, tt.b.Kind)
 		}
 	}

@@ -7,30 +7,19 @@ package config
 
 import (
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/url"
 	"path"
 	"strings"
 	"time"
 )
 
-// Backend kinds.
-const (
-	BackendStdio = "stdio"
-	BackendHTTP  = "http"
-	BackendSSE   = "sse"
-	// BackendProxy is a running `mcpgate proxy`, over the framed wire.
-	BackendProxy = "proxy"
-	// BackendProcess is a program started with PORT set and `mcpgate
-	// proxy` beside it.
-	BackendProcess = "process"
-)
-
 // BackendConfig configures one backend server.
 type BackendConfig struct {
 	// Name names the backend: in logs, metrics, errors, and the NAME__
 	// prefix of its tools and prompts.
-	Name string `yaml:"name"`
-	Kind string `yaml:"kind"` // stdio, http or sse
+	Name string        `yaml:"name"`
+	Kind upstream.Kind `yaml:"kind"` // stdio, http, sse, proxy or process
 	// Command is the program and its arguments (stdio).
 	Command []string `yaml:"command"`
 	// EnvFrom sets the command's variable NAME to the value of the
@@ -188,7 +177,7 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 		return err
 	}
 	switch b.Kind {
-	case BackendStdio:
+	case upstream.KindStdio:
 		if len(b.Command) == 0 || b.Command[0] == "" {
 			return bad(key+".command", "required for kind stdio")
 		}
@@ -201,7 +190,7 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 		if err := validateEnv(key, b); err != nil {
 			return err
 		}
-	case BackendHTTP, BackendSSE:
+	case upstream.KindHTTP, upstream.KindSSE:
 		if b.URL == "" {
 			return bad(key+".url", "required for kind %s", b.Kind)
 		}
@@ -229,7 +218,7 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 				return bad(key+".headers_from."+h, "names no environment variable")
 			}
 		}
-	case BackendProxy, BackendProcess:
+	case upstream.KindProxy, upstream.KindProcess:
 		if err := validateWireBackend(key, b); err != nil {
 			return err
 		}
@@ -238,7 +227,7 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 	default:
 		return bad(key+".kind", "%q is not stdio, http, sse, proxy or process", b.Kind)
 	}
-	if b.Kind != BackendProxy && b.Kind != BackendProcess {
+	if b.Kind != upstream.KindProxy && b.Kind != upstream.KindProcess {
 		if err := refuseWireKeys(key, b); err != nil {
 			return err
 		}
@@ -278,17 +267,18 @@ func ParseBackendFlag(s string) (BackendConfig, error) {
 	if !ok {
 		return BackendConfig{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET", s)
 	}
-	kind, target, ok := strings.Cut(rest, ":")
+	k, target, ok := strings.Cut(rest, ":")
+	kind := upstream.Kind(k)
 	if !ok {
 		return BackendConfig{}, fmt.Errorf("--backend %q: want NAME=KIND:TARGET (stdio, http, sse, proxy or process)", s)
 	}
 	b := BackendConfig{Name: name, Kind: kind}
 	switch kind {
-	case BackendStdio:
+	case upstream.KindStdio:
 		b.Command = strings.Fields(target)
-	case BackendHTTP, BackendSSE, BackendProxy:
+	case upstream.KindHTTP, upstream.KindSSE, upstream.KindProxy:
 		b.URL = target
-	case BackendProcess:
+	case upstream.KindProcess:
 		b.Command = strings.Fields(target)
 	default:
 		return BackendConfig{}, fmt.Errorf("--backend %q: kind %q is not stdio, http, sse, proxy or process", s, kind)

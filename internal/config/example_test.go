@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/config"
@@ -14,11 +15,11 @@ func TestReferenceExampleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]bool{}
+	kinds := map[upstream.Kind]bool{}
 	for _, b := range cfg.Backends {
 		kinds[b.Kind] = true
 	}
-	for _, k := range []string{config.BackendStdio, config.BackendHTTP, config.BackendSSE, config.BackendProxy, config.BackendProcess} {
+	for _, k := range []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProxy, upstream.KindProcess} {
 		if !kinds[k] {
 			t.Errorf("the reference has no backend of kind %s", k)
 		}

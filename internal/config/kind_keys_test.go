@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,56 +15,56 @@ import (
 // refused (a value in clear).
 type keyUse struct {
 	value, needs string
-	kinds        []string
+	kinds        []upstream.Kind
 }
 
-var everyKind = []string{BackendStdio, BackendHTTP, BackendSSE, BackendProxy, BackendProcess}
+var everyKind = []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProxy, upstream.KindProcess}
 
 // backendKeyUse says, for every key a backend takes, which kinds use it.
 var backendKeyUse = map[string]keyUse{
-	"command":              {value: "[x]", kinds: []string{BackendStdio, BackendProcess}},
-	"env_from":             {value: "{A: B}", kinds: []string{BackendStdio, BackendProcess}},
-	"env_files":            {value: "{A: /f}", kinds: []string{BackendStdio, BackendProcess}},
-	"url":                  {value: `"ws://h:1"`, kinds: []string{BackendHTTP, BackendSSE, BackendProxy}},
-	"headers_from":         {value: "{X-A: B}", kinds: []string{BackendHTTP, BackendSSE}},
-	"oauth":                {value: "{client_id: c, client_secret_from: S, issuer: https://as.example}", kinds: []string{BackendHTTP, BackendSSE}},
+	"command":              {value: "[x]", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindProcess}},
+	"env_from":             {value: "{A: B}", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindProcess}},
+	"env_files":            {value: "{A: /f}", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindProcess}},
+	"url":                  {value: `"ws://h:1"`, kinds: []upstream.Kind{upstream.KindHTTP, upstream.KindSSE, upstream.KindProxy}},
+	"headers_from":         {value: "{X-A: B}", kinds: []upstream.Kind{upstream.KindHTTP, upstream.KindSSE}},
+	"oauth":                {value: "{client_id: c, client_secret_from: S, issuer: https://as.example}", kinds: []upstream.Kind{upstream.KindHTTP, upstream.KindSSE}},
 	"prefix":               {value: "p", kinds: everyKind},
 	"min_role":             {value: "editor", kinds: everyKind},
 	"min_roles":            {value: `[{name: "x*", role: viewer}]`, kinds: everyKind},
 	"short_descriptions":   {value: `[{name: "x*", description: X.}]`, kinds: everyKind},
 	"derive_short":         {value: "title", kinds: everyKind},
-	"session":              {value: "per-client", kinds: []string{BackendStdio, BackendHTTP, BackendSSE}},
-	"session_idle_timeout": {value: "1m", needs: "session: per-client", kinds: []string{BackendStdio, BackendHTTP, BackendSSE}},
-	"session_max":          {value: "3", needs: "session: per-client", kinds: []string{BackendStdio, BackendHTTP, BackendSSE}},
+	"session":              {value: "per-client", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE}},
+	"session_idle_timeout": {value: "1m", needs: "session: per-client", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE}},
+	"session_max":          {value: "3", needs: "session: per-client", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE}},
 	"call_timeout":         {value: "1m", kinds: everyKind},
 	"max_message_bytes":    {value: "1024", kinds: everyKind},
 	"validate_arguments":   {value: "true", kinds: everyKind},
-	"era":                  {value: "session", kinds: []string{BackendStdio, BackendHTTP, BackendSSE, BackendProcess}},
+	"era":                  {value: "session", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProcess}},
 	"env":                  {value: "{A: b}"},
 	"headers":              {value: "{X-A: b}"},
 	"secrets":              {value: "{A: b}"},
-	"arguments":            {value: "{a: 1}", kinds: []string{BackendProxy}},
-	"token_from":           {value: "T", kinds: []string{BackendProxy}},
-	"tls":                  {value: "{ca_file: /ca}", kinds: []string{BackendProxy}},
-	"token_file":           {value: "/t", kinds: []string{BackendProxy}},
-	"secrets_from":         {value: "{A: B}", kinds: []string{BackendProxy}},
-	"secret_files":         {value: "{A: /f}", kinds: []string{BackendProxy}},
-	"proxy_command":        {value: "[x]", kinds: []string{BackendProcess}},
-	"keepalive":            {value: "10s", kinds: []string{BackendProxy, BackendProcess}},
-	"keepalive_timeout":    {value: "10s", kinds: []string{BackendProxy, BackendProcess}},
-	"postgres":             {value: `"db:5432"`, kinds: []string{BackendProxy, BackendProcess}},
-	"postgres_from":        {value: "DB", kinds: []string{BackendProxy, BackendProcess}},
-	"postgres_file":        {value: "/f", kinds: []string{BackendProxy, BackendProcess}},
-	"daemon":               {value: `"ws://d:1"`, kinds: []string{BackendProxy, BackendProcess}},
+	"arguments":            {value: "{a: 1}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"token_from":           {value: "T", kinds: []upstream.Kind{upstream.KindProxy}},
+	"tls":                  {value: "{ca_file: /ca}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"token_file":           {value: "/t", kinds: []upstream.Kind{upstream.KindProxy}},
+	"secrets_from":         {value: "{A: B}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"secret_files":         {value: "{A: /f}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"proxy_command":        {value: "[x]", kinds: []upstream.Kind{upstream.KindProcess}},
+	"keepalive":            {value: "10s", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"keepalive_timeout":    {value: "10s", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"postgres":             {value: `"db:5432"`, kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"postgres_from":        {value: "DB", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"postgres_file":        {value: "/f", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"daemon":               {value: `"ws://d:1"`, kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
 }
 
 // kindBase is the least backend of each kind.
-var kindBase = map[string]string{
-	BackendStdio:   "command: [x]",
-	BackendHTTP:    `url: "http://h/mcp"`,
-	BackendSSE:     `url: "http://h/sse"`,
-	BackendProxy:   `url: "wss://h:1"`,
-	BackendProcess: "command: [x]",
+var kindBase = map[upstream.Kind]string{
+	upstream.KindStdio:   "command: [x]",
+	upstream.KindHTTP:    `url: "http://h/mcp"`,
+	upstream.KindSSE:     `url: "http://h/sse"`,
+	upstream.KindProxy:   `url: "wss://h:1"`,
+	upstream.KindProcess: "command: [x]",
 }
 
 // A setting that does nothing for a backend's kind is refused when the
@@ -85,7 +86,7 @@ func TestBackendKeysAreRefusedOnKindsThatDoNotUseThem(t *testing.T) {
 			if strings.HasPrefix(base, key+":") {
 				continue // the kind's own required key
 			}
-			doc := "backends:\n  - name: a\n    kind: " + kind + "\n    " + base + "\n    " + key + ": " + use.value + "\n"
+			doc := "backends:\n  - name: a\n    kind: " + string(kind) + "\n    " + base + "\n    " + key + ": " + use.value + "\n"
 			used := slices.Contains(use.kinds, kind)
 			if used && use.needs != "" {
 				doc += "    " + use.needs + "\n"

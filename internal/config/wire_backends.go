@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"net/url"
 	"strings"
@@ -118,7 +119,7 @@ func validateWireBackend(key string, b BackendConfig) error {
 		return bad(key+".secrets", "values in clear are not allowed; name the gateway's environment variables in secrets_from, or files in secret_files")
 	}
 	switch b.Kind {
-	case BackendProxy:
+	case upstream.KindProxy:
 		if b.URL == "" {
 			return bad(key+".url", "required for kind proxy (ws://HOST:PORT)")
 		}
@@ -149,7 +150,7 @@ func validateWireBackend(key string, b BackendConfig) error {
 		if len(b.EnvFiles) > 0 {
 			return bad(key+".env_files", "not used by kind proxy")
 		}
-	case BackendProcess:
+	case upstream.KindProcess:
 		if len(b.Command) == 0 || b.Command[0] == "" {
 			return bad(key+".command", "required for kind process")
 		}
@@ -236,7 +237,7 @@ func refuseWireKeys(key string, b BackendConfig) error {
 // loopback).
 func refuseProxyKeys(key string, b BackendConfig) error {
 	switch {
-	case b.Kind == BackendProxy:
+	case b.Kind == upstream.KindProxy:
 		return nil
 	case b.TLS != nil:
 		return bad(key+".tls", "not used by kind %s", b.Kind)

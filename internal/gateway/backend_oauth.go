@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -141,7 +142,7 @@ func (b *backendOAuth) authorization(name, resource string, pre *oauthclient.Reg
 // challenges by the authorization code grant: an http or sse backend
 // with no other credential of its own.
 func wantsAuthorization(b config.BackendConfig) bool {
-	if b.Kind != config.BackendHTTP && b.Kind != config.BackendSSE {
+	if b.Kind != upstream.KindHTTP && b.Kind != upstream.KindSSE {
 		return false
 	}
 	if b.OAuth != nil {

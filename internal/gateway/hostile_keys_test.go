@@ -11,6 +11,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,7 +33,7 @@ func ejBackends(t *testing.T, journal string) (map[string]string, func()) {
 	t.Helper()
 	srv := &ejServer{journal: journal}
 	hs := httptest.NewServer(srv)
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: hs.URL + "/mcp",
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: hs.URL + "/mcp",
 		ClientInfo: mcp.Implementation{Name: "proxy", Version: "1"}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"maps"
 	"os"
 	"slices"
@@ -22,7 +23,7 @@ import (
 // wireSpec fills s's Arguments, Secrets and ProxyCommand from b; what src
 // cannot read it leaves to src to report.
 func wireSpec(key string, b config.BackendConfig, s *backends.Spec, src *sources) error {
-	if b.Kind != config.BackendProxy && b.Kind != config.BackendProcess {
+	if b.Kind != upstream.KindProxy && b.Kind != upstream.KindProcess {
 		return nil
 	}
 	args, err := b.ArgumentsJSON()

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"net/http"
@@ -79,7 +80,7 @@ func TestProxyBackendSecretsNeverOnReadyz(t *testing.T) {
 	program := httptest.NewServer(mux)
 	defer func() { program.Close(); h.Close() }()
 
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindContract, URL: program.URL,
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindContract, URL: program.URL,
 		ClientInfo: mcp.Implementation{Name: "p", Version: "1"}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ package gateway_test
 
 import (
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -115,7 +116,7 @@ func TestReferenceServerScoresTheSameThroughTheWire(t *testing.T) {
 // from a file.
 func rfSecureProxy(t *testing.T, url string) string {
 	t.Helper()
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: url})
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func rfSecureProxy(t *testing.T, url string) string {
 // returns its ws:// URL.
 func rfProxy(t *testing.T, url string) string {
 	t.Helper()
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: url})
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

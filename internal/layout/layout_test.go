@@ -20,7 +20,10 @@ var layers = [][]string{
 	{"internal/egress", "internal/egress/egresstest"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
-	{"internal/auth/oauthmeta"},
+	{"internal/auth/oauthmeta",
+		// What speaking to one upstream server means, shared by the
+		// backends and the proxy: it imports nothing of ours yet.
+		"internal/upstream"},
 	// Foundations: they import nothing of ours but oauthmeta (config
 	// checks URLs by its rule). The client of backends' OAuth is one too.
 	{"internal/auth/oauthclient", "jsonrpc", "sse", "internal/store", "internal/config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
@@ -28,7 +31,7 @@ var layers = [][]string{
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "wiremcp", "internal/upstream", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
+	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The admin console: pages over what the gateway gives it.
 		"internal/gateway/admin",
 		// The search mode's tools, over the engine's catalogue.

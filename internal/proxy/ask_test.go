@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"sync"
 	"testing"
@@ -97,7 +98,7 @@ func TestServerRequestsReachTheGatewayOnTag12(t *testing.T) {
 func TestServerRequestsWithoutAFramedConnectionAreRefused(t *testing.T) {
 	ctx := testCtx(t)
 	srv, _ := serveStreamable(t, "")
-	base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})})
+	base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})})
 	resp := perPath{base}.exchange(t, ctx, "tools/call", `{"name":"ask_client","arguments":{}}`)
 	if resp.Error != nil {
 		t.Fatalf("ask_client: %s", resp.Error.Raw())

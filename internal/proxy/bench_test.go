@@ -9,6 +9,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -72,7 +73,7 @@ func benchBegin(b *testing.B, ctx context.Context) *wire.Scope {
 	mux.Handle("/mcp", h)
 	mcpSrv := httptest.NewServer(mux)
 	b.Cleanup(mcpSrv.Close)
-	up, err := NewUpstream(UpstreamConfig{Kind: KindHTTP, URL: mcpSrv.URL + "/mcp"})
+	up, err := NewUpstream(UpstreamConfig{Kind: upstream.KindHTTP, URL: mcpSrv.URL + "/mcp"})
 	if err != nil {
 		b.Fatal(err)
 	}

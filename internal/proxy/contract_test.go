@@ -8,6 +8,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -140,7 +141,7 @@ func TestTheContractUpstream(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(h.Close)
 
-	u := newUpstream(t, UpstreamConfig{Kind: KindContract, URL: srv.URL, HTTPClient: srv.Client()})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract, URL: srv.URL, HTTPClient: srv.Client()})
 	if got := toolText(t, call(t, ctx, u, "test_simple_text", "{}")); !strings.Contains(got, "simple text") {
 		t.Errorf("tools/call through /mcp: %q", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -49,7 +50,7 @@ var tags = map[string]byte{"tools/list": 3, "resources/list": 4, "tools/call": 5
 func TestParamsThatDoNotParse(t *testing.T) {
 	ctx := testCtx(t)
 	srv, seen := serveStreamable(t, "")
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
 	base := serveProxy(t, Options{Upstream: up})
 
 	t.Run("per-path: -32602 with the parser's message", func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestAFirstMessageThatIsNotBinary(t *testing.T) {
 
 func TestAnUnreachableUpstream(t *testing.T) {
 	ctx := testCtx(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: closedURL(t) + "/mcp"})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: closedURL(t) + "/mcp"})
 	base := serveProxy(t, Options{Upstream: up})
 	for _, f := range []form{perPath{base}, beginFramed(t, ctx, base)} {
 		t.Run(f.name(), func(t *testing.T) {
@@ -223,7 +224,7 @@ func TestAnUpstreamThatDiesMidCall(t *testing.T) {
 	r := &restartable{t: t, arrived: make(chan struct{}, 1)}
 	r.start()
 	t.Cleanup(func() { r.stop() })
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: r.url()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: r.url()})
 	base := serveProxy(t, Options{Upstream: up})
 	for _, f := range []form{perPath{base}, beginFramed(t, ctx, base)} {
 		t.Run(f.name(), func(t *testing.T) {

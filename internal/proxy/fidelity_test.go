@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -72,7 +73,7 @@ func fidelityServer() *mcp.Server {
 
 func TestTheGatewayReceivesTheUpstreamsBytes(t *testing.T) {
 	ctx := testCtx(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: serveMCP(t, fidelityServer())})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: serveMCP(t, fidelityServer())})
 	base := serveProxy(t, Options{Upstream: up})
 	for _, f := range []form{perPath{base}, beginFramed(t, ctx, base)} {
 		t.Run(f.name(), func(t *testing.T) {

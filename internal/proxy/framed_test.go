@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"os"
@@ -84,7 +85,7 @@ func TestALaterConnectionReattaches(t *testing.T) {
 	logs := &logWatch{}
 	prog, programURL := serveContractProgram(t)
 	prog.let()
-	up := newUpstream(t, UpstreamConfig{Kind: KindContract, URL: programURL, Logger: logs.logger()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract, URL: programURL, Logger: logs.logger()})
 	base := serveProxy(t, Options{Upstream: up, Logger: logs.logger()})
 
 	first := dialFramed(t, ctx, base)
@@ -260,7 +261,7 @@ func TestTheToolsBeginThroughTheContract(t *testing.T) {
 	ctx := testCtx(t)
 	logs := &logWatch{}
 	prog, programURL := serveContractProgram(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindContract, URL: programURL, Logger: logs.logger()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract, URL: programURL, Logger: logs.logger()})
 	base := serveProxy(t, Options{Upstream: up, Logger: logs.logger()})
 	cl := dialFramed(t, ctx, base)
 
@@ -432,7 +433,7 @@ func TestASlowToolNeverDelaysAnotherExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: serveMCP(t, s)})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: serveMCP(t, s)})
 	t.Cleanup(letGo) // before the server's Close, should the test fail
 	f := beginFramed(t, ctx, serveProxy(t, Options{Upstream: up}))
 

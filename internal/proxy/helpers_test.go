@@ -244,7 +244,7 @@ type transport struct {
 var transports = []transport{
 	{name: "streamable", config: func(t *testing.T) UpstreamConfig {
 		srv, _ := serveStreamable(t, "")
-		return UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()}
+		return UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()}
 	}},
 	{name: "sse", config: func(t *testing.T) UpstreamConfig {
 		h := mcphttp.NewSSEHandler(testServer(false), mcphttp.Options{})
@@ -254,11 +254,11 @@ var transports = []transport{
 		srv := httptest.NewServer(mux)
 		t.Cleanup(srv.Close)
 		t.Cleanup(func() { _ = h.Close() })
-		return UpstreamConfig{Kind: KindSSE, URL: srv.URL + "/sse", HTTPClient: srv.Client()}
+		return UpstreamConfig{Kind: upstream.KindSSE, URL: srv.URL + "/sse", HTTPClient: srv.Client()}
 	}},
 	{name: "stdio", compacted: true, config: func(t *testing.T) UpstreamConfig {
 		cmd, env := childCommand()
-		return UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Restart: upstream.Backoff{Base: time.Millisecond}}
+		return UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: env, Restart: upstream.Backoff{Base: time.Millisecond}}
 	}},
 }
 

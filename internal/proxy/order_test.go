@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestFramedAnswerComesAfterItsNotifications(t *testing.T) {
 		{"http", func(t *testing.T) *Upstream { return fixtureUpstream(t, nil) }},
 		{"stdio", func(t *testing.T) *Upstream {
 			cmd, env := childCommand()
-			return newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env})
+			return newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: env})
 		}},
 	} {
 		t.Run(up.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ func everythingWorks(t *testing.T, u *Upstream) {
 
 func TestServerEverythingOverStdio(t *testing.T) {
 	p := peers.Require(t)
-	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: []string{p.Node22, p.ServerEverything, "stdio"}})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: []string{p.Node22, p.ServerEverything, "stdio"}})
 	everythingWorks(t, u)
 
 	ctx := testCtx(t)
@@ -74,7 +75,7 @@ func TestServerEverythingAsAContractProgram(t *testing.T) {
 		t.Fatal("the server never said it listens")
 	}
 
-	u := newUpstream(t, UpstreamConfig{Kind: KindContract, URL: ContractURL(port)})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract, URL: ContractURL(port)})
 	everythingWorks(t, u)
 }
 

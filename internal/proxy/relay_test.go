@@ -8,6 +8,7 @@ package proxy
 
 import (
 	"context"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,10 +70,10 @@ var relayCases = []relayCase{
 	fixtureCase,
 	everythingCase("server-everything over stdio", func(t *testing.T, logs *logWatch) *Upstream {
 		p := peers.Require(t)
-		return newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: []string{p.Node22, p.ServerEverything, "stdio"}, Logger: logs.logger()})
+		return newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: []string{p.Node22, p.ServerEverything, "stdio"}, Logger: logs.logger()})
 	}),
 	everythingCase("server-everything over Streamable HTTP", func(t *testing.T, logs *logWatch) *Upstream {
-		return newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: startEverythingHTTP(t), Logger: logs.logger()})
+		return newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: startEverythingHTTP(t), Logger: logs.logger()})
 	}),
 }
 

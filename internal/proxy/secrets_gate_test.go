@@ -8,6 +8,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func TestTheGateHoldsExchangesUntilTheProgramTakesTheSecrets(t *testing.T) {
 	logs := &logWatch{}
 	prog, programURL := serveContractProgram(t)
 	prog.let()
-	up := newUpstream(t, UpstreamConfig{Kind: KindContract, URL: programURL, Logger: logs.logger()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract, URL: programURL, Logger: logs.logger()})
 	base := serveProxy(t, Options{Upstream: up, InfoPath: declaringSecrets(t), Logger: logs.logger()})
 	f := beginFramed(t, ctx, base)
 
@@ -131,7 +132,7 @@ func TestAStdioProgramGetsTheSecretsAsItsEnvironment(t *testing.T) {
 	logs := &logWatch{}
 	starts, startsEntry := startsFile(t)
 	cmd, env := childCommand(startsEntry)
-	up := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Logger: logs.logger()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: env, Logger: logs.logger()})
 	base := serveProxy(t, Options{Upstream: up, InfoPath: declaringSecrets(t), Logger: logs.logger()})
 	f := beginFramed(t, ctx, base)
 

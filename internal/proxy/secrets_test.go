@@ -16,7 +16,7 @@ func TestSecretsBecomeTheStdioServersEnvironmentAndNeverALogLine(t *testing.T) {
 	var logs logBuffer
 	path, env := startsFile(t)
 	cmd, base := childCommand(env)
-	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: base, Logger: logs.logger(),
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: base, Logger: logs.logger(),
 		Restart: upstream.Backoff{Base: time.Millisecond}})
 	const name = "PROXY_TEST_SECRET"
 	values := []string{"hunter2-\u03a9mega-1f3a9", "second-7c1e-value"}

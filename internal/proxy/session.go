@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"sync"
 	"syscall"
 	"time"
@@ -166,7 +167,7 @@ func (u *Upstream) dialSession(ctx context.Context) (*session, error) {
 	}
 	s.client = mcp.NewClient(conn, opts)
 	era := u.cfg.Era
-	if u.cfg.Kind == KindSSE {
+	if u.cfg.Kind == upstream.KindSSE {
 		era = mcp.EraSession
 	}
 	era, err = s.client.Connect(ctx, era)

@@ -18,7 +18,7 @@ import (
 func TestTheSessionIsDialledByTheFirstExchange(t *testing.T) {
 	ctx := testCtx(t)
 	srv, c := serveStreamable(t, "")
-	u := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
 	_, cancel := u.Subscribe()
 	defer cancel()
 	if n := c.count("initialize"); n != 0 {
@@ -36,7 +36,7 @@ func TestTheStdioServerStartsWithTheFirstExchange(t *testing.T) {
 	ctx := testCtx(t)
 	path, env := startsFile(t)
 	cmd, base := childCommand(env)
-	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: base})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: base})
 	if n := countLines(t, path); n != 0 {
 		t.Fatalf("the server started %d times before any exchange", n)
 	}
@@ -52,7 +52,7 @@ func TestACallerThatLeavesKeepsTheSession(t *testing.T) {
 	ctx := testCtx(t)
 	srv, c := serveStreamable(t, "")
 	c.arrived = make(chan string, 1) // before any request: no race
-	u := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
 
 	leaving, leave := context.WithCancel(ctx)
 	go func() {
@@ -72,7 +72,7 @@ func TestACallerThatLeavesKeepsTheSession(t *testing.T) {
 func TestConnectDialsForANotificationStream(t *testing.T) {
 	ctx := testCtx(t)
 	srv, c := serveStreamable(t, "")
-	u := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
 	if err := u.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestConnectDialsForANotificationStream(t *testing.T) {
 		t.Errorf("initialize sent %d times, want 1", n)
 	}
 
-	down := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: closedURL(t)})
+	down := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: closedURL(t)})
 	var unreachable *UnreachableError
 	if err := down.Connect(ctx); !errors.As(err, &unreachable) {
 		t.Errorf("Connect to nothing: %v, want an UnreachableError", err)
@@ -94,10 +94,10 @@ func TestAnUnreachableServerIsReportedWithItsReason(t *testing.T) {
 		cfg    UpstreamConfig
 		reason string
 	}{
-		{"streamable", UpstreamConfig{Kind: KindHTTP, URL: closedURL(t) + "/mcp"}, "connection refused"},
-		{"sse", UpstreamConfig{Kind: KindSSE, URL: closedURL(t) + "/sse"}, "connection refused"},
-		{"contract", UpstreamConfig{Kind: KindContract, URL: closedURL(t)}, "connection refused"},
-		{"stdio", UpstreamConfig{Kind: KindStdio, Command: []string{"/nonexistent/mcp-server"}}, "no such file or directory"},
+		{"streamable", UpstreamConfig{Kind: upstream.KindHTTP, URL: closedURL(t) + "/mcp"}, "connection refused"},
+		{"sse", UpstreamConfig{Kind: upstream.KindSSE, URL: closedURL(t) + "/sse"}, "connection refused"},
+		{"contract", UpstreamConfig{Kind: upstream.KindContract, URL: closedURL(t)}, "connection refused"},
+		{"stdio", UpstreamConfig{Kind: upstream.KindStdio, Command: []string{"/nonexistent/mcp-server"}}, "no such file or directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -120,7 +120,7 @@ func TestAServerThatDiesMidCallFailsThatCallAndTheNextRedials(t *testing.T) {
 	t.Run("streamable", func(t *testing.T) {
 		ctx := testCtx(t)
 		srv, c := serveStreamable(t, "die")
-		u := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
+		u := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
 		call(t, ctx, u, "test_simple_text", "{}")
 
 		res, rpcErr, err := u.Exchange(ctx, "tools/call", json.RawMessage(`{"name":"die"}`))
@@ -140,7 +140,7 @@ func TestAServerThatDiesMidCallFailsThatCallAndTheNextRedials(t *testing.T) {
 	t.Run("streamable, the answer stream cut short", func(t *testing.T) {
 		ctx := testCtx(t)
 		srv, c := serveStreamable(t, "")
-		u := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
+		u := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: srv.URL, HTTPClient: srv.Client()})
 		call(t, ctx, u, "test_simple_text", "{}")
 
 		// Our HTTP client answers the call itself (-32603 "transport
@@ -159,7 +159,7 @@ func TestAServerThatDiesMidCallFailsThatCallAndTheNextRedials(t *testing.T) {
 		ctx := testCtx(t)
 		path, env := startsFile(t)
 		cmd, base := childCommand(env)
-		u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: base, Restart: upstream.Backoff{Base: 1}})
+		u := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: base, Restart: upstream.Backoff{Base: 1}})
 		call(t, ctx, u, "test_simple_text", "{}")
 
 		res, rpcErr, err := u.Exchange(ctx, "tools/call", json.RawMessage(`{"name":"exit"}`))
@@ -182,10 +182,10 @@ func TestUpstreamConfigIsValidated(t *testing.T) {
 		key  string // the error names it
 	}{
 		{"unknown kind", UpstreamConfig{Kind: "ftp"}, "Kind"},
-		{"http without URL", UpstreamConfig{Kind: KindHTTP}, "URL"},
-		{"sse with a relative URL", UpstreamConfig{Kind: KindSSE, URL: "/sse"}, "URL"},
-		{"stdio without command", UpstreamConfig{Kind: KindStdio}, "Command"},
-		{"contract with a bad URL", UpstreamConfig{Kind: KindContract, URL: "ftp://x"}, "URL"},
+		{"http without URL", UpstreamConfig{Kind: upstream.KindHTTP}, "URL"},
+		{"sse with a relative URL", UpstreamConfig{Kind: upstream.KindSSE, URL: "/sse"}, "URL"},
+		{"stdio without command", UpstreamConfig{Kind: upstream.KindStdio}, "Command"},
+		{"contract with a bad URL", UpstreamConfig{Kind: upstream.KindContract, URL: "ftp://x"}, "URL"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := NewUpstream(c.cfg)
@@ -198,7 +198,7 @@ func TestUpstreamConfigIsValidated(t *testing.T) {
 
 func TestTheContractUpstreamDefaultsToPORT(t *testing.T) {
 	t.Setenv("PORT", "9123")
-	u := newUpstream(t, UpstreamConfig{Kind: KindContract})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract})
 	if got, want := u.cfg.URL, "http://127.0.0.1:9123"; got != want {
 		t.Errorf("URL = %q, want %q", got, want)
 	}
@@ -208,7 +208,7 @@ func TestTheContractUpstreamDefaultsToPORT(t *testing.T) {
 }
 
 func TestSecretsCannotBeFedToAURL(t *testing.T) {
-	u := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: closedURL(t)})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: closedURL(t)})
 	if _, err := u.FeedSecrets(testCtx(t), map[string]string{"A": "b"}); !errors.Is(err, ErrNoProgram) {
 		t.Errorf("err = %v, want ErrNoProgram", err)
 	}
@@ -217,7 +217,7 @@ func TestSecretsCannotBeFedToAURL(t *testing.T) {
 func TestAServerInACrashLoopIsReportedAtOnce(t *testing.T) {
 	ctx := testCtx(t)
 	cmd, env := crashingCommand()
-	u := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Restart: upstream.Backoff{Base: time.Minute}})
+	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: env, Restart: upstream.Backoff{Base: time.Minute}})
 
 	var unreachable *UnreachableError
 	_, _, err := u.Exchange(ctx, "tools/list", nil)

@@ -31,6 +31,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"slices"
 	"strconv"
 	"time"
@@ -77,7 +78,7 @@ func (u *Upstream) exchangeSessionless(ctx context.Context, s *session, method s
 		return json.RawMessage(`{}`), nil
 	}
 	params = u.withLogLevel(params)
-	if method == "tools/call" && u.cfg.Kind != KindStdio {
+	if method == "tools/call" && u.cfg.Kind != upstream.KindStdio {
 		ctx = mcp.WithOutgoingHeaders(ctx, u.paramHeaders(ctx, s, params))
 	}
 	for round := 0; ; round++ {

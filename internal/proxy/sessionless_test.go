@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"strings"
@@ -114,7 +115,7 @@ func (a *ackWatch) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 func TestASessionlessUpstreamIsReachedWithoutInitialize(t *testing.T) {
 	ctx := testCtx(t)
 	url, m := serveModernOnly(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})
 	base := serveProxy(t, Options{Upstream: up})
 	f := beginFramed(t, ctx, base)
 	want(t, "tools/list", result(t, f.exchange(t, ctx, "tools/list", "null")), `"test_simple_text"`)
@@ -141,7 +142,7 @@ func TestASessionlessUpstreamIsReachedWithoutInitialize(t *testing.T) {
 func TestASessionlessUpstreamLogsAtTheLevelSet(t *testing.T) {
 	ctx := testCtx(t)
 	url, m := serveModernOnly(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})
 	base := serveProxy(t, Options{Upstream: up})
 	f := beginFramed(t, ctx, base)
 	sub := f.subscribe(t, ctx)
@@ -176,7 +177,7 @@ func TestASessionlessUpstreamLogsAtTheLevelSet(t *testing.T) {
 func TestASessionlessUpstreamsInputRequestsAreAskedOfTheGateway(t *testing.T) {
 	ctx := testCtx(t)
 	url, _ := serveModernOnly(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})
 	base := serveProxy(t, Options{Upstream: up})
 	f, g := beginAsked(t, ctx, base, `{"action":"accept","content":{"name":"Ada"}}`)
 	res := result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_input_required_result_elicitation","arguments":{}}`))
@@ -191,7 +192,7 @@ func TestASessionlessUpstreamsInputRequestsAreAskedOfTheGateway(t *testing.T) {
 	g.mu.Unlock()
 
 	// A proxy with no framed connection has no gateway to ask.
-	alone := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})})
+	alone := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})})
 	resp := perPath{alone}.exchange(t, ctx, "tools/call", `{"name":"test_input_required_result_elicitation","arguments":{}}`)
 	if resp.Error == nil || resp.Error.Code != mcp.CodeMissingRequiredCapability || !strings.Contains(resp.Error.Message, "elicitation/create") {
 		t.Errorf("the same call with no gateway to ask: %s%s, want -32021 naming elicitation/create", resp.Result, errorText(resp))
@@ -204,7 +205,7 @@ func TestASessionlessUpstreamsInputRequestsAreAskedOfTheGateway(t *testing.T) {
 func TestASessionlessUpstreamsListChangesReachTheNotificationChannels(t *testing.T) {
 	ctx := testCtx(t)
 	url, m := serveModernOnly(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})
 	base := serveProxy(t, Options{Upstream: up})
 	f := beginFramed(t, ctx, base)
 	sub := f.subscribe(t, ctx)
@@ -237,7 +238,7 @@ func TestASessionlessUpstreamsListChangesReachTheNotificationChannels(t *testing
 func TestTheUpstreamEraCanBeChosen(t *testing.T) {
 	ctx := testCtx(t)
 	url, m := serveModernOnly(t)
-	up := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp", Era: mcp.EraSession})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp", Era: mcp.EraSession})
 	_, _, err := up.Exchange(ctx, "tools/list", nil)
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "initialize") {
@@ -246,7 +247,7 @@ func TestTheUpstreamEraCanBeChosen(t *testing.T) {
 	if got := m.sent("server/discover"); len(got) > 0 {
 		t.Errorf("server/discover was sent though the era was chosen")
 	}
-	modern := newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: serveMCP(t, fixture.New(fixture.Options{})), Era: mcp.EraSessionless})
+	modern := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: serveMCP(t, fixture.New(fixture.Options{})), Era: mcp.EraSessionless})
 	if _, _, err := modern.Exchange(ctx, "tools/list", nil); err == nil {
 		t.Errorf("sessionless era against a server of the 2025 era alone: no error")
 	}
@@ -265,7 +266,7 @@ func TestASessionlessUpstreamsCallsCarryTheirParamHeaders(t *testing.T) {
 		t.Run(tc.rule, func(t *testing.T) {
 			ctx := testCtx(t)
 			url, m := serveModernOnly(t)
-			base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})})
+			base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})})
 			f := beginFramed(t, ctx, base)
 			if tc.listed {
 				result(t, f.exchange(t, ctx, "tools/list", "null"))
@@ -286,7 +287,7 @@ func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
 	ctx := testCtx(t)
 	cmd, env := sessionlessFixtureCommand()
 	logs := &logWatch{}
-	up := newUpstream(t, UpstreamConfig{Kind: KindStdio, Command: cmd, Env: env, Logger: logs.logger()})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindStdio, Command: cmd, Env: env, Logger: logs.logger()})
 	base := serveProxy(t, Options{Upstream: up})
 	f, _ := beginAsked(t, ctx, base, `{"action":"accept","content":{"name":"Ada"}}`)
 	sub := f.subscribe(t, ctx)
@@ -308,7 +309,7 @@ func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
 func TestASessionlessUpstreamsSubscriptionsFollowTheListen(t *testing.T) {
 	ctx := testCtx(t)
 	url, m, srv := serveModernFixture(t)
-	base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: url + "/mcp"})})
+	base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})})
 	f := beginFramed(t, ctx, base)
 	sub := f.subscribe(t, ctx)
 	result(t, f.exchange(t, ctx, "tools/list", "null"))

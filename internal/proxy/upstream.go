@@ -26,17 +26,9 @@ import (
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
-// The kinds of upstream.
-const (
-	KindHTTP     = "http"     // a Streamable HTTP endpoint at URL
-	KindSSE      = "sse"      // a legacy HTTP+SSE stream at URL
-	KindStdio    = "stdio"    // Command, started and supervised by the proxy
-	KindContract = "contract" // a container-contract program at URL (its /mcp)
-)
-
 // UpstreamConfig chooses the upstream.
 type UpstreamConfig struct {
-	Kind string
+	Kind upstream.Kind
 	// URL is the MCP endpoint (http, sse) or the contract program's base
 	// URL (contract; default ContractURL of $PORT).
 	URL string
@@ -137,16 +129,16 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 	u.hub = newHub(cfg.NotificationBuffer, cfg.Logger)
 	httpOpts := mcphttp.ClientOptions{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger}
 	switch cfg.Kind {
-	case KindHTTP:
+	case upstream.KindHTTP:
 		u.dial = func(ctx context.Context) (mcp.Conn, error) { return mcphttp.DialStreamable(ctx, cfg.URL, httpOpts) }
-	case KindSSE:
+	case upstream.KindSSE:
 		u.dial = func(ctx context.Context) (mcp.Conn, error) { return mcphttp.DialSSE(ctx, cfg.URL, httpOpts) }
-	case KindContract:
+	case upstream.KindContract:
 		u.contract = NewContract(cfg.URL, cfg.HTTPClient)
 		u.dial = func(ctx context.Context) (mcp.Conn, error) {
 			return mcphttp.DialStreamable(ctx, cfg.URL+"/mcp", httpOpts)
 		}
-	case KindStdio:
+	case upstream.KindStdio:
 		u.sup, err = NewSupervisor(cfg.Command, SupervisorOptions{Env: cfg.Env, Logger: cfg.Logger, Backoff: cfg.Restart})
 		if err != nil {
 			return nil, err
@@ -164,18 +156,18 @@ func (c UpstreamConfig) withDefaults() (UpstreamConfig, error) {
 		c.ClientInfo = mcp.Implementation{Name: "mcpgate-proxy", Version: "1"}
 	}
 	switch c.Kind {
-	case KindHTTP, KindSSE:
+	case upstream.KindHTTP, upstream.KindSSE:
 		if err := checkHTTPURL(c.URL); err != nil {
 			return c, fmt.Errorf("proxy: upstream URL: %w", err)
 		}
-	case KindContract:
+	case upstream.KindContract:
 		if c.URL == "" {
 			c.URL = ContractURL(os.Getenv("PORT"))
 		}
 		if err := checkHTTPURL(c.URL); err != nil {
 			return c, fmt.Errorf("proxy: upstream URL: %w", err)
 		}
-	case KindStdio:
+	case upstream.KindStdio:
 		if len(c.Command) == 0 || c.Command[0] == "" {
 			return c, errors.New("proxy: upstream Command: a stdio upstream needs a command")
 		}

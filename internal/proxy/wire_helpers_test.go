@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"net/http"
@@ -58,7 +59,7 @@ func serveHandler(t *testing.T, h http.Handler) string {
 
 // fixtureUpstream is the conformance fixture over Streamable HTTP.
 func fixtureUpstream(t *testing.T, logs *slog.Logger) *Upstream {
-	return newUpstream(t, UpstreamConfig{Kind: KindHTTP, URL: serveMCP(t, fixture.New(fixture.Options{})), Logger: logs})
+	return newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: serveMCP(t, fixture.New(fixture.Options{})), Logger: logs})
 }
 
 // logWatch is the proxy's log, as JSON lines at debug level. A test waits

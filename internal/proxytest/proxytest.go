@@ -4,6 +4,7 @@
 package proxytest
 
 import (
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,23 +21,23 @@ import (
 // era only, and returns the proxy's upstream client for it; both are
 // closed when tb ends, the upstream first.
 func Upstream(tb testing.TB, s *mcp.Server) *proxy.Upstream {
-	return upstream(tb, s, mcphttp.Options{})
+	return serveUpstream(tb, s, mcphttp.Options{})
 }
 
 // Modern is Upstream with s serving 2026-07-28 beside the 2025 era: the
 // proxy speaks 2026-07-28 to it.
 func Modern(tb testing.TB, s *mcp.Server) *proxy.Upstream {
-	return upstream(tb, s, mcphttp.Options{Sessionless: true})
+	return serveUpstream(tb, s, mcphttp.Options{Sessionless: true})
 }
 
-func upstream(tb testing.TB, s *mcp.Server, o mcphttp.Options) *proxy.Upstream {
+func serveUpstream(tb testing.TB, s *mcp.Server, o mcphttp.Options) *proxy.Upstream {
 	tb.Helper()
 	h := mcphttp.NewHandler(s, o)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	fx := httptest.NewServer(mux)
 	tb.Cleanup(func() { fx.Close(); h.Close() })
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: fx.URL + "/mcp"})
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: fx.URL + "/mcp"})
 	if err != nil {
 		tb.Fatal(err)
 	}

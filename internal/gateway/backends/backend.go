@@ -106,7 +106,7 @@ func New(spec Spec, front *mcp.Server, claims *catalog.Claims, opts Options) *Ba
 		log:     opts.Logger.With("backend", spec.Name),
 		secrets: spec.secrets(),
 		changed: newSignal(),
-		status:  Status{Name: spec.Name, Kind: spec.Kind, Since: time.Now()},
+		status:  Status{Name: spec.Name, Kind: string(spec.Kind), Since: time.Now()},
 	}
 	if spec.OAuth != nil {
 		b.oauthClient = sync.OnceValue(func() *http.Client { return spec.OAuth.Client(mcphttp.DefaultHTTPClient(), spec.URL) })

@@ -3,6 +3,7 @@ package backends_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net"
 	"net/http"
@@ -59,7 +60,7 @@ func (f *httpFixture) stop() {
 func TestHTTPBackendLeavesTheFrontWhenDownAndReturns(t *testing.T) {
 	srv := serveFixture(t, "")
 	f := newFront(t)
-	b := backends.New(backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: srv.ts.URL + "/mcp"}, f.Server, nil, fast)
+	b := backends.New(backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: srv.ts.URL + "/mcp"}, f.Server, nil, fast)
 	run(t, b)
 	waitState(t, b, "up", isUp)
 	if !f.has(t, "web__test_simple_text") {
@@ -148,7 +149,7 @@ func TestOneOfThreeKilledTheOthersKeepServing(t *testing.T) {
 	dir := t.TempDir()
 	srv := serveFixture(t, "")
 	for _, s := range []backends.Spec{childSpec("a", filepath.Join(dir, "a")), childSpec("b", filepath.Join(dir, "b")),
-		{Name: "c", Kind: backends.KindHTTP, URL: srv.ts.URL + "/mcp"}} {
+		{Name: "c", Kind: upstream.KindHTTP, URL: srv.ts.URL + "/mcp"}} {
 		if err := set.Add(s); err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func TestLastErrorNeverHoldsAHeaderOrEnvValue(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	f := newFront(t)
-	b := backends.New(backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: ts.URL,
+	b := backends.New(backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL,
 		Header: http.Header{"Authorization": {"Bearer " + token}, "X-Api-Key": {"key-" + token}}}, f.Server, nil, fast)
 	run(t, b)
 	s := waitState(t, b, "failed", isDown)
@@ -206,7 +207,7 @@ func TestLastErrorNeverHoldsAHeaderOrEnvValue(t *testing.T) {
 	}
 
 	// An env value quoted by a failing command is cut the same way.
-	cmd := backends.New(backends.Spec{Name: "cmd", Kind: backends.KindStdio, Command: []string{"/nonexistent/" + token},
+	cmd := backends.New(backends.Spec{Name: "cmd", Kind: upstream.KindStdio, Command: []string{"/nonexistent/" + token},
 		Env: []string{"TOKEN=" + token}}, f.Server, nil, fast)
 	run(t, cmd)
 	if s := waitState(t, cmd, "failed", isDown); strings.Contains(s.LastError, token) {
@@ -220,8 +221,8 @@ func TestBackendThatNeverStartsIsRetried(t *testing.T) {
 	f := newFront(t)
 	set := backends.NewSet(f.Server, fast)
 	srv := serveFixture(t, "")
-	for _, s := range []backends.Spec{{Name: "bad", Kind: backends.KindStdio, Command: []string{"/nonexistent"}},
-		{Name: "good", Kind: backends.KindHTTP, URL: srv.ts.URL + "/mcp"}} {
+	for _, s := range []backends.Spec{{Name: "bad", Kind: upstream.KindStdio, Command: []string{"/nonexistent"}},
+		{Name: "good", Kind: upstream.KindHTTP, URL: srv.ts.URL + "/mcp"}} {
 		if err := set.Add(s); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ package backends
 import (
 	"context"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"os"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -18,7 +19,7 @@ import (
 func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 	s := b.spec
 	switch s.Kind {
-	case KindStdio:
+	case upstream.KindStdio:
 		var env []string
 		if len(s.Env) > 0 {
 			env = append(os.Environ(), s.Env...)
@@ -26,17 +27,17 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 		return stdio.Command(ctx, s.Command[0], s.Command[1:], stdio.CommandOptions{
 			Name: s.Name, NameInLogger: true, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
 		})
-	case KindHTTP:
+	case upstream.KindHTTP:
 		return mcphttp.DialStreamable(ctx, s.URL, b.httpOptions())
-	case KindSSE:
+	case upstream.KindSSE:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
 		return mcphttp.DialSSE(dctx, s.URL, b.httpOptions())
-	case KindProxy:
+	case upstream.KindProxy:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
 		return b.dialWire(dctx, s.URL)
-	case KindProcess:
+	case upstream.KindProcess:
 		return b.startProcess(ctx)
 	}
 	return nil, fmt.Errorf("backend %s: unknown kind %q", s.Name, s.Kind)

@@ -10,6 +10,7 @@ package backends
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"sync"
 	"time"
 
@@ -26,7 +27,7 @@ type eraCache struct {
 // the one learned, or learns it.
 func (b *Backend) connect(ctx context.Context, client *mcp.Client) error {
 	era := b.spec.Era
-	if b.spec.Kind != KindStdio && b.spec.Kind != KindHTTP {
+	if b.spec.Kind != upstream.KindStdio && b.spec.Kind != upstream.KindHTTP {
 		era = mcp.EraSession
 	}
 	if era == mcp.EraAuto {

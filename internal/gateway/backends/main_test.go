@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 
 // childSpec is a stdio backend running this binary as the fixture.
 func childSpec(name, pidFile string) backends.Spec {
-	return backends.Spec{Name: name, Kind: backends.KindStdio, Command: []string{os.Args[0]},
+	return backends.Spec{Name: name, Kind: upstream.KindStdio, Command: []string{os.Args[0]},
 		Env: []string{childEnv + "=server", pidEnv + "=" + pidFile, "GORACE=atexit_sleep_ms=0"}}
 }
 

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,7 +50,7 @@ func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
 	opts.Logger = logs.logger()
 	f := newFront(t)
 	set := backends.NewSet(f.Server, opts)
-	if err := set.Add(backends.Spec{Name: "demo", Kind: backends.KindProcess,
+	if err := set.Add(backends.Spec{Name: "demo", Kind: upstream.KindProcess,
 		Command: []string{bin, "fixture"}, ProxyCommand: []string{bin, "proxy"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestProcessBackendsEraIsWhatItsProxySpeaks(t *testing.T) {
 			opts.Logger = logs.logger()
 			f := newFront(t)
 			set := backends.NewSet(f.Server, opts)
-			if err := set.Add(backends.Spec{Name: "demo", Kind: backends.KindProcess, Era: tc.era,
+			if err := set.Add(backends.Spec{Name: "demo", Kind: upstream.KindProcess, Era: tc.era,
 				Command: []string{bin, "fixture"}, ProxyCommand: []string{bin, "proxy"}}); err != nil {
 				t.Fatal(err)
 			}

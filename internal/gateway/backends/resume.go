@@ -14,6 +14,7 @@ package backends
 
 import (
 	"context"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -28,7 +29,7 @@ type UpstreamSession struct {
 // movable reports whether the backend's per-client sessions can follow
 // their front session to another replica.
 func (b *Backend) movable() bool {
-	return b.spec.Session == SessionPerClient && b.spec.Kind == KindHTTP
+	return b.spec.Session == SessionPerClient && b.spec.Kind == upstream.KindHTTP
 }
 
 func (b *Backend) pool() *sessionPool {

@@ -56,10 +56,6 @@ var ErrSessionsBusy = errors.New("every per-client upstream session is busy")
 // ends.
 var errSessionsClosed = errors.New("connection ending")
 
-// perClientKinds are the kinds that can open an upstream session per
-// client.
-var perClientKinds = map[string]bool{KindStdio: true, KindHTTP: true, KindSSE: true}
-
 // sessionProblem says what is wrong with the session settings, or "".
 func (s Spec) sessionProblem() string {
 	switch s.Session {
@@ -72,7 +68,7 @@ func (s Spec) sessionProblem() string {
 	default:
 		return fmt.Sprintf("session %q is not %s or %s", s.Session, SessionShared, SessionPerClient)
 	}
-	if !perClientKinds[s.Kind] {
+	if !s.Kind.PerClient() {
 		return fmt.Sprintf("session %s is not available for kind %s", SessionPerClient, s.Kind)
 	}
 	if s.SessionIdleTimeout < 0 {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -77,7 +78,7 @@ func sessionsServer(who func(r *mcp.Request) string) *mcp.Server {
 
 // perClientSpec is a per-client stdio backend running sessionsServer.
 func perClientSpec(name string, idle time.Duration, max int) backends.Spec {
-	return backends.Spec{Name: name, Kind: backends.KindStdio, Command: []string{os.Args[0]},
+	return backends.Spec{Name: name, Kind: upstream.KindStdio, Command: []string{os.Args[0]},
 		Env:     []string{childEnv + "=" + sessionsChild, "GORACE=atexit_sleep_ms=0"},
 		Session: backends.SessionPerClient, SessionIdleTimeout: idle, SessionMax: max}
 }
@@ -497,7 +498,7 @@ func TestPerClientHTTPSessionGetsDeleteWithItsFrontSession(t *testing.T) {
 		return false
 	}
 
-	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: ts.URL,
+	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL,
 		Session: backends.SessionPerClient}, mcphttp.Options{})
 	a, b := f.connect(t, "a"), f.connect(t, "b")
 	a1, _ := a.who(t, "web__who")
@@ -555,8 +556,8 @@ func TestSessionSpecValidation(t *testing.T) {
 		want string // "" for valid
 	}{
 		{"per-client stdio", func(*backends.Spec) {}, ""},
-		{"per-client http", func(s *backends.Spec) { s.Kind, s.URL = backends.KindHTTP, "http://127.0.0.1:1/mcp" }, ""},
-		{"per-client sse", func(s *backends.Spec) { s.Kind, s.URL = backends.KindSSE, "http://127.0.0.1:1/sse" }, ""},
+		{"per-client http", func(s *backends.Spec) { s.Kind, s.URL = upstream.KindHTTP, "http://127.0.0.1:1/mcp" }, ""},
+		{"per-client sse", func(s *backends.Spec) { s.Kind, s.URL = upstream.KindSSE, "http://127.0.0.1:1/sse" }, ""},
 		{"shared explicit", func(s *backends.Spec) { s.Session, s.SessionIdleTimeout, s.SessionMax = backends.SessionShared, 0, 0 }, ""},
 		{"unknown mode", func(s *backends.Spec) { s.Session = "pooled" }, "session"},
 		{"idle timeout without per-client", func(s *backends.Spec) { s.Session, s.SessionMax = "", 0 }, "session idle timeout"},
@@ -603,7 +604,7 @@ func TestPerClientOpenFailureNamesTheBackendAndHidesSecrets(t *testing.T) {
 	}))
 	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
 
-	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: ts.URL,
+	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL,
 		Header: http.Header{"Authorization": {secret}}, Session: backends.SessionPerClient}, mcphttp.Options{})
 	a := f.connect(t, "a")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -651,7 +652,7 @@ func TestPerClientHTTPSessionsShareOneClientCredentialsToken(t *testing.T) {
 	}))
 	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
 
-	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: ts.URL, Session: backends.SessionPerClient,
+	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL, Session: backends.SessionPerClient,
 		OAuth: &oauthclient.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret", TokenURL: tokens.URL}}, mcphttp.Options{})
 	seen := map[string]bool{}
 	for _, name := range []string{"a", "b", "c"} {

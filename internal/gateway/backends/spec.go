@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"path"
 	"strings"
@@ -17,25 +18,12 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// Kinds of backend.
-const (
-	KindStdio = "stdio" // a command the gateway starts and supervises
-	KindHTTP  = "http"  // a Streamable HTTP endpoint
-	KindSSE   = "sse"   // a legacy HTTP+SSE endpoint
-	// KindProxy is a running `mcpgate proxy`, reached over the framed
-	// wire at URL (ws://HOST:PORT).
-	KindProxy = "proxy"
-	// KindProcess is a program the gateway starts with PORT set, and
-	// `mcpgate proxy` beside it: a local stand-in for a tool container.
-	KindProcess = "process"
-)
-
 // Spec configures one backend.
 type Spec struct {
 	// Name identifies the backend in the catalogue prefix, logs, errors and
 	// states; unique within a Set.
 	Name string
-	Kind string // KindStdio, KindHTTP or KindSSE
+	Kind upstream.Kind
 	// Command is the program and its arguments (stdio).
 	Command []string
 	// Env is added to the gateway's environment for the command (stdio),
@@ -216,7 +204,7 @@ func (s Spec) Validate() error {
 		return bad("name must be non-empty and without spaces")
 	}
 	switch s.Kind {
-	case KindStdio:
+	case upstream.KindStdio:
 		if len(s.Command) == 0 || s.Command[0] == "" {
 			return bad("command is required for kind stdio")
 		}
@@ -225,15 +213,15 @@ func (s Spec) Validate() error {
 				return bad("env entry %d is not KEY=VALUE", i)
 			}
 		}
-	case KindHTTP, KindSSE:
+	case upstream.KindHTTP, upstream.KindSSE:
 		if s.URL == "" {
 			return bad("url is required for kind %s", s.Kind)
 		}
-	case KindProxy:
+	case upstream.KindProxy:
 		if !strings.HasPrefix(s.URL, "ws://") && !strings.HasPrefix(s.URL, "wss://") {
 			return bad("url must be a ws:// or wss:// URL for kind proxy")
 		}
-	case KindProcess:
+	case upstream.KindProcess:
 		if len(s.Command) == 0 || s.Command[0] == "" {
 			return bad("command is required for kind process")
 		}

@@ -6,6 +6,7 @@
 package backends_test
 
 import (
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
@@ -27,7 +28,7 @@ func TestACallToADownBackendNamesItUntilItIsRemoved(t *testing.T) {
 	opts := fast
 	opts.Claims = claims
 	set := backends.NewSet(f.Server, opts)
-	if err := set.Add(backends.Spec{Name: "web", Kind: backends.KindHTTP, URL: srv.ts.URL + "/mcp"}); err != nil {
+	if err := set.Add(backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: srv.ts.URL + "/mcp"}); err != nil {
 		t.Fatal(err)
 	}
 	run(t, set)

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"net/http"
@@ -120,7 +121,7 @@ func wtDirect(t *testing.T, url, method, params string) json.RawMessage {
 // at url, and waits until it is up.
 func wtUpProxyBackend(t *testing.T, f *front, url string) *backends.Backend {
 	t.Helper()
-	b := backends.New(backends.Spec{Name: "p", Kind: backends.KindProxy, URL: url}, f.Server, nil, fast)
+	b := backends.New(backends.Spec{Name: "p", Kind: upstream.KindProxy, URL: url}, f.Server, nil, fast)
 	run(t, b)
 	waitState(t, b, "up", isUp)
 	return b
@@ -131,7 +132,7 @@ func wtUpProxyBackend(t *testing.T, f *front, url string) *backends.Backend {
 // an error keeps its custom code and its data.
 func TestProxyBackendRelaysByteForByte(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
-	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
+	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
 	wtUpProxyBackend(t, f, url)
 
@@ -162,7 +163,7 @@ func TestProxyBackendRelaysByteForByte(t *testing.T) {
 func TestProxyBackendResyncsOnListChanged(t *testing.T) {
 	srv := wtServer(t)
 	base := wtServeMCP(t, srv, nil)
-	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
+	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
 	wtUpProxyBackend(t, f, url)
 	if f.has(t, "p__late") {
@@ -234,14 +235,14 @@ func TestProxyBackendRefusalsHideSecrets(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := &wtProgram{registerStatus: c.register, secretsStatus: c.secrets}
-			url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindContract, URL: p.serve(t)}, "")
+			url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindContract, URL: p.serve(t)}, "")
 			logs := &wtLog{}
 			opts := fast
 			opts.Logger = logs.logger()
 			f := newFront(t)
 			// The begin's arguments carry the secret too: a program
 			// refusing them may quote them.
-			spec := backends.Spec{Name: "p", Kind: backends.KindProxy, URL: url,
+			spec := backends.Spec{Name: "p", Kind: upstream.KindProxy, URL: url,
 				Arguments: []byte(`{"token":"` + wtSecret + `"}`), Secrets: map[string]string{"TOKEN": wtSecret}}
 			b := backends.New(spec, f.Server, nil, opts)
 			run(t, b)
@@ -265,9 +266,9 @@ func TestProxyBackendRefusalsHideSecrets(t *testing.T) {
 // Fed secrets: the program gets every value, and the backend comes up.
 func TestProxyBackendFeedsSecrets(t *testing.T) {
 	p := &wtProgram{registerStatus: http.StatusOK, secretsStatus: http.StatusOK}
-	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindContract, URL: p.serve(t)}, "")
+	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindContract, URL: p.serve(t)}, "")
 	f := newFront(t)
-	b := backends.New(backends.Spec{Name: "p", Kind: backends.KindProxy, URL: url,
+	b := backends.New(backends.Spec{Name: "p", Kind: upstream.KindProxy, URL: url,
 		Secrets: map[string]string{"TOKEN": wtSecret}}, f.Server, nil, fast)
 	run(t, b)
 	waitState(t, b, "up", isUp)
@@ -286,7 +287,7 @@ func TestProxyBackendFeedsSecrets(t *testing.T) {
 // and a restart re-dials, which a dead proxy cannot answer.
 func TestProxyBackendGoesDownWhenTheProxyDies(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
-	url, kill := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
+	url, kill := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
 	b := wtUpProxyBackend(t, f, url)
 	kill()
@@ -301,10 +302,10 @@ func TestProxyBackendGoesDownWhenTheProxyDies(t *testing.T) {
 // whose connection is open is refused with 409, and says so.
 func TestProxyBackendRedialIsRefusedWhileAnotherIsOpen(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
-	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
+	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: base + "/mcp"}, "")
 	f := newFront(t)
 	wtUpProxyBackend(t, f, url)
-	second := backends.New(backends.Spec{Name: "q", Kind: backends.KindProxy, URL: url}, f.Server, nil, fast)
+	second := backends.New(backends.Spec{Name: "q", Kind: upstream.KindProxy, URL: url}, f.Server, nil, fast)
 	run(t, second)
 	s := waitState(t, second, "down", isDown)
 	if !strings.Contains(s.LastError, "409") {
@@ -318,7 +319,7 @@ func TestProxyBackendRedialIsRefusedWhileAnotherIsOpen(t *testing.T) {
 // the begun container and is up, its calls answered.
 func TestProxyBackendReattachesAfterAnotherConnectionEnded(t *testing.T) {
 	base := wtServeMCP(t, wtServer(t), nil)
-	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: proxy.KindHTTP, URL: base + "/mcp"}, "")
+	url, _ := wtProxy(t, proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: base + "/mcp"}, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// As mcpgate call does: begin, ask, go.
@@ -332,7 +333,7 @@ func TestProxyBackendReattachesAfterAnotherConnectionEnded(t *testing.T) {
 	_ = s.Close()
 
 	f := newFront(t)
-	first := backends.New(backends.Spec{Name: "p", Kind: backends.KindProxy, URL: url}, f.Server, nil, fast)
+	first := backends.New(backends.Spec{Name: "p", Kind: upstream.KindProxy, URL: url}, f.Server, nil, fast)
 	rctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = first.Run(rctx) }()
