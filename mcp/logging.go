@@ -29,6 +29,10 @@ var levelRank = map[LogLevel]int32{
 	LevelError: 5, LevelCritical: 6, LevelAlert: 7, LevelEmergency: 8,
 }
 
+// Rank orders the levels: 1 for debug, the most verbose, up to 8 for
+// emergency; 0 for a word that is not a level.
+func (l LogLevel) Rank() int { return int(levelRank[l]) }
+
 // Known reports whether l is one of the eight levels.
 func (l LogLevel) Known() bool {
 	_, ok := levelRank[l]

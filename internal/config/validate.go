@@ -6,13 +6,12 @@ package config
 import (
 	"fmt"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"net"
 	"net/url"
 	"path"
 	"strings"
 )
-
-var baseRoles = map[string]bool{"viewer": true, "editor": true, "admin": true}
 
 var entryKinds = map[string]bool{"": true, "tool": true, "resource": true, "prompt": true}
 
@@ -45,10 +44,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	for name, base := range c.Roles {
-		if baseRoles[name] {
+		if policy.IsBase(name) {
 			return bad("roles."+name, "%q is a base role and cannot be redefined", name)
 		}
-		if !baseRoles[base] {
+		if !policy.IsBase(base) {
 			return bad("roles."+name, "maps onto %q; must be viewer, editor or admin", base)
 		}
 	}
@@ -119,7 +118,7 @@ func (c *Config) Validate() error {
 
 // KnownRole reports whether name is a base role or a configured custom one.
 func (c *Config) KnownRole(name string) bool {
-	if baseRoles[name] {
+	if policy.IsBase(name) {
 		return true
 	}
 	_, ok := c.Roles[name]

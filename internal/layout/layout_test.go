@@ -24,16 +24,13 @@ var layers = [][]string{
 		// What speaking to one upstream server means, shared by the
 		// backends and the proxy: it imports nothing of ours yet.
 		"internal/upstream"},
-	// Foundations: they import nothing of ours but oauthmeta (config
-	// checks URLs by its rule). The client of backends' OAuth is one too.
-	{"internal/auth/oauthclient", "jsonrpc", "sse", "internal/store", "internal/config", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
+	// Foundations: they import nothing of ours but the two layers below.
+	{"internal/auth/oauthclient", "jsonrpc", "sse", "internal/store", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
 	// Transports, the relay, and what plugs into the engine: access
 	// control, authentication, and the observers.
 	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
-		// The admin console: pages over what the gateway gives it.
-		"internal/gateway/admin",
 		// The search mode's tools, over the engine's catalogue.
 		"internal/gateway/toolsearch"},
 	// Backends and the proxy: transports and the wire put together; what
@@ -42,7 +39,12 @@ var layers = [][]string{
 	{"internal/gateway/backends", "internal/proxy", "internal/cluster",
 		// The built-in authorization server: over the store and the
 		// service tokens.
-		"internal/auth/authserver"},
+		"internal/auth/authserver",
+		// The configuration: it checks roles by the policy's rule.
+		"internal/config"},
+	// The admin console: pages over what the gateway gives it and the
+	// configuration.
+	{"internal/gateway/admin"},
 	// The gateway assembles everything; proxytest serves proxies to tests.
 	{"internal/gateway", "internal/proxytest"},
 	// Programs.

@@ -21,6 +21,9 @@ const (
 
 var baseLevels = map[string]int{Viewer: 1, Editor: 2, Admin: 3}
 
+// IsBase reports whether role is one of the three base roles.
+func IsBase(role string) bool { return baseLevels[role] != 0 }
+
 // Roles knows every role name a caller or an entry may carry and the base
 // role each one stands for. It is immutable once built and safe for
 // concurrent use.

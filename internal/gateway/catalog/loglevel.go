@@ -17,12 +17,6 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// logLevelRank orders the levels, most verbose first.
-var logLevelRank = map[mcp.LogLevel]int{
-	mcp.LevelDebug: 1, mcp.LevelInfo: 2, mcp.LevelNotice: 3, mcp.LevelWarning: 4,
-	mcp.LevelError: 5, mcp.LevelCritical: 6, mcp.LevelAlert: 7, mcp.LevelEmergency: 8,
-}
-
 // setLevelTimeout bounds each backend's answer.
 const setLevelTimeout = 10 * time.Second
 
@@ -30,12 +24,12 @@ const setLevelTimeout = 10 * time.Second
 // unless one was already asked for it or a more verbose one. Failures are
 // logged: the client's own level is set whatever a backend answers.
 func (c *Claims) SetLevel(ctx context.Context, level mcp.LogLevel) {
-	rank, ok := logLevelRank[level]
-	if !ok {
+	rank := level.Rank()
+	if rank == 0 {
 		return
 	}
 	c.mu.Lock()
-	if cur, ok := logLevelRank[c.level]; !ok || rank < cur {
+	if cur := c.level.Rank(); cur == 0 || rank < cur {
 		c.level = level // what a backend that comes up later is asked for
 	}
 	var ask []*Mirror
@@ -67,7 +61,7 @@ func (c *Claims) catchUpLevel(ctx context.Context, b *Mirror) {
 	level := c.level
 	ask := level != "" && b.offersLogging && !b.sessionless && b.levelSent == 0
 	if ask {
-		b.levelSent = logLevelRank[level]
+		b.levelSent = level.Rank()
 	}
 	c.mu.Unlock()
 	if ask {
