@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"net/http"
 	"slices"
 	"strings"
@@ -230,15 +231,11 @@ func (v *OAuthVerifier) roleOf(claims jwt.MapClaims) string {
 			}
 		}
 	}
-	best, bestLevel := "", 0
+	roles := make([]string, 0, len(scopes))
 	for _, s := range scopes {
-		role, ok := v.scopes[s]
-		if !ok {
-			continue
-		}
-		if n, _ := v.level(role); n > bestLevel {
-			best, bestLevel = role, n
+		if role, ok := v.scopes[s]; ok {
+			roles = append(roles, role)
 		}
 	}
-	return best
+	return policy.Highest(v.level, roles...)
 }

@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"net/http"
 	"net/url"
 	"strings"
@@ -160,16 +161,17 @@ func (g *Gateway) upstream() (*authserver.Provider, error) {
 				}
 			}
 		}
-		best, bestLevel := "", 0
+		var roles []string
 		for _, v := range values {
 			role, ok := c.Roles[v]
-			if !ok && len(c.Roles) == 0 && g.roles.Known(v) {
+			if !ok && len(c.Roles) == 0 {
 				role, ok = v, true
 			}
-			if n, known := g.roles.Level(role); ok && known && n > bestLevel {
-				best, bestLevel = role, n
+			if ok {
+				roles = append(roles, role)
 			}
 		}
+		best := policy.Highest(g.roles.Level, roles...)
 		if best == "" && c.DefaultRole != "" {
 			return c.DefaultRole, true
 		}

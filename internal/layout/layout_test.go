@@ -28,9 +28,11 @@ var layers = [][]string{
 	{"internal/auth/oauthclient", "jsonrpc", "sse", "internal/store", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
-	// Transports, the relay, and what plugs into the engine: access
-	// control, authentication, and the observers.
-	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
+	// Who may see and use what: roles, the gate, rate limits.
+	{"internal/policy"},
+	// Transports, the relay, and what plugs into the engine:
+	// authentication and the observers.
+	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The search mode's tools, over the engine's catalogue.
 		"internal/gateway/toolsearch"},
 	// Backends and the proxy: transports and the wire put together; what

@@ -21,6 +21,19 @@ const (
 
 var baseLevels = map[string]int{Viewer: 1, Editor: 2, Admin: 3}
 
+// Highest is the highest of roles by level ("" when none is known): the
+// role of a caller who holds several at once (scopes, a claim's values).
+// Of two at one level, the first wins.
+func Highest(level func(role string) (int, bool), roles ...string) string {
+	best, bestLevel := "", 0
+	for _, r := range roles {
+		if n, known := level(r); known && n > bestLevel {
+			best, bestLevel = r, n
+		}
+	}
+	return best
+}
+
 // IsBase reports whether role is one of the three base roles.
 func IsBase(role string) bool { return baseLevels[role] != 0 }
 

@@ -111,3 +111,25 @@ func TestNewRolesRefusesMappingsThatCannotWork(t *testing.T) {
 		})
 	}
 }
+
+func TestTheHighestOfSeveralRolesIsTheirsAndUnknownOnesCountForNothing(t *testing.T) {
+	r, err := policy.NewRoles(map[string]string{"sre": policy.Admin, "intern": policy.Viewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		roles []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"nobody"}, ""},
+		{[]string{policy.Viewer, policy.Editor}, policy.Editor},
+		{[]string{"intern", "nobody", policy.Editor}, policy.Editor},
+		{[]string{"sre", policy.Admin}, "sre"},
+		{[]string{policy.Admin, "sre"}, policy.Admin},
+	} {
+		if got := policy.Highest(r.Level, c.roles...); got != c.want {
+			t.Errorf("Highest(%q) = %q, want %q", c.roles, got, c.want)
+		}
+	}
+}

@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -269,17 +270,14 @@ func (s *Server) roleFor(asked []string, cred string) (role, scope string, ok bo
 	if !known {
 		return "", "", false
 	}
-	best, bestLevel := "", 0
+	var granted []string
 	for _, sc := range asked {
-		r, ok := s.cfg.Scopes[sc]
-		if !ok {
-			continue
-		}
-		if n, _ := s.cfg.Level(r); n > bestLevel {
-			best, bestLevel = r, n
+		if r, ok := s.cfg.Scopes[sc]; ok {
+			granted = append(granted, r)
 		}
 	}
-	if best == "" || bestLevel > credLevel {
+	best := policy.Highest(s.cfg.Level, granted...)
+	if bestLevel, _ := s.cfg.Level(best); best == "" || bestLevel > credLevel {
 		best = cred
 	}
 	scope, ok = s.byRole[best]
@@ -287,7 +285,7 @@ func (s *Server) roleFor(asked []string, cred string) (role, scope string, ok bo
 		// No scope grants exactly this role: the highest one that grants
 		// less, so that the token's scope never says more than it grants.
 		best, scope = "", ""
-		bestLevel = 0
+		bestLevel := 0
 		for r, sc := range s.byRole {
 			if n, _ := s.cfg.Level(r); n <= credLevel && n > bestLevel {
 				best, scope, bestLevel = r, sc, n
