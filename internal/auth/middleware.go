@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -157,22 +158,14 @@ func (a *Authenticator) untilRevoked(ctx context.Context, id mcp.Identity, at at
 	if at.scheme == "oauth" && a.active != nil {
 		// A grant is revoked in the store, by any replica: asked again
 		// while the stream lasts.
-		go func() {
-			t := time.NewTicker(activeEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-t.C:
-					if !a.active(ctx, id, now) {
-						a.log.Info("stream closed: its grant was revoked", "token_id", at.tokenID)
-						cancel()
-						return
-					}
-				}
+		go tick.Every(ctx, activeEvery, func(now time.Time) bool {
+			if a.active(ctx, id, now) {
+				return true
 			}
-		}()
+			a.log.Info("stream closed: its grant was revoked", "token_id", at.tokenID)
+			cancel()
+			return false
+		})
 		return ctx, cancel
 	}
 	if at.scheme != "token" || a.tokens == nil {

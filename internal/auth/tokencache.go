@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"log/slog"
 	"slices"
 	"sync"
@@ -90,18 +91,12 @@ func (t *Tokens) Refresh(ctx context.Context) error { return t.Load(ctx) }
 // RefreshEvery calls Refresh every d until ctx is cancelled. A failed
 // refresh is logged and the index kept as it was.
 func (t *Tokens) RefreshEvery(ctx context.Context, d time.Duration) {
-	tick := time.NewTicker(d)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if err := t.Refresh(ctx); err != nil && ctx.Err() == nil {
-				t.log.Warn("token refresh failed", "err", err)
-			}
+	tick.Every(ctx, d, func(time.Time) bool {
+		if err := t.Refresh(ctx); err != nil && ctx.Err() == nil {
+			t.log.Warn("token refresh failed", "err", err)
 		}
-	}
+		return true
+	})
 }
 
 // createAttempts bounds the fresh draws after a duplicate id.

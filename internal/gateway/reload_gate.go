@@ -8,6 +8,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"sync/atomic"
 	"time"
 
@@ -68,14 +69,5 @@ func (g *limitGate) buckets() int { return g.cur.Load().limiter.Len() }
 // sweep drops refilled buckets of the current limiter every interval until
 // ctx ends.
 func (g *limitGate) sweep(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			g.cur.Load().limiter.Sweep(g.now())
-		}
-	}
+	tick.Every(ctx, every, func(time.Time) bool { g.cur.Load().limiter.Sweep(g.now()); return true })
 }

@@ -26,6 +26,7 @@ package policy
 
 import (
 	"context"
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"maps"
 	"math"
 	"slices"
@@ -243,14 +244,5 @@ func (l *Limiter) Len() int {
 
 // Run sweeps every interval until ctx is cancelled.
 func (l *Limiter) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			l.Sweep(l.now())
-		}
-	}
+	tick.Every(ctx, every, func(time.Time) bool { l.Sweep(l.now()); return true })
 }
