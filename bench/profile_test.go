@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +27,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 

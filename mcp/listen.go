@@ -17,6 +17,13 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
+// The notifications that a list changed.
+const (
+	ToolsListChanged     = "notifications/tools/list_changed"
+	ResourcesListChanged = "notifications/resources/list_changed"
+	PromptsListChanged   = "notifications/prompts/list_changed"
+)
+
 // listener is one open subscriptions/listen.
 type listener struct {
 	id     jsonrpc.ID
@@ -37,11 +44,11 @@ type listenFilter struct {
 // resources/updated).
 func (f *listenFilter) wants(method, uri string) bool {
 	switch method {
-	case "notifications/tools/list_changed":
+	case ToolsListChanged:
 		return f.ToolsListChanged
-	case "notifications/prompts/list_changed":
+	case PromptsListChanged:
 		return f.PromptsListChanged
-	case "notifications/resources/list_changed":
+	case ResourcesListChanged:
 		return f.ResourcesListChanged
 	case "notifications/resources/updated":
 		return slices.Contains(f.ResourceSubscriptions, uri)

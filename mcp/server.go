@@ -118,10 +118,10 @@ func NewServer(opts Options) *Server {
 	if s.gate == nil {
 		s.gate = openGate{}
 	}
-	s.tools = newRegistry(s, func(t *Tool) string { return t.Name }, "notifications/tools/list_changed")
-	s.resources = newRegistry(s, func(r *Resource) string { return r.URI }, "notifications/resources/list_changed")
-	s.templates = newRegistry(s, func(t *ResourceTemplate) string { return t.URITemplate }, "notifications/resources/list_changed")
-	s.prompts = newRegistry(s, func(p *Prompt) string { return p.Name }, "notifications/prompts/list_changed")
+	s.tools = newRegistry(s, func(t *Tool) string { return t.Name }, ToolsListChanged)
+	s.resources = newRegistry(s, func(r *Resource) string { return r.URI }, ResourcesListChanged)
+	s.templates = newRegistry(s, func(t *ResourceTemplate) string { return t.URITemplate }, ResourcesListChanged)
+	s.prompts = newRegistry(s, func(p *Prompt) string { return p.Name }, PromptsListChanged)
 	s.methods = map[string]Handler{
 		"initialize":               HandlerFunc(s.serveInitialize),
 		"ping":                     HandlerFunc(servePing),

@@ -8,7 +8,6 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/mcp"
 	"io"
 	"log/slog"
 	"mime"
@@ -16,6 +15,7 @@ import (
 	"net/url"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // ClientOptions configures DialStreamable and DialSSE.

@@ -4,10 +4,11 @@
 package mcphttp
 
 import (
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 func TestLastConnOnTheDefaultClientClosesItsIdleConnections(t *testing.T) {

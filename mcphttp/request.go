@@ -6,7 +6,6 @@ package mcphttp
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // acceptsBoth reports whether an Accept header lists both media types a

@@ -19,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/mcp"
-
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // becomeSubreaper makes this process the parent of orphaned descendants,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/wiremcp"
 )

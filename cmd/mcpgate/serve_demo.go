@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // demoName is the demonstration backend's name.

@@ -8,12 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/tick"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

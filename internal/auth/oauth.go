@@ -19,8 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
-	"github.com/mcpgate/mcpgate/internal/policy"
 	"net/http"
 	"slices"
 	"strings"
@@ -28,7 +26,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
+	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

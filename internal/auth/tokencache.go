@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/tick"
 	"log/slog"
 	"slices"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/tick"
 )
 
 // TokenSource is the part of store.Store that Tokens needs.

@@ -11,8 +11,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // openScript: KEYS[1] the identity's set; ARGV: sid, limit, idle (ms).

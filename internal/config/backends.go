@@ -7,11 +7,12 @@ package config
 
 import (
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/url"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // BackendConfig configures one backend server.

@@ -1,10 +1,10 @@
 package config_test
 
 import (
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // The reference the README points to loads and validates, and shows every

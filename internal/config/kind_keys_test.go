@@ -2,11 +2,12 @@ package config
 
 import (
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // keyUse is, for one backend key, a value for it and the kinds that use

@@ -5,12 +5,13 @@ package config
 
 import (
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
-	"github.com/mcpgate/mcpgate/internal/policy"
 	"net"
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+	"github.com/mcpgate/mcpgate/internal/policy"
 )
 
 var entryKinds = map[string]bool{"": true, "tool": true, "resource": true, "prompt": true}

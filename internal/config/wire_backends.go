@@ -17,10 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // WireBackend is the part of a Backend only proxy and process backends

@@ -13,7 +13,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -26,6 +25,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // backendOAuth is what the backends' Authorizations share.

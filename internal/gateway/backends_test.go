@@ -12,7 +12,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +29,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/stdio"

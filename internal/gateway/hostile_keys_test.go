@@ -11,7 +11,6 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/proxy"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )

@@ -8,11 +8,11 @@ package gateway
 
 import (
 	"context"
-	"github.com/mcpgate/mcpgate/internal/tick"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/policy"
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

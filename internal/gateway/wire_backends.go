@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"maps"
 	"os"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/proxy"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // wireSpec fills s's Arguments, Secrets and ProxyCommand from b; what src

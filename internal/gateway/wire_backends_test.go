@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,6 +26,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )

@@ -12,7 +12,6 @@ package gateway_test
 
 import (
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // The fixture through a process backend scores what it scores directly,

@@ -20,16 +20,15 @@ var layers = [][]string{
 	{"internal/egress", "internal/egress/egresstest", "internal/tick"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
-	{"internal/auth/oauthmeta",
-		// What speaking to one upstream server means, shared by the
-		// backends and the proxy: it imports nothing of ours yet.
-		"internal/upstream"},
+	{"internal/auth/oauthmeta"},
 	// Foundations: they import nothing of ours but the two layers below.
 	{"internal/auth/oauthclient", "jsonrpc", "sse", "internal/store", "internal/peers", "internal/otlptest", "internal/oauthtest", "internal/layout"},
 	// The engine, the wire's codecs, a store.
 	{"mcp", "wire", "internal/store/sqlite", "internal/store/postgres", "internal/store/storetest"},
-	// Who may see and use what: roles, the gate, rate limits.
-	{"internal/policy"},
+	// Who may see and use what: roles, the gate, rate limits. What
+	// speaking to one upstream server means, shared by the relay, the
+	// backends and the proxy.
+	{"internal/policy", "internal/upstream"},
 	// Transports, the relay, and what plugs into the engine:
 	// authentication and the observers.
 	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",

@@ -26,7 +26,6 @@ package policy
 
 import (
 	"context"
-	"github.com/mcpgate/mcpgate/internal/tick"
 	"maps"
 	"math"
 	"slices"
@@ -36,6 +35,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

@@ -3,11 +3,11 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/wire"
 )

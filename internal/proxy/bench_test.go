@@ -9,13 +9,13 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/wire"
 )

@@ -8,13 +8,13 @@ package proxy
 
 import (
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 

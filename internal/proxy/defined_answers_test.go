@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"

@@ -11,9 +11,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )

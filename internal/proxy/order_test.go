@@ -11,10 +11,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/wire"
 )
 

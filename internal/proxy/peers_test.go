@@ -7,7 +7,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // everythingWorks lists the tools and runs echo.

@@ -8,13 +8,13 @@ package proxy
 
 import (
 	"context"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // relayCase is one upstream and what its exchanges look like.

@@ -8,11 +8,11 @@ package proxy
 
 import (
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/wire"
 )
 

@@ -5,10 +5,11 @@
 package proxy
 
 import (
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 func TestSecretsBecomeTheStdioServersEnvironmentAndNeverALogLine(t *testing.T) {

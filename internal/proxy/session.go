@@ -11,11 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/stdio"
 )
@@ -162,7 +162,7 @@ func (u *Upstream) dialSession(ctx context.Context) (*session, error) {
 		// capability (sampling, roots, elicitation) it could not serve.
 	}
 	if ask := u.ask.Load(); ask != nil {
-		opts.Capabilities = clientCapabilities
+		opts.Capabilities = upstream.ClientCapabilities()
 		opts.OnRequest = *ask
 	}
 	s.client = mcp.NewClient(conn, opts)

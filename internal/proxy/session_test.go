@@ -9,10 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 func TestTheSessionIsDialledByTheFirstExchange(t *testing.T) {

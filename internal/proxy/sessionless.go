@@ -11,7 +11,7 @@
 //   - The answers to an InputRequiredResult: each input goes to the
 //     gateway as the server request it would have been in a session (tag
 //     12, ask.go), and the request is retried with the answers, up to
-//     maxInputRounds. What the gateway cannot answer is -32021.
+//     upstream.MaxInputRounds. What the gateway cannot answer is -32021.
 //   - The Mcp-Param headers of a tools/call over HTTP, from the tool's
 //     x-mcp-header annotations: learnt from every tools/list answer that
 //     passes, or from a listing of the proxy's own when a call names a
@@ -31,17 +31,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
-
-// maxInputRounds bounds the retries of one exchange for input.
-const maxInputRounds = 8
 
 // defaultLogLevel is asked of a sessionless upstream before any
 // logging/setLevel.
@@ -55,7 +52,7 @@ const ackWait = 5 * time.Second
 const relisten = time.Second
 
 // listChanges are told when a listen had to be opened again.
-var listChanges = []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"}
+var listChanges = []string{mcp.ToolsListChanged, mcp.PromptsListChanged, mcp.ResourcesListChanged}
 
 // exchangeSessionless is Exchange on a sessionless upstream session.
 func (u *Upstream) exchangeSessionless(ctx context.Context, s *session, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -81,29 +78,27 @@ func (u *Upstream) exchangeSessionless(ctx context.Context, s *session, method s
 	if method == "tools/call" && u.cfg.Kind != upstream.KindStdio {
 		ctx = mcp.WithOutgoingHeaders(ctx, u.paramHeaders(ctx, s, params))
 	}
-	for round := 0; ; round++ {
+	res, err := upstream.WithInput(ctx, params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 		res, err := s.client.Call(ctx, method, params)
 		if err == nil && method == "tools/list" {
 			s.noteTools(res)
 		}
-		if err != nil || !mcp.IsInputRequired(res) {
-			return res, err
-		}
-		if round == maxInputRounds {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
-				method+": the server asked for input more than the proxy retries for", nil)
-		}
-		inputs := mcp.InputsOf(res)
+		return res, err
+	}, func(ctx context.Context, inputs []mcp.Input) ([]json.RawMessage, error) {
 		answers := make([]json.RawMessage, len(inputs))
 		for i, in := range inputs {
+			var err error
 			if answers[i], err = u.answerInput(ctx, in); err != nil {
 				return nil, err
 			}
 		}
-		if params, err = mcp.RetryParams(params, res, inputs, answers); err != nil {
-			return nil, err
-		}
+		return answers, nil
+	})
+	if errors.Is(err, upstream.ErrKeepsAsking) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			method+": the server asked for input more than the proxy retries for", nil)
 	}
+	return res, err
 }
 
 // answerInput asks the gateway for one input, as the server request it

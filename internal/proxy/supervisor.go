@@ -10,12 +10,12 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

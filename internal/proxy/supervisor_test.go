@@ -9,12 +9,12 @@ package proxy
 
 import (
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -106,11 +106,6 @@ type Upstream struct {
 // AskFunc answers one request the MCP server sent its client, with the
 // client's raw result or a *jsonrpc.Error.
 type AskFunc func(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error)
-
-// clientCapabilities are what a session declares once requests from the
-// server can be relayed: the gateway relays them to its own clients and
-// answers for a client that declared none itself.
-var clientCapabilities = json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
 
 // SetAsk makes f the answer to the server's requests in the sessions
 // dialled from now on (Server does, at NewServer).

@@ -4,7 +4,6 @@
 package proxytest
 
 import (
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/proxy"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 

@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,6 +39,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
 )
 

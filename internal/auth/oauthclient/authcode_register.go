@@ -10,12 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
 )
 

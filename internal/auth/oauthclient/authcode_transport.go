@@ -9,13 +9,13 @@ import (
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
 )
 

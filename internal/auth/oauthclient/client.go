@@ -28,7 +28,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,6 +39,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
 )
 

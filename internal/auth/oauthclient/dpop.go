@@ -24,7 +24,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"io"
 	"net/http"
 	"net/url"
@@ -33,6 +32,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 )
 
 // dpopAlg is the one proof alg the gateway signs with.

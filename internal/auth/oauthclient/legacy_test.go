@@ -3,7 +3,6 @@ package oauthclient_test
 import (
 	"context"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 )
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -59,9 +59,9 @@ func (o Options) withDefaults() Options {
 // listChanged are the notifications after which the catalogue is synced
 // again.
 var listChanged = map[string]bool{
-	"notifications/tools/list_changed":     true,
-	"notifications/resources/list_changed": true,
-	"notifications/prompts/list_changed":   true,
+	mcp.ToolsListChanged:     true,
+	mcp.ResourcesListChanged: true,
+	mcp.PromptsListChanged:   true,
 }
 
 // ErrConnectionEnded is the reason given when the server closed the
@@ -208,7 +208,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	inflight := catalog.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
-		Capabilities: catalog.ClientCapabilities(),
+		Capabilities: upstream.ClientCapabilities(),
 		Logger:       b.log,
 		OnRequest:    inflight.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) {

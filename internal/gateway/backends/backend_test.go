@@ -3,7 +3,6 @@ package backends_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )

@@ -6,9 +6,9 @@ package backends
 import (
 	"context"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"os"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/stdio"

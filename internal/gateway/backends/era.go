@@ -10,10 +10,10 @@ package backends
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

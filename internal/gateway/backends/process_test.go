@@ -11,13 +11,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

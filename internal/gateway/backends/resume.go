@@ -14,8 +14,8 @@ package backends
 
 import (
 	"context"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

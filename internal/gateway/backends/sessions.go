@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -309,7 +310,7 @@ func (p *sessionPool) dial(front *mcp.Session) (catalog.Session, *mcphttp.Stream
 	inflight := catalog.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
-		Capabilities: catalog.ClientCapabilities(),
+		Capabilities: upstream.ClientCapabilities(),
 		Logger:       p.b.log,
 		OnRequest:    inflight.OnRequest,
 		// The catalogue is the shared connection's: list_changed and

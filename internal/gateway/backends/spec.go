@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"net/http"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

@@ -6,12 +6,12 @@
 package backends_test
 
 import (
-	"github.com/mcpgate/mcpgate/internal/upstream"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )

@@ -31,15 +31,6 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// clientCapabilities are the capabilities a relaying mcp.Client declares
-// at initialize: the gateway relays sampling, elicitation and roots to its
-// clients.
-const clientCapabilities = `{"roots":{},"sampling":{},"elicitation":{}}`
-
-// ClientCapabilities returns them (a fresh copy: no package variable for
-// another package to change).
-func ClientCapabilities() json.RawMessage { return json.RawMessage(clientCapabilities) }
-
 // Inflight is the registry of the front requests in flight to one backend.
 // Create it before the backend's mcp.Client and hook OnNotification and
 // OnRequest into its ClientOptions; give the same one to catalog.New.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -95,7 +96,7 @@ func relayedBothWaysTo(t *testing.T, back *mcp.Server, claims *catalog.Claims, c
 	conn := &memConn{in: make(chan []byte, 1024), done: make(chan struct{})}
 	conn.ss = back.NewSession(mcp.SessionOptions{ID: "mem", Out: conn})
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "relay-test", Version: "1"},
-		Capabilities: catalog.ClientCapabilities(), OnRequest: inf.OnRequest,
+		Capabilities: upstream.ClientCapabilities(), OnRequest: inf.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) { inf.OnNotification(m) }})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

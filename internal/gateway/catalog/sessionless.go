@@ -13,7 +13,7 @@
 // entry (the retry's is opened again before it goes up). A 2025 caller
 // cannot retry, so the gateway asks it on its session — elicitation,
 // sampling, roots, as server-to-client requests — and retries for it, up
-// to maxInputRounds; what the caller did not declare it can give is
+// to upstream.MaxInputRounds; what the caller did not declare it can give is
 // -32021, with the reason.
 
 package catalog
@@ -22,13 +22,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
-
-// maxInputRounds bounds the rounds a 2025 caller's call is retried for.
-const maxInputRounds = 8
 
 // reservedMeta are the _meta keys a sessionless request uses to say what
 // it is; a caller's are not passed upstream.
@@ -62,7 +61,7 @@ func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params js
 	if len(caps) > 0 {
 		meta = append(meta, caps...)
 	} else {
-		meta = append(meta, clientCapabilities...)
+		meta = append(meta, upstream.ClientCapabilities()...)
 	}
 	if level := b.callerLogLevel(r); level != "" {
 		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
@@ -103,25 +102,29 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 		args, _ := jsonrpc.Lookup(params, "arguments")
 		ctx = mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(r.HeaderParams(), args))
 	}
-	for round := 0; ; round++ {
+	call := func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 		res, err := b.callSessionless(ctx, r, client, inflight, method, params)
 		if err == nil && r != nil && isTaskResult(res) {
 			b.claims.noteTask(ctx, b, res) // tasks.go: the caller's tasks/* go here
 		}
+		return res, err
+	}
+	if r != nil && r.MultiRoundTrip() {
+		// A 2026 caller answers the input itself, and retries.
+		res, err := call(ctx, params)
 		if err != nil || !mcp.IsInputRequired(res) {
 			return res, err
 		}
-		if r != nil && r.MultiRoundTrip() {
-			return b.sealForCaller(ctx, r, res)
-		}
-		if round == maxInputRounds {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
-				"backend "+b.name+" asked for input more than the gateway retries for", map[string]string{"backend": b.name})
-		}
-		if params, err = b.answerForSessionCaller(ctx, r, res, params); err != nil {
-			return nil, err
-		}
+		return b.sealForCaller(ctx, r, res)
 	}
+	res, err := upstream.WithInput(ctx, params, call, func(ctx context.Context, inputs []mcp.Input) ([]json.RawMessage, error) {
+		return b.askSessionCaller(ctx, r, inputs)
+	})
+	if errors.Is(err, upstream.ErrKeepsAsking) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"backend "+b.name+" asked for input more than the gateway retries for", map[string]string{"backend": b.name})
+	}
+	return res, err
 }
 
 func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
@@ -155,25 +158,19 @@ func (b *Mirror) sealForCaller(ctx context.Context, r *mcp.Request, res json.Raw
 	return withStringMember(res, "requestState", sealed)
 }
 
-// answerForSessionCaller asks a 2025 caller, on its session, what the
-// backend's InputRequiredResult asks, and returns the params of the retry:
-// the answers in inputResponses, the backend's requestState as it came.
-func (b *Mirror) answerForSessionCaller(ctx context.Context, r *mcp.Request, res, params json.RawMessage) (json.RawMessage, error) {
+// askSessionCaller asks a 2025 caller, on its session, what the backend's
+// InputRequiredResult asks.
+func (b *Mirror) askSessionCaller(ctx context.Context, r *mcp.Request, inputs []mcp.Input) ([]json.RawMessage, error) {
 	if r == nil {
 		return nil, jsonrpc.NewError(mcp.CodeMissingRequiredCapability, "backend "+b.name+" asks for input, and there is no caller to ask", nil)
 	}
-	inputs := mcp.InputsOf(res)
 	for _, in := range inputs {
 		capability := mcp.InputCapability(in.Method)
 		if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
 			return nil, b.missingCapability(capability, in.Method)
 		}
 	}
-	answers, err := r.Ask(ctx, inputs...)
-	if err != nil {
-		return nil, err
-	}
-	return mcp.RetryParams(params, res, inputs, answers)
+	return r.Ask(ctx, inputs...)
 }
 
 // missingCapability is -32021 for a backend's request of method, which

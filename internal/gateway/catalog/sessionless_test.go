@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -128,7 +129,7 @@ func relayedSessionlessWith(t testing.TB, back *mcp.Server, capabilities string,
 	inf := catalog.NewInflight()
 	conn := &sessionlessConn{s: back, in: make(chan *jsonrpc.Message, 64), done: make(chan struct{})}
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "relay-test", Version: "1"},
-		Capabilities: catalog.ClientCapabilities(), OnRequest: inf.OnRequest,
+		Capabilities: upstream.ClientCapabilities(), OnRequest: inf.OnRequest,
 		OnNotification: func(m *jsonrpc.Message) { inf.OnNotification(m) }})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -10,11 +10,11 @@ package catalog
 import (
 	"context"
 	"errors"
-	"github.com/mcpgate/mcpgate/mcp"
 	"strconv"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // errCallTimeout is the cause of a call's context when its watchdog fired.
