@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	testkit.Main(m)
 }
 
 // The short run measures every path of the issue, every row answers

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // drip sends a POST's headers announcing body, then body one byte every
@@ -56,7 +58,7 @@ func drip(t *testing.T, addr, path, body string, gap time.Duration) (status int,
 }
 
 func TestADrippedBodyIsCutOff(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}`
 	opts := Options{BodyTimeout: 300 * time.Millisecond}
 

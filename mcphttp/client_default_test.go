@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -16,8 +18,8 @@ func TestLastConnOnTheDefaultClientClosesItsIdleConnections(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted) // a notification needs no answer
 	}))
 	t.Cleanup(srv.Close)
-	stLeakCheck(t) // after the server: its listener may stay, no connection may
-	ctx := stContext(t)
+	testkit.LeakCheck(t) // after the server: its listener may stay, no connection may
+	ctx := testkit.Context(t)
 	var conns []*StreamableConn
 	for range 2 {
 		c, err := DialStreamable(ctx, srv.URL, ClientOptions{})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -34,8 +36,8 @@ func cutFirstListens(n int32, h http.Handler) http.Handler {
 // again after the pause, with ended told first; a server's refusal ends
 // Listen with that refusal.
 func TestListenReopensAStreamThatEndedAndReturnsARefusal(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "listen", Version: "1"}})
 	h := NewHandler(srv, Options{Sessionless: true})
 	t.Cleanup(h.Close)

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -88,20 +90,20 @@ func pollClient(t *testing.T, p *pollServer, logs *mcptest.SyncBuffer) *mcp.Clie
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	conn, err := DialStreamable(testCtx(t), srv.URL+"/mcp", ClientOptions{Logger: log})
+	conn, err := DialStreamable(testkit.Context(t), srv.URL+"/mcp", ClientOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "t", Version: "1"}, Logger: log})
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Initialize(testCtx(t)); err != nil {
+	if _, err := c.Initialize(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
 func TestClientTakesA404OnTheStandaloneStreamWithoutASessionForNoStream(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	p := &pollServer{} // issues no session
 	c := pollClient(t, p, &mcptest.SyncBuffer{})
 	deadline := time.Now().Add(10 * time.Second)
@@ -118,18 +120,18 @@ func TestClientTakesA404OnTheStandaloneStreamWithoutASessionForNoStream(t *testi
 		time.Sleep(5 * time.Millisecond) // polling a condition, bounded
 	}
 	for range 3 {
-		if _, err := c.Call(testCtx(t), "tools/call", []byte(`{"name":"plain"}`)); err != nil {
+		if _, err := c.Call(testkit.Context(t), "tools/call", []byte(`{"name":"plain"}`)); err != nil {
 			t.Fatalf("a call after the GET's 404: %v (the connection was ended as expired)", err)
 		}
 	}
 }
 
 func TestClientWaitsTheServersRetryAndTakesAPrimingEventForNoMessage(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	p := &pollServer{session: "s-1"}
 	logs := &mcptest.SyncBuffer{}
 	c := pollClient(t, p, logs)
-	ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Second)
+	ctx, cancel := context.WithTimeout(testkit.Context(t), 20*time.Second)
 	defer cancel()
 	res, err := c.Call(ctx, "tools/call", []byte(`{"name":"poll"}`))
 	if err != nil || !strings.Contains(string(res), "polled") {

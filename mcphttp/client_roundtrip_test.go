@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -43,8 +45,8 @@ func TestRoundTripReturnsAJSONAnswerAndLeavesAStreamedOneToRead(t *testing.T) {
 		json bool
 	}{{"JSON answers come back at once", true}, {"event-stream answers arrive on Read", false}} {
 		t.Run(mode.name, func(t *testing.T) {
-			verifyNoLeaks(t)
-			ctx := testCtx(t)
+			testkit.LeakCheck(t)
+			ctx := testkit.Context(t)
 			p := newSDKStreamablePeer(t, &sdk.StreamableHTTPOptions{JSONResponse: mode.json})
 			conn, err := DialStreamable(ctx, p.http.URL, ClientOptions{HTTPClient: p.http.Client()})
 			if err != nil {

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
@@ -69,8 +71,8 @@ func connectEra(ctx context.Context, t *testing.T, url string, era mcp.Era) (*mc
 }
 
 func TestTheClientLearnsEachServersEra(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	modern := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
 	legacy := NewHandler(fixture.New(fixture.Options{}), Options{})
 	t.Cleanup(func() { modern.Close(); legacy.Close() })
@@ -123,8 +125,8 @@ func TestTheClientLearnsEachServersEra(t *testing.T) {
 // capabilities in _meta; the caller's own _meta members stay, and a
 // revision the caller put there is replaced by the one spoken.
 func TestASessionlessRequestCarriesItsMeta(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	var got json.RawMessage
 	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "meta", Version: "1"}})
 	if err := srv.AddTools(&mcp.Tool{Name: "meta", Handler: func(_ context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
@@ -157,8 +159,8 @@ func TestASessionlessRequestCarriesItsMeta(t *testing.T) {
 // An answer that says nothing of the protocol leaves the era unknown, so
 // that the caller tries again rather than settle on the wrong one.
 func TestAProbeThatProvesNothingIsAnError(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway} {
 		url, _ := serveForEra(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", status) }))
 		_, era, err := connectEra(ctx, t, url, mcp.EraAuto)
@@ -184,8 +186,8 @@ func TestAProbeThatProvesNothingIsAnError(t *testing.T) {
 // A tool's Mcp-Param headers go out as the relay put them in the
 // context, and a sessionless server checks them against the body.
 func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	h := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
 	t.Cleanup(h.Close)
 	url, log := serveForEra(t, h)
@@ -214,8 +216,8 @@ func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
 // A modern server that refuses the revision with -32022 while listing it
 // as supported is asked again, as the revision says, not given up on.
 func TestAnUnsupportedVersionNamingOursIsRetried(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	modern := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
 	t.Cleanup(modern.Close)
 	var refused atomic.Bool
@@ -237,8 +239,8 @@ func TestAnUnsupportedVersionNamingOursIsRetried(t *testing.T) {
 // a server that speaks both eras answers it, and the connection stays in
 // the session era (a relay passes such a request on for its own caller).
 func TestADiscoverOnASessionLeavesItsEra(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	both := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
 	t.Cleanup(both.Close)
 	url, log := serveForEra(t, both)

@@ -14,14 +14,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgate/mcpgate/sse"
 )
 
 func TestClientSSEAgainstSDKServer(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	s := newSDKServer()
 	p := newSDKPeer(t, sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	conn, err := DialSSE(ctx, p.http.URL+"/sse", ClientOptions{HTTPClient: p.http.Client()})
@@ -56,8 +58,8 @@ func TestClientSSEAgainstSDKServer(t *testing.T) {
 }
 
 func TestClientSSERefusesACrossOriginEndpoint(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "event: endpoint\ndata: http://elsewhere.example/messages?sessionId=1\n\n")
@@ -70,8 +72,8 @@ func TestClientSSERefusesACrossOriginEndpoint(t *testing.T) {
 }
 
 func TestClientSSEKeepsResultBytes(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	f := newLegacyFixture(t, Options{})
 	conn, err := DialSSE(ctx, f.url("/sse"), ClientOptions{HTTPClient: f.http.Client()})
 	if err != nil {

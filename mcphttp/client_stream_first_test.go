@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -82,12 +84,12 @@ func (s *sfServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // The first call after initialize waits until the standalone stream is
 // open, so that a server request sent on it at once is not lost.
 func TestClientOpensTheStandaloneStreamBeforeTheFirstCall(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	s := &sfServer{answers: make(chan []byte, 1)}
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	defer srv.CloseClientConnections()
-	conn, err := DialStreamable(testCtx(t), srv.URL+"/mcp", ClientOptions{})
+	conn, err := DialStreamable(testkit.Context(t), srv.URL+"/mcp", ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +98,10 @@ func TestClientOpensTheStandaloneStreamBeforeTheFirstCall(t *testing.T) {
 			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}`), nil
 		}})
 	defer c.Close()
-	if _, err := c.Initialize(testCtx(t)); err != nil {
+	if _, err := c.Initialize(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Call(testCtx(t), "tools/call", json.RawMessage(`{"name":"sample"}`))
+	res, err := c.Call(testkit.Context(t), "tools/call", json.RawMessage(`{"name":"sample"}`))
 	if err != nil || !strings.Contains(string(res), "sampled") {
 		t.Fatalf("the first call: %s %v, want the client's sampling answer", res, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -39,8 +41,8 @@ func TestClientStreamableAgainstSDKServer(t *testing.T) {
 		json bool
 	}{{"event-stream answers", false}, {"JSON answers", true}} {
 		t.Run(mode.name, func(t *testing.T) {
-			verifyNoLeaks(t)
-			ctx := testCtx(t)
+			testkit.LeakCheck(t)
+			ctx := testkit.Context(t)
 			p := newSDKStreamablePeer(t, &sdk.StreamableHTTPOptions{JSONResponse: mode.json})
 			conn, c := dialStreamable(ctx, t, p)
 			sessionID := conn.SessionID()
@@ -115,8 +117,8 @@ func checkHeaders(t *testing.T, seen []seenRequest, sessionID string) {
 }
 
 func TestClientStreamableResumesABrokenStream(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	p := newSDKStreamablePeer(t, &sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)})
 	_, c := dialStreamable(ctx, t, p)
 	if got := c.callTool(ctx, t, `{"name":"drop"}`); got != "after the break" {
@@ -132,8 +134,8 @@ func TestClientStreamableResumesABrokenStream(t *testing.T) {
 }
 
 func TestClientStreamableReconnectsTheStandaloneStream(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	// JSON answers put progress on the standalone stream; the event store
 	// gives its events ids and replays what a reconnecting client missed.
 	p := newSDKStreamablePeer(t, &sdk.StreamableHTTPOptions{JSONResponse: true, EventStore: sdk.NewMemoryEventStore(nil)})
@@ -171,8 +173,8 @@ func TestClientStreamableReconnectsTheStandaloneStream(t *testing.T) {
 }
 
 func TestClientStreamableBrokenStreamWithoutIDsFailsTheCall(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	p := newSDKStreamablePeer(t, nil) // no event store: no ids, no resumption
 	_, c := dialStreamable(ctx, t, p)
 	_, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":"drop"}`))
@@ -186,8 +188,8 @@ func TestClientStreamableBrokenStreamWithoutIDsFailsTheCall(t *testing.T) {
 }
 
 func TestClientStreamableHTTPErrorsBecomeErrorAnswers(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	p := newSDKStreamablePeer(t, nil)
 	_, c := dialStreamable(ctx, t, p)
 
@@ -235,8 +237,8 @@ func wantHTTPStatus(t *testing.T, err error, status int) {
 }
 
 func TestClientStreamableCloseEndsReadAndWrite(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	p := newSDKStreamablePeer(t, nil)
 	conn, err := DialStreamable(ctx, p.http.URL, ClientOptions{HTTPClient: p.http.Client()})
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,8 +33,8 @@ func sdkBehind(t *testing.T, front func(w http.ResponseWriter, r *http.Request))
 }
 
 func TestClientStreamableFollowsARedirectedPOST(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	var redirected atomic.Int32
 	srv := sdkBehind(t, func(w http.ResponseWriter, r *http.Request) {
 		redirected.Add(1)
@@ -55,8 +57,8 @@ func TestClientStreamableFollowsARedirectedPOST(t *testing.T) {
 }
 
 func TestClientStreamableSendsURLCredentialsAsBasicAuth(t *testing.T) {
-	verifyNoLeaks(t)
-	ctx := testCtx(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	var posts, authorized atomic.Int32
 	srv := sdkBehind(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {

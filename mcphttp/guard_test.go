@@ -13,11 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/fixture"
 )
 
 func TestGuard(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	h := NewHandler(fixture.New(fixture.Options{}), Options{})
 	plain := httptest.NewServer(Guard(h, GuardOptions{}))
 	t.Cleanup(plain.Close)
@@ -75,7 +77,7 @@ func TestGuard(t *testing.T) {
 			allowed++
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(stContext(t), http.MethodPost, tc.srv.URL+"/mcp", strings.NewReader(body))
+			req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, tc.srv.URL+"/mcp", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
@@ -131,7 +133,7 @@ func (p *legacyPeer) initialize(version string) {
 }
 
 func TestLegacyFirstEventIsEndpoint(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{})
 	p := openLegacyStream(t, f, "")
 	if !strings.HasPrefix(p.endpoint, "/messages?sessionId=") || p.sessionID() == "" {
@@ -144,7 +146,7 @@ func TestLegacyFirstEventIsEndpoint(t *testing.T) {
 }
 
 func TestLegacyPostRules(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{MaxBodyBytes: 1024})
 	alice := openLegacyStream(t, f, "alice")
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
@@ -200,7 +202,7 @@ func TestLegacyPostRules(t *testing.T) {
 }
 
 func TestLegacyPostIsAcceptedAndAnsweredOnTheStream(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{})
 	p := openLegacyStream(t, f, "")
 	p.initialize(mcp.Version20241105)
@@ -217,7 +219,7 @@ func TestLegacyPostIsAcceptedAndAnsweredOnTheStream(t *testing.T) {
 }
 
 func TestLegacyKeepAlive(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{KeepAlive: 5 * time.Millisecond})
 	p := openLegacyStream(t, f, "")
 	for {
@@ -232,9 +234,9 @@ func TestLegacyKeepAlive(t *testing.T) {
 }
 
 func TestLegacyDisconnectClosesSession(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	p := openLegacyStream(t, f, "")
 	p.initialize(mcp.Version20241105)
 	if st, _, _ := p.post("", "application/json", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`); st != http.StatusAccepted {
@@ -272,7 +274,7 @@ func TestLegacyDisconnectClosesSession(t *testing.T) {
 }
 
 func TestLegacyCloseEndsSessions(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{})
 	p := openLegacyStream(t, f, "")
 	if err := f.handler.Close(); err != nil {
@@ -295,7 +297,7 @@ func TestLegacyCloseEndsSessions(t *testing.T) {
 }
 
 func TestLegacyBatchOnlyWhereTheRevisionAllows(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`
 	t.Run("2025-03-26 answers the batch as an array", func(t *testing.T) {
 		p := openLegacyStream(t, newLegacyFixture(t, Options{}), "")

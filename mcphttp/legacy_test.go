@@ -15,31 +15,15 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
-
-// verifyNoLeaks fails the test if it leaves goroutines behind. Registered
-// first, it runs after every other cleanup.
-func verifyNoLeaks(t *testing.T) {
-	t.Helper()
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-}
-
-// testCtx bounds a test's waits, so that a broken promise fails the test
-// instead of hanging it.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // withTestIdentity stands in for authentication: the X-Test-Identity
 // header names the caller.
@@ -168,9 +152,9 @@ func firstText(t *testing.T, res *sdk.CallToolResult) string {
 }
 
 func TestLegacyServesSDKClient(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	progress := make(chan *sdk.ProgressNotificationParams, 8)
 	logs := make(chan *sdk.LoggingMessageParams, 8)
 	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-client", Version: "1"}, &sdk.ClientOptions{

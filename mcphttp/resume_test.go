@@ -12,12 +12,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
 )
 
 func TestAPOSTStreamIsResumedWithLastEventID(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, probe := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -34,7 +36,7 @@ func TestAPOSTStreamIsResumedWithLastEventID(t *testing.T) {
 	if err != nil || prime.ID == "" || len(prime.Data) != 0 {
 		t.Fatalf("first event %+v %v, want a priming event", prime, err)
 	}
-	stReceive(t, testCtx(t), probe.started, "the slow tool to start")
+	stReceive(t, testkit.Context(t), probe.started, "the slow tool to start")
 	hangUp()
 	resp.Body.Close()
 

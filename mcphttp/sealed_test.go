@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -64,7 +66,7 @@ func (e *stEnv) sessionSeen(sid, who string) (int, sessionSeen) {
 }
 
 func TestSealedSessionIsResumedByAnotherReplica(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	key := testKey(1)
 	a := newStEnv(t, replicaServer(t, "a"), Options{Sealer: testSealer(t, key, nil)})
 	b := newStEnv(t, replicaServer(t, "b"), Options{Sealer: testSealer(t, key, nil)})
@@ -98,7 +100,7 @@ func TestSealedSessionIsResumedByAnotherReplica(t *testing.T) {
 }
 
 func TestSealedIDsThatDoNotOpenAreUnknownSessions(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	a := newStEnv(t, replicaServer(t, "a"), Options{Sealer: testSealer(t, testKey(1), nil)})
 	sid := a.initialize("alice", mcp.Version20251125)
 	flipped := []byte(sid)
@@ -124,7 +126,7 @@ func TestSealedIDsThatDoNotOpenAreUnknownSessions(t *testing.T) {
 }
 
 func TestSealedIDsOfThePreviousKeyStillOpen(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	old, next := testKey(1), testKey(2)
 	a := newStEnv(t, replicaServer(t, "a"), Options{Sealer: testSealer(t, old, nil)})
 	rotated := newStEnv(t, replicaServer(t, "b"), Options{Sealer: testSealer(t, next, old)})
@@ -139,7 +141,7 @@ func TestSealedIDsOfThePreviousKeyStillOpen(t *testing.T) {
 }
 
 func TestDeletedSealedSessionIsNotResumedHere(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	a := newStEnv(t, replicaServer(t, "a"), Options{Sealer: testSealer(t, testKey(1), nil)})
 	sid := a.initialize("alice", mcp.Version20251125)
 	if r := a.do(http.MethodDelete, stHeaders(sid, "X-Test-Identity", "alice"), ""); r.status != http.StatusOK {
@@ -151,7 +153,7 @@ func TestDeletedSealedSessionIsNotResumedHere(t *testing.T) {
 }
 
 func TestSessionTooLargeToSealStaysOnItsReplica(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	key := testKey(1)
 	a := newStEnv(t, replicaServer(t, "a"), Options{Sealer: testSealer(t, key, nil)})
 	b := newStEnv(t, replicaServer(t, "b"), Options{Sealer: testSealer(t, key, nil)})

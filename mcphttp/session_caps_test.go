@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
 func TestStreamableSessionsPerIdentityAreCapped(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{MaxSessionsPerIdentity: 3})
 	var mallory []string
@@ -51,7 +53,7 @@ func TestStreamableSessionsPerIdentityAreCapped(t *testing.T) {
 }
 
 func TestStreamableEvictionAtTheCapTakesTheAskersSessionFirst(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{MaxSessions: 4, MaxSessionsPerIdentity: 100})
 	admin := e.initialize("admin", mcp.Version20251125) // the oldest, and idle
@@ -80,7 +82,7 @@ func TestStreamableEvictionAtTheCapTakesTheAskersSessionFirst(t *testing.T) {
 }
 
 func TestLegacySessionsPerIdentityAreCapped(t *testing.T) {
-	verifyNoLeaks(t)
+	testkit.LeakCheck(t)
 	f := newLegacyFixture(t, Options{MaxSessionsPerIdentity: 2})
 	first := openLegacyStream(t, f, "mallory")
 	openLegacyStream(t, f, "mallory")

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -48,7 +50,7 @@ func slAnswer(t *testing.T, r stReply) *jsonrpc.Message {
 }
 
 func TestSessionlessRequestsAreServedOnTheirOwn(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	e := newStEnv(t, fixture.New(fixture.Options{}), Options{Sessionless: true})
 	for _, c := range []struct {
 		rule          string
@@ -133,7 +135,7 @@ func TestSessionlessRequestsAreServedOnTheirOwn(t *testing.T) {
 // A sessionless request gets log messages only when its _meta asks for a
 // level, and then only at or above it.
 func TestSessionlessLogMessagesFollowTheRequestsLogLevel(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	e := newStEnv(t, fixture.New(fixture.Options{}), Options{Sessionless: true})
 	count := func(meta string) int {
 		r := e.slPost("tools/call", `{"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`+meta+`}}`)
@@ -164,7 +166,7 @@ func TestSessionlessLogMessagesFollowTheRequestsLogLevel(t *testing.T) {
 // The 2025 era goes on beside it on the same endpoint; with the option off,
 // a 2026-07-28 request is refused as an unknown revision, as before.
 func TestTheSessionlessEraIsBesideThe2025OneAndOffByDefault(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	on := newStEnv(t, fixture.New(fixture.Options{}), Options{Sessionless: true})
 	if r := on.post("", stInitBody(mcp.Version20251125)); r.status != 200 || r.header.Get(HeaderSessionID) == "" {
 		t.Fatalf("initialize beside the sessionless era: %d %s", r.status, r.body)
@@ -179,7 +181,7 @@ func TestTheSessionlessEraIsBesideThe2025OneAndOffByDefault(t *testing.T) {
 // then carries exactly that, each notification tagged with the
 // subscription's id; ending the handler ends it with its result.
 func TestSessionlessListenCarriesWhatItAcknowledged(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "l", Version: "1"}})
 	read := func(context.Context, *mcp.Request, string, map[string]string) (json.RawMessage, error) {
 		return json.RawMessage(`{"contents":[]}`), nil

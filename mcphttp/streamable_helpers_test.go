@@ -22,28 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
 )
-
-// stLeakCheck fails the test if it leaves goroutines behind. Called first,
-// its cleanup runs after every other one.
-func stLeakCheck(t *testing.T) {
-	t.Helper()
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-}
-
-// stContext bounds a test's waits, so a broken promise fails the test
-// instead of hanging it.
-func stContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // stWithIdentity stands in for authentication: X-Test-Identity names the
 // caller, as a bearer token would.
@@ -350,19 +332,6 @@ func stNextMessage(t *testing.T, r *sse.Reader) (sse.Event, *jsonrpc.Message) {
 		if len(ev.Data) > 0 {
 			return ev, stMessage(t, ev.Data)
 		}
-	}
-}
-
-// stWaitFor polls cond until it holds or the deadline passes. It is for
-// conditions with no event to wait on (a background reaper's effect).
-func stWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

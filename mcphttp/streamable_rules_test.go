@@ -14,11 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
 func TestStreamableHTTPRules(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -100,7 +102,7 @@ func TestStreamableHTTPRules(t *testing.T) {
 }
 
 func TestStreamableBodyLimit(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	const limit = 1 << 10
 	e := newStEnv(t, s, Options{MaxBodyBytes: limit})
@@ -131,7 +133,7 @@ func TestStreamableBodyLimit(t *testing.T) {
 			if tc.chunked {
 				body = io.MultiReader(body) // unknown length: sent chunked
 			}
-			req, _ := http.NewRequestWithContext(stContext(t), http.MethodPost, e.url, body)
+			req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, e.url, body)
 			req.Header = stHeaders(sid)
 			if tc.chunked && req.ContentLength != 0 {
 				t.Fatal("the request would not be chunked")
@@ -155,7 +157,7 @@ func TestStreamableBodyLimit(t *testing.T) {
 }
 
 func TestStreamableBatch(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	old := e.initialize("", mcp.Version20250326)
@@ -207,7 +209,7 @@ func TestStreamableBatch(t *testing.T) {
 }
 
 func TestStreamableResultBytesAreKept(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)

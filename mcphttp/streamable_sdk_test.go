@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,7 +29,7 @@ import (
 // one tools/call with invalid arguments gets JSON-RPC -32602, one valid
 // call gets result.content. The exchange is logged as a transcript.
 func TestTranscriptToolsCall(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	e := newStEnv(t, fixture.New(fixture.Options{}), Options{})
 	var sid string
 	exchange := func(body string) *jsonrpc.Message {
@@ -94,9 +96,9 @@ func TestStreamableSDKClient(t *testing.T) {
 }
 
 func stSDKClient(t *testing.T, opts Options, version string) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	e := newStEnv(t, fixture.New(fixture.Options{}), opts)
-	ctx := stContext(t)
+	ctx := testkit.Context(t)
 	progress := make(chan *sdk.ProgressNotificationParams, 8)
 	cs := stSDKSession(t, ctx, e, &sdk.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
@@ -216,6 +218,6 @@ func stSDKClient(t *testing.T, opts Options, version string) {
 		if err := cs.Close(); err != nil {
 			t.Fatal(err)
 		}
-		stWaitFor(t, "the session to end", func() bool { return e.h.Sessions() == 0 })
+		testkit.WaitFor(t, "the session to end", func() bool { return e.h.Sessions() == 0 })
 	})
 }

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
 func TestStreamableInitialize(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	for _, tc := range []struct{ name, asked, answered string }{
@@ -66,7 +68,7 @@ func TestStreamableInitialize(t *testing.T) {
 }
 
 func TestStreamableSessionBoundToIdentity(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sidA := e.initialize("alice", mcp.Version20251125)
@@ -105,10 +107,10 @@ func TestStreamableSessionBoundToIdentity(t *testing.T) {
 }
 
 func TestStreamableDeleteEndsSession(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, probe := stNewServer(t)
 	e := newStEnv(t, s, Options{})
-	ctx := stContext(t)
+	ctx := testkit.Context(t)
 	sid := e.initialize("", mcp.Version20251125)
 	stream, _ := e.openGet(sid)
 
@@ -148,7 +150,7 @@ func TestStreamableDeleteEndsSession(t *testing.T) {
 }
 
 func TestStreamableStateless(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{Stateless: true})
 	t.Run("initialize works without a session and issues none", func(t *testing.T) {
@@ -188,14 +190,14 @@ func TestStreamableStateless(t *testing.T) {
 }
 
 func TestStreamableIdleReaper(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{IdleTimeout: 50 * time.Millisecond})
 	idle := e.initialize("", mcp.Version20251125)
 	streaming := e.initialize("", mcp.Version20251125)
 	e.openGet(streaming) // an open stream keeps its session busy
 
-	stWaitFor(t, "the idle session to be reaped", func() bool { return e.h.Sessions() == 1 })
+	testkit.WaitFor(t, "the idle session to be reaped", func() bool { return e.h.Sessions() == 1 })
 	if r := e.post(idle, stPing); r.status != http.StatusNotFound {
 		t.Errorf("reaped session answered %d, want 404", r.status)
 	}
@@ -208,7 +210,7 @@ func TestStreamableIdleReaper(t *testing.T) {
 }
 
 func TestStreamableMaxSessions(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Run("beyond the cap with no idle session is 503", func(t *testing.T) {
 		s, _ := stNewServer(t)
 		e := newStEnv(t, s, Options{MaxSessions: 1})
@@ -241,10 +243,10 @@ func TestStreamableMaxSessions(t *testing.T) {
 }
 
 func TestStreamableCloseEndsEverything(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, probe := stNewServer(t)
 	e := newStEnv(t, s, Options{})
-	ctx := stContext(t)
+	ctx := testkit.Context(t)
 	sid := e.initialize("", mcp.Version20251125)
 	e.initialize("", mcp.Version20250618)
 	stream, _ := e.openGet(sid)

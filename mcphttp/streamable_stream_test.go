@@ -17,13 +17,15 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
 )
 
 func TestStreamableAnswerMediaType(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -95,7 +97,7 @@ func TestStreamableAnswerMediaType(t *testing.T) {
 }
 
 func TestStreamableGetStream(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -128,7 +130,7 @@ func TestStreamableGetStream(t *testing.T) {
 	t.Run("a GET after the first one ends is accepted", func(t *testing.T) {
 		_ = first.Body.Close()
 		var status int
-		stWaitFor(t, "the server to let go of the first stream", func() bool {
+		testkit.WaitFor(t, "the server to let go of the first stream", func() bool {
 			resp := e.open(http.MethodGet, stHeaders(sid, "Accept", "text/event-stream"), "")
 			status = resp.StatusCode
 			_ = resp.Body.Close()
@@ -141,7 +143,7 @@ func TestStreamableGetStream(t *testing.T) {
 }
 
 func TestStreamableResumption(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -158,7 +160,7 @@ func TestStreamableResumption(t *testing.T) {
 	s.ResourceUpdated("mem://watched")
 
 	var resumed *sse.Reader
-	stWaitFor(t, "the server to let go of the broken stream", func() bool {
+	testkit.WaitFor(t, "the server to let go of the broken stream", func() bool {
 		resp := e.open(http.MethodGet, stHeaders(sid, "Accept", "text/event-stream", "Last-Event-ID", seen.ID), "")
 		if resp.StatusCode == http.StatusConflict {
 			_ = resp.Body.Close()
@@ -189,7 +191,7 @@ func TestStreamableResumption(t *testing.T) {
 }
 
 func TestStreamableResumptionFromAnUnknownIDReplaysNothing(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -239,12 +241,12 @@ func (w *stStalledWriter) Write(p []byte) (int, error) {
 func (w *stStalledWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func TestStreamableStalledStreamBlocksNoPost(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	stall := &stStaller{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	e := newStEnv(t, s, Options{}, stall.wrap)
 	t.Cleanup(stall.unstall) // runs before the handler closes
-	ctx := stContext(t)
+	ctx := testkit.Context(t)
 	sid := e.initialize("", mcp.Version20251125)
 	e.post(sid, `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"mem://watched"}}`)
 	e.openGet(sid, "X-Test-Stall", "1")
@@ -266,7 +268,7 @@ func TestStreamableStalledStreamBlocksNoPost(t *testing.T) {
 }
 
 func TestStreamableConcurrentCallsOnOneSession(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	const n = 32
 	s, _ := stNewServer(t)
 	var arrived atomic.Int32
@@ -308,10 +310,10 @@ func TestStreamableConcurrentCallsOnOneSession(t *testing.T) {
 }
 
 func TestStreamableSlowCallDoesNotBlockAFastOne(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, probe := stNewServer(t)
 	e := newStEnv(t, s, Options{})
-	ctx := stContext(t)
+	ctx := testkit.Context(t)
 	sid := e.initialize("", mcp.Version20251125)
 	slow := make(chan stReply, 1)
 	go func() { slow <- e.post(sid, stCallBody(1, "slow", `{}`)) }()
@@ -333,7 +335,7 @@ func TestStreamableSlowCallDoesNotBlockAFastOne(t *testing.T) {
 }
 
 func TestStreamableSamplingAnswerWhileTheCallIsOpen(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	s, _ := stNewServer(t)
 	e := newStEnv(t, s, Options{})
 	sid := e.initialize("", mcp.Version20251125)
@@ -361,7 +363,7 @@ func TestStreamableSamplingAnswerWhileTheCallIsOpen(t *testing.T) {
 // resume from, a retry field, and empty data — for 2025-11-25 sessions;
 // older clients get none.
 func TestStreamablePOSTStreamsOpenWithAPrimingEvent(t *testing.T) {
-	stLeakCheck(t)
+	testkit.LeakCheck(t)
 	for _, tt := range []struct {
 		version string
 		priming bool

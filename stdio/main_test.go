@@ -10,7 +10,7 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 const childEnv = "MCPGATE_STDIO_TEST_CHILD"
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "server" {
 		os.Exit(runChildServer())
 	}
-	goleak.VerifyTestMain(m)
+	testkit.Main(m)
 }
 
 // runChildServer serves one session on stdin/stdout, logging to stderr.

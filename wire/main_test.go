@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/coder/websocket"
-	"go.uber.org/goleak"
 
 	"github.com/mcpgate/mcpgate/wire"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // waitLimit bounds every wait on the other side: a deadlock becomes a
 // failure. It is never a way to let time pass.

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/chromedp/chromedp"
 )
 
@@ -82,7 +84,7 @@ func TestAdminConsoleInABrowser(t *testing.T) {
 		t.Skip("starts Chromium")
 	}
 	ctx := browser(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	db := filepath.Join(t.TempDir(), "mcpgate.db")
 	srv := cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)
 	printed := srv.waitLine(t, "the console line", func(l string) bool { return strings.HasPrefix(l, "console:") })

@@ -25,13 +25,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
 func TestConformanceAuthorizationServerScenarios(t *testing.T) {
 	p := peers.Require(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	b := startBuiltinServe(t, bin, "viewer")
 	base, resource, secret, srv := "http://"+b.addr, "http://"+b.addr+"/mcp", b.secret, b.srv
 

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/wire"
@@ -141,7 +143,7 @@ func oneJSONLine(t *testing.T, stdout string) string {
 }
 
 func TestCall(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	upstream := startFixture(t, bin) + "/mcp"
 	noInfo := filepath.Join(t.TempDir(), "none.md")
 	// Each framed call takes a proxy's one framed connection: a fresh proxy each.

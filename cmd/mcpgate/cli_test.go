@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
@@ -190,7 +192,7 @@ func cliSession(t *testing.T, url, token string) string {
 
 // The command line, end to end, on one binary built once.
 func TestCLI(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 
 	// Every store: the SQLite file of one machine, and a PostgreSQL
 	// database replicas share.

@@ -42,6 +42,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -63,7 +65,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testkit.Run(m)
 }
 
 // ccScenarios are the client scenarios run, each with the checks that must
@@ -135,7 +137,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 	}
 	p := peers.Require(t)
 	ref := peers.RequireRefServer(t) // its loopback preload keeps the mocks on 127.0.0.1
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	suites := []struct {
 		name, entry string
 		next        bool

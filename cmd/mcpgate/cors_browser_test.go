@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/chromedp/chromedp"
 )
 
@@ -64,7 +66,7 @@ func TestAPageOnAnotherOriginConnects(t *testing.T) {
 		t.Skip("starts Chromium")
 	}
 	ctx := browser(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	b := startBuiltinServe(t, bin, "editor")
 	gw := "http://" + b.addr
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestTheExampleConfigurationStartsAsItIs(t *testing.T) {
@@ -20,7 +22,7 @@ func TestTheExampleConfigurationStartsAsItIs(t *testing.T) {
 		t.Skip("starts the filesystem server with npx")
 	}
 	requireNPX(t) // the example's filesystem server runs by npx
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	example, err := filepath.Abs("../../examples/mcpgate.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
@@ -59,7 +61,7 @@ func runInspector(t *testing.T, p peers.Peers, url, token string, args ...string
 
 func TestInspectorCLI(t *testing.T) {
 	p := peers.Require(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 
 	db := filepath.Join(t.TempDir(), "mcpgate.db")
 	srv := cliStart(t, bin, "serve", "--listen", "127.0.0.1:0", "--store", db)

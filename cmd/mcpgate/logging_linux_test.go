@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
@@ -55,7 +57,7 @@ func TestLogFormatAutoIsTextOnATerminal(t *testing.T) {
 // The built binary, its stderr a terminal, logs text by default.
 func TestLogFormatOfTheBinaryOnATerminal(t *testing.T) {
 	master, slave := openPTY(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	cmd := exec.Command(bin, "serve", "--no-auth", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "m.db"))
 	cmd.Env = cliEnv(t)
 	cmd.Stderr = slave

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // --log-format takes text, json or auto; anything else is refused before
@@ -61,7 +63,7 @@ func TestLogFormatChoosesTheHandler(t *testing.T) {
 
 // The built binary logs JSON to a pipe by default, and text when asked.
 func TestLogFormatOfTheBinary(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	for _, c := range []struct {
 		name  string
 		flags []string

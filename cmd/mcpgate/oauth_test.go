@@ -18,13 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
 func TestTheTypeScriptSDKsOAuthClientConnects(t *testing.T) {
 	p := peers.Require(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	is := oauthtest.New(t, "/realm")
 	is.Scope = "mcp:read"
 	addr := freeAddr(t)
@@ -87,7 +89,7 @@ func runOAuthClient(t *testing.T, p peers.Peers, srv *cliProc, args ...string) (
 // revokes the grant, which the CLI then lists as revoked.
 func TestTheTypeScriptSDKsOAuthClientSignsInThroughTheBuiltinServer(t *testing.T) {
 	p := peers.Require(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	b := startBuiltinServe(t, bin, "editor")
 	addr, resource, db, secret, srv := b.addr, "http://"+b.addr+"/mcp", b.db, b.secret, b.srv
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/internal/proxy"
@@ -63,7 +65,7 @@ func TestDaemonListenIsLoopbackOnly(t *testing.T) {
 // (MCPGATE_POSTGRES_ADDR, MCPGATE_DAEMON_URL), the addresses the proxy
 // printed as it started.
 func TestTheProxyTellsItsProgramWhereThePairsAre(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	dir := t.TempDir()
 	envFile := filepath.Join(dir, "env")
 	script := filepath.Join(dir, "program.sh")
@@ -120,7 +122,7 @@ func TestAProxyOpenToItsNetworkSaysSo(t *testing.T) {
 // `mcpgate proxy --tls-cert --tls-key --client-ca --token-file` serves
 // wss:// and admits a client of the CA with the token, and no one else.
 func TestTheProxyServesWSSWithMutualTLSAndAToken(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	pki := proxytest.NewPKI(t)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")

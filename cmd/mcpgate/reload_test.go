@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -86,18 +88,6 @@ func (s *rlSession) call(t *testing.T, name string) {
 	}
 }
 
-// rlWait polls cond until it holds, failing after a bound.
-func rlWait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // rlHasTool reports whether names holds a tool with prefix.
 func rlHasTool(names []string, prefix string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, prefix) })
@@ -136,18 +126,18 @@ func rlServe(t *testing.T, bin string, args ...string) (*cliProc, string) {
 }
 
 func TestServeReloadsItsConfiguration(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 
 	t.Run("an edit of the file adds and removes backends while a session stays open", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "mcpgate.yaml")
 		rlWrite(t, file, rlFixtures(bin, "a"))
 		p, url := rlServe(t, bin, "--config", file, "--config-poll", "100ms")
 		s := rlOpen(t, url)
-		rlWait(t, "a's tools listed", func() bool { return rlHasTool(s.tools(t), "a__") })
+		testkit.WaitFor(t, "a's tools listed", func() bool { return rlHasTool(s.tools(t), "a__") })
 		s.call(t, "a__test_simple_text")
 
 		rlWrite(t, file, rlFixtures(bin, "a", "b"))
-		rlWait(t, "b's tools listed", func() bool { return rlHasTool(s.tools(t), "b__") })
+		testkit.WaitFor(t, "b's tools listed", func() bool { return rlHasTool(s.tools(t), "b__") })
 		s.call(t, "a__test_simple_text")
 		s.call(t, "b__test_simple_text")
 		before := s.tools(t)
@@ -157,7 +147,7 @@ func TestServeReloadsItsConfiguration(t *testing.T) {
 		if err := os.WriteFile(file, []byte(rlFixtures(bin, "a")+"  - {name: c, kind: ftp}\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rlWait(t, "the refusal logged", func() bool {
+		testkit.WaitFor(t, "the refusal logged", func() bool {
 			return strings.Contains(p.stderr.String(), "reload refused") && strings.Contains(p.stderr.String(), "backends[1].kind")
 		})
 		if after := s.tools(t); !slices.Equal(after, before) {
@@ -166,7 +156,7 @@ func TestServeReloadsItsConfiguration(t *testing.T) {
 		s.call(t, "b__test_simple_text")
 
 		rlWrite(t, file, rlFixtures(bin, "b"))
-		rlWait(t, "a's tools gone", func() bool {
+		testkit.WaitFor(t, "a's tools gone", func() bool {
 			names := s.tools(t)
 			return !rlHasTool(names, "a__") && rlHasTool(names, "b__")
 		})
@@ -184,13 +174,13 @@ func TestServeReloadsItsConfiguration(t *testing.T) {
 		rlWrite(t, file, rlFixtures(bin, "a"))
 		p, url := rlServe(t, bin, "--config", file, "--config-poll", "0")
 		s := rlOpen(t, url)
-		rlWait(t, "a's tools listed", func() bool { return rlHasTool(s.tools(t), "a__") })
+		testkit.WaitFor(t, "a's tools listed", func() bool { return rlHasTool(s.tools(t), "a__") })
 
 		rlWrite(t, file, rlFixtures(bin, "a", "b"))
 		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		rlWait(t, "b's tools listed", func() bool { return rlHasTool(s.tools(t), "b__") })
+		testkit.WaitFor(t, "b's tools listed", func() bool { return rlHasTool(s.tools(t), "b__") })
 		s.call(t, "a__test_simple_text")
 		before := s.tools(t)
 
@@ -198,7 +188,7 @@ func TestServeReloadsItsConfiguration(t *testing.T) {
 		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		rlWait(t, "the refusal logged", func() bool { return strings.Contains(p.stderr.String(), "backends[0].command") })
+		testkit.WaitFor(t, "the refusal logged", func() bool { return strings.Contains(p.stderr.String(), "backends[0].command") })
 		if after := s.tools(t); !slices.Equal(after, before) {
 			t.Errorf("tools after the invalid file %v, want %v", after, before)
 		}
@@ -209,11 +199,11 @@ func TestServeReloadsItsConfiguration(t *testing.T) {
 	t.Run("without --config SIGHUP says there is nothing to read", func(t *testing.T) {
 		p, url := rlServe(t, bin, "--backend", "a=stdio:"+bin+" fixture --stdio")
 		s := rlOpen(t, url)
-		rlWait(t, "a's tools listed", func() bool { return rlHasTool(s.tools(t), "a__") })
+		testkit.WaitFor(t, "a's tools listed", func() bool { return rlHasTool(s.tools(t), "a__") })
 		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		rlWait(t, "the SIGHUP logged", func() bool { return strings.Contains(p.stderr.String(), "no --config file") })
+		testkit.WaitFor(t, "the SIGHUP logged", func() bool { return strings.Contains(p.stderr.String(), "no --config file") })
 		s.call(t, "a__test_simple_text")
 		p.stop(t)
 	})

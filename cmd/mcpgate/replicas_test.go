@@ -30,6 +30,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpgate/mcpgate/internal/peers"
@@ -126,7 +128,7 @@ func freeAddr(t *testing.T) string {
 
 func startReplicaSet(t *testing.T, n int) *replicaSet {
 	t.Helper()
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	s := &replicaSet{t: t, bin: bin, pg: peers.StartPostgres(t), redis: peers.StartRedis(t)}
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "session.key")

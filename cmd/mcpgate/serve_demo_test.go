@@ -15,10 +15,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestServeDemoBackendEndToEnd(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	p := cliStart(t, bin, "serve", "--listen", "127.0.0.1:0") // the store: the default, in a temporary XDG_DATA_HOME
 	printed := p.waitLine(t, "the Inspector command", func(l string) bool { return strings.HasPrefix(l, "inspect:") })
 	inspect := printed[len(printed)-1]

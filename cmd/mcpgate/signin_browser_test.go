@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/chromedp/chromedp"
 )
 
@@ -28,7 +30,7 @@ func TestTheSignInPageInABrowser(t *testing.T) {
 		t.Skip("starts Chromium")
 	}
 	ctx := browser(t)
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	b := startBuiltinServe(t, bin, "editor")
 	base := "http://" + b.addr
 	codes := make(chan url.Values, 1)

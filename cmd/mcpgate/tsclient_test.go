@@ -14,15 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
-
-// buildBinary builds the mcpgate command into a temporary folder.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	return mcptest.BuildMcpgate(t)
-}
 
 // startFixture runs `mcpgate fixture` on a free loopback port and returns
 // its base URL.
@@ -96,7 +91,7 @@ func runTSClient(t *testing.T, mode, target string) tsResult {
 // The official TypeScript SDK, as a client, over each transport the
 // fixture serves: every exchange works and errors keep their codes.
 func TestTypeScriptClient(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	base := startFixture(t, bin)
 	for _, tc := range []struct{ mode, target string }{
 		{"stdio", bin},

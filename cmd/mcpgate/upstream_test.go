@@ -22,11 +22,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 )
 
 func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Mcpgate(t)
 	is := oauthtest.New(t, "")
 	is.Subject = "grace@test-idp"
 	is.IDTokenClaims = map[string]any{"groups": []string{"staff", "mcp-editors"}}

@@ -18,13 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/golang-jwt/jwt/v5"
-	"go.uber.org/goleak"
 
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // waitLimit bounds every wait on another goroutine: a deadlock becomes a
 // failure. It is never a way to let time pass.

@@ -18,8 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/cluster"
@@ -30,7 +31,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 func open(t *testing.T, srv peers.RedisServer) *cluster.Redis {
 	t.Helper()

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
@@ -83,14 +85,14 @@ func TestAConsoleSessionOfAGrantEndsWithTheGrant(t *testing.T) {
 	if resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); resp.StatusCode != http.StatusOK {
 		t.Fatalf("the console with the grant's session: %d", resp.StatusCode)
 	}
-	grants, err := e.store.OAuthGrants(gwContext(t))
+	grants, err := e.store.OAuthGrants(testkit.Context(t))
 	if err != nil || len(grants) != 1 {
 		t.Fatalf("grants %v %v", grants, err)
 	}
-	if err := e.store.RevokeOAuthGrant(gwContext(t), grants[0].ID, time.Now()); err != nil { // as `mcpgate oauth revoke` does
+	if err := e.store.RevokeOAuthGrant(testkit.Context(t), grants[0].ID, time.Now()); err != nil { // as `mcpgate oauth revoke` does
 		t.Fatal(err)
 	}
-	gwWaitFor(t, "the session to end with its grant", func() bool {
+	testkit.WaitFor(t, "the session to end with its grant", func() bool {
 		resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
 		return resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(resp.Header.Get("Location"), "/admin/login")
 	})
@@ -105,12 +107,12 @@ func TestLogoutEndsTheSessionOnEveryReplica(t *testing.T) {
 	a := gwStart(t, "listen: 127.0.0.1:0\n")
 	secret, _ := a.token("ops", "admin")
 	cookie := adminLogin(t, a, secret)
-	st, err := sqlite.Open(gwContext(t), a.dbPath)
+	st, err := sqlite.Open(testkit.Context(t), a.dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b, err := gateway.New(gwContext(t), a.cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler),
+	b, err := gateway.New(testkit.Context(t), a.cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler),
 		Info: mcp.Implementation{Name: "replica-b", Version: "0"}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // adminDo sends one request to the console without following redirects.
@@ -22,7 +24,7 @@ func adminDo(t *testing.T, e *gwEnv, method, path string, form url.Values, hdr m
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequestWithContext(gwContext(t), method, e.base+path, body)
+	req, err := http.NewRequestWithContext(testkit.Context(t), method, e.base+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestAdminConsoleIsForAdminsOnly(t *testing.T) {
 		if resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": ck}); resp.StatusCode != http.StatusOK {
 			t.Fatalf("before the revocation: %d", resp.StatusCode)
 		}
-		if err := e.gw.Tokens().Revoke(gwContext(t), id); err != nil {
+		if err := e.gw.Tokens().Revoke(testkit.Context(t), id); err != nil {
 			t.Fatal(err)
 		}
 		if resp, _ := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": ck}); resp.StatusCode != http.StatusSeeOther {

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -115,7 +117,7 @@ func TestAuditOneRecordPerGatedCallUnderLoad(t *testing.T) {
   entries:
     - {kind: tool, name: "expensive_*", rate: 0.001, burst: 2}
 `)
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	argSecret := "sk-live-" + rand.Text()
 	begin := time.Now().UTC()
 
@@ -232,7 +234,7 @@ func TestAuditOneRecordPerGatedCallUnderLoad(t *testing.T) {
 // gate.
 func TestAuditNothingForUngatedMethods(t *testing.T) {
 	e := gwStart(t, "")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	secret, _ := e.token("alice", "admin")
 	c := e.dial(gwStreamable, gwBearer(secret))
 	for _, m := range []string{"ping", "tools/list", "resources/list", "resources/templates/list", "prompts/list"} {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
@@ -129,7 +131,7 @@ func TestAuthStatelessRefusesABadCredential(t *testing.T) {
 		t.Errorf("stateless call with a good token: %d %s", rep.status, rep.body)
 	}
 	c := e.dial(gwStreamable, gwBearer(secret))
-	if _, err := gwCallTool(gwContext(t), c, gwToolExpensive, nil); err != nil {
+	if _, err := gwCallTool(testkit.Context(t), c, gwToolExpensive, nil); err != nil {
 		t.Errorf("stateless client call: %v", err)
 	}
 }
@@ -156,7 +158,7 @@ func TestHealthzNeedsNoCredentialAndRevealsNothing(t *testing.T) {
 // request, on every route of a session it opened.
 func TestAuthRevokedTokenRefusedOnTheNextRequest(t *testing.T) {
 	e := gwStart(t, "")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	secret, id := e.token("alice", "editor")
 	session := e.initialize(secret)
 	client := e.dial(gwStreamable, gwBearer(secret))
@@ -197,7 +199,7 @@ func TestAuthRevokedTokenRefusedOnTheNextRequest(t *testing.T) {
 // token created there is accepted.
 func TestAuthTokenRevokedElsewhereRefusedAfterRefresh(t *testing.T) {
 	e := gwStart(t, "")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	secret, id := e.token("alice", "editor")
 	session := e.initialize(secret)
 	call := gwRequest{method: http.MethodPost, path: "/mcp", auth: gwBearer(secret), session: session, body: gwToolCallBody(2, gwToolEdit)}
@@ -233,7 +235,7 @@ func TestAuthTokenRevokedElsewhereRefusedAfterRefresh(t *testing.T) {
 // An expired token is refused, and says so.
 func TestAuthExpiredTokenRefused(t *testing.T) {
 	e := gwStart(t, "")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	past := time.Now().Add(-2 * time.Hour)
 	secret, rec, err := auth.NewToken("old", "admin", past.Add(time.Hour), past)
 	if err != nil {
@@ -308,7 +310,7 @@ func TestSessionBoundToItsCreator(t *testing.T) {
 // role filters the lists and gates the calls as on HTTP.
 func TestStdioServesTheConfiguredIdentity(t *testing.T) {
 	e := gwStart(t, "auth:\n  identity:\n    subject: desk\n    role: viewer\n")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -379,8 +381,8 @@ func TestStdioServesTheConfiguredIdentity(t *testing.T) {
 // No-auth mode is for local development: the gateway will not be built
 // for an address other machines can reach.
 func TestNoAuthRefusesANonLoopbackAddress(t *testing.T) {
-	gwLeakCheck(t)
-	ctx := gwContext(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	for _, listen := range []string{"0.0.0.0:8750", "[::]:8750", ":8750", "192.0.2.1:8750", "example.com:8750"} {
 		t.Run(listen, func(t *testing.T) {
 			cfg, err := config.Parse([]byte("listen: \"" + listen + "\"\nauth:\n  disabled: true\n"))
@@ -411,7 +413,7 @@ func TestNoAuthRefusesANonLoopbackAddress(t *testing.T) {
 // as the configured identity, with that identity's role.
 func TestNoAuthServesTheConfiguredIdentity(t *testing.T) {
 	e := gwStart(t, "listen: 127.0.0.1:0\nauth:\n  disabled: true\n  identity:\n    subject: dev\n    role: editor\n")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	if e.gw.Tokens() != nil {
 		t.Error("Tokens() is not nil with authentication off")
 	}
@@ -452,7 +454,7 @@ func TestNoAuthServesTheConfiguredIdentity(t *testing.T) {
 // WAL), nor the log at debug level, nor any HTTP answer holds a secret.
 func TestTokenSecretsNeverStoredLoggedOrAnswered(t *testing.T) {
 	e := gwStart(t, "")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	var secrets []string
 	issue := func(name, role string) (string, string) {
 		s, id := e.token(name, role)
@@ -544,7 +546,7 @@ func TestJWTThroughTheGateway(t *testing.T) {
 	secret := []byte("a-shared-secret-of-at-least-32-bytes!!")
 	t.Setenv(gwJWTSecretEnv, string(secret))
 	e := gwStart(t, "auth:\n  jwt:\n    algorithm: HS256\n    secret_env: "+gwJWTSecretEnv+"\n")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	exp := time.Now().Add(time.Hour).Unix()
 
 	good := gwMint(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "role": "editor", "exp": exp})

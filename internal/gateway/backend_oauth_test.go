@@ -30,6 +30,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
@@ -189,7 +191,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 
 	c := e.dial(gwStreamable, gwBearer(admin))
 	trWaitTool(t, c, "x__ping")
-	res, err := gwCallTool(gwContext(t), c, "x__ping", nil)
+	res, err := gwCallTool(testkit.Context(t), c, "x__ping", nil)
 	if err != nil || !strings.Contains(string(res), "pong") {
 		t.Fatalf("x__ping: %s %v", res, err)
 	}
@@ -203,7 +205,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	if _, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie}); !strings.Contains(body, "OAuth: authorized at &#34;"+is.ID+"&#34;") {
 		t.Errorf("the console after the authorization:\n%s", body)
 	}
-	sealed, err := e.store.BackendCredential(gwContext(t), "x")
+	sealed, err := e.store.BackendCredential(testkit.Context(t), "x")
 	if err != nil || len(sealed) == 0 {
 		t.Fatalf("the stored record: %d bytes, %v", len(sealed), err)
 	}
@@ -239,7 +241,7 @@ func TestABackendThatDemandsOAuthIsAuthorizedOnceByAnAdmin(t *testing.T) {
 	if revoked := is.RevokedTokens(); len(revoked) != 1 {
 		t.Errorf("the authorization server was asked to revoke %q", revoked)
 	}
-	gwWaitFor(t, "a new link on the console", func() bool {
+	testkit.WaitFor(t, "a new link on the console", func() bool {
 		_, body := adminDo(t, e, "GET", "/admin/", nil, map[string]string{"Cookie": cookie})
 		return boAuthorizeLink.MatchString(body)
 	})
@@ -271,11 +273,11 @@ func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 	a.gw.Listening(strings.TrimPrefix(a.base, "http://"))
 	bkRun(t, a.gw)
 	openRE := regexp.MustCompile(`"open":"([^"]+)"`)
-	gwWaitFor(t, "replica a's console link in its log", func() bool { return openRE.MatchString(a.logs.String()) })
+	testkit.WaitFor(t, "replica a's console link in its log", func() bool { return openRE.MatchString(a.logs.String()) })
 	root, _ := a.token("root", "admin")
 	link, binding := boStartAuthorization(t, a, "/admin/backends/authorize?name=x", map[string]string{"Authorization": "Bearer " + root})
 
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	st, err := sqlite.Open(ctx, a.dbPath)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +317,7 @@ func TestTheAuthorizationCompletesOnAnotherReplica(t *testing.T) {
 		t.Fatalf("replica b's callback: %d\n%s", resp.StatusCode, page)
 	}
 	admin := mcp.WithIdentity(ctx, mcp.Identity{Subject: "t", Role: "admin"})
-	gwWaitFor(t, "x__ping on replica b", func() bool {
+	testkit.WaitFor(t, "x__ping on replica b", func() bool {
 		for _, e := range b.Server().Catalogue(admin) {
 			if e.Name == "x__ping" {
 				return true

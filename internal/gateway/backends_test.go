@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway"
@@ -49,7 +51,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testkit.Run(m)
 }
 
 // bkFast restarts a backend quickly and notices one gone within 100ms.
@@ -282,7 +284,7 @@ func bkRequireConformance(t *testing.T, base string) {
 // as an http backend with prefix off: as good as the fixture served
 // directly.
 func TestConformanceThroughHTTPBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	url, _ := bkFixtureHTTP(t, nil)
 	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: http, url: \""+url+"\", prefix: \"-\"}\n")
 	bkWaitReady(t, base, http.StatusOK)
@@ -292,7 +294,7 @@ func TestConformanceThroughHTTPBackend(t *testing.T) {
 // The same with the fixture as a stdio backend: this test binary, started
 // by the gateway, serving the fixture on its stdin and stdout.
 func TestConformanceThroughStdioBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("BK_CHILD_ROLE", "fixture")
 	base, _ := bkGateway(t, "backends:\n  - name: fixture\n    kind: stdio\n    command: [\""+os.Args[0]+"\"]\n"+
 		"    env_from: {"+bkChildEnv+": BK_CHILD_ROLE}\n    prefix: \"-\"\n")
@@ -303,7 +305,7 @@ func TestConformanceThroughStdioBackend(t *testing.T) {
 // env_files gives a command a variable from a file, its trailing newline
 // cut: the child becomes the fixture only when it reads exactly "fixture".
 func TestEnvFilesGiveTheCommandAFilesContent(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	file := filepath.Join(t.TempDir(), "role")
 	if err := os.WriteFile(file, []byte("fixture\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -317,7 +319,7 @@ func TestEnvFilesGiveTheCommandAFilesContent(t *testing.T) {
 // backend is gone, down with 503; a header value read from the environment
 // reaches the backend and never appears in the answer.
 func TestReadyzFollowsTheBackendAndRevealsNoSecret(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	const secret = "bk-upstream-secret-6b1f0c"
 	t.Setenv("BK_UPSTREAM_TOKEN", secret)
 	gotHeader := make(chan string, 100)
@@ -368,15 +370,15 @@ func TestBackendSecretMissingFromTheEnvironmentRefusesNew(t *testing.T) {
 // WaitReady returns true once every backend is up, and false when its
 // context ends while one is still down.
 func TestWaitReadyFollowsTheBackends(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("BK_CHILD_ROLE", "fixture")
 	_, gw := bkGateway(t, "backends:\n  - name: fixture\n    kind: stdio\n    command: [\""+os.Args[0]+"\"]\n"+
 		"    env_from: {"+bkChildEnv+": BK_CHILD_ROLE}\n")
-	if !gw.WaitReady(gwContext(t)) {
+	if !gw.WaitReady(testkit.Context(t)) {
 		t.Fatal("WaitReady: false, with the fixture starting")
 	}
 	_, down := bkGateway(t, "backends:\n  - name: never\n    kind: stdio\n    command: [\""+filepath.Join(t.TempDir(), "absent")+"\"]\n")
-	ctx, cancel := context.WithTimeout(gwContext(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(testkit.Context(t), 200*time.Millisecond)
 	defer cancel()
 	if down.WaitReady(ctx) {
 		t.Fatal("WaitReady: true, with a backend that cannot start")

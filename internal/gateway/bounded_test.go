@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 )
@@ -49,7 +51,7 @@ func TestEveryRouteThatIsNotMCPBoundsItsBody(t *testing.T) {
 	routes := []string{"/admin/login", authserver.TokenPath, authserver.RegisterPath, authserver.RevokePath,
 		authserver.AuthorizePath, oauthclient.CallbackPath, "/healthz", "/.well-known/oauth-protected-resource/mcp"}
 	post := func(path, contentType string, body io.Reader, length int64) int {
-		req, _ := http.NewRequestWithContext(gwContext(t), http.MethodPost, e.base+path, body)
+		req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, e.base+path, body)
 		req.ContentLength = length
 		req.Header.Set("Content-Type", contentType)
 		resp, err := e.client.Do(req)

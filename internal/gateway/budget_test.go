@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -30,7 +32,7 @@ func TestOnePrincipalOneBudget(t *testing.T) {
 		e, ada, grants := budgetGateway(t, "rate_limits:\n  entries:\n    - {kind: tool, name: \"expensive_*\", rate: 0.001, burst: 3}\n")
 		var admitted, limited int
 		for _, cred := range append(grants, ada) {
-			_, err := gwCallTool(gwContext(t), e.dial(gwStreamable, gwBearer(cred)), gwToolExpensive, nil)
+			_, err := gwCallTool(testkit.Context(t), e.dial(gwStreamable, gwBearer(cred)), gwToolExpensive, nil)
 			if err == nil {
 				admitted++
 				continue

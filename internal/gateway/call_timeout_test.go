@@ -17,13 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 func TestACallItsBackendNeverAnswersTimesOut(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	cancelled := make(chan struct{}, 1)
 	srv := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "quiet", Version: "1"}})
 	if err := srv.AddTools(
@@ -79,7 +81,7 @@ func TestACallItsBackendNeverAnswersTimesOut(t *testing.T) {
 
 	// A 2026-07-28 caller's call to this 2025 backend outlives its
 	// request (park.go): the timeout ends it all the same.
-	_, err := mxSessionless{url: base + "/mcp"}.Call(gwContext(t), "tools/call", json.RawMessage(`{"name":"q__never","arguments":{}}`))
+	_, err := mxSessionless{url: base + "/mcp"}.Call(testkit.Context(t), "tools/call", json.RawMessage(`{"name":"q__never","arguments":{}}`))
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(string(je.Data), `"kind":"timeout"`) {
 		t.Fatalf("a 2026-07-28 call never answered: %v, want -32603 with data.kind timeout", err)

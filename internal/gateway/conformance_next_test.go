@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -56,7 +58,7 @@ func cnScoreAt(t *testing.T, url, revision string) (passed, failed int) {
 }
 
 func TestConformanceNextRequirements20251125(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	url, _ := bkFixtureHTTP(t, nil)
 	direct, failed := cnScore(t, url)
 	if failed != 0 || direct == 0 {
@@ -91,7 +93,7 @@ func TestConformanceNext2026ThroughTheGateway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two runs of the conformance suite")
 	}
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{Sessionless: true})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

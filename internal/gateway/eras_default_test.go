@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
@@ -12,7 +14,7 @@ import (
 // server/discover is answered by default, and refused 400 with
 // http.sessionless: false, while initialize works either way.
 func TestTheGatewayServesBothErasByDefault(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	const discover = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	const initialize = `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	post := func(base, body string, modern bool) (int, string) {

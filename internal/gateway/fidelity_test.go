@@ -24,6 +24,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -48,7 +50,7 @@ func (f *fdHTTPFront) lines() bool { return false }
 
 func (f *fdHTTPFront) post(t *testing.T, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(gwContext(t), http.MethodPost, f.base+"/mcp", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, f.base+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,7 @@ func fdMember(t *testing.T, answer []byte) (result, errObj string) {
 }
 
 func TestRelayedAnswersLeaveTheGatewayAsTheBackendWroteThem(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("FD_ROLE", fdRoleStdio)
 	bh := mcphttp.NewHandler(fdServer("fidh"), mcphttp.Options{})
 	bs := httptest.NewServer(bh)

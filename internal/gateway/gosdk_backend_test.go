@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -86,7 +88,7 @@ func runTSCall(t *testing.T, url string, tools ...string) tsCallResult {
 }
 
 func TestTheGoSDKStatelessBehindTheGatewayServesBothEras(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	base, _ := bkGateway(t, "http: {sessionless: true}\nbackends:\n  - {name: gosdk, kind: http, url: \""+gosdkStateless(t)+"\"}\n")
 	bkWaitReady(t, base, http.StatusOK)
 
@@ -142,7 +144,7 @@ func TestTheGoSDKStatelessBehindTheGatewayServesBothEras(t *testing.T) {
 // gateway, calls, gets progress, and is asked for sampling (in the result,
 // multi round-trip) either way.
 func TestTheGoSDKClientThroughTheGatewaySpeaks2026ToBackendsOfEitherEra(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	legacy, _ := bkFixtureHTTP(t, nil)
 	modern, _, _ := slFixtureHTTP(t)
 	for name, url := range map[string]string{"a 2025 backend": legacy, "a 2026-07-28 backend": modern} {

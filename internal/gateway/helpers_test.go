@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
@@ -37,43 +37,6 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
-
-// gwLeakCheck fails the test if it leaves goroutines behind. Called first,
-// its cleanup runs after every other one. A goroutine that is ending on
-// its own (a relay's queue of notifications draining into a stream closed
-// a moment ago) may need longer than goleak's own half-second on a loaded
-// machine: it is given up to 10s, and only one still there then is a leak.
-func gwLeakCheck(t *testing.T) {
-	t.Helper()
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		for deadline := time.Now().Add(10 * time.Second); goleak.Find(ignore) != nil && time.Now().Before(deadline); {
-		}
-		goleak.VerifyNone(t, ignore)
-	})
-}
-
-// gwContext bounds a test's waits, so that a broken promise fails the test
-// instead of hanging it.
-func gwContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// gwWaitFor polls cond until it holds, failing the test after a bound
-// (30s): a condition a test cannot be told about is waited for this way,
-// never with a sleep.
-func gwWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // gwProbe counts handler runs by entry name, so that a test can tell that a
 // refused call never reached its handler.
@@ -217,8 +180,8 @@ type gwEnv struct {
 // fresh SQLite file, logging JSON at debug level into e.logs.
 func gwStart(t *testing.T, yamlText string) *gwEnv {
 	t.Helper()
-	gwLeakCheck(t)
-	ctx := gwContext(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	e := &gwEnv{t: t, logs: &mcptest.SyncBuffer{}, seen: &mcptest.SyncBuffer{}, probe: &gwProbe{runs: map[string]int{}}}
 	var err error
 	if e.cfg, err = config.Parse([]byte(yamlText)); err != nil {
@@ -268,7 +231,7 @@ func (e *gwEnv) closeStore() {
 // and id.
 func (e *gwEnv) token(name, role string) (secret, id string) {
 	e.t.Helper()
-	secret, rec, err := e.gw.Tokens().Create(gwContext(e.t), name, role, time.Time{})
+	secret, rec, err := e.gw.Tokens().Create(testkit.Context(e.t), name, role, time.Time{})
 	if err != nil {
 		e.t.Fatalf("token %s: %v", name, err)
 	}
@@ -302,7 +265,7 @@ func (e *gwEnv) do(r gwRequest) gwReply {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(gwContext(e.t), r.method, e.base+r.path, body)
+	req, err := http.NewRequestWithContext(testkit.Context(e.t), r.method, e.base+r.path, body)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -382,9 +345,9 @@ func (e *gwEnv) dialConn(transport, auth string) (mcp.Conn, error) {
 	}
 	switch transport {
 	case gwStreamable:
-		return mcphttp.DialStreamable(gwContext(e.t), e.base+"/mcp", o)
+		return mcphttp.DialStreamable(testkit.Context(e.t), e.base+"/mcp", o)
 	case gwSSE:
-		return mcphttp.DialSSE(gwContext(e.t), e.base+"/sse", o)
+		return mcphttp.DialSSE(testkit.Context(e.t), e.base+"/sse", o)
 	}
 	e.t.Fatalf("unknown transport %q", transport)
 	return nil, nil
@@ -404,7 +367,7 @@ func (e *gwEnv) dialErr(transport, auth string) (*mcp.Client, error) {
 func (e *gwEnv) connect(conn mcp.Conn) (*mcp.Client, error) {
 	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "gateway-test", Version: "0"}})
 	e.t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Initialize(gwContext(e.t)); err != nil {
+	if _, err := c.Initialize(testkit.Context(e.t)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -513,7 +476,7 @@ func gwNames(t *testing.T, res json.RawMessage, key, member string) []string {
 // gwTail reads every audit record from a store.
 func gwTail(t *testing.T, st store.Store) []store.AuditRecord {
 	t.Helper()
-	recs, err := st.TailAudit(gwContext(t), 1_000_000)
+	recs, err := st.TailAudit(testkit.Context(t), 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}

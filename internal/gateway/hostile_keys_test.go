@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -71,10 +73,10 @@ func TestKeysThatFoldTogetherNeverReachACaseInsensitiveBackend(t *testing.T) {
 			}
 			// The backend works, and the role rule holds, when asked plainly.
 			c := dial(gwStreamable, admin)
-			if _, err := gwCall(gwContext(t), c, "resources/read", json.RawMessage(`{"uri":"file:///etc/hostname"}`)); err != nil {
+			if _, err := gwCall(testkit.Context(t), c, "resources/read", json.RawMessage(`{"uri":"file:///etc/hostname"}`)); err != nil {
 				t.Fatalf("plain read: %v", err)
 			}
-			_, err := gwCall(gwContext(t), dial(gwStreamable, viewer), "tools/call", json.RawMessage(`{"name":"ev__secret","arguments":{}}`))
+			_, err := gwCall(testkit.Context(t), dial(gwStreamable, viewer), "tools/call", json.RawMessage(`{"name":"ev__secret","arguments":{}}`))
 			gwWantRefusal(t, "a viewer calling the admin tool", err, jsonrpc.CodeForbidden, "forbidden")
 
 			hostile := []struct {
@@ -99,14 +101,14 @@ func TestKeysThatFoldTogetherNeverReachACaseInsensitiveBackend(t *testing.T) {
 					// In a subtest of its own, so that the stdio session
 					// ends before the gateway does.
 					t.Run("stdio front", func(t *testing.T) {
-						f := fdStdioConnect(t, gwContext(t), e.gw.ServeStdio)
+						f := fdStdioConnect(t, testkit.Context(t), e.gw.ServeStdio)
 						_, raw := fdMember(t, f.exchange(t, 7, h.method, h.params))
 						if err := json.Unmarshal([]byte(raw), &errObj); err != nil || raw == "" {
 							t.Fatalf("stdio %s: answer %q", h.method, raw)
 						}
 					})
 				} else {
-					_, err := gwCall(gwContext(t), dial(h.front, secret), h.method, json.RawMessage(h.params))
+					_, err := gwCall(testkit.Context(t), dial(h.front, secret), h.method, json.RawMessage(h.params))
 					if errObj, _ = gwRPCError(err); errObj == nil {
 						t.Fatalf("%s %s %s over %s: got %v, want a refusal", h.who, h.method, h.params, h.front, err)
 					}
@@ -122,7 +124,7 @@ func TestKeysThatFoldTogetherNeverReachACaseInsensitiveBackend(t *testing.T) {
 			for _, c := range clients {
 				_ = c.Close()
 			}
-			if err := e.closeGateway(gwContext(t)); err != nil {
+			if err := e.closeGateway(testkit.Context(t)); err != nil {
 				t.Fatal(err)
 			}
 			stopBackends()

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -39,7 +41,7 @@ func inBackend(t *testing.T, instructions string) string {
 }
 
 func TestBackendInstructionsReachTheClient(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	one, two := inBackend(t, "Call zeta__find before zeta__read."), inBackend(t, "Everything here is read-only.")
 	instructionsOf := func(yamlText string) string {
 		base, _ := bkGateway(t, yamlText)
@@ -79,7 +81,7 @@ func TestInstructionsReachOnlyThoseWhoSeeTheBackend(t *testing.T) {
 		{"admin", admin, "## pub\n\nOpen to all.\n\n## ops\n\nThe admins' secret runbook."},
 	} {
 		for era, body := range map[string]string{"initialize": gwInitializeBody, "server/discover": discover} {
-			req, _ := http.NewRequestWithContext(gwContext(t), http.MethodPost, e.base+"/mcp", strings.NewReader(body))
+			req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, e.base+"/mcp", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Authorization", gwBearer(tt.secret))

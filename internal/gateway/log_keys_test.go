@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -36,7 +38,7 @@ func TestLogLinesCarryEachKeyOnceAndAChildsJSONAsAttributes(t *testing.T) {
 			t.Log(e.logs.String())
 		}
 	})
-	gwWaitFor(t, "both children's lines and the collision in the log", func() bool {
+	testkit.WaitFor(t, "both children's lines and the collision in the log", func() bool {
 		out := e.logs.String()
 		return strings.Count(out, `"child ready"`) == 2 && strings.Contains(out, "collision")
 	})

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -52,7 +54,7 @@ func llBackend(t *testing.T) (url string, level *atomic.Value) {
 }
 
 func TestSetLevelReachesTheBackends(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	url, level := llBackend(t)
 	base, gw := bkGateway(t, fmt.Sprintf("backends:\n  - {name: ch, kind: http, url: %q}\n", url))
 	bkWaitReady(t, base, http.StatusOK)
@@ -87,8 +89,8 @@ func TestSetLevelReachesTheBackends(t *testing.T) {
 
 	// A backend that comes up after the client asked is asked too.
 	later, laterLevel := llBackend(t)
-	if _, err := gw.Reload(gwContext(t), rlConfig(t, fmt.Sprintf("backends:\n  - {name: ch, kind: http, url: %q}\n  - {name: later, kind: http, url: %q}\n", url, later))); err != nil {
+	if _, err := gw.Reload(testkit.Context(t), rlConfig(t, fmt.Sprintf("backends:\n  - {name: ch, kind: http, url: %q}\n  - {name: later, kind: http, url: %q}\n", url, later))); err != nil {
 		t.Fatal(err)
 	}
-	gwWaitFor(t, "the later backend to be asked for debug", func() bool { return laterLevel.Load() == mcp.LevelDebug })
+	testkit.WaitFor(t, "the later backend to be asked for debug", func() bool { return laterLevel.Load() == mcp.LevelDebug })
 }

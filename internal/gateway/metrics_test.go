@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
@@ -78,7 +80,7 @@ func TestMetricsCountGatedCallsByOutcome(t *testing.T) {
 `)
 	admin, _ := e.token("root", "admin")
 	viewer, _ := e.token("alice", "viewer")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	c := e.dial(gwStreamable, gwBearer(viewer))
 	legacy, _ := e.sseSession(gwBearer(viewer))
 
@@ -202,8 +204,8 @@ func TestMetricsAdminByBaseRole(t *testing.T) {
 
 // metrics.listen serves /metrics without a credential, on loopback only.
 func TestMetricsListenLoopbackOnly(t *testing.T) {
-	gwLeakCheck(t)
-	ctx := gwContext(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
 	for _, listen := range []string{"0.0.0.0:9464", ":9464", "192.0.2.1:9464"} {
 		t.Run(listen, func(t *testing.T) {
 			gw, err := mtNew(ctx, t, "metrics:\n  listen: \""+listen+"\"\n")

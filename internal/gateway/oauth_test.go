@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
@@ -214,12 +216,12 @@ func TestTheBuiltinServerOnASharedStoreWithoutASessionKeyIsNamed(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Store = "postgres://mcpgate@127.0.0.1:1/mcpgate" // as replicas name it; the store itself is the test's
-		st, err := sqlite.Open(gwContext(t), filepath.Join(t.TempDir(), "m.db"))
+		st, err := sqlite.Open(testkit.Context(t), filepath.Join(t.TempDir(), "m.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		logs := &mcptest.SyncBuffer{}
-		gw, err := gateway.New(gwContext(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		gw, err := gateway.New(testkit.Context(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,12 +255,12 @@ func TestAnUnreadableBackendCredentialNamesItsKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := sqlite.Open(gwContext(t), filepath.Join(t.TempDir(), "m.db"))
+			st, err := sqlite.Open(testkit.Context(t), filepath.Join(t.TempDir(), "m.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			gw, err := gateway.New(gwContext(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
+			gw, err := gateway.New(testkit.Context(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
 			if err == nil {
 				_ = gw.Close(context.Background())
 				t.Fatal("the gateway started")

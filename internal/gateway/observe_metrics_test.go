@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // obScrapeBase reads /metrics at base without a credential (the gateway
@@ -73,7 +75,7 @@ func obGrep(text string, prefixes ...string) string {
 // (its restarts counted), and shows up again once it can, with the
 // restarts it took; its secret never reaches /metrics.
 func TestMetricsFollowABackendKilledAndRestarted(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	dir := t.TempDir()
 	gate, pidFile := filepath.Join(dir, "refuse-start"), filepath.Join(dir, "pid")
 	const secret = "ob-backend-secret-93c1e2"

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
@@ -68,7 +70,7 @@ backends:
 }
 
 func TestADownBackendsHiddenEntryAnswersAsAnUnknownOne(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	flag := filepath.Join(t.TempDir(), "vault-down")
 	base, tokens := pfAuthGateway(t, flag)
 	bkWaitReady(t, base, http.StatusOK)

@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -94,7 +96,7 @@ func pfConnect(t *testing.T, base, auth string) *pfClient {
 	if auth != "" {
 		o.Header.Set("Authorization", auth)
 	}
-	conn, err := mcphttp.DialStreamable(gwContext(t), base+"/mcp", o)
+	conn, err := mcphttp.DialStreamable(testkit.Context(t), base+"/mcp", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func pfConnect(t *testing.T, base, auth string) *pfClient {
 			}
 		}})
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Initialize(gwContext(t)); err != nil {
+	if _, err := c.Initialize(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -121,7 +123,7 @@ func pfConnect(t *testing.T, base, auth string) *pfClient {
 // tools lists the tool names the session sees.
 func (c *pfClient) tools(t *testing.T) []string {
 	t.Helper()
-	res, err := c.Call(gwContext(t), "tools/list", nil)
+	res, err := c.Call(testkit.Context(t), "tools/list", nil)
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
@@ -183,7 +185,7 @@ func pfWantUnavailable(t *testing.T, what string, err error, backend string) {
 // pfCall makes one call and returns its raw result or error.
 func pfCall(t *testing.T, c *pfClient, method, params string) (json.RawMessage, error) {
 	t.Helper()
-	return c.Call(gwContext(t), method, json.RawMessage(params))
+	return c.Call(testkit.Context(t), method, json.RawMessage(params))
 }
 
 func TestPartialFailureOneOfThreeBackendsKilledMidSession(t *testing.T) {
@@ -193,7 +195,7 @@ func TestPartialFailureOneOfThreeBackendsKilledMidSession(t *testing.T) {
 }
 
 func pfKillOneOfThree(t *testing.T, victim string) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	flag := filepath.Join(t.TempDir(), "alpha-down")
 	t.Setenv("PF_ROLE", pfRoleStdio)
 	t.Setenv("PF_ENV_SECRET", pfEnvSecret)
@@ -274,12 +276,12 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 
 	// Its entries leave the lists, and the client is told.
 	c.waitToolsChanged(t, "the backend died")
-	gwWaitFor(t, victim+"'s tools gone from tools/list", func() bool {
+	testkit.WaitFor(t, victim+"'s tools gone from tools/list", func() bool {
 		return !slices.ContainsFunc(c.tools(t), func(n string) bool { return strings.HasPrefix(n, victim+"__") })
 	})
 	// The lists change one after another (tools, then resources): wait
 	// for the resource too rather than assume the order.
-	gwWaitFor(t, victim+"'s resource gone from resources/list", func() bool {
+	testkit.WaitFor(t, victim+"'s resource gone from resources/list", func() bool {
 		res, err := pfCall(t, c, "resources/list", "")
 		if err != nil {
 			t.Fatal(err)
@@ -325,7 +327,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 	}
 	bkWaitReady(t, base, http.StatusOK)
 	c.waitToolsChanged(t, "the backend came back")
-	gwWaitFor(t, victim+"'s tools back in tools/list", func() bool {
+	testkit.WaitFor(t, victim+"'s tools back in tools/list", func() bool {
 		return slices.Contains(c.tools(t), victim+"__hello")
 	})
 	res, err := pfCall(t, c, "tools/call", `{"name":"`+victim+`__hello","arguments":{}}`)
@@ -347,7 +349,7 @@ func pfKillOneOfThree(t *testing.T, victim string) {
 // pass that on as if the backend had said it: the caller gets -32603 with
 // data.backend, like any call the backend could not take.
 func TestACallInFlightToADeadHTTPBackendNamesTheBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	beta := pfStartHTTPChild(t, "beta", "127.0.0.1:0")
 	base, _ := bkGatewayWith(t, "backends: [{name: beta, kind: http, url: \"http://"+beta.addr+"/mcp\"}]\n",
 		backends.Options{PingInterval: -1, Backoff: bkFast.Backoff})

@@ -24,11 +24,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/coder/websocket"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -130,9 +131,9 @@ func pgServeProgram() error {
 // the pair: it writes and reads back 8 MB with COPY, and a bad statement's
 // error is the server's own.
 func TestAProgramReachesItsDatabaseAndDaemonThroughThePairs(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	pg := peers.StartPostgres(t)
-	bin := mcptest.BuildMcpgate(t)
+	bin := testkit.Mcpgate(t)
 	t.Setenv("BK_CHILD_ROLE", pgRoleProgram)
 	daemon := pgEchoDaemon(t)
 	// The database from the gateway's environment, as a URL whose

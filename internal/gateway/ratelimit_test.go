@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -31,7 +33,7 @@ func gwRetryAfter(t *testing.T, what string, d gwErrData) int64 {
 // on any answer but success or a rate-limit refusal.
 func gwCallN(t *testing.T, c *mcp.Client, tool string, n int) (admitted int) {
 	t.Helper()
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	for i := range n {
 		_, err := gwCallTool(ctx, c, tool, nil)
 		if err == nil {
@@ -52,7 +54,7 @@ func TestRateLimitConcurrentCallsAdmitExactlyTheBurst(t *testing.T) {
 	// Two sessions of the same identity on two transports share one
 	// budget: the bucket is the identity's, not the session's.
 	clients := []*mcp.Client{e.dial(gwStreamable, gwBearer(secret)), e.dial(gwSSE, gwBearer(secret))}
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 
 	const callers = 20
 	answers := make(chan error, callers)
@@ -100,7 +102,7 @@ func TestRateLimitRoleDenialSpendsNoBudget(t *testing.T) {
 	e := gwStart(t, "rate_limits:\n  default: {rate: 0.001, burst: 3}\n")
 	secret, _ := e.token("reader", "viewer")
 	c := e.dial(gwStreamable, gwBearer(secret))
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	for range 5 {
 		_, err := gwCallTool(ctx, c, gwToolAdmin, nil)
 		gwWantRefusal(t, "viewer calling the admin tool", err, jsonrpc.CodeForbidden, "forbidden")
@@ -131,7 +133,7 @@ func TestRateLimitEntryRuleAppliesToMatchingEntriesOnly(t *testing.T) {
 		}
 	}
 	// The rule names tools: a resource is not throttled by it.
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	for range 5 {
 		if _, err := gwCall(ctx, c, "resources/read", map[string]any{"uri": gwResPublic}); err != nil {
 			t.Errorf("resource read: %v", err)

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
@@ -66,7 +68,7 @@ func TestReferenceServerScoresTheSameThroughTheGateway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three runs of the conformance suite")
 	}
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	url := rfStart(t)
 	direct := rfScore(t, url)
 	p, f := rfPassed(direct)

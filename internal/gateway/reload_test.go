@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
@@ -80,7 +82,7 @@ type rlClient struct {
 // missed, so the test would wait for nothing.
 func rlDial(t *testing.T, base string, gw *gateway.Gateway) *rlClient {
 	t.Helper()
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	conn, err := mcphttp.DialStreamable(ctx, base+"/mcp", mcphttp.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +166,7 @@ func (cl *rlClient) tools(t *testing.T) []string {
 	var names []string
 	params := map[string]any{}
 	for {
-		res, err := gwCall(gwContext(t), cl.c, "tools/list", params)
+		res, err := gwCall(testkit.Context(t), cl.c, "tools/list", params)
 		if err != nil {
 			t.Fatalf("tools/list: %v", err)
 		}
@@ -204,7 +206,7 @@ func rlHas(names []string, prefix string) bool {
 // fails unless it answers.
 func (cl *rlClient) callSimple(t *testing.T, prefix string) {
 	t.Helper()
-	res, err := gwCallTool(gwContext(t), cl.c, prefix+"test_simple_text", nil)
+	res, err := gwCallTool(testkit.Context(t), cl.c, prefix+"test_simple_text", nil)
 	if err != nil || !strings.Contains(string(res), "simple text response") {
 		t.Fatalf("%stest_simple_text: %s, %v", prefix, res, err)
 	}
@@ -217,7 +219,7 @@ func (cl *rlClient) callSimple(t *testing.T, prefix string) {
 // changed); the client is told the list changed and sees b's tools and
 // d's under the new prefix, and none of c's.
 func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	a, b, c, d := rlStartFixture(t), rlStartFixture(t), rlStartFixture(t), rlStartFixture(t)
 	first := "backends:\n" + rlBackend("a", a, "") + rlBackend("c", c, "") + rlBackend("d", d, "")
 	base, gw := bkGateway(t, first)
@@ -237,16 +239,16 @@ func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.
 	}
 	inflight := make(chan answer, 1)
 	go func() {
-		res, err := gwCallTool(gwContext(t), cl.c, "a__test_sampling", map[string]any{"prompt": "hold"})
+		res, err := gwCallTool(testkit.Context(t), cl.c, "a__test_sampling", map[string]any{"prompt": "hold"})
 		inflight <- answer{res, err}
 	}()
 	select {
 	case <-cl.asked:
-	case <-gwContext(t).Done():
+	case <-testkit.Context(t).Done():
 		t.Fatal("a__test_sampling never asked the client to sample")
 	}
 
-	rep, err := gw.Reload(gwContext(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")+rlBackend("b", b, "")+
+	rep, err := gw.Reload(testkit.Context(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")+rlBackend("b", b, "")+
 		rlBackend("d", d, ", prefix: dd__")))
 	if err != nil {
 		t.Fatalf("Reload: %v", err)
@@ -291,7 +293,7 @@ func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.
 	}
 
 	// The same configuration again changes nothing.
-	rep, err = gw.Reload(gwContext(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")+rlBackend("b", b, "")+
+	rep, err = gw.Reload(testkit.Context(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")+rlBackend("b", b, "")+
 		rlBackend("d", d, ", prefix: dd__")))
 	if err != nil || rep.Changed() || len(rep.Unchanged) != 3 {
 		t.Errorf("the same configuration again: %+v, %v; want all three unchanged", rep, err)
@@ -302,7 +304,7 @@ func TestReloadAddsAndRemovesABackendWhileASessionStaysOpenOnAnother(t *testing.
 // capabilities as before (ready with none; no completions), and a reload
 // can add its first one.
 func TestReloadAddsTheFirstBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	a := rlStartFixture(t)
 	base, gw := bkGateway(t, "")
 	if code, body, r := bkReadyz(t, base); code != http.StatusOK || !r.Ready || len(r.Backends) != 0 {
@@ -315,7 +317,7 @@ func TestReloadAddsTheFirstBackend(t *testing.T) {
 	if names := cl.tools(t); len(names) != 0 {
 		t.Fatalf("tools before any backend: %v", names)
 	}
-	rep, err := gw.Reload(gwContext(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")))
+	rep, err := gw.Reload(testkit.Context(t), rlConfig(t, "backends:\n"+rlBackend("a", a, "")))
 	if err != nil || !slices.Equal(rep.Added, []string{"a"}) {
 		t.Fatalf("Reload: %+v, %v", rep, err)
 	}
@@ -326,7 +328,7 @@ func TestReloadAddsTheFirstBackend(t *testing.T) {
 // A configuration with a bad key is refused with the key named, and the
 // catalogue and the backends stay as they were.
 func TestReloadRefusesAnInvalidConfigurationNamingTheKey(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	a, b := rlStartFixture(t), rlStartFixture(t)
 	base, gw := bkGateway(t, "backends:\n"+rlBackend("a", a, ""))
 	bkWaitReady(t, base, http.StatusOK)
@@ -351,7 +353,7 @@ func TestReloadRefusesAnInvalidConfigurationNamingTheKey(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := rlConfig(t, "backends:\n"+rlBackend("a", a, "")+rlBackend("b", b, ""))
 			tc.edit(cfg)
-			rep, err := gw.Reload(gwContext(t), cfg)
+			rep, err := gw.Reload(testkit.Context(t), cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.key) {
 				t.Fatalf("Reload = %+v, %v; want an error naming %s", rep, err, tc.key)
 			}
@@ -373,7 +375,7 @@ func TestReloadRefusesAnInvalidConfigurationNamingTheKey(t *testing.T) {
 // reload, naming the key: the other backend of the same file is not added
 // either, and the message carries no secret.
 func TestReloadRefusesAMissingSecret(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	const secret = "rl-present-secret-93a1"
 	t.Setenv("RL_PRESENT_TOKEN", secret)
 	a, b, e := rlStartFixture(t), rlStartFixture(t), rlStartFixture(t)
@@ -384,7 +386,7 @@ func TestReloadRefusesAMissingSecret(t *testing.T) {
 
 	cfg := rlConfig(t, "backends:\n"+rlBackend("a", a, ", headers_from: {Authorization: RL_PRESENT_TOKEN}")+
 		rlBackend("b", b, "")+rlBackend("e", e, ", headers_from: {X-Key: RL_SURELY_UNSET_VAR}"))
-	rep, err := gw.Reload(gwContext(t), cfg)
+	rep, err := gw.Reload(testkit.Context(t), cfg)
 	if err == nil || !strings.Contains(err.Error(), "backends[2].headers_from.X-Key") {
 		t.Fatalf("Reload = %+v, %v; want an error naming backends[2].headers_from.X-Key", rep, err)
 	}
@@ -406,7 +408,7 @@ func TestReloadRefusesAMissingSecret(t *testing.T) {
 // New rate limits are in force at once; a setting bound at start (here
 // listen) is reported and keeps its running value.
 func TestReloadAppliesRateLimitsAndKeepsWhatNeedsARestart(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	a := rlStartFixture(t)
 	base, gw := bkGateway(t, "backends:\n"+rlBackend("a", a, ""))
 	bkWaitReady(t, base, http.StatusOK)
@@ -418,7 +420,7 @@ func TestReloadAppliesRateLimitsAndKeepsWhatNeedsARestart(t *testing.T) {
 
 	cfg := rlConfig(t, "rate_limits: {default: {rate: 0.001, burst: 1}}\nbackends:\n"+rlBackend("a", a, ""))
 	cfg.Listen = "127.0.0.1:1"
-	rep, err := gw.Reload(gwContext(t), cfg)
+	rep, err := gw.Reload(testkit.Context(t), cfg)
 	if err != nil {
 		t.Fatalf("Reload: %v", err)
 	}
@@ -426,7 +428,7 @@ func TestReloadAppliesRateLimitsAndKeepsWhatNeedsARestart(t *testing.T) {
 		t.Errorf("report = %+v, want rate limits applied, listen needing a restart, a unchanged", rep)
 	}
 	cl.callSimple(t, "a__")
-	_, err = gwCallTool(gwContext(t), cl.c, "a__test_simple_text", nil)
+	_, err = gwCallTool(testkit.Context(t), cl.c, "a__test_simple_text", nil)
 	gwWantRefusal(t, "the second call under burst 1", err, jsonrpc.CodeRateLimited, "rate_limited")
 }
 
@@ -434,7 +436,7 @@ func TestReloadAppliesRateLimitsAndKeepsWhatNeedsARestart(t *testing.T) {
 // with the new value; the log says what changed by field name and never
 // shows either value.
 func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	const oldSecret, newSecret = "rl-old-secret-5d2e", "rl-new-secret-c7a0"
 	t.Setenv("RL_ROTATED_TOKEN", oldSecret)
 	got := make(chan string, 100)
@@ -455,7 +457,7 @@ func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) 
 	}
 	t.Cleanup(func() { _ = gw.Close(context.Background()) })
 	bkRun(t, gw)
-	bound := gwContext(t)
+	bound := testkit.Context(t)
 	waitHeader := func(want string) {
 		t.Helper()
 		for {
@@ -472,7 +474,7 @@ func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) 
 	waitHeader(oldSecret)
 
 	t.Setenv("RL_ROTATED_TOKEN", newSecret)
-	rep, err := gw.Reload(gwContext(t), rlConfig(t, yamlText))
+	rep, err := gw.Reload(testkit.Context(t), rlConfig(t, yamlText))
 	if err != nil || !slices.Equal(rep.Restarted, []string{"a"}) {
 		t.Fatalf("Reload = %+v, %v; want a restarted", rep, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -20,7 +22,7 @@ import (
 // returns a channel closed when the server ends it.
 func rsOpen(t *testing.T, e *gwEnv, path, auth, session string) <-chan struct{} {
 	t.Helper()
-	req, err := http.NewRequestWithContext(gwContext(t), http.MethodGet, e.base+path, nil)
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodGet, e.base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

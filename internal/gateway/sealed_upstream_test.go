@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -90,7 +92,7 @@ func upstreamSessionOf(t *testing.T, base, sid string) string {
 }
 
 func TestPerClientHTTPUpstreamSessionFollowsItsSessionToAnotherReplica(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	up := startUpstreamSessionServer(t)
 	key := filepath.Join(t.TempDir(), "session.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("7e", 32)), 0o600); err != nil {
@@ -133,7 +135,7 @@ func TestPerClientHTTPUpstreamSessionFollowsItsSessionToAnotherReplica(t *testin
 	if rep := eb.do(gwRequest{method: http.MethodDelete, path: "/mcp", session: sid}); rep.status != http.StatusOK {
 		t.Fatalf("DELETE = %d", rep.status)
 	}
-	gwWaitFor(t, "the upstream session deleted", func() bool {
+	testkit.WaitFor(t, "the upstream session deleted", func() bool {
 		up.mu.Lock()
 		defer up.mu.Unlock()
 		return up.deleted[onA] // an upstream without a key: its session id is the session's

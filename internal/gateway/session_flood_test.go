@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -68,7 +70,7 @@ func TestOpeningSessionsIsRateLimitedLikeCalls(t *testing.T) {
 
 	// A legacy SSE stream is a session too: refused with 429 and
 	// Retry-After.
-	req, _ := http.NewRequestWithContext(gwContext(t), http.MethodGet, e.base+"/sse", nil)
+	req, _ := http.NewRequestWithContext(testkit.Context(t), http.MethodGet, e.base+"/sse", nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Authorization", gwBearer(viewer))
 	resp, err := e.client.Do(req)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -50,7 +52,7 @@ func TestConformanceThroughSessionlessBackends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six runs of the conformance suites")
 	}
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	peers.Require(t)
 	url, initializes, sessionless := slFixtureHTTP(t)
 	direct, df := cnScoreAt(t, url, "2026-07-28")

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // psChildren is the number of live processes whose parent is this one.
@@ -47,7 +49,7 @@ func psChildren(t *testing.T) int {
 // passes, each on a child of its own, and once the suite is gone the idle
 // timeout leaves only the shared child running.
 func TestConformanceThroughPerClientStdioBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("BK_CHILD_ROLE", "fixture")
 	before := psChildren(t)
 	base, _ := bkGateway(t, "backends:\n  - name: fixture\n    kind: stdio\n    command: [\""+os.Args[0]+"\"]\n"+
@@ -55,14 +57,14 @@ func TestConformanceThroughPerClientStdioBackend(t *testing.T) {
 		"    session: per-client\n    session_idle_timeout: 500ms\n")
 	bkWaitReady(t, base, http.StatusOK)
 	bkRequireConformance(t, base)
-	gwWaitFor(t, "only the shared child left", func() bool { return psChildren(t) == before+1 })
+	testkit.WaitFor(t, "only the shared child left", func() bool { return psChildren(t) == before+1 })
 }
 
 // The same through a per-client http backend: every per-client upstream
 // session the suite caused is sent DELETE once idle; only the shared one
 // stays.
 func TestConformanceThroughPerClientHTTPBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	var mu sync.Mutex
 	seen, deleted := map[string]bool{}, map[string]bool{}
 	url, _ := bkFixtureHTTP(t, func(r *http.Request) {
@@ -81,7 +83,7 @@ func TestConformanceThroughPerClientHTTPBackend(t *testing.T) {
 		"session: per-client, session_idle_timeout: 500ms}\n")
 	bkWaitReady(t, base, http.StatusOK)
 	bkRequireConformance(t, base)
-	gwWaitFor(t, "every upstream session but the shared one deleted", func() bool {
+	testkit.WaitFor(t, "every upstream session but the shared one deleted", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) > 2 && len(deleted) == len(seen)-1

@@ -14,13 +14,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 func TestAClientThatStopsReadingDoesNotStallTheBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	const (
 		floods = 400
 		size   = 64 << 10 // 400 × 64 KiB: far more than loopback socket buffers hold
@@ -54,7 +56,7 @@ func TestAClientThatStopsReadingDoesNotStallTheBackend(t *testing.T) {
 	// The slow client: it posts the call and never reads the answer's
 	// stream.
 	slow := fdHTTPConnect(t, base)
-	req, err := http.NewRequestWithContext(gwContext(t), http.MethodPost, base+"/mcp",
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, base+"/mcp",
 		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"f__flood","arguments":{},"_meta":{"progressToken":1}}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func suSlowBackend(name, delay string) string {
@@ -46,7 +48,7 @@ func suListTools(t *testing.T, base string) (string, time.Duration) {
 }
 
 func TestClientsThatAskAtOnceSeeTheCatalogueOfABackendStillStarting(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("SU_ROLE", "slow-start")
 	base, _ := bkGateway(t, "http: {stateless: true}\n"+suSlowBackend("slow", "1s"))
 	if _, _, r := bkReadyz(t, base); !r.Starting {
@@ -62,7 +64,7 @@ func TestClientsThatAskAtOnceSeeTheCatalogueOfABackendStillStarting(t *testing.T
 }
 
 func TestStartupWaitBoundsTheWait(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("SU_ROLE", "slow-start")
 	base, _ := bkGateway(t, "startup_wait: 200ms\nhttp: {stateless: true}\n"+suSlowBackend("slower", "1m"))
 	list, took := suListTools(t, base)
@@ -78,7 +80,7 @@ func TestStartupWaitBoundsTheWait(t *testing.T) {
 }
 
 func TestABackendThatFailsAtOnceHoldsNobody(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	base, _ := bkGateway(t, "http: {stateless: true}\nbackends:\n  - {name: gone, kind: stdio, command: [/nonexistent/mcp-server]}\n")
 	list, took := suListTools(t, base)
 	if !strings.Contains(list, `"tools"`) || took > 5*time.Second {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
@@ -64,7 +66,7 @@ func TestEveryStreamEndsWhenItsCredentialIsRevoked(t *testing.T) {
 		t.Run(kind+" of a service token", func(t *testing.T) {
 			secret, id := e.token("svc-"+kind, "editor")
 			ended := openStream(t, e, secret, kind)
-			if err := e.gw.Tokens().Revoke(gwContext(t), id); err != nil {
+			if err := e.gw.Tokens().Revoke(testkit.Context(t), id); err != nil {
 				t.Fatal(err)
 			}
 			waitEnded(t, ended)
@@ -73,13 +75,13 @@ func TestEveryStreamEndsWhenItsCredentialIsRevoked(t *testing.T) {
 			secret, _ := e.token("person-"+kind, "editor")
 			access := builtinGrant(t, e, secret, "client of "+kind, "editor").AccessToken
 			ended := openStream(t, e, access, kind)
-			grants, err := e.store.OAuthGrants(gwContext(t))
+			grants, err := e.store.OAuthGrants(testkit.Context(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, g := range grants {
 				if g.ClientName == "client of "+kind {
-					if err := e.store.RevokeOAuthGrant(gwContext(t), g.ID, time.Now()); err != nil { // as `mcpgate oauth revoke` does
+					if err := e.store.RevokeOAuthGrant(testkit.Context(t), g.ID, time.Now()); err != nil { // as `mcpgate oauth revoke` does
 						t.Fatal(err)
 					}
 				}

@@ -16,13 +16,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 func TestAnAnswerOverTheLimitFailsItsCallAtOnce(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	specs, stop := ejBackends(t, filepath.Join(t.TempDir(), "journal"))
 	t.Cleanup(stop)
 

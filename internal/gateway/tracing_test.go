@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpgate/mcpgate/internal/otlptest"
@@ -86,7 +88,7 @@ tracing:
 	bkRun(t, e.gw)
 	admin, _ := e.token("root", "admin")
 	viewer, _ := e.token("alice", "viewer")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 
 	conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{HTTPClient: e.client,
 		Header: http.Header{"Authorization": {gwBearer(admin)}, "Traceparent": {trTraceparent}}})
@@ -200,7 +202,7 @@ func TestTracingFollowsTheStandardEnvironment(t *testing.T) {
 	off := gwStart(t, "tracing: {disabled: true}\n")
 	offAdmin, _ := off.token("root", "admin")
 	off.dial(gwStreamable, gwBearer(offAdmin))
-	if err := off.closeGateway(gwContext(t)); err != nil {
+	if err := off.closeGateway(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if n := rcv.Exports(); n != 0 {
@@ -210,7 +212,7 @@ func TestTracingFollowsTheStandardEnvironment(t *testing.T) {
 	e := gwStart(t, "")
 	admin, _ := e.token("root", "admin")
 	e.dial(gwStreamable, gwBearer(admin))
-	if err := e.closeGateway(gwContext(t)); err != nil {
+	if err := e.closeGateway(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if s := trFind(t, rcv.Spans(), "initialize", true); s.Service != "from-env" {
@@ -223,7 +225,7 @@ func trWaitTool(t *testing.T, c *mcp.Client, name string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		res, err := gwCall(gwContext(t), c, "tools/list", map[string]any{})
+		res, err := gwCall(testkit.Context(t), c, "tools/list", map[string]any{})
 		if err == nil && slices.Contains(gwNames(t, res, "tools", "name"), name) {
 			return
 		}
@@ -237,7 +239,7 @@ func trWaitTool(t *testing.T, c *mcp.Client, name string) {
 // The collector's credential comes from the environment; one that is not
 // there refuses the gateway, naming the key.
 func TestTracingHeaderMissingFromTheEnvironmentRefusesNew(t *testing.T) {
-	_, err := mtNew(gwContext(t), t, "tracing:\n  otlp_endpoint: \"http://127.0.0.1:4318\"\n  headers_from: {Authorization: TR_SURELY_UNSET_VAR}\n")
+	_, err := mtNew(testkit.Context(t), t, "tracing:\n  otlp_endpoint: \"http://127.0.0.1:4318\"\n  headers_from: {Authorization: TR_SURELY_UNSET_VAR}\n")
 	if err == nil || !strings.Contains(err.Error(), "tracing.headers_from.Authorization") {
 		t.Errorf("New = %v, want an error naming tracing.headers_from.Authorization", err)
 	}
@@ -265,7 +267,7 @@ func TestTracingFollowsTraceContextInMeta(t *testing.T) {
 	e := gwStart(t, fmt.Sprintf("backends:\n  - {name: tb, kind: http, url: %q}\ntracing: {otlp_endpoint: %q}\n", ts.URL, rcv.URL()))
 	bkRun(t, e.gw)
 	admin, _ := e.token("root", "admin")
-	ctx := gwContext(t)
+	ctx := testkit.Context(t)
 	c := e.dial(gwStreamable, gwBearer(admin))
 	trWaitTool(t, c, "tb__traced")
 	if _, err := gwCall(ctx, c, "tools/call", map[string]any{"name": "tb__traced", "arguments": map[string]any{},

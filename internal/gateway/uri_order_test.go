@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestASharedURIIsServedByTheFirstBackendInTheConfiguration(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	dir := t.TempDir()
 	journalA, journalB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	specsA, stopA := ejBackends(t, journalA)
@@ -49,14 +51,14 @@ func TestASharedURIIsServedByTheFirstBackendInTheConfiguration(t *testing.T) {
 
 	// a joins, first in the file: it takes the URI over, though b was up
 	// first.
-	if _, err := gw.Reload(gwContext(t), rlConfig(t, "backends:\n"+lineA+lineB)); err != nil {
+	if _, err := gw.Reload(testkit.Context(t), rlConfig(t, "backends:\n"+lineA+lineB)); err != nil {
 		t.Fatal(err)
 	}
-	gwWaitFor(t, "a to serve the URI", func() bool { return servedBy() == "a" })
+	testkit.WaitFor(t, "a to serve the URI", func() bool { return servedBy() == "a" })
 
 	// a is removed: b serves the URI again, without a restart.
-	if _, err := gw.Reload(gwContext(t), rlConfig(t, "backends:\n"+lineB)); err != nil {
+	if _, err := gw.Reload(testkit.Context(t), rlConfig(t, "backends:\n"+lineB)); err != nil {
 		t.Fatal(err)
 	}
-	gwWaitFor(t, "b to serve the URI again", func() bool { return servedBy() == "b" })
+	testkit.WaitFor(t, "b to serve the URI again", func() bool { return servedBy() == "b" })
 }

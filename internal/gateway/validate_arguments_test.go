@@ -14,10 +14,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestValidateArgumentsChecksTheListedSchemaBeforeTheBackend(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	journal := filepath.Join(t.TempDir(), "journal")
 	specs, stop := ejBackends(t, journal)
 	t.Cleanup(stop)

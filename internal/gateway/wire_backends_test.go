@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway"
@@ -32,7 +34,7 @@ import (
 )
 
 func TestProxyBackendSecretMissingNamesTheKey(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	missing := filepath.Join(t.TempDir(), "absent")
 	for _, c := range []struct{ yaml, key string }{
 		{"secrets_from: {TOKEN: MCPGATE_TEST_UNSET_VARIABLE}", "backends[0].secrets_from.TOKEN"},
@@ -53,7 +55,7 @@ func TestProxyBackendSecretMissingNamesTheKey(t *testing.T) {
 // A program that refuses the secrets and quotes them: /readyz shows the
 // refusal with every value cut out.
 func TestProxyBackendSecretsNeverOnReadyz(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	const fromEnv, fromFile = "env-secret-value-1234", "file-secret-value-5678"
 	t.Setenv("MCPGATE_TEST_SECRET", fromEnv)
 	file := filepath.Join(t.TempDir(), "token")
@@ -114,7 +116,7 @@ func TestProxyBackendSecretsNeverOnReadyz(t *testing.T) {
 // refused once, naming every one (a user fixes them in one go, not one
 // run each), and never a value it could read.
 func TestEveryMissingValueIsNamedAtOnce(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	t.Setenv("MCPGATE_TEST_PRESENT", "present-value-4321")
 	missing := filepath.Join(t.TempDir(), "absent")
 	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nauth: {disabled: true}\naudit: {disabled: true}\nbackends:\n" +
@@ -149,7 +151,7 @@ func TestEveryMissingValueIsNamedAtOnce(t *testing.T) {
 // proxy admits, and the token; it stays down, saying why and never the
 // token, with a client certificate of another CA or with another token.
 func TestAProxyBackendOverWSSWithMutualTLSAndAToken(t *testing.T) {
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	pki := proxytest.NewPKI(t)
 	const token = "the-wire-token-of-this-test"
 	url := proxytest.ServeSecure(t, proxytest.Upstream(t, fixture.New(fixture.Options{})), pki, token)

@@ -19,7 +19,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
@@ -30,8 +31,8 @@ import (
 // check for check; at 2026-07-28, where the wire's session era meets the
 // revision, a floor.
 func TestConformanceThroughProcessBackend(t *testing.T) {
-	gwLeakCheck(t)
-	bin := mcptest.BuildMcpgate(t)
+	testkit.LeakCheck(t)
+	bin := testkit.Mcpgate(t)
 	fx, _ := bkFixtureHTTP(t, nil)
 	direct := rfScore(t, fx)
 	// call_timeout: the 2026-07-28 tasks scenarios' 60-second calls are
@@ -75,9 +76,9 @@ func TestReferenceServerScoresTheSameThroughTheWire(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three runs of the conformance suite")
 	}
-	gwLeakCheck(t)
+	testkit.LeakCheck(t)
 	ref := peers.RequireRefServer(t)
-	bin := mcptest.BuildMcpgate(t)
+	bin := testkit.Mcpgate(t)
 	url := rfStart(t)
 	direct := rfScore(t, url)
 	if p, f := rfPassed(direct); p != 44 || f != 0 {

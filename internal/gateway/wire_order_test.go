@@ -13,7 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -23,9 +24,9 @@ import (
 // own three log messages and three progress notifications before its
 // result, call after call.
 func TestProcessBackendCallGetsItsNotificationsDuringTheCall(t *testing.T) {
-	gwLeakCheck(t)
-	ctx := gwContext(t)
-	bin := mcptest.BuildMcpgate(t)
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
+	bin := testkit.Mcpgate(t)
 	base, _ := bkGateway(t, "backends:\n  - {name: fixture, kind: process, command: [\""+bin+"\", fixture], proxy_command: [\""+bin+"\", proxy], prefix: \"-\"}\n")
 	bkWaitReady(t, base, http.StatusOK)
 

@@ -17,7 +17,7 @@ const module = "github.com/mcpgate/mcpgate/"
 var layers = [][]string{
 	// The outbound policy for fetches on a third party's word: it
 	// imports nothing of ours.
-	{"internal/egress", "internal/egress/egresstest", "internal/tick"},
+	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
 	{"internal/auth/oauthmeta"},

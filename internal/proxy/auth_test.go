@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
@@ -76,8 +78,15 @@ func TestTheWiresTokenIsAskedOfBothForms(t *testing.T) {
 			}
 		}
 	}
-	// With the token, the framed form is the wire as ever: begun.
-	s, err := wiremcp.Begin(authCtx(t), base, wiremcp.Options{Dial: &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + wireToken}}}})
+	// With the token, the framed form is the wire as ever: begun. The
+	// framed wire takes one connection at a time, and the probe above
+	// holds it until the proxy has seen it close: Begin waits for that.
+	var s *wiremcp.Session
+	var err error
+	testkit.WaitFor(t, "the probe's framed connection let go", func() bool {
+		s, err = wiremcp.Begin(authCtx(t), base, wiremcp.Options{Dial: &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + wireToken}}}})
+		return err == nil || !strings.Contains(err.Error(), "HTTP 409")
+	})
 	if err != nil {
 		t.Fatalf("begin with the token: %v", err)
 	}

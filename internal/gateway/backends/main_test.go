@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	testkit.Main(m)
 }
 
 // childSpec is a stdio backend running this binary as the fixture.

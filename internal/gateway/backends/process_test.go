@@ -15,8 +15,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -44,7 +45,7 @@ func processPids(t *testing.T, logs *wtLog) (program, proxy int) {
 // A process backend in a Set: the program and its proxy serve, killing
 // either brings up a fresh pair, and removing the backend ends both.
 func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
-	bin := mcptest.BuildMcpgate(t)
+	bin := testkit.Mcpgate(t)
 	logs := &wtLog{}
 	opts := fast
 	opts.Logger = logs.logger()
@@ -99,7 +100,7 @@ func TestProcessBackendServesAndRestartsThePair(t *testing.T) {
 // A process backend's era is what its proxy speaks to the program: auto
 // finds the fixture's 2026-07-28, session keeps to initialize.
 func TestProcessBackendsEraIsWhatItsProxySpeaks(t *testing.T) {
-	bin := mcptest.BuildMcpgate(t)
+	bin := testkit.Mcpgate(t)
 	for _, tc := range []struct {
 		era  mcp.Era
 		want string

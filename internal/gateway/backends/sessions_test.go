@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
@@ -203,18 +205,6 @@ func (fc *frontClient) who(t *testing.T, tool string) (id string, calls int) {
 	return text[:strings.LastIndex(text, " ")], calls
 }
 
-// waitFor waits, within a deadline, for cond.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // gone reports whether the process of a "pid=N" identity has exited and
 // been reaped.
 func gone(t *testing.T, who string) bool {
@@ -291,8 +281,8 @@ func TestFrontSessionDeleteEndsItsUpstreamProcess(t *testing.T) {
 	if err := a.Close(); err != nil { // sends DELETE
 		t.Fatal(err)
 	}
-	waitFor(t, "a's upstream process exits after DELETE", func() bool { return gone(t, a1) })
-	waitFor(t, "one upstream session left", func() bool { return f.b.OpenSessions() == 1 })
+	testkit.WaitFor(t, "a's upstream process exits after DELETE", func() bool { return gone(t, a1) })
+	testkit.WaitFor(t, "one upstream session left", func() bool { return f.b.OpenSessions() == 1 })
 	if gone(t, b1) {
 		t.Fatal("b's upstream process ended with a's front session")
 	}
@@ -308,8 +298,8 @@ func TestVanishedClientsUpstreamIsReapedWhenIdle(t *testing.T) {
 	f := newHTTPFront(t, perClientSpec("kid", 50*time.Millisecond, 0), mcphttp.Options{})
 	a := f.connect(t, "a")
 	a1, _ := a.who(t, "kid__who")
-	waitFor(t, "the idle upstream process exits", func() bool { return gone(t, a1) })
-	waitFor(t, "no upstream session left", func() bool { return f.b.OpenSessions() == 0 })
+	testkit.WaitFor(t, "the idle upstream process exits", func() bool { return gone(t, a1) })
+	testkit.WaitFor(t, "no upstream session left", func() bool { return f.b.OpenSessions() == 0 })
 	if n := f.h.Sessions(); n != 1 {
 		t.Errorf("front sessions = %d, want a's still open", n)
 	}
@@ -331,7 +321,7 @@ func TestDeadUpstreamIsReplacedAtTheNextCall(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the dead upstream session is forgotten", func() bool { return f.b.OpenSessions() == 0 })
+	testkit.WaitFor(t, "the dead upstream session is forgotten", func() bool { return f.b.OpenSessions() == 0 })
 	if a2, n := a.who(t, "kid__who"); a2 == a1 || n != 1 {
 		t.Errorf("a's call after its upstream died went to %s (call %d), want a new process", a2, n)
 	}
@@ -350,7 +340,7 @@ func TestSessionMaxEvictsTheLeastRecentlyUsedIdleSession(t *testing.T) {
 	a.who(t, "kid__who") // b is now the least recently used
 
 	c1, _ := c.who(t, "kid__who")
-	waitFor(t, "b's upstream process exits at eviction", func() bool { return gone(t, b1) })
+	testkit.WaitFor(t, "b's upstream process exits at eviction", func() bool { return gone(t, b1) })
 	if gone(t, a1) || gone(t, c1) {
 		t.Fatal("eviction ended a session that was not the least recently used")
 	}
@@ -404,7 +394,7 @@ func TestSessionMaxAllBusyRefusesWithTheBackendName(t *testing.T) {
 
 	release()
 	held.Wait()
-	waitFor(t, "the held calls end", func() bool {
+	testkit.WaitFor(t, "the held calls end", func() bool {
 		_, err := c.callTool(ctx, "kid__who", "", "")
 		return err == nil
 	})
@@ -512,8 +502,8 @@ func TestPerClientHTTPSessionGetsDeleteWithItsFrontSession(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a's upstream session gets DELETE", func() bool { return wasDeleted(a1) })
-	waitFor(t, "two upstream sessions left", func() bool { return up.Sessions() == 2 })
+	testkit.WaitFor(t, "a's upstream session gets DELETE", func() bool { return wasDeleted(a1) })
+	testkit.WaitFor(t, "two upstream sessions left", func() bool { return up.Sessions() == 2 })
 	if wasDeleted(b1) {
 		t.Error("b's upstream session was deleted with a's front session")
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/mcpgate/mcpgate/internal/observe/audit"
 	"github.com/mcpgate/mcpgate/internal/store"
 )
@@ -163,7 +165,7 @@ func TestFullQueueBlocksRecordInsteadOfDropping(t *testing.T) {
 			}
 		}
 	}()
-	eventually(t, "a Record to wait for room", func() bool { return l.Stats().Blocked > 0 })
+	testkit.WaitFor(t, "a Record to wait for room", func() bool { return l.Stats().Blocked > 0 })
 	select {
 	case <-finished:
 		t.Fatal("every Record returned while the writer held the queue full")
@@ -237,7 +239,7 @@ func TestCloseGivingUpReleasesWaitingRecords(t *testing.T) {
 	record(t, l, 1, 2) // fills the queue
 	refused := make(chan error)
 	go func() { refused <- l.Record(rec(2)) }()
-	eventually(t, "a Record to wait for room", func() bool { return l.Stats().Blocked > 0 })
+	testkit.WaitFor(t, "a Record to wait for room", func() bool { return l.Stats().Blocked > 0 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()

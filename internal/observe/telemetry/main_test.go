@@ -3,7 +3,7 @@ package telemetry_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/store"
@@ -18,7 +19,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/store/storetest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // server is one PostgreSQL for the package's tests; each test gets a
 // database of its own in it.
