@@ -1,5 +1,6 @@
-// client_default_test.go pins that client Conns on the default HTTP
-// client leave no connection open once the last of them has closed.
+// client_default_test.go pins that a client Conn given no HTTP client
+// makes its own and leaves no connection open once it has closed: there
+// is no client shared by the process.
 
 package mcphttp
 
@@ -9,11 +10,10 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-func TestLastConnOnTheDefaultClientClosesItsIdleConnections(t *testing.T) {
+func TestAConnThatMadeItsOwnClientClosesItsIdleConnections(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // a notification needs no answer
 	}))
@@ -26,7 +26,7 @@ func TestLastConnOnTheDefaultClientClosesItsIdleConnections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The POST's connection then stays idle in the default client.
+		// The POST's connection then stays idle in the Conn's client.
 		if err := c.Write(ctx, &jsonrpc.Message{Method: "notifications/message", Params: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ type SSEConn struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	defaultClient bool // opts.HTTPClient is the package's default client
+	own *http.Client // made for this Conn, which closes it; nil when the caller gave one
 }
 
 // DialSSE opens the event stream at url and waits, within ctx, for the
@@ -49,12 +49,13 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 	if err != nil {
 		return nil, err
 	}
-	defaultClient := o.HTTPClient == nil
-	o = o.withDefaults()
-	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
-	if defaultClient {
-		useDefaultClient()
+	var own *http.Client
+	if o.HTTPClient == nil {
+		own = NewHTTPClient()
+		o.HTTPClient = own
 	}
+	o = o.withDefaults()
+	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox(), own: own}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, c.cancel) // until the endpoint is known
 
@@ -70,8 +71,8 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 			_ = body.Close()
 		}
 		c.cancel()
-		if defaultClient {
-			releaseDefaultClient()
+		if own != nil {
+			own.CloseIdleConnections()
 		}
 		return nil, err
 	}
@@ -207,8 +208,8 @@ func (c *SSEConn) Close() error {
 		c.inbox.shut()
 		c.cancel()
 		c.wg.Wait()
-		if c.defaultClient {
-			releaseDefaultClient()
+		if c.own != nil {
+			c.own.CloseIdleConnections()
 		}
 	})
 	return nil

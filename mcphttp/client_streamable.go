@@ -60,8 +60,8 @@ type StreamableConn struct {
 	closed                 bool
 	// retry is the reconnection time the server asked for in its latest
 	// SSE retry field (0: none; back off instead).
-	retry         time.Duration
-	defaultClient bool // http is the package's default client
+	retry time.Duration
+	own   *http.Client // made for this Conn, which closes it; nil when the caller gave one
 }
 
 // DialStreamable returns a connection to the MCP endpoint at url. No
@@ -75,14 +75,15 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	if err != nil {
 		return nil, err
 	}
-	defaultClient := o.HTTPClient == nil
+	var own *http.Client
+	if o.HTTPClient == nil {
+		own = NewHTTPClient()
+		o.HTTPClient = own
+	}
 	o = o.withDefaults()
-	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), defaultClient: defaultClient}
+	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
 	c.direct = directTransport(c.http, u)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	if defaultClient {
-		useDefaultClient()
-	}
 	return c, nil
 }
 
@@ -440,8 +441,8 @@ func (c *StreamableConn) close(end bool) error {
 		err = c.deleteSession(sessionID)
 	}
 	c.wg.Wait()
-	if c.defaultClient {
-		releaseDefaultClient()
+	if c.own != nil {
+		c.own.CloseIdleConnections()
 	}
 	return err
 }

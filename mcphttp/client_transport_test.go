@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // sdkBehind serves the SDK's Streamable HTTP server at /mcp of a server

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/mcpgate/mcpgate/mcp"
 )
 

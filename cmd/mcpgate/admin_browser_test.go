@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // chromium is the browser's path, or the test is skipped (failed when the

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // corsClientScript is what a browser-based client does first, with the

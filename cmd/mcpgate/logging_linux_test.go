@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // openPTY opens a pseudo-terminal pair without cgo: /dev/ptmx, unlocked,

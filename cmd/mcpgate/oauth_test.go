@@ -18,10 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestTheTypeScriptSDKsOAuthClientConnects(t *testing.T) {

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/coder/websocket"
 
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/wiremcp"

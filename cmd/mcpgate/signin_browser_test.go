@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // TestTheSignInPageInABrowser: a person signs in on the built-in server's

@@ -22,9 +22,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestAPersonSignsInToTheBuiltinServerThroughAnOpenIDProvider(t *testing.T) {

@@ -18,11 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 

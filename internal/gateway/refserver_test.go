@@ -20,9 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // rfStart runs the reference server on a free loopback port and returns

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/testkit"
-
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // rsOpen opens a GET stream at path with auth (and session, for /mcp) and

@@ -38,10 +38,9 @@ type UpstreamConfig struct {
 	// the proxy's own).
 	Env    []string
 	Logger *slog.Logger
-	// HTTPClient reaches HTTP upstreams and the contract program (default:
-	// mcphttp's client, which keeps enough idle connections for many
-	// exchanges at once, for the MCP server; http.DefaultClient for the
-	// contract).
+	// HTTPClient reaches HTTP upstreams and the contract program. The
+	// caller owns it; without one the Upstream makes its own
+	// (mcphttp.NewHTTPClient) and closes it with itself.
 	HTTPClient *http.Client
 	// NotificationBuffer is each subscriber's buffer (default 64).
 	NotificationBuffer int
@@ -73,6 +72,7 @@ type Upstream struct {
 	sup      *Supervisor // stdio only
 	contract *Contract   // contract only
 	hub      *hub
+	ownHTTP  *http.Client // made by NewUpstream when the config gave none; closed with it
 
 	dialing chan struct{} // one dial at a time
 	ctx     context.Context
@@ -122,6 +122,11 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 	u := &Upstream{cfg: cfg, log: cfg.Logger, dialing: make(chan struct{}, 1), sessions: map[*session]struct{}{}}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.hub = newHub(cfg.NotificationBuffer, cfg.Logger)
+	if cfg.HTTPClient == nil {
+		u.ownHTTP = mcphttp.NewHTTPClient()
+		cfg.HTTPClient = u.ownHTTP
+		u.cfg.HTTPClient = u.ownHTTP
+	}
 	httpOpts := mcphttp.ClientOptions{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger}
 	switch cfg.Kind {
 	case upstream.KindHTTP:
@@ -283,6 +288,9 @@ func (u *Upstream) Close() error {
 	}
 	u.hub.close()
 	u.wg.Wait()
+	if u.ownHTTP != nil {
+		u.ownHTTP.CloseIdleConnections()
+	}
 	return nil
 }
 

@@ -87,9 +87,12 @@ type Backend struct {
 	sessions *sessionPool
 	// era is what the backend's server was learned to speak (era.go).
 	era eraCache
-	// oauthClient is the HTTP client of every connection and upstream
-	// session, made at the first: its token is the backend's, asked for
-	// once and renewed as it expires, not once per connection.
+	// http is the HTTP client of every connection to the backend, its
+	// idle connections closed when Run returns.
+	http *http.Client
+	// oauthClient wraps http with the backend's token, made at the first
+	// connection: the token is asked for once and renewed as it expires,
+	// not once per connection.
 	oauthClient func() *http.Client
 }
 
@@ -107,9 +110,10 @@ func New(spec Spec, front *mcp.Server, claims *catalog.Claims, opts Options) *Ba
 		secrets: spec.secrets(),
 		changed: newSignal(),
 		status:  Status{Name: spec.Name, Kind: string(spec.Kind), Since: time.Now()},
+		http:    mcphttp.NewHTTPClient(),
 	}
 	if spec.OAuth != nil {
-		b.oauthClient = sync.OnceValue(func() *http.Client { return spec.OAuth.Client(mcphttp.DefaultHTTPClient(), spec.URL) })
+		b.oauthClient = sync.OnceValue(func() *http.Client { return spec.OAuth.Client(b.http, spec.URL) })
 	}
 	return b
 }
@@ -161,6 +165,7 @@ func (b *Backend) setDown(err error) {
 // entries are then gone from the front. It returns nil when ctx ends.
 func (b *Backend) Run(ctx context.Context) error {
 	defer b.claims.Forget(b.spec.Name) // gone: its names are unknown now
+	defer b.http.CloseIdleConnections()
 	var delay time.Duration
 	for {
 		b.update(func(s *Status) { s.Connecting = true })

@@ -47,7 +47,7 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 // and its OAuth client's access tokens when it has one.
 func (b *Backend) httpOptions() mcphttp.ClientOptions {
 	s := b.spec
-	o := mcphttp.ClientOptions{Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
+	o := mcphttp.ClientOptions{HTTPClient: b.http, Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
 	switch {
 	case b.oauthClient != nil:
 		o.HTTPClient = b.oauthClient()
