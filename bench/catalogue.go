@@ -116,7 +116,7 @@ func measureSearch(defs []json.RawMessage) (int, float64) {
 
 // listBytes is the size of tools/list's result in view.
 func listBytes(s *mcp.Server, view mcp.View) int {
-	res, _ := sessionList(mcp.WithView(context.Background(), view), s)
+	res, _ := sessionList(mcp.WithIdentity(context.Background(), mcp.Identity{View: view}), s)
 	return len(res)
 }
 

@@ -53,6 +53,9 @@ type Message struct {
 	// call its peer will never answer: the typed failure, for the client
 	// to return. It is never encoded.
 	Local error
+	// Headers are name, value pairs a transport that has headers (HTTP)
+	// sends with this request. They are never encoded.
+	Headers [][2]string
 }
 
 // Kind classifies a parsed message.

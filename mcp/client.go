@@ -146,11 +146,33 @@ func (c *Client) ProtocolVersion() string {
 	return c.version
 }
 
+// Outbound is one request a Client sends on a caller's behalf, built once
+// by whoever relays it and passed explicitly: the method and params, the
+// _meta members to set on it, and the headers a transport that has
+// headers sends with it.
+type Outbound struct {
+	Method string
+	Params json.RawMessage
+	// Meta holds encoded "key":value members, comma separated, set first
+	// in the params' _meta; MetaKeys are their keys, whose old values are
+	// dropped. A trace context travels upstream this way.
+	Meta     []byte
+	MetaKeys []string
+	// Headers are name, value pairs (a call's Mcp-Param headers).
+	// Transports without headers ignore them.
+	Headers [][2]string
+}
+
 // Call sends a request and returns the raw result. A JSON-RPC error from the
 // server is returned as a *jsonrpc.Error holding the server's raw bytes; a
 // failure the transport made is a *TransportError.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	m, err := c.Roundtrip(ctx, method, params)
+	return c.Send(ctx, &Outbound{Method: method, Params: params})
+}
+
+// Send is Call for a request with _meta members or headers of its own.
+func (c *Client) Send(ctx context.Context, o *Outbound) (json.RawMessage, error) {
+	m, err := c.roundtrip(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +188,11 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 // Roundtrip sends a request and returns the whole response message. If ctx
 // ends first, the server is sent notifications/cancelled.
 func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Message, error) {
+	return c.roundtrip(ctx, &Outbound{Method: method, Params: params})
+}
+
+func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, error) {
+	method, params := o.Method, o.Params
 	id := jsonrpc.ID(strconv.AppendInt(nil, c.nextID.Add(1), 10))
 	ch := make(chan *jsonrpc.Message, 1)
 	c.mu.Lock()
@@ -181,16 +208,17 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 		// The probe. After initialize it is a request of the session.
 		sessionless, version = true, LatestSessionlessVersion()
 	}
-	params = withOutgoingMeta(ctx, params)
 	if sessionless {
-		params = c.stampSessionless(params, version)
+		params = c.stampSessionless(params, version, o)
+	} else if len(o.Meta) > 0 {
+		params = WithMeta(params, o.Meta, o.keepMeta)
 	}
 	defer func() {
 		c.mu.Lock()
 		delete(c.calls, string(id))
 		c.mu.Unlock()
 	}()
-	answer, err := c.send(ctx, &jsonrpc.Message{ID: id, Method: method, Params: params})
+	answer, err := c.send(ctx, &jsonrpc.Message{ID: id, Method: method, Params: params, Headers: o.Headers})
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +250,7 @@ func (c *Client) Notify(ctx context.Context, method string, params json.RawMessa
 	sessionless, version := c.sessionless, c.version
 	c.mu.Unlock()
 	if sessionless {
-		params = c.stampSessionless(params, version)
+		params = c.stampSessionless(params, version, &Outbound{})
 	}
 	return c.conn.Write(ctx, &jsonrpc.Message{Method: method, Params: params})
 }

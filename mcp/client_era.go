@@ -163,9 +163,12 @@ func (c *Client) Ping(ctx context.Context) error {
 // unless params already say them (a relay passes its caller's
 // capabilities on). params whose _meta opens with SessionlessMeta — a
 // relay built it whole — go as they are.
-func (c *Client) stampSessionless(params json.RawMessage, v string) json.RawMessage {
+func (c *Client) stampSessionless(params json.RawMessage, v string, o *Outbound) json.RawMessage {
 	if head := c.SessionlessMeta(); head != nil && len(params) > len(`{"_meta":{`)+len(head) &&
 		string(params[:len(`{"_meta":{`)]) == `{"_meta":{` && bytes.HasPrefix(params[len(`{"_meta":{`):], head) {
+		if len(o.Meta) > 0 {
+			return WithMeta(params, o.Meta, o.keepMeta) // the relay built the rest whole
+		}
 		return params
 	}
 	meta := make([]byte, 0, 160+len(c.opts.Capabilities))
@@ -180,7 +183,11 @@ func (c *Client) stampSessionless(params json.RawMessage, v string) json.RawMess
 		meta = append(meta, `,"`+MetaClientInfo+`":`...)
 		meta = append(meta, c.infoJSON...)
 	}
-	return WithMeta(params, meta, func(key string) bool { return key != MetaProtocolVersion })
+	if len(o.Meta) > 0 {
+		meta = append(meta, ',')
+		meta = append(meta, o.Meta...)
+	}
+	return WithMeta(params, meta, func(key string) bool { return key != MetaProtocolVersion && o.keepMeta(key) })
 }
 
 // SessionlessMeta is the head of the _meta the client gives a sessionless
@@ -210,33 +217,9 @@ func metaHas(params json.RawMessage, keys ...string) []bool {
 	return out
 }
 
-type outgoingMetaKey struct{}
-
-// WithOutgoingMeta asks the Client that sends a request made with ctx to
-// set these _meta members on it (encoded "key":value pairs, comma
-// separated), replacing any of the same keys: how the gateway's tracing
-// passes the trace context of its client span upstream (traceparent,
-// tracestate).
-func WithOutgoingMeta(ctx context.Context, keys []string, members []byte) context.Context {
-	if len(members) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, outgoingMetaKey{}, outgoingMeta{keys, members})
-}
-
-type outgoingMeta struct {
-	keys    []string
-	members []byte
-}
-
-// withOutgoingMeta applies what WithOutgoingMeta put in ctx to params.
-func withOutgoingMeta(ctx context.Context, params json.RawMessage) json.RawMessage {
-	om, ok := ctx.Value(outgoingMetaKey{}).(outgoingMeta)
-	if !ok {
-		return params
-	}
-	return WithMeta(params, om.members, func(k string) bool { return !slices.Contains(om.keys, k) })
-}
+// keepMeta reports whether a _meta member of the params survives: one
+// that o.Meta does not set anew.
+func (o *Outbound) keepMeta(key string) bool { return !slices.Contains(o.MetaKeys, key) }
 
 // WithMeta returns params with members (encoded "key":value pairs, comma
 // separated, without braces) first in its _meta, followed by those of the

@@ -6,8 +6,8 @@
 // prose — description, title, examples, $comment — so that a call valid
 // in one view is valid in the other. The full view is the default and is
 // the entries' definitions as they are; the compact one is made once, at
-// registration, and a request gets it when its context says so
-// (WithView).
+// registration, and a request gets it when its caller's Identity.View
+// says so.
 
 package mcp
 
@@ -44,17 +44,10 @@ const (
 	notSearch  = 1<<ViewFull | 1<<ViewCompact
 )
 
-type viewKey struct{}
-
-// WithView returns ctx asking for view v of the catalogue.
-func WithView(ctx context.Context, v View) context.Context {
-	return context.WithValue(ctx, viewKey{}, v)
-}
-
-// ViewFrom is the view ctx asks for (ViewFull when none).
-func ViewFrom(ctx context.Context) View {
-	v, _ := ctx.Value(viewKey{}).(View)
-	return v
+// viewOf is the view of the caller in ctx (ViewFull when none).
+func viewOf(ctx context.Context) View {
+	id, _ := IdentityFrom(ctx)
+	return id.View
 }
 
 // proseKeywords are the schema keywords that only describe.

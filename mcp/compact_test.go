@@ -137,7 +137,7 @@ func TestTheCompactViewAndTheUnchangedFullView(t *testing.T) {
 	list := func(view mcp.View, method string) string {
 		t.Helper()
 		id := []byte(`7`)
-		ans := ss.Handle(mcp.WithView(context.Background(), view), request(t, id, method, ""), newRecorder())
+		ans := ss.Handle(mcp.WithIdentity(context.Background(), mcp.Identity{View: view}), request(t, id, method, ""), newRecorder())
 		return string(result(t, mustParse(t, ans)))
 	}
 	full := list(mcp.ViewFull, "tools/list")
@@ -163,7 +163,7 @@ func TestTheCompactViewAndTheUnchangedFullView(t *testing.T) {
 	// The same call is refused the same way in either view: the schema a
 	// call is checked against is the full one.
 	for _, v := range []mcp.View{mcp.ViewFull, mcp.ViewCompact} {
-		ans := mustParse(t, ss.Handle(mcp.WithView(context.Background(), v), request(t, []byte(`8`), "tools/call", `{"name":"plain","arguments":{}}`), newRecorder()))
+		ans := mustParse(t, ss.Handle(mcp.WithIdentity(context.Background(), mcp.Identity{View: v}), request(t, []byte(`8`), "tools/call", `{"name":"plain","arguments":{}}`), newRecorder()))
 		if ans.Error == nil {
 			t.Errorf("view %d: a call without q was not refused", v)
 		}
@@ -200,7 +200,7 @@ func TestTheSearchViewAndCallTool(t *testing.T) {
 	}
 	ss, _ := readySession(t, s)
 	names := func(view mcp.View) string {
-		ans := mustParse(t, ss.Handle(mcp.WithView(context.Background(), view), request(t, []byte(`5`), "tools/list", ""), newRecorder()))
+		ans := mustParse(t, ss.Handle(mcp.WithIdentity(context.Background(), mcp.Identity{View: view}), request(t, []byte(`5`), "tools/list", ""), newRecorder()))
 		var page struct{ Tools []struct{ Name string } }
 		_ = json.Unmarshal(result(t, ans), &page)
 		var out []string

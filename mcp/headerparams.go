@@ -12,7 +12,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -301,23 +300,4 @@ func (r *Request) HeaderParams() []HeaderParam {
 		return nil
 	}
 	return r.target.tool.headers
-}
-
-type outgoingHeadersKey struct{}
-
-// WithOutgoingHeaders asks the transport that sends a request made with
-// ctx to add these headers (name, value pairs): how a relay hands its
-// Streamable HTTP connection the Mcp-Param headers of a call. Transports
-// without headers ignore them.
-func WithOutgoingHeaders(ctx context.Context, h [][2]string) context.Context {
-	if len(h) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, outgoingHeadersKey{}, h)
-}
-
-// OutgoingHeaders are the headers WithOutgoingHeaders put in ctx.
-func OutgoingHeaders(ctx context.Context) [][2]string {
-	h, _ := ctx.Value(outgoingHeadersKey{}).([][2]string)
-	return h
 }

@@ -17,6 +17,9 @@ type Identity struct {
 	// ("subject:…"). It never holds a NUL byte, which Key always does.
 	// "": the credential is the principal.
 	Principal string
+	// View is the form of the catalogue the caller is served (ViewFull
+	// when zero): what its route or its configuration chose.
+	View View
 }
 
 // Key identifies the credential a session is bound to: a session opened

@@ -115,7 +115,7 @@ func (r *registry[T]) list(ctx context.Context, params json.RawMessage, field st
 	}
 	size := r.server.opts.PageSize
 	gate := r.server.gate
-	view := ViewFrom(ctx)
+	view := viewOf(ctx)
 	compact, bit := view != ViewFull, viewBit(view)
 	b := make([]byte, 0, 256)
 	b = append(b, '{', '"')

@@ -68,7 +68,7 @@ func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Reque
 			req.Header[HeaderName] = []string{mcp.EncodeHeaderValue(v)}
 		}
 	}
-	for _, h := range mcp.OutgoingHeaders(ctx) {
+	for _, h := range m.Headers {
 		req.Header[http.CanonicalHeaderKey(h[0])] = []string{h[1]}
 	}
 }

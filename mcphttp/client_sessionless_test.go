@@ -199,8 +199,8 @@ func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hctx := mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(ps, args))
-	if _, err := client.Call(hctx, "tools/call", json.RawMessage(`{"name":"test_header_params","arguments":`+string(args)+`}`)); err != nil {
+	withHeaders := &mcp.Outbound{Method: "tools/call", Params: json.RawMessage(`{"name":"test_header_params","arguments":` + string(args) + `}`), Headers: mcp.ParamHeaders(ps, args)}
+	if _, err := client.Send(ctx, withHeaders); err != nil {
 		t.Fatalf("with its headers: %v", err)
 	}
 	if got := log.last().Get("Mcp-Param-Region"); got != "=?base64?SGVsbG8sIOS4lueVjA==?=" {

@@ -371,9 +371,9 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	// callRaw makes one request; a 2026-07-28 InputRequiredResult is
 	// answered (every elicitation accepted, confirmed) and retried with
 	// its requestState, as a client of the revision does.
-	callRaw := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	callRaw := func(ctx context.Context, method string, params json.RawMessage, headers ...[2]string) (json.RawMessage, error) {
 		for range 5 {
-			res, err := client.Call(ctx, method, params)
+			res, err := client.Send(ctx, &mcp.Outbound{Method: method, Params: params, Headers: headers})
 			if rt, _ := jsonrpc.LookupString(res, "resultType"); err != nil || rt != "input_required" {
 				return res, err
 			}
@@ -439,8 +439,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		// schema marks with x-mcp-header go in Mcp-Param headers too.
 		_, schema, _ := tool(name)
 		ps, _ := mcp.HeaderParams(schema)
-		ctx := mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(ps, json.RawMessage(args)))
-		res, err := callRaw(ctx, "tools/call", params)
+		res, err := callRaw(ctx, "tools/call", params, mcp.ParamHeaders(ps, json.RawMessage(args))...)
 		if err != nil {
 			return nil, fmt.Errorf("tools/call %s: %w", name, err)
 		}

@@ -8,7 +8,6 @@
 package gateway
 
 import (
-	"context"
 	"net/http"
 	"path"
 
@@ -47,28 +46,23 @@ func (g *Gateway) viewFor(id mcp.Identity) mcp.View {
 	return mcp.ViewFull
 }
 
-// withView gives ctx the view of its caller.
-func (g *Gateway) withView(ctx context.Context, id mcp.Identity) context.Context {
-	if v := g.viewFor(id); v != mcp.ViewFull {
-		return mcp.WithView(ctx, v)
-	}
-	return ctx
-}
-
-// catalogueView puts each request's view in its context.
+// catalogueView gives each request's caller its view: the route's, or
+// the one its role is configured with.
 func (g *Gateway) catalogueView(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
+		id, _ := mcp.IdentityFrom(r.Context())
 		switch {
 		case r.URL.Path == compactPath:
-			ctx = mcp.WithView(ctx, mcp.ViewCompact)
+			id.View = mcp.ViewCompact
 		case r.URL.Path == searchPath:
-			ctx = mcp.WithView(ctx, mcp.ViewSearch)
+			id.View = mcp.ViewSearch
 		default:
-			id, _ := mcp.IdentityFrom(ctx)
-			ctx = g.withView(ctx, id)
+			id.View = g.viewFor(id)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		if id.View != mcp.ViewFull {
+			r = r.WithContext(mcp.WithIdentity(r.Context(), id))
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -15,5 +15,7 @@ import (
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	g.stdioSessions.Add(1)
 	defer g.stdioSessions.Add(-1)
-	return stdio.Serve(g.withView(ctx, g.localIdentity()), g.server, in, out, stdio.Options{Logger: g.log, Identity: g.localIdentity(), Sessionless: g.cfg.HTTP.SessionlessOn()})
+	id := g.localIdentity()
+	id.View = g.viewFor(id)
+	return stdio.Serve(ctx, g.server, in, out, stdio.Options{Logger: g.log, Identity: id, Sessionless: g.cfg.HTTP.SessionlessOn()})
 }

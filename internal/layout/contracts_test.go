@@ -55,7 +55,9 @@ var jsonrpcCode = regexp.MustCompile(`^-3\d{4}$`)
 // A contract between packages is a type or a constant the compiler
 // checks, never a string two files agree on: no error is told by its
 // message, no data.kind is written or matched as a literal, no JSON-RPC
-// code is compared as text.
+// code is compared as text. Nor is it a value hidden in a context: what a
+// relay sends upstream (_meta members, headers) is an mcp.Outbound, and
+// the one context value is the caller's identity.
 func TestContractsAreTypesNotStrings(t *testing.T) {
 	sources(t, func(path string, f *ast.File, fset *token.FileSet) {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -80,6 +82,9 @@ func TestContractsAreTypesNotStrings(t *testing.T) {
 					t.Errorf("%s: data.kind %s written as a literal: use an mcp.ErrorKind", fset.Position(n.Pos()), v.Value)
 				}
 			case *ast.CallExpr:
+				if isContextWithValue(n) && path != "mcp/identity.go" && !isOAuth2Client(n) {
+					t.Errorf("%s: a value passed in a context: pass it explicitly (the caller's identity is the one context value, mcp/identity.go)", fset.Position(n.Pos()))
+				}
 				sel, ok := n.Fun.(*ast.SelectorExpr)
 				if !ok || len(n.Args) == 0 || (sel.Sel.Name != "HasPrefix" && sel.Sel.Name != "Contains" && sel.Sel.Name != "HasSuffix") {
 					return true
@@ -93,4 +98,27 @@ func TestContractsAreTypesNotStrings(t *testing.T) {
 			return true
 		})
 	})
+}
+
+func isContextWithValue(c *ast.CallExpr) bool {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "WithValue" {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "context"
+}
+
+// isOAuth2Client is golang.org/x/oauth2's own way to be given an HTTP
+// client: a context value it reads.
+func isOAuth2Client(c *ast.CallExpr) bool {
+	if len(c.Args) < 2 {
+		return false
+	}
+	sel, ok := c.Args[1].(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "oauth2" && sel.Sel.Name == "HTTPClient"
 }

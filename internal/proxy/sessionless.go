@@ -75,11 +75,12 @@ func (u *Upstream) exchangeSessionless(ctx context.Context, s *session, method s
 		return json.RawMessage(`{}`), nil
 	}
 	params = u.withLogLevel(params)
+	var headers [][2]string
 	if method == "tools/call" && u.cfg.Kind != upstream.KindStdio {
-		ctx = mcp.WithOutgoingHeaders(ctx, u.paramHeaders(ctx, s, params))
+		headers = u.paramHeaders(ctx, s, params)
 	}
 	res, err := upstream.WithInput(ctx, params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-		res, err := s.client.Call(ctx, method, params)
+		res, err := s.client.Send(ctx, &mcp.Outbound{Method: method, Params: params, Headers: headers})
 		if err == nil && method == "tools/list" {
 			s.noteTools(res)
 		}

@@ -159,7 +159,7 @@ func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, par
 	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
 	defer wd.stop()
 	defer done()
-	res, err := b.call(ctx, client, method, params)
+	res, err := b.call(ctx, client, &mcp.Outbound{Method: method, Params: params})
 	if err == nil {
 		return res, nil
 	}

@@ -13,20 +13,21 @@ import (
 )
 
 // Observer is told of each call the relay makes to its backend as it goes
-// out (the backend's name and the method, never the params), and may
-// return a context carrying what it started; the function it returns is
-// called with the call's error (nil, a *jsonrpc.Error answered by the
-// backend, or a failure to reach it) once the answer is in.
-type Observer func(ctx context.Context, backend, method string) (context.Context, func(err error))
+// out. It reads the backend's name and the method, never the params, and
+// may set _meta members on the request (a trace context). It may return a
+// context carrying what it started; the function it returns is called
+// with the call's error (nil, a *jsonrpc.Error answered by the backend, or
+// a failure to reach it) once the answer is in.
+type Observer func(ctx context.Context, backend string, out *mcp.Outbound) (context.Context, func(err error))
 
 // call sends one request to the backend on client (the shared session or
 // the caller's own), observed if there is an observer.
-func (b *Mirror) call(ctx context.Context, client *mcp.Client, method string, params json.RawMessage) (json.RawMessage, error) {
+func (b *Mirror) call(ctx context.Context, client *mcp.Client, out *mcp.Outbound) (json.RawMessage, error) {
 	if b.observe == nil {
-		return client.Call(ctx, method, params)
+		return client.Send(ctx, out)
 	}
-	ctx, done := b.observe(ctx, b.name, method)
-	res, err := client.Call(ctx, method, params)
+	ctx, done := b.observe(ctx, b.name, out)
+	res, err := client.Send(ctx, out)
 	done(err)
 	return res, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // observed is what an Observer was told of one call.
@@ -23,7 +24,8 @@ type observed struct {
 func TestObserverSeesEachForwardedCallAndItsEnd(t *testing.T) {
 	var mu sync.Mutex
 	var seen []observed
-	obs := func(ctx context.Context, backend, method string) (context.Context, func(error)) {
+	obs := func(ctx context.Context, backend string, out *mcp.Outbound) (context.Context, func(error)) {
+		method := out.Method
 		return ctx, func(err error) {
 			mu.Lock()
 			seen = append(seen, observed{backend: backend, method: method, err: err})

@@ -172,7 +172,7 @@ func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method strin
 	go func() {
 		defer release()
 		defer cancel()
-		res, err := b.call(bctx, client, method, params)
+		res, err := b.call(bctx, client, &mcp.Outbound{Method: method, Params: params})
 		end()
 		wd.stop()
 		if err != nil && timedOut(bctx) {

@@ -98,12 +98,13 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 			}
 		}
 	}
+	var headers [][2]string
 	if r != nil && method == "tools/call" {
 		args, _ := jsonrpc.Lookup(params, "arguments")
-		ctx = mcp.WithOutgoingHeaders(ctx, mcp.ParamHeaders(r.HeaderParams(), args))
+		headers = mcp.ParamHeaders(r.HeaderParams(), args)
 	}
 	call := func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-		res, err := b.callSessionless(ctx, r, client, inflight, method, params)
+		res, err := b.callSessionless(ctx, r, client, inflight, &mcp.Outbound{Method: method, Params: params, Headers: headers})
 		if err == nil && r != nil && isTaskResult(res) {
 			b.claims.noteTask(ctx, b, res) // tasks.go: the caller's tasks/* go here
 		}
@@ -127,14 +128,15 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 	return res, err
 }
 
-func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
-	method string, params json.RawMessage) (json.RawMessage, error) {
-	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
+func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight, out *mcp.Outbound) (json.RawMessage, error) {
+	var done func()
+	var wd *watchdog
+	out.Params, done, wd = inflight.begin(ctx, r, out.Params, b.timeout)
 	defer wd.stop()
 	defer done()
-	res, err := b.call(ctx, client, method, params)
+	res, err := b.call(ctx, client, out)
 	if err != nil {
-		return nil, b.failure(ctx, method, err)
+		return nil, b.failure(ctx, out.Method, err)
 	}
 	return res, nil
 }

@@ -122,6 +122,6 @@ func (c *Claims) RelayTasks(next mcp.Handler) mcp.Handler {
 			return nil, err
 		}
 		defer release()
-		return b.callSessionless(ctx, r, client, inflight, r.Method, b.sessionlessParams(client, r, taskParams(r, id)))
+		return b.callSessionless(ctx, r, client, inflight, &mcp.Outbound{Method: r.Method, Params: b.sessionlessParams(client, r, taskParams(r, id))})
 	})
 }

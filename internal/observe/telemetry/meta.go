@@ -45,9 +45,8 @@ func (t *Tracer) fromMeta(ctx context.Context, params json.RawMessage) context.C
 	return t.prop.Extract(ctx, carrier)
 }
 
-// toMeta asks the client to send ctx's trace context in the request's
-// _meta (mcp.WithOutgoingMeta).
-func (t *Tracer) toMeta(ctx context.Context) context.Context {
+// toMeta sets ctx's trace context in the request's _meta.
+func (t *Tracer) toMeta(ctx context.Context, out *mcp.Outbound) {
 	carrier := propagation.MapCarrier{}
 	t.prop.Inject(ctx, carrier)
 	var members []byte
@@ -61,5 +60,7 @@ func (t *Tracer) toMeta(ctx context.Context) context.Context {
 			members = jsonrpc.AppendString(members, v)
 		}
 	}
-	return mcp.WithOutgoingMeta(ctx, traceKeys, members)
+	if len(members) > 0 {
+		out.Meta, out.MetaKeys = members, traceKeys
+	}
 }

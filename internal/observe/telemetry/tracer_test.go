@@ -183,11 +183,11 @@ func TestUnknownMethodAndErrorsAreNamedByCodeOnly(t *testing.T) {
 func TestUpstreamSpanClassifiesTheEnd(t *testing.T) {
 	rcv := otlptest.Start(t)
 	tr := newTracer(t, rcv, telemetry.Options{})
-	_, done := tr.Upstream(context.Background(), "files", "tools/call")
+	_, done := tr.Upstream(context.Background(), "files", &mcp.Outbound{Method: "tools/call"})
 	done(jsonrpc.NewError(-32602, "bad path /home/secret", nil))
-	_, done = tr.Upstream(context.Background(), "files", "resources/read")
+	_, done = tr.Upstream(context.Background(), "files", &mcp.Outbound{Method: "resources/read"})
 	done(errors.New("dial tcp 127.0.0.1:1: connection refused"))
-	_, done = tr.Upstream(context.Background(), "files", "prompts/get")
+	_, done = tr.Upstream(context.Background(), "files", &mcp.Outbound{Method: "prompts/get"})
 	done(nil)
 	if err := tr.Flush(context.Background()); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // Upstream is a catalog.Observer: it starts a client span named for the
@@ -20,10 +21,11 @@ import (
 // JSON-RPC code, or "unreachable" when the backend could not be reached.
 // The call carries the span's trace context in its _meta.
 // The error's message is not recorded: a backend may echo arguments in it.
-func (t *Tracer) Upstream(ctx context.Context, backend, method string) (context.Context, func(error)) {
+func (t *Tracer) Upstream(ctx context.Context, backend string, out *mcp.Outbound) (context.Context, func(error)) {
+	method := out.Method
 	ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(keyMethod.String(cut(method)), keyBackend.String(cut(backend))))
-	ctx = t.toMeta(ctx) // the backend continues the trace (meta.go)
+	t.toMeta(ctx, out) // the backend continues the trace (meta.go)
 	return ctx, func(err error) {
 		defer span.End()
 		if err == nil || !span.IsRecording() {
