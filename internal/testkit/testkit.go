@@ -81,9 +81,29 @@ func Main(m *testing.M, opts ...goleak.Option) {
 // processes' readers running by design.
 func Run(m *testing.M) { run(m, func(code int) int { return code }) }
 
+// AfterAll registers fn to run once every test of the binary has run
+// (every -count and -cpu round), before Main or Run exits: for what the
+// package's tests share, such as one server started on first use.
+func AfterAll(fn func()) {
+	afterMu.Lock()
+	defer afterMu.Unlock()
+	after = append(after, fn)
+}
+
+var (
+	afterMu sync.Mutex
+	after   []func()
+)
+
 func run(m *testing.M, check func(int) int) {
 	mainRan = true
-	code := check(m.Run())
+	code := m.Run()
+	afterMu.Lock()
+	for i := len(after) - 1; i >= 0; i-- {
+		after[i]()
+	}
+	afterMu.Unlock()
+	code = check(code)
 	if built.dir != "" {
 		_ = os.RemoveAll(built.dir)
 	}

@@ -33,7 +33,12 @@ var (
 // freshDB creates an empty database and returns its URL.
 func freshDB(t *testing.T) string {
 	t.Helper()
-	serverOnce.Do(func() { server, stopServer, serverErr = peers.RunPostgres() })
+	serverOnce.Do(func() {
+		server, stopServer, serverErr = peers.RunPostgres()
+		if serverErr == nil {
+			testkit.AfterAll(stopServer) // after every round of -count and -cpu
+		}
+	})
 	switch {
 	case errors.Is(serverErr, peers.ErrNoPostgres):
 		peers.StartPostgres(t) // skips, or fails when the peers are required
@@ -65,11 +70,6 @@ func openStore(t *testing.T, url string) *postgres.Store {
 
 // The store contract, on a fresh PostgreSQL database each test.
 func TestStoreContract(t *testing.T) {
-	t.Cleanup(func() {
-		if stopServer != nil {
-			stopServer()
-		}
-	})
 	storetest.Run(t, func(t *testing.T) store.Store { return openStore(t, freshDB(t)) })
 
 	// Two stores on one database — two replicas — see each other's
