@@ -174,76 +174,87 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 	if len(b.Headers) > 0 {
 		return bad(key+".headers", "values in clear are not allowed; name the gateway's environment variables in headers_from")
 	}
-	if err := validateBackendOAuth(key, b); err != nil {
-		return err
+	for _, check := range []func(string, BackendConfig) error{
+		validateBackendOAuth, validateBackendKind, validateBackendSessions, validateBackendEra, validateShortDescriptions,
+	} {
+		if err := check(key, b); err != nil {
+			return err
+		}
 	}
+	return c.validateBackendRoles(key, b)
+}
+
+// validateBackendKind checks the keys each kind takes, and refuses the
+// ones it does not.
+func validateBackendKind(key string, b BackendConfig) error {
+	var err error
 	switch b.Kind {
 	case upstream.KindStdio:
-		if len(b.Command) == 0 || b.Command[0] == "" {
-			return bad(key+".command", "required for kind stdio")
-		}
-		if b.URL != "" {
-			return bad(key+".url", "not used by kind stdio")
-		}
-		if len(b.HeadersFrom) > 0 {
-			return bad(key+".headers_from", "not used by kind stdio")
-		}
-		if err := validateEnv(key, b); err != nil {
-			return err
-		}
+		err = validateStdioBackend(key, b)
 	case upstream.KindHTTP, upstream.KindSSE:
-		if b.URL == "" {
-			return bad(key+".url", "required for kind %s", b.Kind)
-		}
-		u, err := url.Parse(b.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad(key+".url", "not an http or https URL")
-		}
-		if u.User != nil {
-			return bad(key+".url", "must not carry credentials; use headers_from")
-		}
-		if len(b.Command) > 0 {
-			return bad(key+".command", "not used by kind %s", b.Kind)
-		}
-		if len(b.EnvFrom) > 0 {
-			return bad(key+".env_from", "not used by kind %s", b.Kind)
-		}
-		if len(b.EnvFiles) > 0 {
-			return bad(key+".env_files", "not used by kind %s", b.Kind)
-		}
-		for h, from := range b.HeadersFrom {
-			if h == "" || strings.ContainsAny(h, " :\t\r\n") {
-				return bad(key+".headers_from", "%q is not a header name", h)
-			}
-			if from == "" {
-				return bad(key+".headers_from."+h, "names no environment variable")
-			}
-		}
+		err = validateHTTPBackend(key, b)
 	case upstream.KindProxy, upstream.KindProcess:
-		if err := validateWireBackend(key, b); err != nil {
-			return err
-		}
+		err = validateWireBackend(key, b)
 	case "":
 		return bad(key+".kind", "required (stdio, http, sse, proxy or process)")
 	default:
 		return bad(key+".kind", "%q is not stdio, http, sse, proxy or process", b.Kind)
 	}
-	if b.Kind != upstream.KindProxy && b.Kind != upstream.KindProcess {
-		if err := refuseWireKeys(key, b); err != nil {
-			return err
+	if err == nil && b.Kind != upstream.KindProxy && b.Kind != upstream.KindProcess {
+		err = refuseWireKeys(key, b)
+	}
+	return err
+}
+
+func validateStdioBackend(key string, b BackendConfig) error {
+	if len(b.Command) == 0 || b.Command[0] == "" {
+		return bad(key+".command", "required for kind stdio")
+	}
+	if b.URL != "" {
+		return bad(key+".url", "not used by kind stdio")
+	}
+	if len(b.HeadersFrom) > 0 {
+		return bad(key+".headers_from", "not used by kind stdio")
+	}
+	return validateEnv(key, b)
+}
+
+func validateHTTPBackend(key string, b BackendConfig) error {
+	if b.URL == "" {
+		return bad(key+".url", "required for kind %s", b.Kind)
+	}
+	u, err := url.Parse(b.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return bad(key+".url", "not an http or https URL")
+	}
+	if u.User != nil {
+		return bad(key+".url", "must not carry credentials; use headers_from")
+	}
+	if len(b.Command) > 0 {
+		return bad(key+".command", "not used by kind %s", b.Kind)
+	}
+	if len(b.EnvFrom) > 0 {
+		return bad(key+".env_from", "not used by kind %s", b.Kind)
+	}
+	if len(b.EnvFiles) > 0 {
+		return bad(key+".env_files", "not used by kind %s", b.Kind)
+	}
+	for h, from := range b.HeadersFrom {
+		if h == "" || strings.ContainsAny(h, " :\t\r\n") {
+			return bad(key+".headers_from", "%q is not a header name", h)
+		}
+		if from == "" {
+			return bad(key+".headers_from."+h, "names no environment variable")
 		}
 	}
-	if err := validateBackendSessions(key, b); err != nil {
-		return err
-	}
-	if err := validateBackendEra(key, b); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateBackendRoles checks the backend's minimum roles name roles the
+// configuration knows.
+func (c *Config) validateBackendRoles(key string, b BackendConfig) error {
 	if b.MinRole != "" && !c.KnownRole(b.MinRole) {
 		return bad(key+".min_role", "unknown role %q", b.MinRole)
-	}
-	if err := validateShortDescriptions(key, b); err != nil {
-		return err
 	}
 	for i, r := range b.MinRoles {
 		rk := fmt.Sprintf("%s.min_roles[%d]", key, i)

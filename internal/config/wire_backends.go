@@ -95,6 +95,9 @@ func (b BackendConfig) ArgumentsJSON() ([]byte, error) {
 	return json.Marshal(b.Arguments)
 }
 
+// validateWireBackend checks a backend reached over the wire (kinds proxy
+// and process): the pairs, the secrets, the begin's arguments, and each
+// kind's own keys.
 func validateWireBackend(key string, b BackendConfig) error {
 	if err := validateKeepAlive(key, b); err != nil {
 		return err
@@ -119,62 +122,12 @@ func validateWireBackend(key string, b BackendConfig) error {
 	if len(b.Secrets) > 0 {
 		return bad(key+".secrets", "values in clear are not allowed; name the gateway's environment variables in secrets_from, or files in secret_files")
 	}
-	switch b.Kind {
-	case upstream.KindProxy:
-		if b.URL == "" {
-			return bad(key+".url", "required for kind proxy (ws://HOST:PORT)")
-		}
-		u, err := url.Parse(b.URL)
-		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return bad(key+".url", "not a ws:// or wss:// URL")
-		}
-		if b.TLS != nil {
-			switch {
-			case u.Scheme != "wss":
-				return bad(key+".tls", "needs a wss:// url")
-			case (b.TLS.CertFile == "") != (b.TLS.KeyFile == ""):
-				return bad(key+".tls", "cert_file and key_file go together")
-			}
-		}
-		if b.TokenFrom != "" && b.TokenFile != "" {
-			return bad(key+".token_from", "token_from and token_file exclude each other")
-		}
-		if len(b.Command) > 0 {
-			return bad(key+".command", "not used by kind proxy")
-		}
-		if len(b.ProxyCommand) > 0 {
-			return bad(key+".proxy_command", "not used by kind proxy")
-		}
-		if len(b.EnvFrom) > 0 {
-			return bad(key+".env_from", "not used by kind proxy")
-		}
-		if len(b.EnvFiles) > 0 {
-			return bad(key+".env_files", "not used by kind proxy")
-		}
-	case upstream.KindProcess:
-		if len(b.Command) == 0 || b.Command[0] == "" {
-			return bad(key+".command", "required for kind process")
-		}
-		if b.URL != "" {
-			return bad(key+".url", "not used by kind process")
-		}
-		if err := validateEnv(key, b); err != nil {
-			return err
-		}
-		if err := refuseProxyKeys(key, b); err != nil {
-			return err
-		}
-		// The program is started here and speaks MCP over HTTP to its
-		// proxy: no begin reaches it, and no secrets feed.
-		const env = "its program is started here and reads its values from its environment: env_from, env_files"
-		switch {
-		case b.Arguments != nil:
-			return bad(key+".arguments", "not used by kind process: no begin reaches its program (the arguments are a container's, kind proxy)")
-		case len(b.SecretsFrom) > 0:
-			return bad(key+".secrets_from", "not used by kind process: %s", env)
-		case len(b.SecretFiles) > 0:
-			return bad(key+".secret_files", "not used by kind process: %s", env)
-		}
+	kind := validateProxyBackend
+	if b.Kind == upstream.KindProcess {
+		kind = validateProcessBackend
+	}
+	if err := kind(key, b); err != nil {
+		return err
 	}
 	if len(b.HeadersFrom) > 0 {
 		return bad(key+".headers_from", "not used by kind %s", b.Kind)
@@ -182,6 +135,72 @@ func validateWireBackend(key string, b BackendConfig) error {
 	if _, err := b.ArgumentsJSON(); err != nil {
 		return bad(key+".arguments", "cannot be sent as JSON: %v", err)
 	}
+	return validateSecretSources(key, b)
+}
+
+func validateProxyBackend(key string, b BackendConfig) error {
+	if b.URL == "" {
+		return bad(key+".url", "required for kind proxy (ws://HOST:PORT)")
+	}
+	u, err := url.Parse(b.URL)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return bad(key+".url", "not a ws:// or wss:// URL")
+	}
+	if b.TLS != nil {
+		switch {
+		case u.Scheme != "wss":
+			return bad(key+".tls", "needs a wss:// url")
+		case (b.TLS.CertFile == "") != (b.TLS.KeyFile == ""):
+			return bad(key+".tls", "cert_file and key_file go together")
+		}
+	}
+	if b.TokenFrom != "" && b.TokenFile != "" {
+		return bad(key+".token_from", "token_from and token_file exclude each other")
+	}
+	if len(b.Command) > 0 {
+		return bad(key+".command", "not used by kind proxy")
+	}
+	if len(b.ProxyCommand) > 0 {
+		return bad(key+".proxy_command", "not used by kind proxy")
+	}
+	if len(b.EnvFrom) > 0 {
+		return bad(key+".env_from", "not used by kind proxy")
+	}
+	if len(b.EnvFiles) > 0 {
+		return bad(key+".env_files", "not used by kind proxy")
+	}
+	return nil
+}
+
+func validateProcessBackend(key string, b BackendConfig) error {
+	if len(b.Command) == 0 || b.Command[0] == "" {
+		return bad(key+".command", "required for kind process")
+	}
+	if b.URL != "" {
+		return bad(key+".url", "not used by kind process")
+	}
+	if err := validateEnv(key, b); err != nil {
+		return err
+	}
+	if err := refuseProxyKeys(key, b); err != nil {
+		return err
+	}
+	// The program is started here and speaks MCP over HTTP to its
+	// proxy: no begin reaches it, and no secrets feed.
+	const env = "its program is started here and reads its values from its environment: env_from, env_files"
+	switch {
+	case b.Arguments != nil:
+		return bad(key+".arguments", "not used by kind process: no begin reaches its program (the arguments are a container's, kind proxy)")
+	case len(b.SecretsFrom) > 0:
+		return bad(key+".secrets_from", "not used by kind process: %s", env)
+	case len(b.SecretFiles) > 0:
+		return bad(key+".secret_files", "not used by kind process: %s", env)
+	}
+	return nil
+}
+
+// validateSecretSources checks each secret names one source.
+func validateSecretSources(key string, b BackendConfig) error {
 	for name, from := range b.SecretsFrom {
 		if name == "" {
 			return bad(key+".secrets_from", "a secret needs a name")
