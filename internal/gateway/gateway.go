@@ -103,20 +103,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{cfg: cfg, log: o.Logger}
-	var err error
-	if g.roles, err = policy.NewRoles(cfg.Roles); err != nil {
-		return nil, fmt.Errorf("roles: %w", err)
+	if err := g.newGate(o); err != nil {
+		return nil, err
 	}
-	rules := limitRules(cfg.RateLimits)
-	if err := rules.Validate(); err != nil {
-		return nil, fmt.Errorf("rate_limits: %w", err)
-	}
-	var shared policy.SharedBuckets
-	if o.Cluster != nil {
-		shared = o.Cluster.Buckets()
-	}
-	g.cluster = o.Cluster
-	g.gate = newLimitGate(g.roles, rules, o.Now, shared, g.sharedBucketsFailed)
 	// Everything that can fail comes before the audit log, whose writer
 	// goroutine would otherwise outlive a refused New.
 	if err := g.checkMetricsListen(); err != nil {
@@ -141,6 +130,55 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err := g.startTracing(ctx, traceOpts); err != nil {
 		return nil, err
 	}
+	if err := g.newEngine(specs, o); err != nil {
+		return nil, err
+	}
+	if err := g.startBackends(specs, o.Backend); err != nil {
+		return nil, err
+	}
+	g.reload.init(cfg, specs)
+	console, err := g.newAdmin(authenticator, o.Store)
+	if err == nil {
+		var h http.Handler
+		if console != nil {
+			h = console
+		}
+		err = g.mountHTTP(authn, h)
+	}
+	if err != nil {
+		g.backends.Close()
+		if g.audit != nil {
+			_ = g.audit.Close(ctx)
+		}
+		return nil, err
+	}
+	g.watchGauges()
+	return g, nil
+}
+
+// newGate builds the roles, the rate rules and the call gate over them.
+func (g *Gateway) newGate(o Options) error {
+	var err error
+	if g.roles, err = policy.NewRoles(g.cfg.Roles); err != nil {
+		return fmt.Errorf("roles: %w", err)
+	}
+	rules := limitRules(g.cfg.RateLimits)
+	if err := rules.Validate(); err != nil {
+		return fmt.Errorf("rate_limits: %w", err)
+	}
+	var shared policy.SharedBuckets
+	if o.Cluster != nil {
+		shared = o.Cluster.Buckets()
+	}
+	g.cluster = o.Cluster
+	g.gate = newLimitGate(g.roles, rules, o.Now, shared, g.sharedBucketsFailed)
+	return nil
+}
+
+// newEngine builds the front MCP server: its claims ledger over the
+// backends, its observers, the search view's tools and its middleware.
+func (g *Gateway) newEngine(specs []backends.Spec, o Options) error {
+	cfg := g.cfg
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
 	// The completions capability is fixed at start: a gateway started
@@ -184,7 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if cfg.Catalogue.SearchOn() {
 		// The search mode's two tools (catalogue.go), before any backend's.
 		if err := g.server.AddTools(toolsearch.Tools(g.server)...); err != nil {
-			return nil, err
+			return err
 		}
 		claims.ReserveTools(toolsearch.FindName, toolsearch.CallName)
 	}
@@ -193,35 +231,22 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}
-	bo := o.Backend
-	bo.Logger = o.Logger
-	bo.Claims = claims
+	return nil
+}
+
+// startBackends starts the set of backends, one per spec.
+func (g *Gateway) startBackends(specs []backends.Spec, bo backends.Options) error {
+	bo.Logger = g.log
+	bo.Claims = g.claims
 	bo.Observe = g.upstreamObserver()
 	g.backends = backends.NewSet(g.server, bo)
 	for _, s := range specs {
 		if err := g.backends.Add(s); err != nil { // validated above: not expected
 			g.backends.Close()
-			return nil, err
+			return err
 		}
 	}
-	g.reload.init(cfg, specs)
-	console, err := g.newAdmin(authenticator, o.Store)
-	if err == nil {
-		var h http.Handler
-		if console != nil {
-			h = console
-		}
-		err = g.mountHTTP(authn, h)
-	}
-	if err != nil {
-		g.backends.Close()
-		if g.audit != nil {
-			_ = g.audit.Close(ctx)
-		}
-		return nil, err
-	}
-	g.watchGauges()
-	return g, nil
+	return nil
 }
 
 // authentication returns the middleware that resolves every HTTP request
