@@ -23,14 +23,17 @@ import (
 	"github.com/mcpgate/mcpgate/wire"
 )
 
+// proxyFlags are mcpgate proxy's flags.
+type proxyFlags struct {
+	listen, upstreamURL, command, transport, info, era string
+	postgresListen, daemonListen                       string
+	tlsCert, tlsKey, clientCA, tokenFile               string
+	keepAlive, keepAliveTimeout                        time.Duration
+	verbose                                            bool
+}
+
 func proxyCommand() *cobra.Command {
-	var (
-		listen, upstreamURL, command, transport, info, era string
-		postgresListen, daemonListen                       string
-		tlsCert, tlsKey, clientCA, tokenFile               string
-		keepAlive, keepAliveTimeout                        time.Duration
-		verbose                                            bool
-	)
+	var pf proxyFlags
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Relay a tool container's MCP server over the container wire",
@@ -39,119 +42,136 @@ func proxyCommand() *cobra.Command {
 			"http://127.0.0.1:$PORT (PORT from the environment, default 8080); --upstream for any\n" +
 			"Streamable HTTP or legacy SSE URL; --upstream-command for a stdio server to start.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			level := slog.LevelInfo
-			if verbose {
-				level = slog.LevelDebug
-			}
-			log := newLogger(cmd, level)
-			cfg, err := upstreamConfig(upstreamURL, command, transport)
-			if err != nil {
-				return err
-			}
-			if cfg.Era, err = upstreamEra(era, cfg.Kind); err != nil {
-				return err
-			}
-			cfg.Logger = log
-			cfg.ClientInfo = mcp.Implementation{Name: "mcpgate-proxy", Version: version}
-			// The Postgres pair's port, for the program's driver; a
-			// program the proxy starts is told where it is.
-			var pgln net.Listener
-			if postgresListen != "" {
-				if pgln, err = net.Listen("tcp", postgresListen); err != nil {
-					log.Warn("mcpgate proxy: the Postgres pair cannot listen; it is off", "addr", postgresListen, "err", err)
-				} else {
-					defer pgln.Close()
-					if cfg.Kind == upstream.KindStdio {
-						cfg.Env = append(os.Environ(), "MCPGATE_POSTGRES_ADDR="+pgln.Addr().String())
-					}
-				}
-			}
-			var dmln net.Listener
-			if daemonListen != "" {
-				if !loopbackAddr(daemonListen) {
-					return fmt.Errorf("--daemon-listen %s: the Daemon pair listens on loopback only (127.0.0.1 or ::1)", daemonListen)
-				}
-				if dmln, err = net.Listen("tcp", daemonListen); err != nil {
-					log.Warn("mcpgate proxy: the Daemon pair cannot listen; it is off", "addr", daemonListen, "err", err)
-				} else {
-					defer dmln.Close()
-					if cfg.Kind == upstream.KindStdio {
-						if cfg.Env == nil {
-							cfg.Env = os.Environ()
-						}
-						cfg.Env = append(cfg.Env, "MCPGATE_DAEMON_URL=ws://"+dmln.Addr().String()+proxy.DaemonPath)
-					}
-				}
-			}
-			up, err := proxy.NewUpstream(cfg)
-			if err != nil {
-				return err
-			}
-			defer up.Close()
-			if keepAlive == 0 {
-				keepAlive = -1 // --keepalive 0: no pings
-			}
-			token, err := proxyToken(tokenFile)
-			if err != nil {
-				return err
-			}
-			var tlsCfg *tls.Config
-			if tlsCert != "" || tlsKey != "" || clientCA != "" {
-				if tlsCfg, err = proxy.TLSConfig(tlsCert, tlsKey, clientCA); err != nil {
-					return err
-				}
-			}
-			srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: info, Logger: log,
-				KeepAlive: keepAlive, KeepAliveTimeout: keepAliveTimeout, Token: token})
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return err
-			}
-			scheme := "ws"
-			if tlsCfg != nil {
-				ln, scheme = tls.NewListener(ln, tlsCfg), "wss"
-			}
-			fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at %s://%s/ (upstream: %s)\n", scheme, ln.Addr(), describeUpstream(cfg))
-			if wireIsOpen(ln.Addr().String(), tlsCfg != nil, token != nil) {
-				go warnOpenWire(cmd.Context(), log, ln.Addr().String())
-			}
-			if dmln != nil {
-				fmt.Fprintf(os.Stderr, "mcpgate proxy: the Daemon pair listens at ws://%s%s (MCPGATE_DAEMON_URL)\n", dmln.Addr(), proxy.DaemonPath)
-				go func() {
-					if err := srv.ServeDaemons(dmln); err != nil {
-						log.Warn("mcpgate proxy: the Daemon pair stopped", "err", err)
-					}
-				}()
-			}
-			if pgln != nil {
-				fmt.Fprintf(os.Stderr, "mcpgate proxy: the Postgres pair listens at %s (MCPGATE_POSTGRES_ADDR)\n", pgln.Addr())
-				go func() {
-					if err := srv.ServePostgres(pgln); err != nil {
-						log.Warn("mcpgate proxy: the Postgres pair stopped", "err", err)
-					}
-				}()
-			}
-			return serveUntilDone(cmd.Context(), ln, srv, log, nil)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runProxy(cmd, pf) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", ":14979", "address to serve the wire on (all interfaces by default: the container is the boundary)")
-	f.StringVar(&upstreamURL, "upstream", "", "MCP server URL (Streamable HTTP, or legacy SSE when the path ends in /sse)")
-	f.StringVar(&transport, "upstream-transport", "", "force the URL's transport: http or sse")
-	f.StringVar(&command, "upstream-command", "", "stdio MCP server to start and supervise, e.g. 'node server.js stdio'")
-	f.StringVar(&era, "upstream-era", "auto", "what to speak to the upstream: auto (server/discover, then initialize), session (2024-11-05 … 2025-11-25) or sessionless (2026-07-28)")
-	f.DurationVar(&keepAlive, "keepalive", wire.DefaultKeepAlive, "ping the gateway after this long without a frame (0: never)")
-	f.DurationVar(&keepAliveTimeout, "keepalive-timeout", wire.DefaultKeepAliveTimeout, "end the framed connection when a ping's pong takes longer")
-	f.StringVar(&postgresListen, "postgres-listen", "127.0.0.1:5432", "where the program's database driver connects, paired through the gateway with its database (\"\": off)")
-	f.StringVar(&daemonListen, "daemon-listen", "127.0.0.1:14980", "where the program dials the Daemon pair, ws://ADDR/daemon, relayed through the gateway (loopback only; \"\": off)")
-	f.StringVar(&info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
-	f.StringVar(&tlsCert, "tls-cert", "", "serve wss:// with this PEM certificate (and --tls-key)")
-	f.StringVar(&tlsKey, "tls-key", "", "the PEM key of --tls-cert")
-	f.StringVar(&clientCA, "client-ca", "", "with --tls-cert: admit only clients whose certificate this PEM CA signed (mutual TLS)")
-	f.StringVar(&tokenFile, "token-file", "", "a file holding the bearer token every request must carry (or the "+proxyTokenEnv+" environment variable)")
-	f.BoolVar(&verbose, "verbose", false, "log at debug level")
+	f.StringVar(&pf.listen, "listen", ":14979", "address to serve the wire on (all interfaces by default: the container is the boundary)")
+	f.StringVar(&pf.upstreamURL, "upstream", "", "MCP server URL (Streamable HTTP, or legacy SSE when the path ends in /sse)")
+	f.StringVar(&pf.transport, "upstream-transport", "", "force the URL's transport: http or sse")
+	f.StringVar(&pf.command, "upstream-command", "", "stdio MCP server to start and supervise, e.g. 'node server.js stdio'")
+	f.StringVar(&pf.era, "upstream-era", "auto", "what to speak to the upstream: auto (server/discover, then initialize), session (2024-11-05 … 2025-11-25) or sessionless (2026-07-28)")
+	f.DurationVar(&pf.keepAlive, "keepalive", wire.DefaultKeepAlive, "ping the gateway after this long without a frame (0: never)")
+	f.DurationVar(&pf.keepAliveTimeout, "keepalive-timeout", wire.DefaultKeepAliveTimeout, "end the framed connection when a ping's pong takes longer")
+	f.StringVar(&pf.postgresListen, "postgres-listen", "127.0.0.1:5432", "where the program's database driver connects, paired through the gateway with its database (\"\": off)")
+	f.StringVar(&pf.daemonListen, "daemon-listen", "127.0.0.1:14980", "where the program dials the Daemon pair, ws://ADDR/daemon, relayed through the gateway (loopback only; \"\": off)")
+	f.StringVar(&pf.info, "info", proxy.DefaultInfoPath, "the image's DIVERGE.md")
+	f.StringVar(&pf.tlsCert, "tls-cert", "", "serve wss:// with this PEM certificate (and --tls-key)")
+	f.StringVar(&pf.tlsKey, "tls-key", "", "the PEM key of --tls-cert")
+	f.StringVar(&pf.clientCA, "client-ca", "", "with --tls-cert: admit only clients whose certificate this PEM CA signed (mutual TLS)")
+	f.StringVar(&pf.tokenFile, "token-file", "", "a file holding the bearer token every request must carry (or the "+proxyTokenEnv+" environment variable)")
+	f.BoolVar(&pf.verbose, "verbose", false, "log at debug level")
 	return cmd
+}
+
+// runProxy serves the wire until the command's context ends.
+func runProxy(cmd *cobra.Command, pf proxyFlags) error {
+	level := slog.LevelInfo
+	if pf.verbose {
+		level = slog.LevelDebug
+	}
+	log := newLogger(cmd, level)
+	cfg, err := upstreamConfig(pf.upstreamURL, pf.command, pf.transport)
+	if err != nil {
+		return err
+	}
+	if cfg.Era, err = upstreamEra(pf.era, cfg.Kind); err != nil {
+		return err
+	}
+	cfg.Logger = log
+	cfg.ClientInfo = mcp.Implementation{Name: "mcpgate-proxy", Version: version}
+	pgln, dmln, err := pf.pairListeners(log, &cfg)
+	if err != nil {
+		return err
+	}
+	for _, l := range []net.Listener{pgln, dmln} {
+		if l != nil {
+			defer l.Close()
+		}
+	}
+	up, err := proxy.NewUpstream(cfg)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	keepAlive := pf.keepAlive
+	if keepAlive == 0 {
+		keepAlive = -1 // --keepalive 0: no pings
+	}
+	token, err := proxyToken(pf.tokenFile)
+	if err != nil {
+		return err
+	}
+	var tlsCfg *tls.Config
+	if pf.tlsCert != "" || pf.tlsKey != "" || pf.clientCA != "" {
+		if tlsCfg, err = proxy.TLSConfig(pf.tlsCert, pf.tlsKey, pf.clientCA); err != nil {
+			return err
+		}
+	}
+	srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: pf.info, Logger: log,
+		KeepAlive: keepAlive, KeepAliveTimeout: pf.keepAliveTimeout, Token: token})
+	ln, err := net.Listen("tcp", pf.listen)
+	if err != nil {
+		return err
+	}
+	scheme := "ws"
+	if tlsCfg != nil {
+		ln, scheme = tls.NewListener(ln, tlsCfg), "wss"
+	}
+	fmt.Fprintf(os.Stderr, "mcpgate proxy: serving the wire at %s://%s/ (upstream: %s)\n", scheme, ln.Addr(), describeUpstream(cfg))
+	if wireIsOpen(ln.Addr().String(), tlsCfg != nil, token != nil) {
+		go warnOpenWire(cmd.Context(), log, ln.Addr().String())
+	}
+	servePairs(srv, pgln, dmln, log)
+	return serveUntilDone(cmd.Context(), ln, srv, log, nil)
+}
+
+// pairListeners opens the Postgres and Daemon pairs' ports (nil for one
+// that is off or cannot listen) and tells a program the proxy starts
+// where they are.
+func (pf proxyFlags) pairListeners(log *slog.Logger, cfg *proxy.UpstreamConfig) (pgln, dmln net.Listener, err error) {
+	if pf.daemonListen != "" && !loopbackAddr(pf.daemonListen) {
+		return nil, nil, fmt.Errorf("--daemon-listen %s: the Daemon pair listens on loopback only (127.0.0.1 or ::1)", pf.daemonListen)
+	}
+	if pf.postgresListen != "" {
+		if pgln, err = net.Listen("tcp", pf.postgresListen); err != nil {
+			log.Warn("mcpgate proxy: the Postgres pair cannot listen; it is off", "addr", pf.postgresListen, "err", err)
+			pgln = nil
+		} else if cfg.Kind == upstream.KindStdio {
+			cfg.Env = append(os.Environ(), "MCPGATE_POSTGRES_ADDR="+pgln.Addr().String())
+		}
+	}
+	if pf.daemonListen != "" {
+		if dmln, err = net.Listen("tcp", pf.daemonListen); err != nil {
+			log.Warn("mcpgate proxy: the Daemon pair cannot listen; it is off", "addr", pf.daemonListen, "err", err)
+			dmln = nil
+		} else if cfg.Kind == upstream.KindStdio {
+			if cfg.Env == nil {
+				cfg.Env = os.Environ()
+			}
+			cfg.Env = append(cfg.Env, "MCPGATE_DAEMON_URL=ws://"+dmln.Addr().String()+proxy.DaemonPath)
+		}
+	}
+	return pgln, dmln, nil
+}
+
+// servePairs serves the pairs whose ports are open, each on its own.
+func servePairs(srv *proxy.Server, pgln, dmln net.Listener, log *slog.Logger) {
+	if dmln != nil {
+		fmt.Fprintf(os.Stderr, "mcpgate proxy: the Daemon pair listens at ws://%s%s (MCPGATE_DAEMON_URL)\n", dmln.Addr(), proxy.DaemonPath)
+		go func() {
+			if err := srv.ServeDaemons(dmln); err != nil {
+				log.Warn("mcpgate proxy: the Daemon pair stopped", "err", err)
+			}
+		}()
+	}
+	if pgln != nil {
+		fmt.Fprintf(os.Stderr, "mcpgate proxy: the Postgres pair listens at %s (MCPGATE_POSTGRES_ADDR)\n", pgln.Addr())
+		go func() {
+			if err := srv.ServePostgres(pgln); err != nil {
+				log.Warn("mcpgate proxy: the Postgres pair stopped", "err", err)
+			}
+		}()
+	}
 }
 
 // upstreamConfig chooses the upstream from the flags: a URL, a command, or
