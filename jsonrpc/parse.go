@@ -77,9 +77,20 @@ func parseInto(m *Message, data []byte) error {
 		return &ParseError{Code: CodeParseError, Message: "parse error: invalid JSON"}
 	}
 
-	var version []byte
-	var method []byte
-	var methodSet, idSet, idNull bool
+	e := readMembers(m, data, i)
+	return e.check(m)
+}
+
+// envelope is what parseInto read of the members it checks itself; the
+// others went into the Message as they are.
+type envelope struct {
+	version, method          []byte
+	methodSet, idSet, idNull bool
+}
+
+// readMembers reads the members of the object at data[i], a valid JSON
+// document.
+func readMembers(m *Message, data []byte, i int) (e envelope) {
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] != '}' {
 		keyEnd, escaped, _ := skipString(data, i)
@@ -95,16 +106,16 @@ func parseInto(m *Message, data []byte) error {
 		val := data[i:valEnd]
 		switch string(key) {
 		case "jsonrpc":
-			version = val
+			e.version = val
 		case "id":
-			idSet = true
-			idNull = string(val) == "null"
-			if !idNull {
+			e.idSet = true
+			e.idNull = string(val) == "null"
+			if !e.idNull {
 				m.ID = ID(val)
 			}
 		case "method":
-			methodSet = true
-			method = val
+			e.methodSet = true
+			e.method = val
 		case "params":
 			if string(val) != "null" {
 				m.Params = val
@@ -120,18 +131,24 @@ func parseInto(m *Message, data []byte) error {
 		}
 	}
 
+	return e
+}
+
+// check holds the envelope to JSON-RPC 2.0: a request (a method), or a
+// response (a result or an error, and an id).
+func (e *envelope) check(m *Message) error {
 	if m.ID != nil && !m.ID.IsValid() {
 		m.ID = nil
 		return invalid(nil, "id must be a string or a number")
 	}
-	if string(version) != `"2.0"` {
+	if string(e.version) != `"2.0"` {
 		return invalid(m.ID, `jsonrpc must be "2.0"`)
 	}
-	if methodSet {
-		if len(method) == 0 || method[0] != '"' {
+	if e.methodSet {
+		if len(e.method) == 0 || e.method[0] != '"' {
 			return invalid(m.ID, "method must be a string")
 		}
-		name, ok := methodName(method)
+		name, ok := methodName(e.method)
 		if !ok || name == "" {
 			return invalid(m.ID, "method must be a non-empty string")
 		}
@@ -139,7 +156,7 @@ func parseInto(m *Message, data []byte) error {
 		if m.Result != nil || m.Error != nil {
 			return invalid(m.ID, "a request cannot carry result or error")
 		}
-		if idSet && idNull {
+		if e.idSet && e.idNull {
 			return invalid(nil, "id must not be null")
 		}
 		if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
@@ -154,9 +171,9 @@ func parseInto(m *Message, data []byte) error {
 		return invalid(m.ID, "message has neither method nor result nor error")
 	case m.Error != nil && m.Error[0] != '{':
 		return invalid(m.ID, "error must be an object")
-	case !idSet:
+	case !e.idSet:
 		return invalid(nil, "response without id")
-	case idNull && m.Error == nil:
+	case e.idNull && m.Error == nil:
 		return invalid(nil, "result with a null id")
 	}
 	return nil
