@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,46 +171,66 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		}
 		targets = append(targets, sg)
 	}
+	xs, err = prepareExperiments(ctx, o, plan{
+		relays: targets, alone: []*target{null, direct, gwHTTP}, replicas: replicaTargets,
+		wire:      map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}},
+		wireOrder: []*target{perPath, framedT, prompts, perPathStdio, framedStdio},
+	}, &closers)
+	return xs, cleanup, err
+}
+
+// plan is what the experiments measure: the relays at 16 callers, closed
+// and open loop (and with one caller for alone); the replicas closed loop;
+// the wire's forms at the counts of callers wire names, in wireOrder.
+type plan struct {
+	relays, alone, replicas []*target
+	wire                    map[*target][]int
+	wireOrder               []*target
+}
+
+// prepareExperiments prepares every experiment of p; what needs closing
+// is added to closers.
+func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func()) ([]*experiment, error) {
+	var xs []*experiment
 	const conc = 16
-	for _, t := range targets {
+	for _, t := range p.relays {
 		closed := &experiment{t: t, conc: conc}
 		if err := closed.prepare(ctx, nil); err != nil {
-			return nil, cleanup, err
+			return nil, err
 		}
-		closers = append(closers, func() { closed.closeCallers(context.Background()) })
+		*closers = append(*closers, func() { closed.closeCallers(context.Background()) })
 		open := &experiment{t: t, open: true, conc: conc, rate: o.rate}
 		if err := open.prepare(ctx, closed.callers); err != nil {
-			return nil, cleanup, err
+			return nil, err
 		}
 		xs = append(xs, closed, open)
-		if t == null || t == direct || t == gwHTTP {
+		if slices.Contains(p.alone, t) {
 			// One caller: the latency a relay adds when nothing queues.
 			alone := &experiment{t: t, conc: 1}
 			if err := alone.prepare(ctx, closed.callers); err != nil {
-				return nil, cleanup, err
+				return nil, err
 			}
 			xs = append(xs, alone)
 		}
 	}
-	for _, t := range replicaTargets {
+	for _, t := range p.replicas {
 		x := &experiment{t: t, conc: conc}
 		if err := x.prepare(ctx, nil); err != nil {
-			return nil, cleanup, err
+			return nil, err
 		}
-		closers = append(closers, func() { x.closeCallers(context.Background()) })
+		*closers = append(*closers, func() { x.closeCallers(context.Background()) })
 		xs = append(xs, x)
 	}
-	wire := map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}}
-	for _, t := range []*target{perPath, framedT, prompts, perPathStdio, framedStdio} {
-		for _, c := range wire[t] {
+	for _, t := range p.wireOrder {
+		for _, c := range p.wire[t] {
 			x := &experiment{t: t, conc: c}
 			if err := x.prepare(ctx, nil); err != nil {
-				return nil, cleanup, err
+				return nil, err
 			}
 			xs = append(xs, x)
 		}
 	}
-	return xs, cleanup, nil
+	return xs, nil
 }
 
 // idleSessions measures idle-session memory on a gateway of its own.
