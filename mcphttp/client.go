@@ -36,7 +36,13 @@ type ClientOptions struct {
 	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
-func (o ClientOptions) withDefaults() ClientOptions {
+// withDefaults fills o's defaults. own is the HTTP client made for a
+// Conn given none, which the Conn closes when it closes.
+func (o ClientOptions) withDefaults() (_ ClientOptions, own *http.Client) {
+	if o.HTTPClient == nil {
+		own = NewHTTPClient()
+		o.HTTPClient = own
+	}
 	if o.WrapTransport != nil {
 		hc := *o.HTTPClient
 		rt := hc.Transport
@@ -52,7 +58,7 @@ func (o ClientOptions) withDefaults() ClientOptions {
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = 16 << 20
 	}
-	return o
+	return o, own
 }
 
 // NewHTTPClient is a client for relaying: http.DefaultClient but for the

@@ -49,12 +49,7 @@ func DialSSE(ctx context.Context, url string, o ClientOptions) (*SSEConn, error)
 	if err != nil {
 		return nil, err
 	}
-	var own *http.Client
-	if o.HTTPClient == nil {
-		own = NewHTTPClient()
-		o.HTTPClient = own
-	}
-	o = o.withDefaults()
+	o, own := o.withDefaults()
 	c := &SSEConn{opts: o, log: o.Logger, inbox: newInbox(), own: own}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, c.cancel) // until the endpoint is known

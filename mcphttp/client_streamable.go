@@ -75,12 +75,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	if err != nil {
 		return nil, err
 	}
-	var own *http.Client
-	if o.HTTPClient == nil {
-		own = NewHTTPClient()
-		o.HTTPClient = own
-	}
-	o = o.withDefaults()
+	o, own := o.withDefaults()
 	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
 	c.direct = directTransport(c.http, u)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
