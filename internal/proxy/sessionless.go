@@ -31,6 +31,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -47,9 +48,6 @@ const defaultLogLevel = mcp.LevelDebug
 // ackWait bounds how long a subscribe waits for the listen that carries
 // it to be acknowledged.
 const ackWait = 5 * time.Second
-
-// relisten is the pause before a listen the server ended is opened again.
-const relisten = time.Second
 
 // listChanges are told when a listen had to be opened again.
 var listChanges = []string{mcp.ToolsListChanged, mcp.PromptsListChanged, mcp.ResourcesListChanged}
@@ -152,7 +150,7 @@ func (u *Upstream) listen(ctx context.Context, s *session, stop context.CancelFu
 			case <-lctx.Done():
 			}
 		}()
-		err := s.client.Listen(lctx, params, relisten, func(err error) {
+		err := s.client.Listen(lctx, params, upstream.Relisten, func(err error) {
 			if !s.alive() {
 				stop()
 				return
@@ -180,26 +178,10 @@ func (u *Upstream) listen(ctx context.Context, s *session, stop context.CancelFu
 func (u *Upstream) listenParams() (json.RawMessage, <-chan struct{}) {
 	u.subMu.Lock()
 	defer u.subMu.Unlock()
-	b := []byte(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true`)
-	if len(u.subs) > 0 {
-		uris := make([]string, 0, len(u.subs))
-		for uri := range u.subs {
-			uris = append(uris, uri)
-		}
-		slices.Sort(uris)
-		b = append(b, `,"resourceSubscriptions":[`...)
-		for i, uri := range uris {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonrpc.AppendString(b, uri)
-		}
-		b = append(b, ']')
-	}
 	if u.subsChanged == nil {
 		u.subsChanged = make(chan struct{})
 	}
-	return append(b, "}}"...), u.subsChanged
+	return upstream.ListenParams(slices.Collect(maps.Keys(u.subs))), u.subsChanged
 }
 
 // subscribe adds uri to the resources subscribed to, or takes it out, and

@@ -51,3 +51,18 @@ func TestAServerThatAsksForInputIsAnsweredAndAskedAgainABoundedNumberOfTimes(t *
 		}
 	})
 }
+
+func TestTheListenAsksForEveryListChangeAndTheSubscriptionsInOrder(t *testing.T) {
+	for _, c := range []struct {
+		subs []string
+		want string
+	}{
+		{nil, `{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`},
+		{[]string{"file:///b", `file:///a"q`}, `{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["file:///a\"q","file:///b"]}}`},
+	} {
+		got := upstream.ListenParams(c.subs)
+		if string(got) != c.want || !json.Valid(got) {
+			t.Errorf("ListenParams(%q) = %s, want %s", c.subs, got, c.want)
+		}
+	}
+}

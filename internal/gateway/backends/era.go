@@ -9,9 +9,7 @@ package backends
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -47,20 +45,17 @@ func (b *Backend) connect(ctx context.Context, client *mcp.Client) error {
 	return err
 }
 
-// listenParams opt in to the list changes a backend's catalogue follows.
-var listenParams = json.RawMessage(`{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}`)
-
 // listen keeps a subscriptions/listen open on a sessionless backend's
 // client, which has no other way to tell of list changes: they arrive as
 // notifications, and the client's OnNotification resyncs on them. A
-// stream the server ends is opened again after relisten (a resync first,
+// stream the server ends is opened again after upstream.Relisten (a resync first,
 // for what changed while none was open). stop ends it and waits.
 func (b *Backend) listen(ctx context.Context, client *mcp.Client, resync chan<- struct{}) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := client.Listen(ctx, listenParams, relisten, func(err error) {
+		err := client.Listen(ctx, upstream.ListenParams(nil), upstream.Relisten, func(err error) {
 			if err != nil {
 				b.log.Debug("backend: subscriptions/listen ended", "err", scrub(err.Error(), b.secrets))
 			}
@@ -77,7 +72,3 @@ func (b *Backend) listen(ctx context.Context, client *mcp.Client, resync chan<- 
 	}()
 	return func() { cancel(); <-done }
 }
-
-// relisten is the pause before a listen stream the server ended is
-// opened again.
-const relisten = time.Second
