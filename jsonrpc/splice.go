@@ -15,24 +15,58 @@ import (
 // absent or not a string.
 var ErrNoStringMember = errors.New("member is missing or not a string")
 
-// WithStringMember returns a copy of obj whose member key has the string
-// value v; every other byte is unchanged. The span of the old value falls
-// out of the capacities: Lookup returns a subslice of obj, and obj[i:j]
-// has cap(obj)-i, so no second scan is needed.
-func WithStringMember(obj []byte, key, v string) ([]byte, error) {
+// ErrNoMember is returned by ValueSpan when the member is absent.
+var ErrNoMember = errors.New("member is missing")
+
+// ValueSpan is the byte span [start, end) of member key's value in obj.
+// The span falls out of the capacities: Lookup returns a subslice of obj,
+// and obj[i:j] has cap(obj)-i, so no second scan is needed.
+func ValueSpan(obj []byte, key string) (start, end int, err error) {
 	raw, err := Lookup(obj, key)
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) == 0 {
+		return 0, 0, fmt.Errorf("%q: %w", key, ErrNoMember)
+	}
+	start = cap(obj) - cap(raw)
+	return start, start + len(raw), nil
+}
+
+// Splice returns a copy of obj with obj[start:end] replaced by v.
+func Splice(obj []byte, start, end int, v []byte) []byte {
+	out := make([]byte, 0, len(obj)-(end-start)+len(v))
+	out = append(out, obj[:start]...)
+	out = append(out, v...)
+	return append(out, obj[end:]...)
+}
+
+// WithStringMember returns a copy of obj whose member key has the string
+// value v; every other byte is unchanged.
+func WithStringMember(obj []byte, key, v string) ([]byte, error) {
+	start, end, err := ValueSpan(obj, key)
+	switch {
+	case errors.Is(err, ErrNoMember):
+		return nil, fmt.Errorf("%q: %w", key, ErrNoStringMember)
+	case err != nil:
+		return nil, err
+	case obj[start] != '"':
 		return nil, fmt.Errorf("%q: %w", key, ErrNoStringMember)
 	}
-	start := cap(obj) - cap(raw)
-	end := start + len(raw)
-	out := make([]byte, 0, len(obj)-(end-start)+len(v)+2)
+	out := make([]byte, 0, len(obj)-(end-start)+len(v)+2) // one allocation: it is on the relayed call's path
 	out = append(out, obj[:start]...)
 	out = AppendString(out, v)
 	return append(out, obj[end:]...), nil
+}
+
+// WithMember returns a copy of obj whose member key, which must be there,
+// has the raw value v; every other byte is unchanged.
+func WithMember(obj []byte, key string, v json.RawMessage) (json.RawMessage, error) {
+	start, end, err := ValueSpan(obj, key)
+	if err != nil {
+		return nil, err
+	}
+	return Splice(obj, start, end, v), nil
 }
 
 // SetMember returns obj with member key set to the raw value v: replaced
@@ -40,13 +74,8 @@ func WithStringMember(obj []byte, key, v string) ([]byte, error) {
 // Empty or null obj is taken as {}; anything else that is not an object
 // is -32602.
 func SetMember(obj []byte, key string, v json.RawMessage) (json.RawMessage, error) {
-	if raw, err := Lookup(obj, key); err == nil && len(raw) > 0 {
-		start := cap(obj) - cap(raw)
-		end := start + len(raw)
-		out := make([]byte, 0, len(obj)-(end-start)+len(v))
-		out = append(out, obj[:start]...)
-		out = append(out, v...)
-		return append(out, obj[end:]...), nil
+	if start, end, err := ValueSpan(obj, key); err == nil {
+		return Splice(obj, start, end, v), nil
 	}
 	if t := bytes.TrimSpace(obj); len(t) == 0 || string(t) == "null" {
 		obj = []byte("{}")

@@ -67,3 +67,17 @@ func FuzzSetMember(f *testing.F) {
 		}
 	})
 }
+
+func TestWithMemberReplacesOnlyTheValueAndNeedsTheMember(t *testing.T) {
+	obj := []byte(`{ "a" : [1, 2] , "_meta":{"x":1},"big":12345678901234567890 }`)
+	got, err := jsonrpc.WithMember(obj, "a", json.RawMessage(`"b"`))
+	if want := `{ "a" : "b" , "_meta":{"x":1},"big":12345678901234567890 }`; err != nil || string(got) != want {
+		t.Errorf("WithMember = %s, %v; want %s", got, err, want)
+	}
+	if _, err := jsonrpc.WithMember(obj, "absent", json.RawMessage(`1`)); !errors.Is(err, jsonrpc.ErrNoMember) {
+		t.Errorf("WithMember of an absent member: %v, want ErrNoMember", err)
+	}
+	if _, err := jsonrpc.WithStringMember(obj, "a", "x"); !errors.Is(err, jsonrpc.ErrNoStringMember) {
+		t.Errorf("WithStringMember of an array member: %v, want ErrNoStringMember", err)
+	}
+}

@@ -243,7 +243,7 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 		e := entry{key: orig, orig: orig, def: raw}
 		if prefixed && b.prefix != "" {
 			e.key = b.prefix + orig
-			def, err := withStringMember(raw, keyMember, e.key)
+			def, err := jsonrpc.WithStringMember(raw, keyMember, e.key)
 			if err != nil {
 				b.log.Warn("relay: entry skipped", "kind", string(k), "name", orig, "err", err)
 				continue
@@ -321,7 +321,7 @@ func (b *Mirror) renamed(k kind, e entry) (entry, bool) {
 	if _, ok := b.claims.claim(k, key, b.name); !ok {
 		return e, false
 	}
-	def, err := withStringMember(e.def, "name", key)
+	def, err := jsonrpc.WithStringMember(e.def, "name", key)
 	if err != nil {
 		b.claims.release(k, key, b.name)
 		return e, false

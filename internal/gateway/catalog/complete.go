@@ -73,9 +73,9 @@ func (c *Claims) Complete(ctx context.Context, r *mcp.Request) (json.RawMessage,
 	}
 	params := r.Params
 	if typ == "ref/prompt" && b.prefix != "" {
-		newRef, err := withStringMember(ref, "name", strings.TrimPrefix(key, b.prefix))
+		newRef, err := jsonrpc.WithStringMember(ref, "name", strings.TrimPrefix(key, b.prefix))
 		if err == nil {
-			params, err = withMember(r.Params, "ref", newRef)
+			params, err = jsonrpc.WithMember(r.Params, "ref", newRef)
 		}
 		if err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: bad ref", nil)

@@ -124,7 +124,7 @@ func (b *Mirror) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) 
 	if name, _ := r.EntryName(); name == orig {
 		return r.Params, nil
 	}
-	out, err := withStringMember(r.Params, "name", orig)
+	out, err := jsonrpc.WithStringMember(r.Params, "name", orig)
 	if err != nil {
 		// The engine found the entry by this name, so this cannot happen
 		// short of a bug; answer as the engine answers a bad name.

@@ -168,7 +168,7 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 		if token == nil {
 			return true // a retry that asked for no progress
 		}
-		params, err := withMember(m.Params, "progressToken", token)
+		params, err := jsonrpc.WithMember(m.Params, "progressToken", token)
 		if err == nil {
 			c.notifyCaller(m.Method, params)
 		}

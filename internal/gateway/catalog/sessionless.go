@@ -157,7 +157,7 @@ func (b *Mirror) sealForCaller(ctx context.Context, r *mcp.Request, res json.Raw
 	if err != nil {
 		return nil, err
 	}
-	return withStringMember(res, "requestState", sealed)
+	return jsonrpc.WithStringMember(res, "requestState", sealed)
 }
 
 // askSessionCaller asks a 2025 caller, on its session, what the backend's

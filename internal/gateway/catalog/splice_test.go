@@ -16,17 +16,17 @@ func TestWithStringMember(t *testing.T) {
 		{"nested name untouched", `{"arguments":{"name":"keep"},"name":"a"}`, `{"arguments":{"name":"keep"},"name":"p__a"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := withStringMember([]byte(c.in), "name", "p__a")
+			got, err := jsonrpc.WithStringMember([]byte(c.in), "name", "p__a")
 			if err != nil || string(got) != c.want {
 				t.Errorf("got %s, %v; want %s", got, err, c.want)
 			}
 		})
 	}
-	if got, _ := withStringMember([]byte(`{"name":"a"}`), "name", `q"\`); string(got) != `{"name":"q\"\\"}` {
+	if got, _ := jsonrpc.WithStringMember([]byte(`{"name":"a"}`), "name", `q"\`); string(got) != `{"name":"q\"\\"}` {
 		t.Errorf("escaped value: got %s", got)
 	}
 	for _, in := range []string{`{"x":1}`, `{"name":1}`, `[1]`, `{"name":null}`} {
-		if _, err := withStringMember([]byte(in), "name", "p"); err == nil {
+		if _, err := jsonrpc.WithStringMember([]byte(in), "name", "p"); err == nil {
 			t.Errorf("%s: no error", in)
 		}
 	}
@@ -41,7 +41,7 @@ func FuzzWithStringMember(f *testing.F) {
 		if !json.Valid(obj) {
 			return
 		}
-		out, err := withStringMember(obj, "name", v)
+		out, err := jsonrpc.WithStringMember(obj, "name", v)
 		if err != nil {
 			return
 		}
