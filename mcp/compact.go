@@ -250,10 +250,10 @@ func (r *Request) CallTool(ctx context.Context, name string, args json.RawMessag
 	}
 	p := append(jsonrpc.AppendString([]byte(`{"name":`), name), `,"arguments":`...)
 	p = append(p, args...)
-	if meta, _ := jsonrpc.Lookup(r.Params, "_meta"); meta != nil {
+	if meta := r.metaRaw; meta != nil {
 		p = append(append(p, `,"_meta":`...), meta...)
 	}
-	inner := &Request{Session: r.Session, ID: r.ID, Method: "tools/call", Params: append(p, '}'), sink: r.sink, abort: r.abort, meta: r.meta}
+	inner := &Request{Session: r.Session, ID: r.ID, Method: "tools/call", Params: append(p, '}'), sink: r.sink, abort: r.abort, meta: r.meta, metaRaw: r.metaRaw}
 	return s.serve(ctx, inner)
 }
 

@@ -36,7 +36,13 @@ type Request struct {
 	refused error
 	abort   context.CancelCauseFunc // ends the request's context (Abort)
 	meta    *requestMeta            // a sessionless request's (sessionless.go)
+	// metaRaw is params._meta, looked up once as the request is made
+	// (nil when there is none): every reader of _meta reads it here.
+	metaRaw json.RawMessage
 }
+
+// Meta is the request's params._meta object, raw, or nil.
+func (r *Request) Meta() json.RawMessage { return r.metaRaw }
 
 // Abort ends the context the request is served with, with cause
 // (context.Cause tells it). Unlike a client's notifications/cancelled, the
@@ -110,14 +116,10 @@ func (r *Request) MultiRoundTrip() bool { return r.meta != nil && !r.meta.statel
 // ProgressToken returns the raw progress token the client attached to this
 // request in params._meta, or nil.
 func (r *Request) ProgressToken() json.RawMessage {
-	if r.Params == nil {
+	if r.metaRaw == nil {
 		return nil
 	}
-	meta, err := jsonrpc.Lookup(r.Params, "_meta")
-	if err != nil || len(meta) == 0 || meta[0] != '{' {
-		return nil
-	}
-	tok, _ := jsonrpc.Lookup(meta, "progressToken")
+	tok, _ := jsonrpc.Lookup(r.metaRaw, "progressToken")
 	return tok
 }
 

@@ -230,7 +230,7 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	s.inflight[key] = req
 	s.mu.Unlock()
 
-	h.Request = Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related, abort: cancel}
+	h.Request = Request{Session: s, ID: m.ID, Method: m.Method, Params: m.Params, sink: related, abort: cancel, metaRaw: paramsMeta(m.Params)}
 	r := &h.Request
 	result, err := s.server.serve(ctx, r)
 	s.mu.Lock()

@@ -62,6 +62,7 @@ const (
 // the transport decides the era by it, the server checks and serves it.
 type Sessionless struct {
 	m            *jsonrpc.Message
+	metaRaw      json.RawMessage // params._meta, read once
 	version      string
 	capabilities json.RawMessage
 	logRank      int32
@@ -86,7 +87,7 @@ func ReadSessionless(m *jsonrpc.Message) (sr *Sessionless, ok bool) {
 	if meta == nil {
 		return nil, false
 	}
-	sr = &Sessionless{m: m}
+	sr = &Sessionless{m: m, metaRaw: meta}
 	_ = jsonrpc.Members(meta, func(key string, v json.RawMessage) bool {
 		switch key {
 		case MetaProtocolVersion:
@@ -219,7 +220,7 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	default:
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm}
+		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm, metaRaw: sr.metaRaw}
 		result, err = s.serve(ctx, r)
 	}
 	if err != nil {

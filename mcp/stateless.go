@@ -52,7 +52,7 @@ func (s *Server) ServeStateless(ctx context.Context, m *jsonrpc.Message, version
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	rm := requestMeta{server: s, version: version, stateless: true}
-	r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm}
+	r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm, metaRaw: paramsMeta(m.Params)}
 	result, err := s.serve(ctx, r)
 	if err != nil {
 		return jsonrpc.AppendError(nil, m.ID, s.errorFor(r, err))

@@ -159,7 +159,7 @@ func (s *Server) startTask(ctx context.Context, r *Request, rest TaskFunc) (json
 
 	// The task's request has no stream: what it would log or report as
 	// progress has nowhere to go. Its questions go to the task (Ask).
-	tr := &Request{ID: r.ID, Method: r.Method, Params: r.Params, target: r.target, targeted: r.targeted,
+	tr := &Request{ID: r.ID, Method: r.Method, Params: r.Params, metaRaw: r.metaRaw, target: r.target, targeted: r.targeted,
 		sink: discardSink{}, meta: &requestMeta{server: s, version: r.Version(), capabilities: r.ClientCapabilities(), task: t}}
 	created := t.createResult() // as created: working, whatever the task does next
 	go func() {

@@ -85,6 +85,9 @@ func TestContractsAreTypesNotStrings(t *testing.T) {
 				if isContextWithValue(n) && path != "mcp/identity.go" && !isOAuth2Client(n) {
 					t.Errorf("%s: a value passed in a context: pass it explicitly (the caller's identity is the one context value, mcp/identity.go)", fset.Position(n.Pos()))
 				}
+				if looksUpRequestMeta(n) {
+					t.Errorf("%s: a request's _meta looked up again: read Request.Meta, looked up once", fset.Position(n.Pos()))
+				}
 				sel, ok := n.Fun.(*ast.SelectorExpr)
 				if !ok || len(n.Args) == 0 || (sel.Sel.Name != "HasPrefix" && sel.Sel.Name != "Contains" && sel.Sel.Name != "HasSuffix") {
 					return true
@@ -121,4 +124,16 @@ func isOAuth2Client(c *ast.CallExpr) bool {
 	}
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && pkg.Name == "oauth2" && sel.Sel.Name == "HTTPClient"
+}
+
+// looksUpRequestMeta reports a jsonrpc lookup of "_meta" in a request's
+// params (x.Params).
+func looksUpRequestMeta(c *ast.CallExpr) bool {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || len(c.Args) != 2 || (sel.Sel.Name != "Lookup" && sel.Sel.Name != "LookupString") {
+		return false
+	}
+	params, ok := c.Args[0].(*ast.SelectorExpr)
+	key, ok2 := c.Args[1].(*ast.BasicLit)
+	return ok && ok2 && params.Sel.Name == "Params" && key.Value == `"_meta"`
 }

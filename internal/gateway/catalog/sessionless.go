@@ -75,10 +75,8 @@ func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params js
 // verbose any client asked of the gateway ("" for none: no log messages).
 func (b *Mirror) callerLogLevel(r *mcp.Request) string {
 	if r != nil {
-		if meta, _ := jsonrpc.Lookup(r.Params, "_meta"); len(meta) > 0 && meta[0] == '{' {
-			if v, ok := jsonrpc.LookupString(meta, mcp.MetaLogLevel); ok {
-				return v
-			}
+		if v, ok := jsonrpc.LookupString(r.Meta(), mcp.MetaLogLevel); ok {
+			return v
 		}
 	}
 	return string(b.claims.Level())

@@ -23,14 +23,10 @@ import (
 // writes.
 var traceKeys = []string{"traceparent", "tracestate"}
 
-// fromMeta returns ctx with the trace context of params._meta, when it
-// has a traceparent.
-func (t *Tracer) fromMeta(ctx context.Context, params json.RawMessage) context.Context {
-	if !bytes.Contains(params, []byte(`"traceparent"`)) {
-		return ctx
-	}
-	meta, _ := jsonrpc.Lookup(params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
+// fromMeta returns ctx with the trace context of a request's _meta, when
+// it has a traceparent.
+func (t *Tracer) fromMeta(ctx context.Context, meta json.RawMessage) context.Context {
+	if !bytes.Contains(meta, []byte(`"traceparent"`)) {
 		return ctx
 	}
 	carrier := propagation.MapCarrier{}

@@ -51,7 +51,7 @@ func (t *Tracer) Observer() mcp.Observer { return observer{t} }
 type observer struct{ t *Tracer }
 
 func (o observer) Begin(ctx context.Context, r *mcp.Request) context.Context {
-	ctx = o.t.fromMeta(ctx, r.Params) // meta.go
+	ctx = o.t.fromMeta(ctx, r.Meta()) // meta.go
 	ctx, _ = o.t.tracer.Start(ctx, "mcp", trace.WithSpanKind(trace.SpanKindServer))
 	return ctx
 }
