@@ -7,7 +7,6 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -187,6 +186,9 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 // validateBackendKind checks the keys each kind takes, and refuses the
 // ones it does not.
 func validateBackendKind(key string, b BackendConfig) error {
+	if p := upstream.CheckTarget(b.Kind, b.Command, b.URL); p != nil {
+		return bad(key+"."+p.Key, "%s", p.Why)
+	}
 	var err error
 	switch b.Kind {
 	case upstream.KindStdio:
@@ -195,10 +197,6 @@ func validateBackendKind(key string, b BackendConfig) error {
 		err = validateHTTPBackend(key, b)
 	case upstream.KindProxy, upstream.KindProcess:
 		err = validateWireBackend(key, b)
-	case "":
-		return bad(key+".kind", "required (stdio, http, sse, proxy or process)")
-	default:
-		return bad(key+".kind", "%q is not stdio, http, sse, proxy or process", b.Kind)
 	}
 	if err == nil && b.Kind != upstream.KindProxy && b.Kind != upstream.KindProcess {
 		err = refuseWireKeys(key, b)
@@ -207,9 +205,6 @@ func validateBackendKind(key string, b BackendConfig) error {
 }
 
 func validateStdioBackend(key string, b BackendConfig) error {
-	if len(b.Command) == 0 || b.Command[0] == "" {
-		return bad(key+".command", "required for kind stdio")
-	}
 	if b.URL != "" {
 		return bad(key+".url", "not used by kind stdio")
 	}
@@ -220,16 +215,6 @@ func validateStdioBackend(key string, b BackendConfig) error {
 }
 
 func validateHTTPBackend(key string, b BackendConfig) error {
-	if b.URL == "" {
-		return bad(key+".url", "required for kind %s", b.Kind)
-	}
-	u, err := url.Parse(b.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return bad(key+".url", "not an http or https URL")
-	}
-	if u.User != nil {
-		return bad(key+".url", "must not carry credentials; use headers_from")
-	}
 	if len(b.Command) > 0 {
 		return bad(key+".command", "not used by kind %s", b.Kind)
 	}

@@ -139,13 +139,7 @@ func validateWireBackend(key string, b BackendConfig) error {
 }
 
 func validateProxyBackend(key string, b BackendConfig) error {
-	if b.URL == "" {
-		return bad(key+".url", "required for kind proxy (ws://HOST:PORT)")
-	}
-	u, err := url.Parse(b.URL)
-	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-		return bad(key+".url", "not a ws:// or wss:// URL")
-	}
+	u, _ := url.Parse(b.URL) // upstream.CheckTarget took it
 	if b.TLS != nil {
 		switch {
 		case u.Scheme != "wss":
@@ -173,9 +167,6 @@ func validateProxyBackend(key string, b BackendConfig) error {
 }
 
 func validateProcessBackend(key string, b BackendConfig) error {
-	if len(b.Command) == 0 || b.Command[0] == "" {
-		return bad(key+".command", "required for kind process")
-	}
 	if b.URL != "" {
 		return bad(key+".url", "not used by kind process")
 	}

@@ -203,38 +203,16 @@ func (s Spec) Validate() error {
 	if s.Name == "" || strings.ContainsAny(s.Name, " \t\r\n") {
 		return bad("name must be non-empty and without spaces")
 	}
-	switch s.Kind {
-	case upstream.KindStdio:
-		if len(s.Command) == 0 || s.Command[0] == "" {
-			return bad("command is required for kind stdio")
+	if p := upstream.CheckTarget(s.Kind, s.Command, s.URL); p != nil {
+		return bad("%s: %s", p.Key, p.Why)
+	}
+	for i, kv := range s.Env {
+		if !strings.Contains(kv, "=") {
+			return bad("env entry %d is not KEY=VALUE", i)
 		}
-		for i, kv := range s.Env {
-			if !strings.Contains(kv, "=") {
-				return bad("env entry %d is not KEY=VALUE", i)
-			}
-		}
-	case upstream.KindHTTP, upstream.KindSSE:
-		if s.URL == "" {
-			return bad("url is required for kind %s", s.Kind)
-		}
-	case upstream.KindProxy:
-		if !strings.HasPrefix(s.URL, "ws://") && !strings.HasPrefix(s.URL, "wss://") {
-			return bad("url must be a ws:// or wss:// URL for kind proxy")
-		}
-	case upstream.KindProcess:
-		if len(s.Command) == 0 || s.Command[0] == "" {
-			return bad("command is required for kind process")
-		}
-		for i, kv := range s.Env {
-			if !strings.Contains(kv, "=") {
-				return bad("env entry %d is not KEY=VALUE", i)
-			}
-		}
-		if len(s.ProxyCommand) > 0 && s.ProxyCommand[0] == "" {
-			return bad("proxy command has no program")
-		}
-	default:
-		return bad("kind %q is not one of stdio, http, sse, proxy, process", s.Kind)
+	}
+	if s.Kind == upstream.KindProcess && len(s.ProxyCommand) > 0 && s.ProxyCommand[0] == "" {
+		return bad("proxy command has no program")
 	}
 	if s.Arguments != nil && !json.Valid(s.Arguments) {
 		return bad("arguments are not JSON")
