@@ -44,7 +44,7 @@ var readKeys = map[string][]string{
 	"resources/subscribe":      {"uri", "_meta"},
 	"resources/unsubscribe":    {"uri", "_meta"},
 	"completion/complete":      {"ref", "argument", "context", "_meta"},
-	// The tasks extension: the relay routes on taskId (catalog/tasks.go).
+	// The tasks extension: the relay routes on taskId (catalogue/tasks.go).
 	"tasks/get":    {"taskId", "_meta"},
 	"tasks/cancel": {"taskId", "_meta"},
 	"tasks/update": {"taskId", "inputResponses", "_meta"},

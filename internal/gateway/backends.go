@@ -21,7 +21,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -40,7 +40,7 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 	}
 	s.DeriveShort = b.DeriveShort
 	if b.Prefix == config.NoPrefix {
-		s.Prefix = catalog.NoPrefix
+		s.Prefix = catalogue.NoPrefix
 	}
 	var src sources
 	for _, name := range slices.Sorted(maps.Keys(b.EnvFrom)) {

@@ -22,7 +22,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/gateway/toolsearch"
 	"github.com/mcpgate/mcpgate/internal/observe/audit"
 	"github.com/mcpgate/mcpgate/internal/observe/metrics"
@@ -76,7 +76,7 @@ type Gateway struct {
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
 	backends *backends.Set
-	claims   *catalog.Claims // who owns each relayed entry; the backends' order
+	claims   *catalogue.Claims // who owns each relayed entry; the backends' order
 	reload   reloadState
 
 	cluster *cluster.Redis // nil without Redis
@@ -186,8 +186,8 @@ func (g *Gateway) newEngine(specs []backends.Spec, o Options) error {
 	// to an entry of a backend that is down answers -32603 with
 	// data.backend (to those who may see the entry), not "unknown".
 	// A resource URI several backends list is served by the first of them
-	// in the configuration (catalog/uri_claims.go).
-	claims := catalog.NewClaims()
+	// in the configuration (catalogue/uri_claims.go).
+	claims := catalogue.NewClaims()
 	claims.SetOrder(specNames(specs))
 	g.claims = claims
 	unknown := claims.Unknown
@@ -215,7 +215,7 @@ func (g *Gateway) newEngine(specs []backends.Spec, o Options) error {
 		Observers: observers,
 		Complete:  complete,
 		Unknown:   unknown,
-		// The instructions are the backends' (catalog/instructions.go).
+		// The instructions are the backends' (catalogue/instructions.go).
 		InstructionsFrom: claims.Instructions,
 		Pinned:           g.pinned,
 	})

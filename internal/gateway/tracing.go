@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -58,7 +58,7 @@ func (g *Gateway) startTracing(ctx context.Context, o telemetry.Options) error {
 }
 
 // upstreamObserver is the relay's hook for client spans (nil when off).
-func (g *Gateway) upstreamObserver() catalog.Observer {
+func (g *Gateway) upstreamObserver() catalogue.Observer {
 	if !g.tracer.Enabled() {
 		return nil
 	}

@@ -31,7 +31,7 @@ var layers = [][]string{
 	{"internal/policy", "internal/upstream"},
 	// Transports, the relay, and what plugs into the engine:
 	// authentication and the observers.
-	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
+	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalogue", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The search mode's tools, over the engine's catalogue.
 		"internal/gateway/toolsearch"},
 	// Backends and the proxy: transports and the wire put together; what
@@ -59,7 +59,7 @@ var forbidden = []struct {
 	from, to []string
 }{
 	{"the protocol packages know nothing of who calls or what is recorded",
-		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalog", "internal/gateway/backends", "internal/proxy", "internal/gateway/toolsearch"},
+		[]string{"jsonrpc", "sse", "mcp", "wire", "mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalogue", "internal/gateway/backends", "internal/proxy", "internal/gateway/toolsearch"},
 		[]string{"internal/policy", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/store", "internal/store/sqlite", "internal/store/postgres"}},
 	{"the observers read what the engine resolved, never the audit log or the store",
 		[]string{"internal/observe/metrics", "internal/observe/telemetry"},

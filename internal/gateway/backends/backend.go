@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -36,10 +36,10 @@ type Options struct {
 	// Claims is the ledger of the front's entries shared by the Set's
 	// backends (default: a new one). Give one when the front needs it
 	// before the Set exists: its Complete routes completion/complete.
-	Claims *catalog.Claims
+	Claims *catalogue.Claims
 	// Observe, if set, is told of each call relayed to a backend (see
-	// catalog.Observer): the gateway traces them.
-	Observe catalog.Observer
+	// catalogue.Observer): the gateway traces them.
+	Observe catalogue.Observer
 }
 
 func (o Options) withDefaults() Options {
@@ -72,7 +72,7 @@ var ErrConnectionEnded = errors.New("connection ended")
 type Backend struct {
 	spec    Spec
 	front   *mcp.Server
-	claims  *catalog.Claims
+	claims  *catalogue.Claims
 	opts    Options
 	log     *slog.Logger
 	secrets []string
@@ -99,10 +99,10 @@ type Backend struct {
 // New returns a backend relaying spec's server into front; claims is the
 // ledger shared by every backend of that front (nil for one of its own).
 // Call Run to start it.
-func New(spec Spec, front *mcp.Server, claims *catalog.Claims, opts Options) *Backend {
+func New(spec Spec, front *mcp.Server, claims *catalogue.Claims, opts Options) *Backend {
 	opts = opts.withDefaults()
 	if claims == nil {
-		claims = catalog.NewClaims()
+		claims = catalogue.NewClaims()
 	}
 	b := &Backend{
 		spec: spec, front: front, claims: claims, opts: opts,
@@ -210,7 +210,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	resync := make(chan struct{}, 1)
-	inflight := catalog.NewInflight()
+	inflight := catalogue.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
 		Capabilities: upstream.ClientCapabilities(),
@@ -232,13 +232,13 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	if err := b.connect(start, client); err != nil {
 		return 0, err
 	}
-	var router catalog.Router
+	var router catalogue.Router
 	if b.spec.Session == SessionPerClient {
 		pool := b.openSessionPool(ctx, client)
 		defer b.closeSessionPool(pool) // after Unsync, before client.Close
 		router = pool
 	}
-	rb := catalog.New(b.spec.Name, client, catalog.Options{
+	rb := catalogue.New(b.spec.Name, client, catalogue.Options{
 		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, ShortFor: b.spec.ShortFor, Claims: b.claims, Logger: b.log,
 		Inflight: inflight, Router: router, Observe: b.opts.Observe, CallTimeout: b.spec.CallTimeout,
 		ValidateArguments: b.spec.ValidateArguments,
@@ -264,7 +264,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 
 // serve waits for the connection to end, syncing again on list_changed
 // and pinging the server.
-func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *catalog.Mirror, resync chan struct{}) error {
+func (b *Backend) serve(ctx context.Context, client *mcp.Client, rb *catalogue.Mirror, resync chan struct{}) error {
 	if client.Sessionless() {
 		defer b.listen(ctx, client, resync)()
 	}

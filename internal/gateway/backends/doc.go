@@ -3,7 +3,7 @@
 //
 // A Backend runs one loop: dial (start a stdio command, or reach a
 // Streamable HTTP or legacy SSE endpoint), initialize, relay its catalogue
-// into the front (catalog.Mirror.Sync), and wait for the connection to end.
+// into the front (catalogue.Mirror.Sync), and wait for the connection to end.
 // When it ends, the backend's entries leave the front (so clients get
 // list_changed) while calls naming them answer -32603 with data.backend
 // (relay tombstones), the state says Down and why, and after a backoff the

@@ -8,7 +8,7 @@
 // to (stateless HTTP, where each request is a session of its own). A
 // front session's first call dials and initializes its upstream session
 // (a new child process, or a new Streamable HTTP or SSE session), with its
-// own catalog.Inflight, so that the progress, log messages and server
+// own catalogue.Inflight, so that the progress, log messages and server
 // requests of that upstream session reach that front session's calls
 // only; its later calls reuse it.
 //
@@ -30,7 +30,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -94,7 +94,7 @@ func (b *Backend) OpenSessions() int {
 }
 
 // sessionPool holds the per-client upstream sessions of one connection of
-// a backend; it implements catalog.Router.
+// a backend; it implements catalogue.Router.
 type sessionPool struct {
 	b      *Backend
 	ctx    context.Context // ends with the backend's connection
@@ -120,7 +120,7 @@ type upstreamSession struct {
 	front *mcp.Session
 	ready chan struct{} // closed once dialled and initialized, or failed
 	// Set before ready is closed.
-	up   catalog.Session
+	up   catalogue.Session
 	conn *mcphttp.StreamableConn // nil unless the backend is HTTP
 	err  error
 
@@ -151,27 +151,27 @@ func (p *sessionPool) open() int {
 // Route gives r's front session its upstream session, opening it on the
 // session's first call. A request without a lasting session (stateless
 // HTTP) goes on the shared connection.
-func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalog.Session, func(), error) {
+func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalogue.Session, func(), error) {
 	if r == nil || r.Session == nil {
-		return catalog.Session{}, nil, nil
+		return catalogue.Session{}, nil, nil
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return catalog.Session{}, nil, errSessionsClosed
+		return catalogue.Session{}, nil, errSessionsClosed
 	}
 	u := p.byFront[r.Session]
 	if u == nil {
 		select {
 		case <-r.Session.Done(): // its upstream session would end at once
 			p.mu.Unlock()
-			return catalog.Session{}, nil, mcp.ErrSessionClosed
+			return catalogue.Session{}, nil, mcp.ErrSessionClosed
 		default:
 		}
 		if len(p.byFront) >= p.max && !p.evictLocked() {
 			p.mu.Unlock()
 			err := fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
-			return catalog.Session{}, nil, &catalog.RouteError{Shown: err.Error(), Err: err}
+			return catalogue.Session{}, nil, &catalogue.RouteError{Shown: err.Error(), Err: err}
 		}
 		u = &upstreamSession{front: r.Session, ready: make(chan struct{}), stop: make(chan struct{}), lastUsed: time.Now()}
 		p.byFront[r.Session] = u
@@ -194,11 +194,11 @@ func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalog.Sessio
 	case <-u.ready:
 	case <-ctx.Done():
 		release()
-		return catalog.Session{}, nil, ctx.Err()
+		return catalogue.Session{}, nil, ctx.Err()
 	}
 	if u.err != nil {
 		release()
-		return catalog.Session{}, nil, u.err
+		return catalogue.Session{}, nil, u.err
 	}
 	return u.up, release, nil
 }
@@ -295,19 +295,19 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 
 // dial opens one upstream session: connect, initialize. The secrets of
 // the spec are scrubbed from its error, which reaches the caller.
-func (p *sessionPool) dial(front *mcp.Session) (catalog.Session, *mcphttp.StreamableConn, error) {
+func (p *sessionPool) dial(front *mcp.Session) (catalogue.Session, *mcphttp.StreamableConn, error) {
 	start, cancel := context.WithTimeout(p.ctx, p.b.opts.StartTimeout)
 	defer cancel()
 	conn, err := p.b.dial(p.ctx)
 	if err != nil {
-		return catalog.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+		return catalogue.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
 	}
 	httpConn, _ := conn.(*mcphttp.StreamableConn)
 	p.mu.Lock()
 	resume, resuming := p.resume[front]
 	delete(p.resume, front)
 	p.mu.Unlock()
-	inflight := catalog.NewInflight()
+	inflight := catalogue.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
 		Capabilities: upstream.ClientCapabilities(),
@@ -323,9 +323,9 @@ func (p *sessionPool) dial(front *mcp.Session) (catalog.Session, *mcphttp.Stream
 		p.b.log.Debug("backend: upstream session taken up from another replica")
 	} else if err := p.b.connect(start, client); err != nil {
 		_ = client.Close()
-		return catalog.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+		return catalogue.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
 	}
-	return catalog.Session{Client: client, Inflight: inflight}, httpConn, nil
+	return catalogue.Session{Client: client, Inflight: inflight}, httpConn, nil
 }
 
 // close ends every upstream session and waits for them.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -27,7 +27,7 @@ var ErrNoSuchBackend = errors.New("backend: no such backend")
 // Set runs several backends relaying into one front.
 type Set struct {
 	front   *mcp.Server
-	claims  *catalog.Claims
+	claims  *catalogue.Claims
 	opts    Options
 	changed *signal
 
@@ -53,7 +53,7 @@ type member struct {
 func NewSet(front *mcp.Server, opts Options) *Set {
 	claims := opts.Claims
 	if claims == nil {
-		claims = catalog.NewClaims()
+		claims = catalogue.NewClaims()
 	}
 	return &Set{front: front, claims: claims, opts: opts.withDefaults(),
 		changed: newSignal(), members: map[string]*member{}}

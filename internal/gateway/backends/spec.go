@@ -43,7 +43,7 @@ type Spec struct {
 	// a backend waiting out its backoff.
 	Authorization *oauthclient.Authorization
 	// Prefix goes before tool and prompt names at the front (default
-	// Name+"__"; catalog.NoPrefix for none).
+	// Name+"__"; catalogue.NoPrefix for none).
 	Prefix string
 	// MinRole is the minimum role of the entries the backend relays that
 	// no rule of MinRoles matches.
@@ -72,7 +72,7 @@ type Spec struct {
 	// the backend listed before it is asked.
 	ValidateArguments bool
 	// CallTimeout bounds a call's wait for an answer or progress (0:
-	// none); see catalog.Options.CallTimeout.
+	// none); see catalogue.Options.CallTimeout.
 	CallTimeout time.Duration
 	// SessionMax caps the per-client upstream sessions open at once
 	// (default DefaultSessionMax).

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
-	"github.com/mcpgate/mcpgate/internal/gateway/catalog"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -17,7 +17,7 @@ import (
 )
 
 func TestACallToADownBackendNamesItUntilItIsRemoved(t *testing.T) {
-	claims := catalog.NewClaims()
+	claims := catalogue.NewClaims()
 	f := &front{Server: mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "front", Version: "1"}, Unknown: claims.Unknown}),
 		out: &mcptest.Recorder{}}
 	f.ss = f.NewSession(mcp.SessionOptions{ID: "front", Out: f.out})

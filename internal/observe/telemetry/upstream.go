@@ -16,7 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// Upstream is a catalog.Observer: it starts a client span named for the
+// Upstream is a catalogue.Observer: it starts a client span named for the
 // method, with the backend's name, and ends it with the backend's
 // JSON-RPC code, or "unreachable" when the backend could not be reached.
 // The call carries the span's trace context in its _meta.

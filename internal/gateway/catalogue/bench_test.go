@@ -1,0 +1,48 @@
+// bench_test.go measures the relay's own cost per call, in memory.
+
+package catalogue_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
+	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// BenchmarkRelayedToolsCall measures one tools/call through a front
+// server relaying to a backend over an in-memory connection: the relay's
+// own cost (forward, in-flight registry), without sockets.
+func BenchmarkRelayedToolsCall(b *testing.B) {
+	b.Run("no call timeout", func(b *testing.B) { benchRelayed(b, catalogue.Options{}) })
+	b.Run("call timeout", func(b *testing.B) { benchRelayed(b, catalogue.Options{CallTimeout: 5 * time.Minute}) })
+}
+
+func benchRelayed(b *testing.B, opts catalogue.Options) {
+	f, _, _, _ := relayed(b, opts)
+	benchCalls(b, f)
+}
+
+// benchCalls makes the benchmark's calls of b1__whoami on f.
+func benchCalls(b *testing.B, f *front) {
+	req := request(b, jsonrpc.ID("1"), "tools/call", `{"name":"b1__whoami","arguments":{}}`)
+	sink := &mcptest.Recorder{}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ans := f.ss.Handle(ctx, req, sink); ans == nil {
+			b.Fatal("no answer")
+		}
+	}
+}
+
+// BenchmarkRelayedToolsCallToASessionlessBackend is the same call, from a
+// 2025 caller, to a backend spoken to in 2026-07-28: what the revision's
+// _meta and the upstream leg cost the relay.
+func BenchmarkRelayedToolsCallToASessionlessBackend(b *testing.B) {
+	bs := newBackendServer(b, "b1", 0)
+	f, _ := relayedSessionlessWith(b, bs.Server, "{}", catalogue.NewClaims())
+	benchCalls(b, f)
+}

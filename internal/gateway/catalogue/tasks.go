@@ -1,0 +1,127 @@
+// tasks.go relays the tasks extension (SEP-2663) of backends that speak
+// 2026-07-28. A backend's CreateTaskResult reaches its caller as it came;
+// the gateway notes which backend made the task and for whom, and the
+// caller's tasks/get, tasks/update and tasks/cancel of that id go to that
+// backend (RelayTasks), with params made anew from the id routed on.
+// Another caller naming the id is answered as for an unknown task, by the
+// gateway's own engine: the id is no key to another caller's work.
+
+package catalogue
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// taskRouteTTL bounds how long a task id is routed when its backend did
+// not say (ttlMs): the engine's own tasks live as long.
+const taskRouteTTL = 10 * time.Minute
+
+// maxTaskRoutes bounds the routes kept; the oldest go first.
+const maxTaskRoutes = 65536
+
+type taskRoute struct {
+	backend   string
+	principal string
+	expires   time.Time
+}
+
+// taskFields are, for each method of the extension, the members of its
+// params besides taskId and _meta that are relayed: the params a backend
+// receives are made anew from what the gateway routed on, never the
+// caller's bytes, so that a key the gateway did not read (a folded twin
+// of taskId naming another caller's task) cannot reach it.
+var taskFields = map[string][]string{
+	"tasks/get":    nil,
+	"tasks/cancel": nil,
+	"tasks/update": {"inputResponses"},
+}
+
+// noteTask keeps the route of a CreateTaskResult res that b answered r's
+// caller with.
+func (c *Claims) noteTask(ctx context.Context, b *Mirror, res json.RawMessage) {
+	id, ok := jsonrpc.LookupString(res, "taskId")
+	if !ok || id == "" {
+		return
+	}
+	ttl := taskRouteTTL
+	if raw, _ := jsonrpc.Lookup(res, "ttlMs"); len(raw) > 0 {
+		var ms int64
+		if json.Unmarshal(raw, &ms) == nil && ms > 0 && time.Duration(ms)*time.Millisecond < 24*time.Hour {
+			ttl = time.Duration(ms) * time.Millisecond
+		}
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tasks == nil {
+		c.tasks = map[string]taskRoute{}
+	}
+	for k, rt := range c.tasks {
+		if now.After(rt.expires) || len(c.tasks) >= maxTaskRoutes {
+			delete(c.tasks, k)
+		}
+	}
+	c.tasks[id] = taskRoute{backend: b.name, principal: principal(ctx), expires: now.Add(ttl)}
+}
+
+// taskBackend is the live backend that made the caller's task of r, or
+// nil, and the task's id.
+func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, string) {
+	id, ok := jsonrpc.LookupString(r.Params, "taskId")
+	if !ok {
+		return nil, ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rt, ok := c.tasks[id]
+	if !ok || rt.principal != principal(ctx) || time.Now().After(rt.expires) {
+		return nil, ""
+	}
+	return c.live[rt.backend], id
+}
+
+// taskParams are the params relayed for r, a request of the task id:
+// the id routed on, the method's own fields (taskFields) and _meta, each
+// as the caller sent it.
+func taskParams(r *mcp.Request, id string) json.RawMessage {
+	out := make([]byte, 0, len(r.Params)+16)
+	out = append(out, `{"taskId":`...)
+	out = jsonrpc.AppendString(out, id)
+	keep := func(f string) {
+		if v, _ := jsonrpc.Lookup(r.Params, f); len(v) > 0 {
+			out = append(out, `,"`+f+`":`...)
+			out = append(out, v...)
+		}
+	}
+	for _, f := range taskFields[r.Method] {
+		keep(f)
+	}
+	keep("_meta")
+	return append(out, '}')
+}
+
+// RelayTasks is middleware that sends a caller's tasks/* requests for a
+// task a backend made to that backend; every other request, and a task
+// the gateway does not route, goes on to next.
+func (c *Claims) RelayTasks(next mcp.Handler) mcp.Handler {
+	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+		if _, ok := taskFields[r.Method]; !ok {
+			return next.ServeMCP(ctx, r)
+		}
+		b, id := c.taskBackend(ctx, r)
+		if b == nil {
+			return next.ServeMCP(ctx, r)
+		}
+		client, inflight, release, err := b.upstream(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return b.callSessionless(ctx, r, client, inflight, &mcp.Outbound{Method: r.Method, Params: b.sessionlessParams(client, r, taskParams(r, id))})
+	})
+}
