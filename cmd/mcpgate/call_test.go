@@ -6,7 +6,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,9 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -28,83 +25,17 @@ import (
 	"github.com/mcpgate/mcpgate/wire"
 )
 
-// watchedOutput is a child's stderr, collected while it runs; waitFor
-// blocks until a line matches.
-type watchedOutput struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	wake chan struct{}
-}
-
-func (w *watchedOutput) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.wake != nil {
-		close(w.wake)
-		w.wake = nil
-	}
-	return w.buf.Write(p)
-}
-
-func (w *watchedOutput) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// waitFor returns the first match of re, waiting for it at most 30s: a
-// child has no event to wait on but its output.
-func (w *watchedOutput) waitFor(t *testing.T, re *regexp.Regexp) string {
-	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	for {
-		w.mu.Lock()
-		m := re.FindString(w.buf.String())
-		if w.wake == nil {
-			w.wake = make(chan struct{})
-		}
-		wake := w.wake
-		w.mu.Unlock()
-		if m != "" {
-			return m
-		}
-		select {
-		case <-wake:
-		case <-deadline.C:
-			t.Fatalf("no %s in 30s; output:\n%s", re, w)
-		}
-	}
-}
-
 var proxyAddrRE = regexp.MustCompile(`wss?://127\.0\.0\.1:\d+`)
 
 // startProxy runs `mcpgate proxy` on a free loopback port and returns its
 // base URL and its stderr (debug logs included).
-func startProxy(t *testing.T, bin string, env []string, args ...string) (string, *watchedOutput) {
+func startProxy(t *testing.T, bin string, env []string, args ...string) (string, *testkit.Output) {
 	t.Helper()
 	// The pairs are off unless args turn them on: tests run many proxies.
 	cmd := exec.Command(bin, append([]string{"proxy", "--listen", "127.0.0.1:0", "--verbose", "--postgres-listen=", "--daemon-listen="}, args...)...)
 	cmd.Env = append(cliEnv(t), env...)
-	stderr := &watchedOutput{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// Interrupted, the proxy stops what it started (a stdio program);
-		// killed only if it does not end.
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	return stderr.waitFor(t, proxyAddrRE), stderr
+	stderr := testkit.Start(t, cmd) // interrupted, the proxy stops what it started
+	return stderr.Await(t, proxyAddrRE), stderr
 }
 
 // exitCode is how a finished run exited.
@@ -183,7 +114,7 @@ func TestCall(t *testing.T) {
 	t.Run("notifications, one JSON line each", func(t *testing.T) {
 		base, logs := startProxy(t, bin, nil, "--upstream", upstream, "--info", noInfo)
 		stream := cliStart(t, bin, "call", base, "notifications", "--per-path", "--count", "2")
-		logs.waitFor(t, regexp.MustCompile(`notification stream open`))
+		logs.Await(t, regexp.MustCompile(`notification stream open`))
 		runCall(t, bin, exitAnswered, base, "tools/call", "test_tool_with_logging", "--per-path")
 		for _, line := range stream.waitLine(t, "two notifications", func(s string) bool { return strings.Contains(s, "Tool processing data") }) {
 			var n struct{ Method string }
@@ -235,7 +166,7 @@ func TestCall(t *testing.T) {
 		base, logs := startProxy(t, bin, nil, "--upstream", upstream, "--info", doc)
 
 		held := cliStart(t, bin, "call", base, "tools/list", "--per-path")
-		logs.waitFor(t, regexp.MustCompile(`exchange waits for the secrets`))
+		logs.Await(t, regexp.MustCompile(`exchange waits for the secrets`))
 		select {
 		case <-held.done:
 			t.Fatal("a call was answered before the secrets were fed")

@@ -74,8 +74,8 @@ func TestTheProxyTellsItsProgramWhereThePairsAre(t *testing.T) {
 	}
 	base, logs := startProxy(t, bin, nil, "--upstream-command", script,
 		"--postgres-listen", "127.0.0.1:0", "--daemon-listen", "127.0.0.1:0", "--info", filepath.Join(dir, "none.md"))
-	pg := logs.waitFor(t, regexp.MustCompile(`the Postgres pair listens at 127\.0\.0\.1:\d+`))
-	daemon := logs.waitFor(t, regexp.MustCompile(`the Daemon pair listens at ws://127\.0\.0\.1:\d+/daemon`))
+	pg := logs.Await(t, regexp.MustCompile(`the Postgres pair listens at 127\.0\.0\.1:\d+`))
+	daemon := logs.Await(t, regexp.MustCompile(`the Daemon pair listens at ws://127\.0\.0\.1:\d+/daemon`))
 	runCall(t, bin, exitAnswered, base, "tools/list") // the program starts with the first exchange
 	b, err := os.ReadFile(envFile)
 	if err != nil {

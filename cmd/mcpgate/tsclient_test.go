@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,27 +21,11 @@ import (
 // its base URL.
 func startFixture(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"fixture", "--listen", "127.0.0.1:0"}, args...)...)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	addr := regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := addr.FindString(sc.Text()); m != "" {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return m
-		}
-	}
-	t.Fatal("fixture did not print its address")
-	return ""
+	cmd := exec.Command(bin, append([]string{"fixture", "--listen", "127.0.0.1:0"}, args...)...)
+	return testkit.Start(t, cmd).Await(t, fixtureAddrRE)
 }
+
+var fixtureAddrRE = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
 
 type tsResult struct {
 	Tools       []string        `json:"tools"`
