@@ -9,10 +9,11 @@
 // over any pipe pair.
 //
 // A child process runs in its own process group, so that closing a Conn
-// takes down everything the backend spawned, not just its first process:
-// stdin is closed first (the polite MCP shutdown), then after a grace period
-// the group gets SIGTERM, then SIGKILL.
-// Command needs a Unix system; Serve and NewConn work anywhere.
+// takes down everything the backend spawned, not just its first process.
+// Its stdin is closed first, the polite MCP shutdown. After a grace period
+// the group gets SIGTERM, then SIGKILL. StartProgram gives the same care
+// to a program that does not speak MCP on its streams. Command needs a
+// Unix system; Serve and NewConn work anywhere.
 //
 // Lines are bounded (4 MiB by default). An oversized line is consumed and
 // answered with an error; the stream goes on. Outgoing messages are written

@@ -1,4 +1,4 @@
-// Package wiremcp is MCP over the container wire (wire.md), on the client
+// Package wiremcp is MCP over the container wire (docs/wire.md), on the client
 // side: what a gateway or a `mcpgate call` needs to use an `mcpgate proxy`
 // as an MCP server.
 //
