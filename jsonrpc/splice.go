@@ -19,8 +19,6 @@ var ErrNoStringMember = errors.New("member is missing or not a string")
 var ErrNoMember = errors.New("member is missing")
 
 // ValueSpan is the byte span [start, end) of member key's value in obj.
-// The span falls out of the capacities: Lookup returns a subslice of obj,
-// and obj[i:j] has cap(obj)-i, so no second scan is needed.
 func ValueSpan(obj []byte, key string) (start, end int, err error) {
 	raw, err := Lookup(obj, key)
 	if err != nil {
@@ -29,9 +27,14 @@ func ValueSpan(obj []byte, key string) (start, end int, err error) {
 	if len(raw) == 0 {
 		return 0, 0, fmt.Errorf("%q: %w", key, ErrNoMember)
 	}
-	start = cap(obj) - cap(raw)
+	start = Offset(obj, raw)
 	return start, start + len(raw), nil
 }
+
+// Offset is where value, which Lookup returned from obj, starts in obj.
+// It falls out of the capacities: Lookup returns a subslice of obj, and
+// obj[i:j] has cap(obj)-i, so no second scan is needed.
+func Offset(obj, value []byte) int { return cap(obj) - cap(value) }
 
 // Splice returns a copy of obj with obj[start:end] replaced by v.
 func Splice(obj []byte, start, end int, v []byte) []byte {

@@ -74,7 +74,7 @@ func ElicitationDefaults(params, result json.RawMessage) json.RawMessage {
 		obj := append(append([]byte(`"content":{`), add...), '}')
 		return insertMember(result, len(result), obj)
 	}
-	start := cap(result) - cap(content) // content aliases result
+	start := jsonrpc.Offset(result, content)
 	return insertMember(result, start+len(content), add)
 }
 

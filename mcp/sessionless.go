@@ -284,7 +284,7 @@ func (s *Server) completeResult(method string, result json.RawMessage) json.RawM
 	rest := result[1:]
 	if meta, _ := jsonrpc.Lookup(result, "_meta"); len(meta) > 0 && meta[0] == '{' {
 		// Splice serverInfo into the result's own _meta.
-		start := cap(result) - cap(meta)
+		start := jsonrpc.Offset(result, meta)
 		out := append(head, ',')
 		out = append(out, result[1:start+1]...)
 		out = append(out, `"`+MetaServerInfo+`":`...)

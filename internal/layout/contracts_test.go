@@ -75,6 +75,10 @@ func TestContractsAreTypesNotStrings(t *testing.T) {
 				if jsonrpcCode.MatchString(s) {
 					t.Errorf("%s: the JSON-RPC code %s compared as text: parse it and compare the constant", fset.Position(n.Pos()), s)
 				}
+			case *ast.BinaryExpr:
+				if n.Op == token.SUB && isCap(n.X) && isCap(n.Y) && path != "jsonrpc/splice.go" {
+					t.Errorf("%s: a value's offset by capacity arithmetic: use jsonrpc.Offset or ValueSpan", fset.Position(n.Pos()))
+				}
 			case *ast.KeyValueExpr:
 				k, ok1 := n.Key.(*ast.BasicLit)
 				v, ok2 := n.Value.(*ast.BasicLit)
@@ -136,4 +140,13 @@ func looksUpRequestMeta(c *ast.CallExpr) bool {
 	params, ok := c.Args[0].(*ast.SelectorExpr)
 	key, ok2 := c.Args[1].(*ast.BasicLit)
 	return ok && ok2 && params.Sel.Name == "Params" && key.Value == `"_meta"`
+}
+
+func isCap(e ast.Expr) bool {
+	c, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := c.Fun.(*ast.Ident)
+	return ok && id.Name == "cap"
 }
