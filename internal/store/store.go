@@ -72,7 +72,7 @@ type Store interface {
 	QueryAudit(ctx context.Context, q AuditQuery) (AuditPage, error)
 
 	// The built-in authorization server's clients, codes and grants
-	// (oauth.go).
+	// (authserver_records.go).
 	OAuthStore
 	// The gateway's sealed credentials towards its backends
 	// (credentials.go).

@@ -128,7 +128,7 @@ var migrations = []string{
 		duration_us bigint NOT NULL
 	);
 	CREATE INDEX audit_time ON audit (time);`,
-	// 2: the built-in OAuth authorization server (store/oauth.go).
+	// 2: the built-in OAuth authorization server (store/authserver_records.go).
 	`CREATE TABLE oauth_clients (
 		id            text PRIMARY KEY,
 		name          text NOT NULL,

@@ -39,7 +39,7 @@ var migrations = []string{
 		duration_us INTEGER NOT NULL
 	);
 	CREATE INDEX audit_time ON audit(time);`,
-	// 2: the built-in OAuth authorization server (store/oauth.go).
+	// 2: the built-in OAuth authorization server (store/authserver_records.go).
 	`CREATE TABLE oauth_clients (
 		id            TEXT PRIMARY KEY,
 		name          TEXT NOT NULL,

@@ -1,4 +1,4 @@
-// oauth.go makes the gateway an OAuth 2.1 protected resource (MCP
+// resource_server.go makes the gateway an OAuth 2.1 protected resource (MCP
 // authorization, 2025-06-18 onwards): it accepts access tokens — JWTs
 // (RFC 9068) — from the authorization servers it is told to trust, whose
 // keys it finds by discovery (RFC 8414, then OpenID Connect Discovery),

@@ -1,4 +1,4 @@
-// oauth.go gives the shared OAuth rules (store.OAuthSQL) SQLite's
+// authserver_records.go gives the shared OAuth rules (store.OAuthSQL) SQLite's
 // transactions: writers queue on writeMu as every other write here does.
 
 package sqlite

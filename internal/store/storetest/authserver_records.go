@@ -1,4 +1,4 @@
-// oauth.go is the contract of the authorization server's part of a store
+// authserver_records.go is the contract of the authorization server's part of a store
 // (store.OAuthStore): codes redeem once and a second redemption revokes
 // the grant, refresh tokens rotate and the one replaced revokes the
 // grant, registration stops at its limit, and every field comes back.

@@ -1,4 +1,4 @@
-// oauth.go makes the gateway an OAuth 2.1 protected resource when
+// resource_server.go makes the gateway an OAuth 2.1 protected resource when
 // auth.oauth is set: the access tokens of the authorization servers it
 // lists are accepted beside service tokens (package auth), and the
 // Protected Resource Metadata (RFC 9728) tells a client where to get one

@@ -1,4 +1,4 @@
-// oauth.go is what the built-in OAuth authorization server keeps: the
+// authserver_records.go is what the built-in OAuth authorization server keeps: the
 // clients that registered dynamically (RFC 7591), the one-use
 // authorization codes, and the grants a person consented to, each with
 // its current refresh token and the one it replaced. Only hashes of codes

@@ -1,4 +1,4 @@
-// oauth.go gives the shared OAuth rules (store.OAuthSQL) PostgreSQL's
+// authserver_records.go gives the shared OAuth rules (store.OAuthSQL) PostgreSQL's
 // transactions, at read committed: each rule is one conditional UPDATE,
 // which a concurrent one waits for and then re-checks.
 
