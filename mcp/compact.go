@@ -1,13 +1,13 @@
 // compact.go is the catalogue's second view, for clients with small
-// contexts (seed 003's ShortDescription, with the full text as the
-// fallback): each entry's description is its short one when it has one,
-// and its schemas keep every keyword a call is checked against (types,
-// required, enum, const, format, bounds, $ref…) but lose what is only
-// prose — description, title, examples, $comment — so that a call valid
-// in one view is valid in the other. The full view is the default and is
-// the entries' definitions as they are; the compact one is made once, at
-// registration, and a request gets it when its caller's Identity.View
-// says so.
+// contexts. Each entry's description is its short one when it has one,
+// and the full text otherwise. Its schemas keep every keyword a call is
+// checked against (types, required, enum, const, format, bounds, $ref…).
+// They lose what is only prose: description, title, examples, $comment.
+// A call valid in one view is so valid in the other.
+//
+// The full view is the default: the entries' definitions as they are. The
+// compact one is made once, at registration. A request gets it when its
+// caller's Identity.View says so.
 
 package mcp
 

@@ -23,13 +23,13 @@ import (
 )
 
 // readKeys are, for every method the engine serves, the members of params
-// the engine, the gate, the audit or the relay read by name — to route
-// (a task's id), to gate (an entry's name or URI) or to answer; nested
-// lists the members holding objects that are read by name too (ref's
-// type, name and uri; the progress token and the 2026-07-28 request
-// fields in _meta). A method served with no entry here would let a
-// folded key through: TestEveryServedMethodDeclaresTheKeysItReads
-// enumerates the engine's methods and fails on one without.
+// that something reads by name: the engine, the gate, the audit or the
+// relay. They read them to route (a task's id), to gate (an entry's name
+// or URI) or to answer. nested lists the members holding objects whose
+// members are read by name too: ref's type, name and uri, and in _meta
+// the progress token and the 2026-07-28 request fields. A method served
+// with no entry here would let a folded key through;
+// TestEveryServedMethodDeclaresTheKeysItReads fails on one.
 var readKeys = map[string][]string{
 	"initialize":               {"protocolVersion", "capabilities", "clientInfo", "_meta"},
 	"ping":                     {"_meta"},

@@ -1,12 +1,11 @@
-// sealed.go makes a Streamable HTTP session survive a change of replica
-// with no sticky load balancer and no shared session store: the
+// sealed.go makes a Streamable HTTP session survive a change of replica,
+// with no sticky load balancer and no shared session store. The
 // Mcp-Session-Id is the session's state, sealed (AES-256-GCM) with a key
 // every replica has. A replica that receives an id it does not hold opens
-// it and rebuilds the session — the identity it belongs to, the protocol
-// revision and the client's info and capabilities — as if it had served
-// the initialize itself. What the session reaches through the gateway's
-// shared backends is the backends' own connection on every replica, so
-// nothing more is needed for them.
+// it and rebuilds the session, as if it had served the initialize itself:
+// the identity it belongs to, the revision, the client's info and
+// capabilities. The gateway's shared backends are connected on every
+// replica, so the session needs nothing more to reach them.
 //
 // What does not move: the replay log of a stream (a client resuming with
 // Last-Event-ID on another replica gets the stream from now on), a request
