@@ -5,21 +5,9 @@
 
 package config
 
-// Values of Backend.Session.
-const (
-	SessionShared    = "shared"
-	SessionPerClient = "per-client"
-)
+import "github.com/mcpgate/mcpgate/internal/upstream"
 
 func validateBackendSessions(key string, b BackendConfig) error {
-	perClient := false
-	switch b.Session {
-	case "", SessionShared:
-	case SessionPerClient:
-		perClient = true
-	default:
-		return bad(key+".session", "%q is not %s or %s", b.Session, SessionShared, SessionPerClient)
-	}
 	set := map[string]bool{
 		"session":              b.Session != "",
 		"session_idle_timeout": b.SessionIdleTimeout.Duration != 0 || b.SessionIdleTimeout.invalid != "",
@@ -33,19 +21,8 @@ func validateBackendSessions(key string, b BackendConfig) error {
 	if d := b.SessionIdleTimeout; d.invalid != "" {
 		return bad(key+".session_idle_timeout", "%q is not a duration (write 30s, 5m, 1h)", d.invalid)
 	}
-	if b.SessionIdleTimeout.Duration < 0 {
-		return bad(key+".session_idle_timeout", "must not be negative")
-	}
-	if b.SessionMax < 0 {
-		return bad(key+".session_max", "must not be negative")
-	}
-	if !perClient {
-		if set["session_idle_timeout"] {
-			return bad(key+".session_idle_timeout", "needs session: %s", SessionPerClient)
-		}
-		if set["session_max"] {
-			return bad(key+".session_max", "needs session: %s", SessionPerClient)
-		}
+	if p := upstream.CheckSessions(b.Kind, b.Session, b.SessionIdleTimeout.Duration, b.SessionMax); p != nil {
+		return bad(key+"."+p.Key, "%s", p.Why)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 // The session keys: per-client for the kinds the gateway dials itself,
@@ -58,7 +60,7 @@ func TestSessionKeysRefusedForOtherKinds(t *testing.T) {
 		b   BackendConfig
 		key string
 	}{
-		{BackendConfig{Kind: "proxy", Session: SessionPerClient}, "backends[2].session"},
+		{BackendConfig{Kind: "proxy", Session: upstream.SessionPerClient}, "backends[2].session"},
 		{BackendConfig{Kind: "process", SessionIdleTimeout: Duration{Duration: time.Minute}}, "backends[2].session_idle_timeout"},
 		{BackendConfig{Kind: "proxy", SessionMax: 4}, "backends[2].session_max"},
 	} {
@@ -80,7 +82,7 @@ func TestBackendSessionKeysParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := c.Backends[0]
-	if b.Session != SessionPerClient || b.SessionIdleTimeout.Duration != 90*time.Second || b.SessionMax != 8 {
+	if b.Session != upstream.SessionPerClient || b.SessionIdleTimeout.Duration != 90*time.Second || b.SessionMax != 8 {
 		t.Errorf("parsed %q %v %d", b.Session, b.SessionIdleTimeout.Duration, b.SessionMax)
 	}
 }

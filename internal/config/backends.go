@@ -7,7 +7,6 @@ package config
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -61,7 +60,7 @@ type BackendConfig struct {
 	// session: a child process, or an HTTP session). Stdio, http and sse.
 	// Calls from the stateless HTTP mode have no client session and use
 	// the shared one.
-	Session string `yaml:"session"`
+	Session upstream.SessionMode `yaml:"session"`
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default 10m).
 	SessionIdleTimeout Duration `yaml:"session_idle_timeout"`
@@ -324,18 +323,14 @@ func (b BackendConfig) CallTimeoutOrDefault() time.Duration {
 // validateEntryRule checks the kind and the name pattern of a rule over a
 // backend's entries (min_roles, short_descriptions), at key rk.
 func validateEntryRule(rk, kind, name, example string) error {
-	switch kind {
-	case "", EntryTool, EntryResource, EntryPrompt:
-	default:
-		return bad(rk+".kind", "%q is not tool, resource or prompt (or empty for any)", kind)
-	}
-	if name == "" {
+	switch p := upstream.CheckEntryRule(kind, name); {
+	case p == nil:
+		return nil
+	case name == "":
 		return bad(rk+".name", "required (a name, or a pattern such as %q)", example)
+	default:
+		return bad(rk+"."+p.Key, "%s", p.Why)
 	}
-	if _, err := path.Match(name, ""); err != nil {
-		return bad(rk+".name", "%q is not a valid pattern: %v", name, err)
-	}
-	return nil
 }
 
 func validateShortDescriptions(key string, b BackendConfig) error {

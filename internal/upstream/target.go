@@ -3,6 +3,8 @@ package upstream
 import (
 	"fmt"
 	"net/url"
+	"path"
+	"time"
 )
 
 // TargetProblem is what is wrong with how a backend is reached: the
@@ -47,6 +49,62 @@ func checkURL(rawURL string, k Kind, scheme, secure, missing, wrong string) *Tar
 			how = "use token_from or token_file"
 		}
 		return &TargetProblem{"url", "must not carry credentials; " + how}
+	}
+	return nil
+}
+
+// SessionMode says whether a backend's clients share one upstream session
+// or each get their own.
+type SessionMode string
+
+// The session modes; "" is SessionShared.
+const (
+	SessionShared    SessionMode = "shared"
+	SessionPerClient SessionMode = "per-client"
+)
+
+// CheckSessions checks a backend's session keys: the mode, whether its
+// kind can give each client a session of its own, and the idle timeout
+// and the cap that only such sessions have.
+func CheckSessions(k Kind, mode SessionMode, idle time.Duration, max int) *TargetProblem {
+	switch mode {
+	case "", SessionShared:
+		switch {
+		case idle != 0:
+			return &TargetProblem{"session_idle_timeout", "needs session: " + string(SessionPerClient)}
+		case max != 0:
+			return &TargetProblem{"session_max", "needs session: " + string(SessionPerClient)}
+		}
+		return nil
+	case SessionPerClient:
+	default:
+		return &TargetProblem{"session", fmt.Sprintf("%q is not %s or %s", string(mode), SessionShared, SessionPerClient)}
+	}
+	switch {
+	case !k.PerClient():
+		return &TargetProblem{"session", "not used by kind " + string(k) + " (only stdio, http and sse)"}
+	case idle < 0:
+		return &TargetProblem{"session_idle_timeout", "must not be negative"}
+	case max < 0:
+		return &TargetProblem{"session_max", "must not be negative"}
+	}
+	return nil
+}
+
+// CheckEntryRule checks a rule about a backend's entries (a minimum role,
+// a short description): the kind it applies to ("" for every kind) and
+// the path.Match pattern of the names it applies to.
+func CheckEntryRule(kind, pattern string) *TargetProblem {
+	switch kind {
+	case "", "tool", "resource", "prompt":
+	default:
+		return &TargetProblem{"kind", fmt.Sprintf("%q is not tool, resource or prompt (or empty for any)", kind)}
+	}
+	if pattern == "" {
+		return &TargetProblem{"name", "required"}
+	}
+	if _, err := path.Match(pattern, ""); err != nil {
+		return &TargetProblem{"name", fmt.Sprintf("%q is not a valid pattern: %v", pattern, err)}
 	}
 	return nil
 }

@@ -233,7 +233,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	var router catalogue.Router
-	if b.spec.Session == SessionPerClient {
+	if b.spec.Session == upstream.SessionPerClient {
 		pool := b.openSessionPool(ctx, client)
 		defer b.closeSessionPool(pool) // after Unsync, before client.Close
 		router = pool

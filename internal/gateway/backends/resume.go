@@ -29,7 +29,7 @@ type UpstreamSession struct {
 // movable reports whether the backend's per-client sessions can follow
 // their front session to another replica.
 func (b *Backend) movable() bool {
-	return b.spec.Session == SessionPerClient && b.spec.Kind == upstream.KindHTTP
+	return b.spec.Session == upstream.SessionPerClient && b.spec.Kind == upstream.KindHTTP
 }
 
 func (b *Backend) pool() *sessionPool {

@@ -37,12 +37,6 @@ import (
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
-// Values of Spec.Session.
-const (
-	SessionShared    = "shared"
-	SessionPerClient = "per-client"
-)
-
 // Defaults of the per-client session settings.
 const (
 	DefaultSessionIdleTimeout = 10 * time.Minute
@@ -56,30 +50,6 @@ var ErrSessionsBusy = errors.New("every per-client upstream session is busy")
 // errSessionsClosed refuses a call routed while the backend's connection
 // ends.
 var errSessionsClosed = errors.New("connection ending")
-
-// sessionProblem says what is wrong with the session settings, or "".
-func (s Spec) sessionProblem() string {
-	switch s.Session {
-	case "", SessionShared:
-		if s.SessionIdleTimeout != 0 || s.SessionMax != 0 {
-			return "session idle timeout and session max need session " + SessionPerClient
-		}
-		return ""
-	case SessionPerClient:
-	default:
-		return fmt.Sprintf("session %q is not %s or %s", s.Session, SessionShared, SessionPerClient)
-	}
-	if !s.Kind.PerClient() {
-		return fmt.Sprintf("session %s is not available for kind %s", SessionPerClient, s.Kind)
-	}
-	if s.SessionIdleTimeout < 0 {
-		return "session idle timeout must not be negative"
-	}
-	if s.SessionMax < 0 {
-		return "session max must not be negative"
-	}
-	return ""
-}
 
 // OpenSessions is the number of per-client upstream sessions open (or
 // opening) now; 0 for a shared backend or one that is down.

@@ -81,7 +81,7 @@ func sessionsServer(who func(r *mcp.Request) string) *mcp.Server {
 func perClientSpec(name string, idle time.Duration, max int) backends.Spec {
 	return backends.Spec{Name: name, Kind: upstream.KindStdio, Command: []string{os.Args[0]},
 		Env:     []string{childEnv + "=" + sessionsChild, "GORACE=atexit_sleep_ms=0"},
-		Session: backends.SessionPerClient, SessionIdleTimeout: idle, SessionMax: max}
+		Session: upstream.SessionPerClient, SessionIdleTimeout: idle, SessionMax: max}
 }
 
 // httpFront is the gateway's front served over Streamable HTTP on
@@ -488,7 +488,7 @@ func TestPerClientHTTPSessionGetsDeleteWithItsFrontSession(t *testing.T) {
 	}
 
 	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL,
-		Session: backends.SessionPerClient}, mcphttp.Options{})
+		Session: upstream.SessionPerClient}, mcphttp.Options{})
 	a, b := f.connect(t, "a"), f.connect(t, "b")
 	a1, _ := a.who(t, "web__who")
 	b1, _ := b.who(t, "web__who")
@@ -547,12 +547,12 @@ func TestSessionSpecValidation(t *testing.T) {
 		{"per-client stdio", func(*backends.Spec) {}, ""},
 		{"per-client http", func(s *backends.Spec) { s.Kind, s.URL = upstream.KindHTTP, "http://127.0.0.1:1/mcp" }, ""},
 		{"per-client sse", func(s *backends.Spec) { s.Kind, s.URL = upstream.KindSSE, "http://127.0.0.1:1/sse" }, ""},
-		{"shared explicit", func(s *backends.Spec) { s.Session, s.SessionIdleTimeout, s.SessionMax = backends.SessionShared, 0, 0 }, ""},
+		{"shared explicit", func(s *backends.Spec) { s.Session, s.SessionIdleTimeout, s.SessionMax = upstream.SessionShared, 0, 0 }, ""},
 		{"unknown mode", func(s *backends.Spec) { s.Session = "pooled" }, "session"},
-		{"idle timeout without per-client", func(s *backends.Spec) { s.Session, s.SessionMax = "", 0 }, "session idle timeout"},
-		{"max without per-client", func(s *backends.Spec) { s.Session, s.SessionIdleTimeout = backends.SessionShared, 0 }, "session max"},
-		{"negative idle timeout", func(s *backends.Spec) { s.SessionIdleTimeout = -time.Second }, "idle timeout"},
-		{"negative max", func(s *backends.Spec) { s.SessionMax = -1 }, "session max"},
+		{"idle timeout without per-client", func(s *backends.Spec) { s.Session, s.SessionMax = "", 0 }, "session_idle_timeout"},
+		{"max without per-client", func(s *backends.Spec) { s.Session, s.SessionIdleTimeout = upstream.SessionShared, 0 }, "session_max"},
+		{"negative idle timeout", func(s *backends.Spec) { s.SessionIdleTimeout = -time.Second }, "session_idle_timeout"},
+		{"negative max", func(s *backends.Spec) { s.SessionMax = -1 }, "session_max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -594,7 +594,7 @@ func TestPerClientOpenFailureNamesTheBackendAndHidesSecrets(t *testing.T) {
 	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
 
 	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL,
-		Header: http.Header{"Authorization": {secret}}, Session: backends.SessionPerClient}, mcphttp.Options{})
+		Header: http.Header{"Authorization": {secret}}, Session: upstream.SessionPerClient}, mcphttp.Options{})
 	a := f.connect(t, "a")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -641,7 +641,7 @@ func TestPerClientHTTPSessionsShareOneClientCredentialsToken(t *testing.T) {
 	}))
 	t.Cleanup(func() { up.Close(); ts.CloseClientConnections(); ts.Close() })
 
-	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL, Session: backends.SessionPerClient,
+	f := newHTTPFront(t, backends.Spec{Name: "web", Kind: upstream.KindHTTP, URL: ts.URL, Session: upstream.SessionPerClient,
 		OAuth: &oauthclient.ClientCredentials{ClientID: "gw", ClientSecret: "s3cret", TokenURL: tokens.URL}}, mcphttp.Options{})
 	seen := map[string]bool{}
 	for _, name := range []string{"a", "b", "c"} {

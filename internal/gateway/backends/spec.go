@@ -59,7 +59,7 @@ type Spec struct {
 	// Session is SessionShared (the default, "") or SessionPerClient:
 	// each front session then gets an upstream session of its own
 	// (sessions.go). Stdio, http and sse only.
-	Session string
+	Session upstream.SessionMode
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
@@ -217,17 +217,12 @@ func (s Spec) Validate() error {
 	if s.Arguments != nil && !json.Valid(s.Arguments) {
 		return bad("arguments are not JSON")
 	}
-	if msg := s.sessionProblem(); msg != "" {
-		return bad("%s", msg)
+	if p := upstream.CheckSessions(s.Kind, s.Session, s.SessionIdleTimeout, s.SessionMax); p != nil {
+		return bad("%s: %s", p.Key, p.Why)
 	}
 	for i, r := range s.MinRoles {
-		switch r.Kind {
-		case "", "tool", "resource", "prompt":
-		default:
-			return bad("min role rule %d: kind %q is not tool, resource or prompt", i, r.Kind)
-		}
-		if _, err := path.Match(r.Name, ""); err != nil || r.Name == "" {
-			return bad("min role rule %d: %q is not a valid pattern", i, r.Name)
+		if p := upstream.CheckEntryRule(r.Kind, r.Name); p != nil {
+			return bad("min role rule %d: %s: %s", i, p.Key, p.Why)
 		}
 	}
 	return nil
