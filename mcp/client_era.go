@@ -1,12 +1,12 @@
 // client_era.go lets the client speak either era to its server. Connect
-// probes with server/discover (2026-07-28, no session): a server that
-// answers it is spoken to sessionless from then on, every request carrying
-// the revision, the client's identity and its capabilities in _meta; one
-// that answers in a way only a 2025-era server would (an unknown method, a
-// plain 400, an unsupported-version error without our revision) gets an
-// initialize instead, as before. An answer that proves nothing either way
-// — no connection, 401, 403, 429, a 5xx — is an error, so that the caller
-// tries again later rather than settle on the wrong era.
+// probes with server/discover, which 2026-07-28 serves without a session.
+// A server that answers it is spoken to sessionless from then on: every
+// request carries the revision, the client's identity and its
+// capabilities in _meta. A server that answers as only a 2025-era server
+// would gets an initialize instead: an unknown method, a plain 400, or an
+// unsupported-version error without our revision. An answer that proves
+// nothing either way is an error: no connection, 401, 403, 429, a 5xx.
+// The caller then tries again later rather than settle on the wrong era.
 
 package mcp
 

@@ -1,12 +1,12 @@
 // resume.go lets a client whose POST stream broke pick it up again with a
-// GET carrying Last-Event-ID (SEP-1699, MCP 2025-11-25). The stream opened
+// GET carrying Last-Event-ID (SEP-1699, MCP 2025-11-25). The stream opens
 // with a priming event, so the client holds an id even when it lost the
-// stream before any message; every event of the stream is kept, bounded,
-// and the request goes on being served when the client leaves: the
-// specification asks that a disconnection not be taken for a cancellation
-// (notifications/cancelled is how a client cancels). A resuming GET gets
-// the events after its id, then the rest as they come, and ends with the
-// answer.
+// stream before any message. Every event of the stream is kept, bounded.
+// The request goes on being served when the client leaves: the
+// specification asks that a disconnection not be taken for a
+// cancellation, which is what notifications/cancelled is for. A resuming
+// GET gets the events after its id, then the rest as they come, and ends
+// with the answer.
 
 package mcphttp
 
