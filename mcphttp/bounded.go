@@ -21,10 +21,10 @@ import (
 // documents (a client registration).
 const DefaultFormBytes = 64 << 10
 
-// Bounded is middleware for routes that are not MCP's: a request's body
-// is read whole before next runs, at most max bytes (413 beyond) within
-// timeout (408 after, the connection closed), and a multipart body is
-// refused (415) before a byte of it is read: no route takes a file, and
+// Bounded is middleware for routes that are not MCP's. A request's body
+// is read whole before next runs: at most max bytes (413 beyond), within
+// timeout (408 after, and the connection closed). A multipart body is
+// refused (415) before a byte of it is read. No route takes a file, and
 // net/http's multipart parsing spills to the temporary folder. A request
 // without a body passes as it is.
 func Bounded(next http.Handler, max int64, timeout time.Duration) http.Handler {

@@ -1,13 +1,13 @@
-// pairs.go is the gateway's half of the Postgres and Daemon pairs. The
-// Postgres pair (wire.md 3.8): when the proxy opens its channel [0][id]
-// for a database connection of the program's, the gateway dials its database and opens client channel
-// [0][id]; the database's bytes go to the proxy as channel responses on
-// the proxy-opened channel, and what comes on the client-opened channel
-// (the driver's bytes) is written to the database, in order, unread.
-// The database going away finishes the proxy-opened channel (the proxy
-// then closes the driver's socket); the proxy finishing the client-opened
-// one (the driver closed) closes the database connection. A database the
-// gateway cannot reach, or has none, is a bare finish: declined. The
+// pairs.go is the gateway's half of the Postgres and Daemon pairs
+// (docs/wire.md). The proxy opens its channel [0][id] for a database
+// connection of the program's. The gateway then dials its database and
+// opens its own channel [0][id]. The database's bytes go to the proxy as
+// channel responses on the proxy's channel. What comes on the gateway's
+// channel, the driver's bytes, is written to the database in order,
+// unread. The database going away finishes the proxy's channel, and the
+// proxy closes the driver's socket. The proxy finishing the gateway's
+// channel (the driver closed) closes the database connection. A database
+// the gateway cannot reach, or none, is a bare finish: declined. The
 // Daemon pair is the same, message for message (pairDaemon).
 
 package wiremcp
@@ -87,12 +87,12 @@ func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
 	<-toDB
 }
 
-// pairDaemon is the gateway's half of the Daemon pair (wire.md 3.9): for
-// the proxy's channel [1][id] it dials the daemon endpoint and opens
-// client channel [2][id], and relays message for message — the program's
-// frames (channel responses on the client channel) to the daemon, the
-// daemon's messages to the proxy as channel responses on its channel.
-// An endpoint that refuses, or none, is a bare finish: declined.
+// pairDaemon is the gateway's half of the Daemon pair. For the proxy's
+// channel [1][id] it dials the daemon endpoint and opens its own channel
+// [2][id]. It relays message for message: the program's frames, channel
+// responses on the gateway's channel, go to the daemon; the daemon's
+// messages go to the proxy as channel responses on its channel. An
+// endpoint that refuses, or none, is a bare finish: declined.
 func (c *Conn) pairDaemon(ctx context.Context, r *wire.Responder, id uint32) {
 	if c.daemon == "" {
 		c.log.Info("wiremcp: a daemon connection from the program, and no daemon to pair it with; declined", "conn", id)
