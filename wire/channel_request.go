@@ -66,7 +66,7 @@ type McpReadResource struct{ Params json.RawMessage }
 type McpNotifications struct{}
 
 // McpRequest is any other MCP request (tag 9, this project's extension;
-// wire.md 3.7): prompts, templates, completion, logging, subscriptions and
+// docs/wire.md 3.7): prompts, templates, completion, logging, subscriptions and
 // the methods of later revisions. Params is the request's params JSON as
 // it arrived, nil when the payload has none.
 type McpRequest struct {

@@ -43,7 +43,7 @@ type Options struct {
 	// KeepAlive is how long the connection may be quiet (nothing read)
 	// before this side sends a WebSocket ping; KeepAliveTimeout is how
 	// long it then waits for the pong before it ends the connection, its
-	// peer gone (wire.md 3.2). Zero means DefaultKeepAlive and
+	// peer gone (docs/wire.md 3.2). Zero means DefaultKeepAlive and
 	// DefaultKeepAliveTimeout; a negative KeepAlive sends no pings.
 	KeepAlive, KeepAliveTimeout time.Duration
 }

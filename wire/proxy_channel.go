@@ -1,5 +1,5 @@
 // proxy_channel.go is the payload of a channel request the proxy opens on
-// the begun tools scope (wire.md 3.6): [tag][rest]. Its tags are a family
+// the begun tools scope (docs/wire.md 3.6): [tag][rest]. Its tags are a family
 // of their own, separate from the client's: 0 and 1 are the proxy's halves
 // of the Postgres and Daemon pairs, 12 is what the MCP server asks of its
 // client during an exchange. Like the client's, a request that does not

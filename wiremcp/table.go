@@ -1,7 +1,7 @@
 // table.go is which MCP method the wire carries how: on which channel
 // request of the framed form and on which path of the per-path form, with
 // the check its params get before they go anywhere. Tags 3 to 6 carry the
-// four exchanges of the seed; tag 9 every other request (wire.md 3.7) but
+// four exchanges of the seed; tag 9 every other request (docs/wire.md 3.7) but
 // initialize, which the proxy's own session owns, and notifications. The
 // per-path form has the four paths only.
 

@@ -5,7 +5,7 @@
 // the YAML in clear — and, for a process backend, the proxy to start.
 //
 // A proxy backend is one framed connection; a proxy serves one at a time,
-// and a later one re-attaches to the container begun (wire.md 3.2), so a
+// and a later one re-attaches to the container begun (docs/wire.md 3.2), so a
 // gateway that restarts finds its backend again. keepalive and
 // keepalive_timeout are the connection's pings: a proxy whose host
 // vanished is noticed within their sum (and the proxy does the same with
@@ -46,7 +46,7 @@ type WireBackend struct {
 	KeepAlive        *Duration `yaml:"keepalive"`
 	KeepAliveTimeout *Duration `yaml:"keepalive_timeout"`
 	// Postgres is the database the program's connections are paired
-	// with (wire.md 3.8): host:port, or a postgres:// URL without
+	// with (docs/wire.md 3.8): host:port, or a postgres:// URL without
 	// credentials (the program's driver authenticates itself; the
 	// gateway only dials). Unset: the program's connections are declined.
 	Postgres string `yaml:"postgres"`
@@ -58,7 +58,7 @@ type WireBackend struct {
 	// cut), as secret_files does for secrets.
 	PostgresFile string `yaml:"postgres_file"`
 	// Daemon is the ws:// (or wss://) endpoint the program's daemon
-	// connections are relayed to, message for message (wire.md 3.9).
+	// connections are relayed to, message for message (docs/wire.md 3.9).
 	// Unset: they are declined.
 	Daemon string `yaml:"daemon"`
 

@@ -1,5 +1,5 @@
 // postgres_pair_test.go runs the Postgres and Daemon pairs end to end
-// (wire.md 3.8, 3.9):
+// (docs/wire.md 3.8, 3.9):
 // a real PostgreSQL; the gateway with a process backend whose program
 // (this test binary, role pgRoleProgram) has no database address but the
 // one its proxy tells it (MCPGATE_POSTGRES_ADDR), and reaches the

@@ -1,4 +1,4 @@
-// contract.go is the client of the container contract (wire.md §5): a
+// contract.go is the client of the container contract (docs/wire.md §5): a
 // program that wants the begin's arguments and the secrets serves POST
 // /register and POST /secrets beside its MCP server. What the program
 // answers is relayed as it wrote it when it is JSON; what is not JSON is

@@ -1,4 +1,4 @@
-// daemon.go is the Daemon pair (wire.md 3.9): a program that talks to a
+// daemon.go is the Daemon pair (docs/wire.md 3.9): a program that talks to a
 // service on the gateway's side dials ws://127.0.0.1:PORT/daemon on the
 // proxy (no credential) and speaks frames of the wire's own format, one
 // per binary message. Exactly like the Postgres pair (pairs.go), with the

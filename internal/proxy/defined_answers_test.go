@@ -1,4 +1,4 @@
-// defined_answers_test.go pins the answers wire.md defines for exchanges
+// defined_answers_test.go pins the answers docs/wire.md defines for exchanges
 // that cannot be relayed as asked: params that do not parse (-32602 per
 // path, a bare channel finish framed), a first message that is not binary,
 // an upstream that cannot be reached (-32603 with the reason), and one

@@ -1,4 +1,4 @@
-// diverge.go reads the image's DIVERGE.md (wire.md §3.5, Info): an
+// diverge.go reads the image's DIVERGE.md (docs/wire.md §3.5, Info): an
 // optional YAML front matter between two "---" lines, whose keys become
 // the document's, and the Markdown after it, which becomes "readme". Two
 // keys mean something to the proxy and are checked for shape here, so that

@@ -1,5 +1,5 @@
 // Package proxy is the program that sits beside a tool container's own MCP
-// server and relays to it (wire.md §4–§5). This half of it is everything
+// server and relays to it (docs/wire.md §4–§5). This half of it is everything
 // the proxy needs from that server and its program, independent of the
 // wire it speaks outward:
 //

@@ -1,4 +1,4 @@
-// fidelity_test.go pins wire.md's fidelity rules end to end: what the
+// fidelity_test.go pins docs/wire.md's fidelity rules end to end: what the
 // upstream MCP server sends — custom JSON-RPC error codes with data and
 // members JSON-RPC does not define, results with unknown fields, _meta,
 // isError, structuredContent and integers no float64 holds, all pretty

@@ -4,7 +4,7 @@
 // pair (daemon.go). The begun scope is also where the proxy opens its own channels to
 // ask the gateway what the MCP server asks of its client (ask.go).
 //
-// The container begins once; a connection begins each time (wire.md
+// The container begins once; a connection begins each time (docs/wire.md
 // 3.2). The first begin of the proxy's life registers the program; the
 // first begin of a later connection re-attaches: it is answered with the
 // same Begun, without /register, when its arguments are equal as JSON to

@@ -1,4 +1,4 @@
-// framed_test.go pins the framed connection (wire.md §3): one at a time,
+// framed_test.go pins the framed connection (docs/wire.md §3): one at a time,
 // a later one re-attaching, a vanished gateway's let go by the pings, no
 // authorization, one tools begin per connection — through the container
 // contract's /register when the program has one, with channels that come

@@ -1,4 +1,4 @@
-// gate.go is the secrets gate (wire.md §3.5): when the image declares
+// gate.go is the secrets gate (docs/wire.md §3.5): when the image declares
 // secrets, no MCP exchange reaches the program before it has been fed
 // them — a program asked to work without its credentials would fail, or
 // worse, half-work. The first Fed opens the gate for good; later feeds

@@ -1,4 +1,4 @@
-// pairs.go is the Postgres pair (wire.md 3.8): a program with no network
+// pairs.go is the Postgres pair (docs/wire.md 3.8): a program with no network
 // reaches its database through the gateway. The program's driver connects
 // to a loopback port the proxy listens on; the proxy mints an id (from 1,
 // never reused while it lives) and opens its channel [0][id] on the begun

@@ -1,4 +1,4 @@
-// secrets_gate_test.go pins Secrets and the gate through the wire (wire.md
+// secrets_gate_test.go pins Secrets and the gate through the wire (docs/wire.md
 // §3.5): when DIVERGE.md declares secrets, every MCP exchange of both forms
 // waits until the program has taken them; a program's refusal is relayed
 // as it wrote it; a stdio program gets them as its environment; and no

@@ -1,5 +1,5 @@
 // sessionless.go is the proxy's side of an upstream that speaks
-// 2026-07-28 (the session's client learned it at Connect; wire.md §4).
+// 2026-07-28 (the session's client learned it at Connect; docs/wire.md §4).
 // The wire carries the session era's exchanges, so the proxy makes up
 // what a sessionless server needs and the exchange does not say:
 //

@@ -1,4 +1,4 @@
-// supervisor.go runs a stdio MCP server the proxy starts itself (wire.md
+// supervisor.go runs a stdio MCP server the proxy starts itself (docs/wire.md
 // §3.5, §4): started on first need, restarted with backoff when it dies,
 // and restarted at once with new values when secrets are fed — for stdio,
 // the environment is the only way in. One process carries one MCP session,

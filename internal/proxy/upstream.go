@@ -1,5 +1,5 @@
 // upstream.go is the proxy's one MCP session with the server it relays to
-// (wire.md §4). The session is dialled on the first exchange, not at start
+// (docs/wire.md §4). The session is dialled on the first exchange, not at start
 // — the program may still be booting, or waiting for its secrets — and kept
 // while it lives. An exchange is sent exactly once: when its session dies
 // under it, the caller hears why (TransportError) and the next exchange
