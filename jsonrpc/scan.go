@@ -1,8 +1,8 @@
 // scan.go is a validating JSON skimmer: it finds where a value ends without
 // building it. The envelope parser uses it so that params, result and error
-// stay slices of the bytes that arrived — nothing decoded, nothing re-encoded,
-// no field or digit lost — while malformed input is still rejected exactly
-// where encoding/json would reject it.
+// stay slices of the bytes that arrived: nothing decoded, nothing
+// re-encoded, no field or digit lost. Malformed input is still rejected
+// exactly where encoding/json would reject it.
 
 package jsonrpc
 

@@ -1,7 +1,7 @@
 // truncated.go finds which request a response answers when only its two
-// ends are at hand: a transport that refuses an oversized message keeps
-// its first and last bytes, so that the call it answers can be failed at
-// once instead of waiting for an answer that was thrown away.
+// ends are at hand. A transport that refuses an oversized message keeps its
+// first and last bytes. The call it answers then fails at once, instead of
+// waiting for an answer that was thrown away.
 
 package jsonrpc
 

@@ -1,6 +1,6 @@
-// catalogue.go lists the catalogue as one caller sees it — every tool,
-// resource, template and prompt the gate shows them, with the least role
-// of each — for an operator checking a policy before a user meets it (the
+// catalogue.go lists the catalogue as one caller sees it: every tool,
+// resource, template and prompt the gate shows them, with the least role of
+// each. An operator checks a policy with it before a user meets it (the
 // admin console), without going through a session.
 
 package mcp

@@ -1,7 +1,8 @@
-// client.go is the client side of the engine: it reaches an MCP server over
-// any Conn, matches answers to calls, and answers the server's own requests
-// (sampling, elicitation, roots) through a handler the caller supplies —
-// which is how a gateway relays them to the client that caused them.
+// client.go is the client side of the engine. It reaches an MCP server over
+// any Conn and matches answers to calls. It answers the server's own
+// requests (sampling, elicitation, roots) through a handler the caller
+// supplies, which is how a gateway relays them to the client that caused
+// them.
 
 package mcp
 
@@ -19,12 +20,12 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// A Conn carries JSON-RPC messages between a Client and a server, parsed:
-// a transport parses what it reads once (it must, to know what a message
-// answers) and hands the Client that parse, and it gets the Client's
-// messages as they were built, so nothing encodes what it will parse a
-// moment later. Payloads stay raw bytes. Client transports (stdio,
-// Streamable HTTP, legacy SSE, the container wire) implement it.
+// A Conn carries JSON-RPC messages between a Client and a server, parsed. A
+// transport parses what it reads once (it must, to know what a message
+// answers) and hands the Client that parse. It gets the Client's messages
+// as they were built, so nothing encodes what it will parse a moment later.
+// Payloads stay raw bytes. Client transports (stdio, Streamable HTTP,
+// legacy SSE, the container wire) implement it.
 type Conn interface {
 	// Write sends one message; m is the caller's again once Write
 	// returns.
@@ -118,11 +119,11 @@ func (c *Client) Initialize(ctx context.Context) (json.RawMessage, error) {
 	return res, nil
 }
 
-// Resume takes up a session another client initialized (another replica
-// of a gateway, whose state travels in a sealed id): no initialize is sent,
-// the revision is version and the server's result is initResult (which
-// may be the answer to initialize on another connection to the same
-// server). The connection must carry the session already
+// Resume takes up a session another client initialized: another replica of
+// a gateway, whose state travels in a sealed id. No initialize is sent. The
+// revision is version, and the server's result is initResult, which may be
+// the answer to initialize on another connection to the same server. The
+// connection must carry the session already
 // (mcphttp.StreamableConn.Resume).
 func (c *Client) Resume(version string, initResult json.RawMessage) {
 	c.mu.Lock()
@@ -146,9 +147,9 @@ func (c *Client) ProtocolVersion() string {
 	return c.version
 }
 
-// Outbound is one request a Client sends on a caller's behalf, built once
-// by whoever relays it and passed explicitly: the method and params, the
-// _meta members to set on it, and the headers a transport that has
+// Outbound is one request a Client sends on a caller's behalf. Whoever
+// relays it builds it once and passes it explicitly: the method and params,
+// the _meta members to set on it, and the headers a transport that has
 // headers sends with it.
 type Outbound struct {
 	Method string

@@ -1,10 +1,9 @@
 // client_roundtrip.go is the short way for a request whose transport reads
-// the answer in the same exchange that sent it (a Streamable HTTP POST
-// answered with one JSON document): the answer goes straight back to the
-// waiting call, without the queue the read loop drains, its goroutine
-// hop. Everything else — answers on
-// an event stream, notifications, the server's own requests — still
-// arrives through Read.
+// the answer in the same exchange that sent it: a Streamable HTTP POST
+// answered with one JSON document. The answer goes straight back to the
+// waiting call, without the queue the read loop drains and its goroutine
+// hop. Everything else — answers on an event stream, notifications, the
+// server's own requests — still arrives through Read.
 
 package mcp
 

@@ -51,10 +51,10 @@ var schemaMaps = map[string]bool{
 }
 
 // HeaderParams reads the x-mcp-header annotations of an input schema, and
-// refuses one that breaks the revision's rules: an empty name or one that
-// is not an HTTP token, two names equal but for case, an annotation on a
-// type other than string, integer or boolean, or one not reachable from
-// the root through properties alone.
+// refuses one that breaks the revision's rules. The rules: a name is a
+// non-empty HTTP token, no two names are equal but for case, an annotated
+// value is a string, an integer or a boolean, and it is reached from the
+// root through properties alone.
 func HeaderParams(schema json.RawMessage) ([]HeaderParam, error) {
 	if len(schema) == 0 || !jsonContains(schema, "x-mcp-header") {
 		return nil, nil // the common case, without a walk
@@ -165,9 +165,9 @@ func isToken(s string) bool {
 }
 
 // checkHeaderParams says how the Mcp-Param headers of a call differ from
-// its arguments ("" when they agree): a value in the body needs its header,
-// a header needs its value, and the two must be equal once the header is
-// decoded (integers compared as numbers). headers are keyed by the
+// its arguments ("" when they agree). A value in the body needs its header,
+// and a header needs its value. The two must be equal once the header is
+// decoded; integers are compared as numbers. headers are keyed by the
 // lower-cased name after the prefix.
 func checkHeaderParams(ps []HeaderParam, args json.RawMessage, headers map[string][]string) string {
 	for _, p := range ps {

@@ -1,10 +1,10 @@
 // listen.go is subscriptions/listen (2026-07-28): a sessionless client's
-// long-lived request whose stream carries the change notifications it
-// opted in to — list changes of tools, prompts and resources, updates of
-// the resources it names — each tagged with the subscription's id (the
-// request's JSON-RPC id), after an acknowledgement saying which of them
-// the server honours. It replaces resources/subscribe and the GET stream;
-// closing the stream ends it.
+// long-lived request. Its stream carries the change notifications the
+// client opted in to: list changes of tools, prompts and resources, and
+// updates of the resources it names. Each is tagged with the subscription's
+// id, the request's JSON-RPC id. An acknowledgement first says which of
+// them the server honours. It replaces resources/subscribe and the GET
+// stream; closing the stream ends it.
 
 package mcp
 

@@ -1,16 +1,15 @@
 // mrtr.go is how a handler asks its client for input — an elicitation, a
-// sampling, a roots listing — in both eras. A session's request asks on
-// its stream and waits (server-to-client requests, 2025). A sessionless
-// request (2026-07-28) cannot: its handler's questions become an
-// InputRequiredResult (multi round-trip requests, SEP-2322), and the
-// client retries the request with the answers in inputResponses. The
-// handler runs again from the start and, asking the same questions, gets
-// the answers this time; it must therefore ask before it acts.
-//
-// The answers gathered over the rounds travel in requestState, sealed
-// (AES-GCM with the server's key) and bound to the caller, the request's
-// method and entry, and an expiry: a state that was altered, or comes from
-// another caller or request, or too late, is refused with -32602.
+// sampling, a roots listing — in both eras. A session's request asks on its
+// stream and waits (server-to-client requests, 2025). A sessionless request
+// (2026-07-28) cannot: its handler's questions become an
+// InputRequiredResult (multi round-trip requests, SEP-2322), and the client
+// retries the request with the answers in inputResponses. The handler runs
+// again from the start and, asking the same questions, gets the answers
+// this time; it must therefore ask before it acts.  The answers gathered
+// over the rounds travel in requestState, sealed with AES-GCM under the
+// server's key. It is bound to the caller, the request's method and entry,
+// and an expiry. A state that was altered, that comes from another caller
+// or request, or that comes too late is refused with -32602.
 
 package mcp
 
@@ -277,11 +276,11 @@ func (s *Server) openState(ctx context.Context, r *Request, raw json.RawMessage,
 	return st, nil
 }
 
-// SealUpstreamState wraps the requestState an upstream server answered a
-// relayed request with, for r's caller: sealed like the engine's own,
-// bound to the caller, the request's method and entry, and an expiry, so
-// that another caller, request or entry cannot resume it. Only a
-// sessionless request has one.
+// SealUpstreamState wraps, for r's caller, the requestState an upstream
+// server answered a relayed request with. It is sealed like the engine's
+// own: bound to the caller, the request's method and entry, and an expiry.
+// Another caller, request or entry cannot resume it. Only a sessionless
+// request has one.
 func (r *Request) SealUpstreamState(ctx context.Context, upstream string) (string, error) {
 	if r.meta == nil {
 		return "", errors.New("mcp: only a sessionless request has a requestState")

@@ -1,9 +1,9 @@
 // observer.go is how the audit log, the metrics and the traces watch the
-// engine: not as middleware that each re-derive which entry a call named
-// and how it ended, but as observers the engine tells, once it has
-// resolved the request (Request.Target) and once it has classified the
-// answer (End). A panicking handler is observed as the engine answers it,
-// -32603.
+// engine. They are not middleware that each work out which entry a call
+// named and how it ended. They are observers the engine tells twice: once
+// it has resolved the request (Request.Target), and once it has classified
+// the answer (End). A panicking handler is observed as the engine answers
+// it, -32603.
 
 package mcp
 

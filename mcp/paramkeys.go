@@ -1,14 +1,14 @@
-// paramkeys.go refuses the params of a request whose meaning depends on
-// how the reader matches keys. The gate, the audit and the relay read
+// paramkeys.go refuses the params of a request whose meaning depends on how
+// the reader matches keys. The gate, the audit and the relay read
 // params.name (uri, ref) by exact key and forward the rest untouched; a
 // backend whose decoder matches keys without case (Go's encoding/json, and
 // many MCP servers written in Go) read {"name":"public","NAME":"secret"} as
 // the admin-only tool "secret" while the gate admitted, and the audit
 // recorded, "public". Whatever the backend's decoder, what the gate decided
-// must be what the backend receives, so such params are refused before the
-// gate: two keys of one object that fold together (exact duplicates
-// included: readers disagree on which one wins), or a key that folds to a
-// key the gateway reads without being it. The rule covers every method the
+// must be what the backend receives. Such params are so refused before the
+// gate: two keys of one object that fold together, or a key that folds to a
+// key the gateway reads without being it. Exact duplicates count too, as
+// readers disagree on which one wins. The rule covers every method the
 // engine serves, not only the gated calls: the relay routes tasks/* on
 // taskId, and {"taskId":"mine","TASKID":"alice's"} reached a backend that
 // answered alice's result to a viewer routed by their own task.

@@ -169,9 +169,9 @@ func uriParam(params json.RawMessage) (string, error) {
 }
 
 // serveSubscribe answers as resources/read would for a URI the caller may
-// not read or that no one serves (not found, forbidden, rate limited):
-// before, it answered {} to anyone, which told a caller that a hidden URI
-// existed and let it wait for updates it would never be allowed to read.
+// not read or that no one serves: not found, forbidden, rate limited.
+// Before, it answered {} to anyone. That told a caller that a hidden URI
+// existed, and let it wait for updates it would never be allowed to read.
 func (s *Server) serveSubscribe(_ context.Context, r *Request) (json.RawMessage, error) {
 	uri := r.target.Name
 	if r.Session == nil {

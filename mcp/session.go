@@ -1,7 +1,7 @@
 // session.go is one client's conversation with a Server, whatever carries
-// it: the lifecycle (nothing but initialize and ping before initialize),
-// concurrent requests with their cancellation, and the requests the server
-// sends the other way with the answers routed back to them.
+// it. It holds the lifecycle (nothing but initialize and ping before
+// initialize) and concurrent requests with their cancellation. It sends the
+// server's own requests the other way and routes their answers back.
 
 package mcp
 

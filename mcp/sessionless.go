@@ -1,15 +1,13 @@
 // sessionless.go serves the 2026-07-28 revision (SEP-2575): no session, no
 // initialize. Every request carries its revision and the client's
 // capabilities in params._meta, and is answered on its own. The era is
-// decided per request — a request whose _meta names the revision is
-// served here; an initialize opens a session of the 2025 era as before —
-// so one endpoint serves both.
-//
-// A sessionless request goes through the engine exactly as a session's
-// does (resolution, observers, middleware, the gate, the method), with no
-// Session behind it: what a handler asks of the session (the revision,
-// the client's capabilities, the log level) comes from the request's own
-// _meta instead.
+// decided per request — a request whose _meta names the revision is served
+// here; an initialize opens a session of the 2025 era as before — so one
+// endpoint serves both.  A sessionless request goes through the engine
+// exactly as a session's does (resolution, observers, middleware, the gate,
+// the method), with no Session behind it. What a handler asks of the
+// session comes from the request's own _meta instead: the revision, the
+// client's capabilities, the log level.
 
 package mcp
 
@@ -159,9 +157,9 @@ type Refusal struct {
 }
 
 // CheckSessionless refuses what cannot be served of a sessionless request
-// before anything is: a revision not served (-32022, with the supported
-// ones), _meta without the client's capabilities (-32602), a method this
-// server does not serve or that the revision removed (-32601). nil means
+// before anything is. A revision not served is -32022, with the supported
+// ones. _meta without the client's capabilities is -32602. A method this
+// server does not serve, or that the revision removed, is -32601. nil means
 // ServeSessionless may serve it.
 func (s *Server) CheckSessionless(sr *Sessionless) *Refusal {
 	m, v := sr.m, sr.version

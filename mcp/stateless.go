@@ -1,13 +1,13 @@
 // stateless.go serves the 2025 era's stateless mode (Streamable HTTP
 // without sessions) on the engine's sessionless path, as 2026-07-28 is
-// served: one request on its own, with no Session behind it. What a
-// session would hold comes from the transport instead: the revision (its
+// served: one request on its own, with no Session behind it. What a session
+// would hold comes from the transport instead: the revision (its
 // MCP-Protocol-Version header), no client capabilities (no initialize was
 // kept), every log message sent. Unlike 2026-07-28, the server may still
-// ask the client during a call (sampling, elicitation, roots): the request
-// goes out on the call's stream, and the client's answer comes in a POST
-// of its own, which DeliverStateless hands to the call waiting for it —
-// the same caller's only.
+// ask the client during a call (sampling, elicitation, roots). The request
+// goes out on the call's stream. The client's answer comes in a POST of its
+// own, which DeliverStateless hands to the call waiting for it, the same
+// caller's only.
 
 package mcp
 

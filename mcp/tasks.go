@@ -1,8 +1,8 @@
-// tasks.go is the tasks extension of 2026-07-28 (io.modelcontextprotocol/
-// tasks, SEP-2663): a tools/call the server decides to run as a task is
-// answered at once with a CreateTaskResult — a taskId and a status —
-// and the client polls tasks/get until the task ends, answers what the
-// task asks with tasks/update, and may tasks/cancel it.
+// tasks.go is the tasks extension of 2026-07-28
+// (io.modelcontextprotocol/tasks, SEP-2663). A tools/call the server
+// decides to run as a task is answered at once with a CreateTaskResult: a
+// taskId and a status. The client polls tasks/get until the task ends,
+// answers what the task asks with tasks/update, and may tasks/cancel it.
 //
 // A tool says it can run as a task (Tool.TaskSupport); its handler decides
 // when, by returning RunAsTask(rest) — after asking in the multi

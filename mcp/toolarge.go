@@ -1,8 +1,8 @@
-// toolarge.go is the failure a client transport delivers for a call it
-// will never see answered: the stream broke, the server refused the POST,
-// or the answer was over the size limit (a stdio line, an HTTP body, an
-// event, a wire frame). The call fails at once, saying why, instead of
-// waiting for an answer that will not come.
+// toolarge.go is the failure a client transport delivers for a call it will
+// never see answered. The stream broke, the server refused the POST, or the
+// answer was over the size limit: a stdio line, an HTTP body, an event, a
+// wire frame. The call fails at once, saying why, instead of waiting for an
+// answer that will not come.
 
 package mcp
 

@@ -1,7 +1,7 @@
-// Package sse is the text/event-stream codec MCP's HTTP transports ride on:
-// a Writer that emits events (with ids, so a client can resume) and a
-// Reader that parses them as the WHATWG specification says, tolerant of
-// CRLF, comments and fields split over many lines.
+// Package sse is the text/event-stream codec MCP's HTTP transports ride on.
+// A Writer emits events, with ids so that a client can resume. A Reader
+// parses them as the WHATWG specification says, tolerant of CRLF, comments
+// and fields split over many lines.
 package sse
 
 import (
@@ -22,11 +22,11 @@ type Event struct {
 }
 
 // AppendEvent appends ev in wire form. Data is split on line breaks into
-// several data fields so that any payload round-trips. A reader ends a
-// line at LF, CRLF or a lone CR, so all three are split on: a lone CR
-// written through would cut the data short and let the rest of the line
-// pose as a field (an injected id or event). CRs therefore come back as
-// LF, which for JSON is the same whitespace.
+// several data fields so that any payload round-trips. A reader ends a line
+// at LF, CRLF or a lone CR, so all three are split on. A lone CR written
+// through would cut the data short, and let the rest of the line pose as a
+// field (an injected id or event). CRs therefore come back as LF, which for
+// JSON is the same whitespace.
 func AppendEvent(b []byte, ev Event) []byte {
 	if ev.ID != "" {
 		b = append(b, "id: "...)

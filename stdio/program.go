@@ -1,7 +1,7 @@
 //go:build unix
 
 // program.go runs a program that does not speak MCP on its standard
-// streams (a process backend's server and its proxy) with the care a
+// streams: a process backend's server and its proxy. It gets the care a
 // Command's child gets: its own process group, its output logged line by
 // line, and a stop that leaves nothing of the group behind.
 

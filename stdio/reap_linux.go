@@ -1,7 +1,7 @@
 // reap_linux.go reaps a child without a window in which its process group
-// id could be reused: waitid with WNOWAIT tells us the leader has exited
-// while leaving it a zombie, and a zombie's pid — hence the group id — is
-// not handed out again until it is reaped.
+// id could be reused. waitid with WNOWAIT tells us the leader has exited
+// while leaving it a zombie. A zombie's pid, and so the group id, is not
+// handed out again until it is reaped.
 
 package stdio
 

@@ -13,11 +13,12 @@ type Channel struct {
 	answers *stream
 }
 
-// LimitQueue bounds the bytes of the channel's responses that may wait
-// for Next. Beyond the bound the connection stops reading until Next has
-// caught up, so the peer's writes wait: back-pressure, for a byte stream
-// (a pair) whose consumer may be slower than the wire, at the cost of the
-// connection's other exchanges meanwhile. 0 (the default) is no bound.
+// LimitQueue bounds the bytes of the channel's responses that may wait for
+// Next. Beyond the bound the connection stops reading until Next has caught
+// up, so the peer's writes wait. That is back-pressure, for a byte stream
+// (a pair) whose consumer may be slower than the wire. It costs the
+// connection's other exchanges their turn meanwhile. 0 (the default) is no
+// bound.
 func (ch *Channel) LimitQueue(bytes int) { ch.answers.setLimit(bytes) }
 
 // ID returns the channel's number, in the space of the side that opened

@@ -1,7 +1,7 @@
 // mcp_params.go checks the params of the four MCP exchanges against the
-// shapes MCP gives them, without decoding them into structs: a relay must
+// shapes MCP gives them, without decoding them into structs. A relay must
 // refuse params its upstream could not read (-32602, or a bare channel
-// finish), yet forward the ones it accepts byte for byte.
+// finish). It must still forward the ones it accepts byte for byte.
 //
 // The checks follow what the seed's parser (serde, over rmcp's types)
 // accepts: member names match exactly, unknown members are allowed, and an

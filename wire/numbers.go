@@ -1,7 +1,7 @@
 // numbers.go hands out scope and channel numbers. A number is free again
-// after its finish, and the smallest free one is handed out first, so
-// numbers stay as small as the most exchanges ever open at once, and
-// which number comes next does not depend on the order finishes arrived.
+// after its finish, and the smallest free one is handed out first. Numbers
+// so stay as small as the most exchanges ever open at once. Which number
+// comes next does not depend on the order finishes arrived in.
 
 package wire
 

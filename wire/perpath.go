@@ -1,8 +1,8 @@
 // perpath.go is the per-path form: one WebSocket per exchange, on a path
-// naming the MCP method, one binary message each way and a clean close by
-// the server — or, on the notifications path, a stream of response frames
-// for as long as the client keeps it open. Both roles are here, because
-// each is a few lines over the WebSocket library.
+// naming the MCP method. One binary message goes each way, then the server
+// closes cleanly. On the notifications path, response frames stream for as
+// long as the client keeps it open. Both roles are here, because each is a
+// few lines over the WebSocket library.
 
 package wire
 

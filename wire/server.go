@@ -22,11 +22,10 @@ type ChannelHandler interface {
 
 // Handler serves a server's exchanges.
 type Handler interface {
-	// ServeScope answers one scope-opening request. The scope is finished
-	// when it returns, if it has not been already, and its finish ends its
-	// channels: a scope that stays open — a begun tools scope — is one
-	// whose handler waits, typically on ctx, which ends with the
-	// connection.
+	// ServeScope answers one scope-opening request. The scope is finished when
+	// it returns, if it has not been already, and its finish ends its
+	// channels. A scope that stays open, such as a begun tools scope, is one
+	// whose handler waits, typically on ctx, which ends with the connection.
 	ServeScope(ctx context.Context, r *Responder, payload []byte)
 	ChannelHandler
 }

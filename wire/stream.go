@@ -3,10 +3,10 @@
 // for the consumer, so one slow reader of one exchange never holds up the
 // frames of another. The queue is unbounded for that reason; the wire has
 // no flow control of its own. A byte stream (a pair's channel) may bound
-// its queue instead (limit): beyond the bound the reader goroutine waits,
-// outside every lock, until the consumer has caught up — the peer's
-// writes then wait on TCP, which is the back-pressure — at the cost of
-// the connection's other exchanges while it waits.
+// its queue instead (limit). Beyond the bound the reader goroutine waits,
+// outside every lock, until the consumer has caught up. The peer's writes
+// then wait on TCP, which is the back-pressure. It costs the connection's
+// other exchanges their turn while it waits.
 
 package wire
 
