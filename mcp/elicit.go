@@ -1,13 +1,13 @@
 // elicit.go is what the engine does to an elicitation answer on its way
 // back to the server that asked: an accepted form carries the schema's
 // default for every field the user left out (SEP-1034, 2025-11-25). The
-// specification asks a client to pre-populate a form with the defaults; a
-// relay cannot see the form, but it can see an answer that omits a field
-// the schema gave a default, and a user who accepted without touching the
-// field accepted the default. The server then receives the complete object
-// it would have received from a form client, as the TypeScript SDK's
-// client sends with applyDefaults. A value the user gave is never
-// replaced, and every byte of the answer around the added members is kept.
+// specification asks a client to pre-populate a form with the defaults. A
+// relay cannot see the form. It can see an answer that omits a field the
+// schema gave a default, and a user who accepted without touching the field
+// accepted the default. The server then receives the complete object it
+// would have received from a form client, as the TypeScript SDK's client
+// sends with applyDefaults. A value the user gave is never replaced, and
+// every byte of the answer around the added members is kept.
 
 package mcp
 

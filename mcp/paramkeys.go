@@ -1,17 +1,18 @@
 // paramkeys.go refuses the params of a request whose meaning depends on how
 // the reader matches keys. The gate, the audit and the relay read
-// params.name (uri, ref) by exact key and forward the rest untouched; a
-// backend whose decoder matches keys without case (Go's encoding/json, and
-// many MCP servers written in Go) read {"name":"public","NAME":"secret"} as
-// the admin-only tool "secret" while the gate admitted, and the audit
-// recorded, "public". Whatever the backend's decoder, what the gate decided
-// must be what the backend receives. Such params are so refused before the
-// gate: two keys of one object that fold together, or a key that folds to a
-// key the gateway reads without being it. Exact duplicates count too, as
-// readers disagree on which one wins. The rule covers every method the
-// engine serves, not only the gated calls: the relay routes tasks/* on
-// taskId, and {"taskId":"mine","TASKID":"alice's"} reached a backend that
-// answered alice's result to a viewer routed by their own task.
+// params.name (uri, ref) by exact key, and forward the rest untouched. Some
+// backends' decoders match keys without case: Go's encoding/json, and many
+// MCP servers written in Go. Such a backend read
+// {"name":"public","NAME":"secret"} as the admin-only tool "secret", while
+// the gate admitted "public" and the audit recorded it. Whatever the
+// backend's decoder, what the gate decided must be what the backend
+// receives. Such params are so refused before the gate: two keys of one
+// object that fold together, or a key that folds to a key the gateway reads
+// without being it. Exact duplicates count too, as readers disagree on
+// which one wins. The rule covers every method the engine serves, not only
+// the gated calls: the relay routes tasks/* on taskId, and
+// {"taskId":"mine","TASKID":"alice's"} reached a backend that answered
+// alice's result to a viewer routed by their own task.
 
 package mcp
 
@@ -54,9 +55,9 @@ var readKeys = map[string][]string{
 }
 
 // nestedKeys are the keys read inside the members holding objects: ref's
-// type, name and uri; in _meta, the progress token and what a
-// 2026-07-28 request says of its client (the relay sets those it sends a
-// backend, and a folded twin of one would reach the backend beside it).
+// type, name and uri. In _meta they are the progress token and what a
+// 2026-07-28 request says of its client. The relay sets those it sends a
+// backend, and a folded twin of one would reach the backend beside it.
 var nestedKeys = map[string]struct {
 	where string // how the refusal names the object
 	keys  []string

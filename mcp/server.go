@@ -60,11 +60,11 @@ type Options struct {
 	// (observer.go). Begin is called in order, End in reverse.
 	Observers []Observer
 	// Unknown, if set, is asked about a tools/call, prompts/get or
-	// resources/read naming no entry (name is the tool or prompt name, or
-	// the URI). If it still knows the entry — a gateway remembers those of
-	// a backend that is down — it returns it and the error to answer
-	// instead of the usual unknown-entry one; a caller the gate would not
-	// show the entry gets the usual answer, so nothing hidden is revealed.
+	// resources/read naming no entry (name is the tool or prompt name, or the
+	// URI). It may still know the entry: a gateway remembers those of a
+	// backend that is down. It then returns it, and the error to answer
+	// instead of the usual unknown-entry one. A caller the gate would not show
+	// the entry gets the usual answer, so nothing hidden is revealed.
 	Unknown func(kind EntryKind, name string) (Entry, error)
 }
 

@@ -40,10 +40,10 @@ var (
 // maxDetailRunes bounds the raw error text handed to the model.
 const maxDetailRunes = 300
 
-// ToolError is a classified tool failure. A tool may return one directly
-// to choose its class and hint; the field order is the order a model
-// should read them in: what happened, whether to retry, what to do, and
-// last the raw text, the least actionable part.
+// ToolError is a classified tool failure. A tool may return one directly to
+// choose its class and hint. The field order is the order a model should
+// read them in: what happened, whether to retry, what to do, and last the
+// raw text, the least actionable part.
 type ToolError struct {
 	Class     string `json:"error"`
 	Retryable bool   `json:"retryable"`

@@ -1,8 +1,8 @@
-// tools.go is the tools registry and the tools/call contract (seed 004):
-// an unknown tool or arguments that break the input schema are the
-// caller's fault and answered with -32602; a tool that runs and fails
-// returns a normal result with isError, so the model reads the failure
-// instead of the client treating the call as broken.
+// tools.go is the tools registry and the tools/call contract (seed 004). An
+// unknown tool, or arguments that break the input schema, are the caller's
+// fault, answered with -32602. A tool that runs and fails returns a normal
+// result with isError. The model then reads the failure, instead of the
+// client treating the call as broken.
 
 package mcp
 

@@ -1,10 +1,10 @@
-// bounded.go bounds the requests of the routes that are not MCP's — the
-// console and its sign-in, the OAuth endpoints, the metadata, health —
-// as the MCP endpoints bound theirs: a body read whole within a deadline
+// bounded.go bounds the requests of the routes that are not MCP's, as the
+// MCP endpoints bound theirs: the console and its sign-in, the OAuth
+// endpoints, the metadata, health. A body is read whole within a deadline
 // and a size, or refused. Before it, POST /admin/login parsed multipart
-// forms with no limit (eight concurrent 30 MB posts grew the process by
-// 500 MB and left 42 MB files in the temporary folder), and a body dripped
-// a byte every few seconds held /oauth/token open without end.
+// forms with no limit: eight concurrent 30 MB posts grew the process by 500
+// MB and left 42 MB files in the temporary folder. A body dripped a byte
+// every few seconds held /oauth/token open without end.
 
 package mcphttp
 
@@ -54,10 +54,10 @@ func Bounded(next http.Handler, max int64, timeout time.Duration) http.Handler {
 	})
 }
 
-// NewServer is the http.Server of every listener the binary opens — the
+// NewServer is the http.Server of every listener the binary opens: the
 // gateway's, the metrics', the proxy's and its daemons', the fixture's,
-// pprof's: headers within 10 s, at most 64 KiB of them, an idle
-// keep-alive connection closed after 2 minutes. It sets no ReadTimeout
+// pprof's. Headers must come within 10 s, at most 64 KiB of them. An idle
+// keep-alive connection is closed after 2 minutes. It sets no ReadTimeout
 // or WriteTimeout, which would end the long-lived streams: each route
 // bounds its body's read itself (the MCP endpoints, and Bounded).
 func NewServer(h http.Handler) *http.Server {

@@ -1,6 +1,6 @@
 // client.go holds what the two client Conns (Streamable HTTP and legacy
-// SSE) share: their options, their typed errors, the small HTTP helpers,
-// and the way an HTTP failure becomes a JSON-RPC answer so that a caller
+// SSE) share: their options, their typed errors and the small HTTP helpers.
+// It also turns an HTTP failure into a JSON-RPC answer, so that a caller
 // waiting on a request is never left hanging.
 
 package mcphttp

@@ -1,7 +1,7 @@
 // client_exchange.go builds the client's POSTs and the context of each HTTP
-// exchange with as few allocations as it can: a relay makes one upstream
-// POST per relayed call, and the profile of the relay showed url.Parse,
-// Header.Set and two context.AfterFunc registrations on every one of them.
+// exchange with as few allocations as it can. A relay makes one upstream
+// POST per relayed call. The relay's profile showed url.Parse, Header.Set
+// and two context.AfterFunc registrations on every one of them.
 
 package mcphttp
 
@@ -21,10 +21,10 @@ var (
 )
 
 // exchange is the context of one HTTP exchange. It keeps the caller's
-// values, ends when the connection closes (it is derived from the
-// connection's context) or on cancel, and ends with the caller's ctx only
-// until detach: a response stream handed to a reader goroutine outlives
-// the Write that started it.
+// values. It ends when the connection closes (it is derived from the
+// connection's context) or on cancel. It ends with the caller's ctx only
+// until detach: a response stream handed to a reader goroutine outlives the
+// Write that started it.
 type exchange struct {
 	context.Context // derived from the connection's context
 	caller          context.Context
@@ -86,9 +86,9 @@ func newPOSTRequest(ctx context.Context, u *url.URL, msg []byte, static http.Hea
 		return req.WithContext(ctx)
 	}
 	// io.NopCloser of a *bytes.Reader, as http.NewRequest makes it: the
-	// transport knows that body is in memory and writes headers and body
-	// in one write; a body type of our own cost a second write syscall
-	// per request (the headers flushed first).
+	// transport knows that body is in memory, and writes headers and body in
+	// one write. A body type of our own cost a second write syscall per
+	// request, the headers flushed first.
 	req.Body = io.NopCloser(bytes.NewReader(msg))
 	req.ContentLength = int64(len(msg))
 	req.GetBody = func() (io.ReadCloser, error) {

@@ -1,10 +1,10 @@
 // client_sessionless.go is the client side of 2026-07-28 on Streamable
 // HTTP. The connection learns the era from the answer to server/discover,
-// as it learns a 2025 revision from the answer to initialize; from then on
-// every POST carries MCP-Protocol-Version, Mcp-Method, Mcp-Name for a
-// request naming an entry (encoded as the revision says), and the
-// Mcp-Param headers the caller put in the request's context. There is no
-// session id, no GET stream and no DELETE. A request is cancelled by
+// as it learns a 2025 revision from the answer to initialize. From then on
+// every POST carries MCP-Protocol-Version and Mcp-Method. A request naming
+// an entry carries Mcp-Name, encoded as the revision says. The Mcp-Param
+// headers are those the caller set on the request (mcp.Outbound). There is
+// no session id, no GET stream and no DELETE. A request is cancelled by
 // closing its answer's stream, so a notifications/cancelled is not POSTed
 // but closes the stream of the request it names.
 
@@ -43,10 +43,10 @@ func (c *StreamableConn) Sessionless() bool {
 	return c.sessionless
 }
 
-// sessionlessHeaders adds the revision's headers to a POST of m, when m
-// is sessionless: the connection speaks the era, or m is the probe (a
-// server/discover before any revision is known; once a session's
-// revision is, a server/discover is a request of that session).
+// sessionlessHeaders adds the revision's headers to a POST of m, when m is
+// sessionless. It is when the connection speaks the era, or when m is the
+// probe: a server/discover before any revision is known. Once a session's
+// revision is known, a server/discover is a request of that session.
 func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Request, m *jsonrpc.Message) {
 	c.mu.Lock()
 	on, version := c.sessionless, c.versionHdr

@@ -1,9 +1,10 @@
-// client_streamable.go is the client side of Streamable HTTP: an mcp.Conn
-// that POSTs each message and reads the answer from the POST's body —
-// one JSON document or an event stream — plus the standalone GET stream
-// on which the server sends what is not an answer to a POST. Every
-// request written gets exactly one answer on Read, even when HTTP fails:
-// a gateway relaying calls must never leave one of its callers waiting.
+// client_streamable.go is the client side of Streamable HTTP. It is an
+// mcp.Conn that POSTs each message and reads the answer from the POST's
+// body, one JSON document or an event stream. It also keeps the standalone
+// GET stream, on which the server sends what is not an answer to a POST.
+// Every request written gets exactly one answer on Read, even when HTTP
+// fails: a gateway relaying calls must never leave one of its callers
+// waiting.
 
 package mcphttp
 

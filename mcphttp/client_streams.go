@@ -1,7 +1,7 @@
-// client_streams.go is how a StreamableConn reads event streams: the
+// client_streams.go is how a StreamableConn reads event streams. One is the
 // stream answering one POST, resumed with GET and Last-Event-ID when it
-// breaks before its answers came, and the standalone GET stream, kept open
-// with backoff for as long as the connection lives.
+// breaks before its answers came. The other is the standalone GET stream,
+// kept open with backoff for as long as the connection lives.
 
 package mcphttp
 
@@ -121,13 +121,12 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 	}
 }
 
-// listen starts the standalone GET stream once, after initialization.
-//
-// It returns once the server has answered the first GET (the stream is
-// open, or refused), at most after streamWait: a server may send a request
-// of its own on the stream (sampling, elicitation) as soon as the first
-// call arrives, and one sent before the stream was open was lost. The TS
-// SDK's servers do exactly that.
+// listen starts the standalone GET stream once, after initialization.  It
+// returns once the server has answered the first GET (the stream is open,
+// or refused), at most after streamWait. A server may send a request of its
+// own on the stream (sampling, elicitation) as soon as the first call
+// arrives. One sent before the stream was open was lost. The TS SDK's
+// servers do exactly that.
 func (c *StreamableConn) listen(ctx context.Context) {
 	c.mu.Lock()
 	start := !c.listening

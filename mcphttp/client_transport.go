@@ -1,8 +1,8 @@
 // client_transport.go sends a Streamable HTTP client's POSTs through the
-// HTTP client's transport directly when http.Client would add nothing to
-// them: Client.Do copies every request's headers for a redirect that a
-// backend almost never sends, and makes a cookie URL and a list of the
-// requests it followed — a relay paid that on every relayed call.
+// HTTP client's transport directly, when http.Client would add nothing to
+// them. Client.Do copies every request's headers for a redirect that a
+// backend almost never sends. It makes a cookie URL and a list of the
+// requests it followed. A relay paid that on every relayed call.
 
 package mcphttp
 

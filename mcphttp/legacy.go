@@ -1,6 +1,6 @@
 // legacy.go is the HTTP+SSE server transport of MCP 2024-11-05, which
-// clients written before Streamable HTTP still speak: a GET opens an event
-// stream whose first event names the URL to POST messages to, every POST is
+// clients written before Streamable HTTP still speak. A GET opens an event
+// stream whose first event names the URL to POST messages to. Every POST is
 // accepted at once with 202, and every answer rides the stream. The stream
 // is the session: when the client hangs up, the session and everything it
 // was serving end with it.

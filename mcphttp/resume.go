@@ -184,16 +184,16 @@ func (h *Handler) resumePost(w http.ResponseWriter, r *http.Request, hs *httpSes
 }
 
 // resumeGrace is how long a request whose client left its stream goes on
-// without a client coming back for it (a resuming GET): long enough for
-// one that waits the priming event's retry, short enough that a client
-// gone for good does not keep a backend call open until its timeout, or
-// hold up the server's shutdown.
+// without a client coming back for it with a resuming GET. It is long
+// enough for one that waits the priming event's retry. It is short enough
+// that a client gone for good neither keeps a backend call open until its
+// timeout nor holds up the server's shutdown.
 const resumeGrace = 5 * time.Second
 
-// detached is r's context without the POST's own end: a resumable stream's
-// request goes on after its client leaves, while a GET carries the stream
-// or for resumeGrace after the last one left, and ends with the session
-// and the handler.
+// detached is r's context without the POST's own end. A resumable stream's
+// request goes on after its client leaves: while a GET carries the stream,
+// or for resumeGrace after the last one left. It ends with the session and
+// the handler.
 func (h *Handler) detached(r *http.Request, hs *httpSession, p *postStream) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	go func() {

@@ -5,22 +5,19 @@
 // it and rebuilds the session, as if it had served the initialize itself:
 // the identity it belongs to, the revision, the client's info and
 // capabilities. The gateway's shared backends are connected on every
-// replica, so the session needs nothing more to reach them.
-//
-// What does not move: the replay log of a stream (a client resuming with
-// Last-Event-ID on another replica gets the stream from now on), a request
-// the server sent the client whose answer lands elsewhere, a logging level
-// set on another replica, and per-client upstream sessions of stdio
-// backends (a child process belongs to one replica: the resumed session
-// gets a new one there).
-//
-// A sealed id names its owner by a hash of the identity's key: presented
-// with another identity's credential it is refused as an unknown session,
-// as an id of this replica's own would be. Its liveness — ended by DELETE,
-// idle past the timeout, the per-identity cap — is the Shared sessions'
-// when there are some (Redis); without them a sealed id is accepted for
-// SealedMaxAge after it was issued, and a DELETE ends it on the replica
-// that received it.
+// replica, so the session needs nothing more to reach them.  What does not
+// move: the replay log of a stream (a client resuming with Last-Event-ID on
+// another replica gets the stream from now on). Nor does a request the
+// server sent the client whose answer lands elsewhere, or a logging level
+// set on another replica. A per-client upstream session of a stdio backend
+// stays too: a child process belongs to one replica, and the resumed
+// session gets a new one there.  A sealed id names its owner by a hash of
+// the identity's key: presented with another identity's credential it is
+// refused as an unknown session, as an id of this replica's own would be.
+// Its liveness is the Shared sessions' when there are some (Redis): ended
+// by DELETE, idle past the timeout, the per-identity cap. Without them a
+// sealed id is accepted for SealedMaxAge after it was issued, and a DELETE
+// ends it on the replica that received it.
 //
 // Keys rotate: the Sealer seals with its key and opens with it or the
 // previous one, so that ids issued before a rotation keep working.
@@ -185,9 +182,9 @@ type SharedSessions interface {
 	End(ctx context.Context, owner, sid string) error
 }
 
-// sharedTouchEvery is how often a session in use on this replica tells
-// the shared sessions so and hears whether it ended elsewhere: not a round
-// trip per request, and a session deleted through another replica is
+// sharedTouchEvery is how often a session in use on this replica tells the
+// shared sessions so, and hears whether it ended elsewhere. It is not a
+// round trip per request. A session deleted through another replica is
 // refused here within a second.
 func (h *Handler) sharedTouchEvery() time.Duration { return min(time.Second, h.opts.IdleTimeout/8) }
 

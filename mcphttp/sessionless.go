@@ -1,11 +1,11 @@
 // sessionless.go serves the 2026-07-28 revision on the same endpoint as the
 // 2025 era: a POST whose body's _meta names a sessionless revision is one
 // request served on its own (mcp.Server.ServeSessionless), with no session
-// id. The transport's part is the HTTP face of the revision: the
-// MCP-Protocol-Version header must name the body's revision, and the
-// Mcp-Method and Mcp-Name headers, when sent, the body's method and entry
-// (400 and -32020 when they do not); a revision not served is 400 and
-// -32022, an unknown method 404; GET and DELETE are 405.
+// id. The transport's part is the HTTP face of the revision. The
+// MCP-Protocol-Version header must name the body's revision. The Mcp-Method
+// and Mcp-Name headers, when sent, must name the body's method and entry
+// (400 and -32020 when they do not). A revision not served is 400 and
+// -32022, an unknown method 404. GET and DELETE are 405.
 
 package mcphttp
 
@@ -71,10 +71,10 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 }
 
 // sessionlessStatus is the HTTP status of a sessionless answer sent as
-// plain JSON: 400 for a request that needed a capability the client did
-// not declare (-32021) or whose Mcp-Param headers did not match its
-// arguments (-32020, found by the engine once the tool is known), 200
-// otherwise (the error is in the body).
+// plain JSON. It is 400 for a request that needed a capability the client
+// did not declare (-32021), or whose Mcp-Param headers did not match its
+// arguments (-32020, found by the engine once the tool is known). It is 200
+// otherwise, the error being in the body.
 func sessionlessStatus(answer []byte) int {
 	if e, _ := jsonrpc.Lookup(answer, "error"); e != nil {
 		code, _ := jsonrpc.Lookup(e, "code")

@@ -195,10 +195,10 @@ func (t *sessionTable) idle(cutoff time.Time) []*httpSession {
 	return out
 }
 
-// leastRecentlyUsed returns the session unused for longest among those
-// of owner that are not busy, else among everyone's, or nil if every
-// session is busy: the identity that asks for room pays for it first, so
-// that one caller opening sessions in a loop pushes out only its own.
+// leastRecentlyUsed returns the session unused for longest among those of
+// owner that are not busy, else among everyone's, or nil if every session
+// is busy. The identity that asks for room pays for it first. One caller
+// opening sessions in a loop so pushes out only its own.
 func (t *sessionTable) leastRecentlyUsed(owner string) *httpSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()

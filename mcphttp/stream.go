@@ -1,7 +1,7 @@
-// stream.go writes server-sent events to an HTTP response: the answer
-// stream of one POST (which starts as plain JSON and turns into an event
-// stream only if something must be sent before the answer), and the
-// standalone stream a client opens with GET.
+// stream.go writes server-sent events to an HTTP response. One is the
+// answer stream of one POST, which starts as plain JSON and turns into an
+// event stream only if something must be sent before the answer. The other
+// is the standalone stream a client opens with GET.
 
 package mcphttp
 
@@ -32,9 +32,9 @@ type eventWriter struct {
 	buf     []byte
 	onEvent func(id string, msg []byte) // records events for replay; may be nil
 	// priming, when positive, makes the stream open with a priming event
-	// (SEP-1699: an id to resume from, empty data) carrying this retry, in
-	// milliseconds; such a stream is registered in streams when it starts
-	// (as ps), and each of its messages kept there for a resuming GET.
+	// carrying this retry, in milliseconds (SEP-1699: an id to resume from,
+	// empty data). Such a stream is registered in streams when it starts (as
+	// ps). Each of its messages is kept there for a resuming GET.
 	priming int
 	streams *postStreams
 	keep    int // how many events ps keeps

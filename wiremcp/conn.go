@@ -1,17 +1,16 @@
-// conn.go makes one begun framed connection to an `mcpgate proxy` look
-// like an MCP server connection (an mcp.Conn), so that a proxy is driven by
-// the same mcp.Client, relay and restart loop as every other MCP server.
-//
-// The exchanges of the table (table.go) go on channels of their own, the
-// notification stream is read from the start, and the requests the
-// proxy's MCP server sends its client during a call (tag 12: sampling,
-// elicitation, roots) reach the client as requests from the server under
-// an id of this connection's own, their answers going back on the proxy's
-// channel. Everything else the client's JSON-RPC traffic needs is answered
-// here, locally:
+// conn.go makes one begun framed connection to an `mcpgate proxy` look like
+// an MCP server connection (an mcp.Conn), so that a proxy is driven by the
+// same mcp.Client, relay and restart loop as every other MCP server.  The
+// exchanges of the table (table.go) go on channels of their own, and the
+// notification stream is read from the start. The proxy's MCP server may
+// send its client requests during a call (tag 12: sampling, elicitation,
+// roots). They reach the client as requests from the server, under an id of
+// this connection's own, and their answers go back on the proxy's channel.
+// Everything else the client's JSON-RPC traffic needs is answered here,
+// locally:
 //
 //   - initialize: the proxy already holds its own upstream session, so the
-//     answer is made here — a requested revision we support is echoed, and
+//     answer is made here. A requested revision we support is echoed.
 //     serverInfo is the image's DIVERGE.md name and version when it has
 //     them, else the name the dialler gave. The capabilities (and the
 //     instructions) are the MCP server's when it says them: Dial asks
@@ -174,9 +173,9 @@ func Dial(ctx context.Context, url string, o DialOptions) (_ *Conn, err error) {
 }
 
 // discover asks the MCP server behind the proxy for its capabilities and
-// instructions (server/discover, tag 9): a server of 2026-07-28 says
-// them; for one that does not, the capabilities are all the wire carries,
-// or the seed's from a proxy that does not serve tag 9.
+// instructions (server/discover, tag 9). A server of 2026-07-28 says them.
+// For one that does not, the capabilities are all the wire carries, or the
+// seed's from a proxy that does not serve tag 9.
 func discover(ctx context.Context, s *Session) (caps json.RawMessage, instructions string) {
 	resp, err := s.Exchange(ctx, "server/discover", nil)
 	switch {
@@ -260,10 +259,10 @@ func (c *Conn) ended() bool {
 	return c.reason != nil || c.closed
 }
 
-// Write takes one JSON-RPC message from the client, as the client built
-// it: a request is answered locally or sent on its own channel; an answer
-// goes back to the server request it answers (tag 12); notifications are
-// dropped (the wire carries none of them).
+// Write takes one JSON-RPC message from the client, as the client built it.
+// A request is answered locally or sent on its own channel. An answer goes
+// back to the server request it answers (tag 12). Notifications are
+// dropped: the wire carries none of them.
 func (c *Conn) Write(_ context.Context, m *jsonrpc.Message) error {
 	if c.ended() {
 		return errors.New("the connection to the proxy has ended")

@@ -13,9 +13,9 @@ import (
 )
 
 // serveProxyChannel serves a channel the proxy opened. A server request
-// (tag 12) goes to the client as a request from the server, under an id
-// of this connection's own, and its answer goes back on the channel; the
-// Postgres and Daemon pairs are not served yet (bare finish).
+// (tag 12) goes to the client as a request from the server, under an id of
+// this connection's own. Its answer goes back on the channel. The Postgres
+// and Daemon pairs are not served yet (bare finish).
 func (c *Conn) serveProxyChannel(ctx context.Context, r *wire.Responder, p []byte) {
 	req, err := wire.DecodeProxyChannelRequest(p)
 	if err != nil {

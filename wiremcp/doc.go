@@ -9,10 +9,10 @@
 //     begin and waits for Begun; a Session then feeds secrets, reads the
 //     image's Info and makes MCP exchanges on channels of the begun scope.
 //   - Dial (conn.go) makes one begun connection an mcp.Conn, so that an
-//     mcp.Client drives a proxy as it drives any MCP server: the exchanges
-//     on their channels, the notification stream, the server's own
-//     requests (tag 12), and the little the wire has no form for answered
-//     locally.
+//     mcp.Client drives a proxy as it drives any MCP server. The exchanges
+//     go on their channels, beside the notification stream and the
+//     server's own requests (tag 12). The little the wire has no form for
+//     is answered locally.
 //
 // Payloads stay raw: a result or error is the bytes the proxy sent.
 package wiremcp

@@ -1,7 +1,7 @@
-// wire_inbox.go is the queue between a proxy connection's goroutines
-// (each exchange, the notification stream, the local answers) and the one
-// reader of the mcp.Conn: unbounded, so that no answer ever waits for the
-// reader, and ended once the connection is, after what it holds is read.
+// inbox.go is the queue between a proxy connection's goroutines (each
+// exchange, the notification stream, the local answers) and the one reader
+// of the mcp.Conn. It is unbounded, so that no answer ever waits for the
+// reader. It ends once the connection does, after what it holds is read.
 
 package wiremcp
 

@@ -1,7 +1,6 @@
 // session.go is the start of every use of the framed form: dial, send the
-// tools begin, wait for Begun; then, on the begun scope, the asks the
-// client makes — secrets, Info, one MCP exchange — each on a channel of
-// its own.
+// tools begin, wait for Begun. Then, on the begun scope, the client makes
+// its asks, each on a channel of its own: secrets, Info, one MCP exchange.
 
 package wiremcp
 
