@@ -1,11 +1,11 @@
 // backend_oauth.go makes the gateway an OAuth client of the http and sse
-// backends that demand access tokens (package oauthclient, authcode.go): each
-// such backend gets an oauthclient.Authorization, kept across reloads while its
-// URL and client stay the same; the callback at /oauth/callback takes the
-// authorization server's answer for the backend its state names; and
-// /oauth/client-metadata.json is the gateway's Client ID Metadata
-// Document when one is configured. The tokens are sealed in the store
-// under oauth_client's key, or kept in memory without one.
+// backends that demand access tokens (package oauthclient). Each such
+// backend gets an oauthclient.Authorization, kept across reloads while its
+// URL and client stay the same. The callback at /oauth/callback takes the
+// authorization server's answer for the backend its state names.
+// /oauth/client-metadata.json is the gateway's Client ID Metadata Document
+// when one is configured. The tokens are sealed in the store under
+// oauth_client's key, or kept in memory without one.
 
 package gateway
 

@@ -1,7 +1,7 @@
-// backends.go relays the configured backends into the gateway's server:
-// each becomes a backends.Spec, with its secrets read from the gateway's
-// environment, and the Set that keeps them connected is reported on
-// /readyz, which any prober may read, so it shows state and never a secret.
+// backends.go relays the configured backends into the gateway's server.
+// Each becomes a backends.Spec, with its secrets read from the gateway's
+// environment. The Set that keeps them connected is reported on /readyz,
+// which any prober may read, so it shows state and never a secret.
 
 package gateway
 

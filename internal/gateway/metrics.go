@@ -1,8 +1,8 @@
 // metrics.go wires the gateway's Prometheus metrics: the call middleware
-// and the engine's gate that names entries, gauges over the sessions, the
-// rate buckets, the audit queue and the backends' states, and the /metrics
-// routes — to admins on
-// the main address, and to anyone on an optional loopback-only one.
+// and the engine's gate that names entries, and gauges over the sessions,
+// the rate buckets, the audit queue and the backends' states. It mounts the
+// /metrics routes: to admins on the main address, and to anyone on an
+// optional loopback-only one.
 
 package gateway
 

@@ -1,8 +1,8 @@
 // outbound.go makes the outbound policy (internal/egress) of the
-// configuration's outbound section: every fetch the gateway makes on a
-// third party's word — a backend's resource metadata and its
-// authorization server's endpoints, a client's metadata document, an
-// issuer's key set, an upstream provider's endpoints — goes out under it.
+// configuration's outbound section. Every fetch the gateway makes on a
+// third party's word goes out under it: a backend's resource metadata and
+// its authorization server's endpoints, a client's metadata document, an
+// issuer's key set, an upstream provider's endpoints.
 
 package gateway
 

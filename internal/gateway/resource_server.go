@@ -1,8 +1,8 @@
 // resource_server.go makes the gateway an OAuth 2.1 protected resource when
-// auth.oauth is set: the access tokens of the authorization servers it
-// lists are accepted beside service tokens (package auth), and the
-// Protected Resource Metadata (RFC 9728) tells a client where to get one
-// — at the root well-known URL and at the one suffixed with the MCP
+// auth.oauth is set. The access tokens of the authorization servers it
+// lists are accepted beside service tokens (package auth). The Protected
+// Resource Metadata (RFC 9728) tells a client where to get one. It is
+// served at the root well-known URL and at the one suffixed with the MCP
 // endpoint's path, as the MCP specification has clients try them.
 
 package gateway

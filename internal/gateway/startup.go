@@ -1,10 +1,10 @@
 // startup.go holds the first requests that read the catalogue until the
-// configured backends have had their first chance to come up: a client
-// that connects the moment the gateway listens (stdio above all) would
-// otherwise see an empty list, or "unknown tool" for a tool a second away.
-// The wait ends for good once every backend is up or has failed its first
-// attempt, or after startup_wait; a backend that is down answers then as
-// it would later (-32603 naming it). /readyz says "starting" meanwhile.
+// configured backends have had their first chance to come up. A client that
+// connects the moment the gateway listens (stdio above all) would otherwise
+// see an empty list, or "unknown tool" for a tool a second away. The wait
+// ends for good once every backend is up or has failed its first attempt,
+// or after startup_wait; a backend that is down answers then as it would
+// later (-32603 naming it). /readyz says "starting" meanwhile.
 
 package gateway
 

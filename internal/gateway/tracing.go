@@ -1,9 +1,9 @@
 // tracing.go wires OpenTelemetry traces into the gateway when an OTLP
 // endpoint is configured (tracing.otlp_endpoint, or the standard
-// OTEL_EXPORTER_OTLP_ENDPOINT environment): a server span per MCP request,
-// a client span per call relayed to a backend, the caller's traceparent
-// honoured on HTTP, and the spans flushed when the gateway closes. Off,
-// nothing is installed at all.
+// OTEL_EXPORTER_OTLP_ENDPOINT environment). There is a server span per MCP
+// request and a client span per call relayed to a backend. The caller's
+// traceparent is honoured on HTTP, and the spans are flushed when the
+// gateway closes. Off, nothing is installed at all.
 
 package gateway
 

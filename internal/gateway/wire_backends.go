@@ -1,7 +1,7 @@
-// wire_backends.go builds what a proxy or process backend adds to its
-// Spec: the begin's arguments as JSON and the secrets' values, read from
-// the gateway's environment and from files now, so that a missing one
-// refuses the configuration with its key named (and never its value).
+// wire_backends.go builds what a proxy or process backend adds to its Spec:
+// the begin's arguments as JSON, and the secrets' values. These are read
+// from the gateway's environment and from files now, so that a missing one
+// refuses the configuration with its key named, and never its value.
 
 package gateway
 

@@ -1,11 +1,11 @@
 // authorize.go binds a backend's authorization to the admin's browser that
 // asked for it. The link to the backend's authorization server carries the
-// state its callback is matched by; written to the log, it let whoever
-// read the log (or was sent the link) complete the authorization with an
-// account of their own at the backend, the gateway then acting with it. An
+// state its callback is matched by. Written to the log, it let whoever read
+// the log, or was sent the link, complete the authorization with an account
+// of their own at the backend. The gateway then acted with that account. An
 // admin now opens it from the console: the console sets, on the way, a
-// sealed cookie naming the state and the admin, sent back with the
-// callback alone, and the callback is refused without it.
+// sealed cookie naming the state and the admin, sent back with the callback
+// alone, and the callback is refused without it.
 
 package admin
 

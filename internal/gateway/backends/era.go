@@ -1,9 +1,9 @@
 // era.go is which era of MCP a backend is spoken to in. With EraAuto the
 // first connection asks (mcp.Client.Connect: server/discover, then
-// initialize) and the answer is kept for the backend's later connections
-// and its per-client sessions, so that a reconnect does not ask again; a
-// sessionless connection that fails to start forgets it, and the next
-// asks afresh. Legacy SSE and the container wire are of the session era.
+// initialize). The answer is kept for the backend's later connections and
+// its per-client sessions, so that a reconnect does not ask again. A
+// sessionless connection that fails to start forgets it, and the next asks
+// afresh. Legacy SSE and the container wire are of the session era.
 
 package backends
 

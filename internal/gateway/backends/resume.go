@@ -1,14 +1,14 @@
 // resume.go lets a per-client upstream session of an HTTP backend follow
-// its front session to another replica. When the front session can be
-// resumed elsewhere (mcp.Session.Resumable: its id is sealed), the
-// gateway opens its upstream sessions as it initializes (OpenUpstreams)
-// and seals their ids into the front session's id; a replica resuming
-// the front session hands them back (ResumeUpstreams), and its first call
-// takes up the same upstream session — no initialize, the same server-side
-// state — instead of opening another. Such an upstream session is left
-// open (not DELETEd) when its front session ends on one replica for any
-// reason but the client's DELETE. A stdio backend's upstream session is a
-// child process of one replica and cannot move; nor can an SSE one.
+// its front session to another replica. The front session may be resumable
+// elsewhere (mcp.Session.Resumable: its id is sealed). The gateway then
+// opens its upstream sessions as it initializes (OpenUpstreams), and seals
+// their ids into the front session's id. A replica resuming the front
+// session hands them back (ResumeUpstreams). Its first call takes up the
+// same upstream session, with no initialize and the same server-side state,
+// instead of opening another. Such an upstream session is left open (not
+// DELETEd) when its front session ends on one replica for any reason but
+// the client's DELETE. A stdio backend's upstream session is a child
+// process of one replica and cannot move; nor can an SSE one.
 
 package backends
 

@@ -1,8 +1,8 @@
 // scrub.go keeps secrets out of what a backend reports. A backend's error
-// can quote what it was given — a server echoing the Authorization header
-// it refused, a shell printing its environment — and State is shown on
-// /readyz without authentication, so every configured header and env value
-// is cut out of an error before it is stored.
+// can quote what it was given: a server echoing the Authorization header it
+// refused, a shell printing its environment. State is shown on /readyz
+// without authentication. Every configured header and env value is so cut
+// out of an error before it is stored.
 
 package backends
 

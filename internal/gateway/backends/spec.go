@@ -144,11 +144,11 @@ type ShortRule struct {
 	Kind, Name, Description string // Kind and Name as RoleRule's
 }
 
-// ShortFor is the compact-view description of the backend's entry of
-// kind named name, whose full description is full and whose title is
-// title: the first matching rule's, else one derived as DeriveShort
-// says; "" when there is none or it would not be shorter than full
-// (refused then reports that a configured one was not used).
+// ShortFor is the compact-view description of the backend's entry of kind
+// named name, whose full description is full and whose title is title. It
+// is the first matching rule's, else one derived as DeriveShort says. It is
+// "" when there is none, or when it would not be shorter than full; refused
+// then reports that a configured one was not used.
 func (s Spec) ShortFor(kind, name, full, title string) (short string, refused bool) {
 	configured := false
 	for _, r := range s.Shorts {

@@ -204,10 +204,10 @@ func (b *Mirror) release(k kind) []string {
 		}
 	}
 	if isURIKind(k) {
-		// A URI handed over to b whose adoption has not run yet is b's
-		// in the ledger but not in b.owned: let it go too, or it would
-		// stay with a backend that is gone (the front keeps the entry of
-		// the one that handed it over until then).
+		// A URI handed over to b whose adoption has not run yet is b's in the
+		// ledger, but not in b.owned. Let it go too, or it would stay with a
+		// backend that is gone. The front keeps the entry of the one that handed
+		// it over until then.
 		for _, key := range b.claims.heldURIs(k, b.name) {
 			if b.letGo(k, key) {
 				keys = append(keys, key)

@@ -45,11 +45,10 @@ func NewClaims() *Claims {
 // is so named (a backend's name has no spaces, backends/spec.go).
 const ownName = "(the gateway)"
 
-// ReserveTools holds names for tools of the front server's own — the
-// gateway's, not a backend's — before any backend syncs: a backend listing
-// one is renamed with its own name, or skipped, as at any collision,
-// instead of replacing the server's tool (the registry replaces an entry
-// of the same name silently).
+// ReserveTools holds names for tools of the front server's own (the
+// gateway's, not a backend's) before any backend syncs. A backend listing
+// one is renamed with its own name, or skipped, as at any collision. It
+// does not replace the server's tool, which the registry would do silently.
 func (c *Claims) ReserveTools(names ...string) {
 	for _, n := range names {
 		c.claim(kindTool, n, ownName)

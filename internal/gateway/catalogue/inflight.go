@@ -66,10 +66,11 @@ func NewInflight() *Inflight {
 	return &Inflight{calls: map[uint64]*inflightCall{}, byTok: map[string]*inflightCall{}}
 }
 
-// begin registers r for the duration of one backend call and returns the
-// params to forward (with the gateway's progress token if r has one) and
-// the function that ends the registration, and the call's watchdog, armed
-// for timeout (0: none) before any progress for the call can kick it.
+// begin registers r for the duration of one backend call. It returns the
+// params to forward (with the gateway's progress token if r has one), the
+// function that ends the registration, and the call's watchdog. The
+// watchdog is armed for timeout (0: none) before any progress for the call
+// can kick it.
 func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration) (json.RawMessage, func(), *watchdog) {
 	if r == nil {
 		return params, func() {}, nil
@@ -195,7 +196,7 @@ func (in *Inflight) OnNotification(m *jsonrpc.Message) bool {
 
 // OnRequest relays a backend's request (sampling/createMessage,
 // elicitation/create, roots/list, ...) to the client of the most recent
-// call in flight and returns the client's raw answer or raw error; an
+// call in flight. It returns the client's raw answer or raw error. An
 // accepted elicitation form gets the schema's defaults for the fields it
 // omits (mcp.ElicitationDefaults).
 func (in *Inflight) OnRequest(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {

@@ -1,8 +1,8 @@
 // instructions.go relays the backends' instructions (what a server tells a
 // model about using its tools) to the gateway's clients, who used to get
-// none: with one backend, its own; with several, each under its name, in
-// the configuration's order, so that a model reading "use search__query
-// for…" knows which tools are meant.
+// none. With one backend they are its own. With several, each comes under
+// its name, in the configuration's order, so that a model reading "use
+// search__query for…" knows which tools are meant.
 
 package catalogue
 
@@ -14,9 +14,9 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// Instructions joins the instructions of the backends that are up and
-// that serve the caller at least one entry they see (shown; pass it as
-// mcp.Options.InstructionsFrom): a backend's instructions describe its
+// Instructions joins the instructions of the backends that are up and that
+// serve the caller at least one entry they see. Pass it as
+// mcp.Options.InstructionsFrom. A backend's instructions describe its
 // tools, which a caller who may see none of them has no business reading.
 func (c *Claims) Instructions(shown func(backend string) bool) string {
 	c.mu.Lock()

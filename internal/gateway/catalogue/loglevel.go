@@ -3,8 +3,8 @@
 // its own default and the client never got the messages below it (the
 // reference server's logging tool sent 3 of its 4). A backend's shared
 // session serves every client, so it is set to the most verbose level any
-// client asked for; what each client then gets is filtered by its own
-// level at the front (the relay logs through the front session).
+// client asked for. What each client then gets is filtered by its own level
+// at the front: the relay logs through the front session.
 
 package catalogue
 

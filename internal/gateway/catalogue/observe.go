@@ -1,7 +1,7 @@
 // observe.go lets the relay's user watch each call that goes out to the
-// backend — to time it or trace it — without the relay knowing how: the
-// gateway hangs an OpenTelemetry client span on it, and a relay without
-// an observer pays one nil check.
+// backend, to time it or trace it, without the relay knowing how. The
+// gateway hangs an OpenTelemetry client span on it. A relay without an
+// observer pays one nil check.
 
 package catalogue
 

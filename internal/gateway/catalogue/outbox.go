@@ -1,11 +1,11 @@
 // outbox.go delivers a backend's notifications about one call (progress,
 // log messages) to its caller without ever making the backend wait. They
 // arrive on the backend connection's read loop, which also carries every
-// other caller's answers: writing to a front client from there would let
-// one client that stops reading stall the whole backend (a stream write
-// waits up to its write timeout, then the next one does). So each call in
-// flight gets a bounded queue, drained by its own goroutine, started at
-// its first notification:
+// other caller's answers. Writing to a front client from there would let
+// one client that stops reading stall the whole backend. A stream write
+// waits up to its write timeout, then the next one does. So each call in
+// flight gets a bounded queue, drained by its own goroutine, started at its
+// first notification:
 //   - order per call is the backend's, and the call's result waits until
 //     the queue is drained, so the caller still sees its notifications
 //     before the result;

@@ -1,17 +1,16 @@
-// park.go relays a 2025-era backend's requests to a 2026-07-28 caller.
-// The backend asks during a call (sampling/createMessage,
-// elicitation/create, roots/list) and waits on the same connection for the
-// answer; the caller cannot be asked that way, as its request has no
-// stream for requests from the server. So the call is parked: the caller
-// is answered with an InputRequiredResult naming the backend's request,
-// the backend call goes on waiting, and the caller's retry — carrying the
-// answer in inputResponses and the park's id in requestState — gives the
-// backend its answer and waits for what comes next: the call's result, or
-// the backend's next request, parked again. A request for what the caller
-// did not declare it can give ends the call with -32021. What the backend
-// sends about the call after a retry answered it (progress, log messages)
-// goes on that retry's stream; while the call is parked it has none, and
-// is dropped.
+// park.go relays a 2025-era backend's requests to a 2026-07-28 caller. The
+// backend asks during a call (sampling/createMessage, elicitation/create,
+// roots/list) and waits on the same connection for the answer; the caller
+// cannot be asked that way, as its request has no stream for requests from
+// the server. So the call is parked. The caller is answered with an
+// InputRequiredResult naming the backend's request, and the backend call
+// goes on waiting. The caller's retry carries the answer in inputResponses
+// and the park's id in requestState. It gives the backend its answer and
+// waits for what comes next: the call's result, or the backend's next
+// request, parked again. A request for what the caller did not declare it
+// can give ends the call with -32021. What the backend sends about the call
+// after a retry answered it (progress, log messages) goes on that retry's
+// stream; while the call is parked it has none, and is dropped.
 //
 // The requestState is an unguessable id of a park kept here, bound to the
 // caller, the method and the entry; a retry that does not match, or comes

@@ -1,10 +1,10 @@
 // tasks.go relays the tasks extension (SEP-2663) of backends that speak
-// 2026-07-28. A backend's CreateTaskResult reaches its caller as it came;
-// the gateway notes which backend made the task and for whom, and the
-// caller's tasks/get, tasks/update and tasks/cancel of that id go to that
-// backend (RelayTasks), with params made anew from the id routed on.
-// Another caller naming the id is answered as for an unknown task, by the
-// gateway's own engine: the id is no key to another caller's work.
+// 2026-07-28. A backend's CreateTaskResult reaches its caller as it came.
+// The gateway notes which backend made the task and for whom. The caller's
+// tasks/get, tasks/update and tasks/cancel of that id go to that backend
+// (RelayTasks), with params made anew from the id routed on. Another caller
+// naming the id is answered as for an unknown task, by the gateway's own
+// engine: the id is no key to another caller's work.
 
 package catalogue
 
@@ -31,10 +31,10 @@ type taskRoute struct {
 }
 
 // taskFields are, for each method of the extension, the members of its
-// params besides taskId and _meta that are relayed: the params a backend
+// params besides taskId and _meta that are relayed. The params a backend
 // receives are made anew from what the gateway routed on, never the
-// caller's bytes, so that a key the gateway did not read (a folded twin
-// of taskId naming another caller's task) cannot reach it.
+// caller's bytes. A key the gateway did not read so cannot reach it: a
+// folded twin of taskId naming another caller's task.
 var taskFields = map[string][]string{
 	"tasks/get":    nil,
 	"tasks/cancel": nil,

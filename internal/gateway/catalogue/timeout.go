@@ -1,9 +1,9 @@
 // timeout.go bounds how long a relayed call waits for its backend. A
 // backend that never answers used to keep the call open until the client
-// gave up; now, after Options.CallTimeout without an answer or a progress
-// notification for the call, the caller is answered -32603 with
-// data.kind "timeout" and the backend is sent notifications/cancelled
-// (mcp.Client does that when the call's context ends).
+// gave up. Now the call may go Options.CallTimeout without an answer or a
+// progress notification. The caller is then answered -32603 with data.kind
+// "timeout", and the backend is sent notifications/cancelled (mcp.Client
+// does that when the call's context ends).
 
 package catalogue
 
@@ -21,11 +21,11 @@ import (
 var errCallTimeout = errors.New("relay: the backend did not answer in time")
 
 // watchdog aborts a call once it has been quiet for d; kick restarts the
-// wait (progress from the backend shows it is working). For a call made
-// for a session's caller the request's own context is ended
-// (mcp.Request.Abort), so that no context of its own is made for every
-// relayed call; a 2026-07-28 caller's call outlives its request, and its
-// own context is ended (park.go).
+// wait (progress from the backend shows it is working). For a call made for
+// a session's caller the request's own context is ended
+// (mcp.Request.Abort). No context of its own is so made for every relayed
+// call. A 2026-07-28 caller's call outlives its request, and its own
+// context is ended (park.go).
 type watchdog struct {
 	abort func(error)
 	timer *time.Timer

@@ -1,10 +1,10 @@
 // tombstones.go remembers the entries of a backend that is down. They are
 // out of the front's lists (clients got list_changed), but a client that
-// listed them earlier may still call one: it must learn that the backend
-// is unavailable (-32603 with data.backend, spec'd for partial failure),
-// not that the name never existed. The front server asks the ledger
-// through mcp.Options.Unknown (pass Claims.Unknown), and shows the answer
-// only to callers its gate would have shown the entry to.
+// listed them earlier may still call one. It must learn that the backend is
+// unavailable (-32603 with data.backend, as the specification has it for
+// partial failure), not that the name never existed. The front server asks
+// the ledger through mcp.Options.Unknown (pass Claims.Unknown), and shows
+// the answer only to callers its gate would have shown the entry to.
 //
 // A backend's tombstones are laid when its connection ends (Down), and
 // cleared when it syncs again or leaves the gateway (Unsync, Forget).

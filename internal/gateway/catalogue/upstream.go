@@ -1,9 +1,9 @@
 // upstream.go lets a Backend forward each call on an upstream session
 // chosen per caller. By default every call goes on the Backend's own
-// client (one upstream session shared by every front session); a Router
-// can give a front session an upstream session of its own, with its own
-// Inflight registry, so that what that session's server sends — progress,
-// log messages, sampling, elicitation, roots — can only reach that
+// client: one upstream session shared by every front session. A Router can
+// give a front session an upstream session of its own, with its own
+// Inflight registry. What that session's server sends (progress, log
+// messages, sampling, elicitation, roots) can then only reach that
 // session's calls.
 
 package catalogue

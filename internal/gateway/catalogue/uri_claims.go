@@ -1,13 +1,13 @@
 // uri_claims.go decides which backend serves a resource URI (or URI
 // template) that several list. A name can be renamed with its backend's
-// prefix; a URI cannot, so one backend serves it and the others wait.
-// Which one used to depend on which came up first, so a URI's min_role
-// could change between two starts, and when its owner was removed by a
-// reload the URI was missing until a restart. Now the backend that comes
-// first in the configuration (Claims.SetOrder) serves it, taking it over
-// from a later one that came up sooner; and when the owner lets it go —
-// it no longer lists the URI, it goes down, it is removed — the next
-// claimant in order takes over at once.
+// prefix; a URI cannot, so one backend serves it and the others wait. Which
+// one used to depend on which came up first, so a URI's min_role could
+// change between two starts, and when its owner was removed by a reload the
+// URI was missing until a restart. Now the backend that comes first in the
+// configuration (Claims.SetOrder) serves it, taking it over from a later
+// one that came up sooner. When the owner lets it go (it no longer lists
+// the URI, it goes down, it is removed), the next claimant in order takes
+// over at once.
 
 package catalogue
 
@@ -79,11 +79,11 @@ func (c *Claims) claimURI(k kind, e entry, b *Mirror) (held bool, from string) {
 	return true, from
 }
 
-// releaseURI lets go of key for b. It reports whether b held it; then,
-// when another backend waits for it, next is the one that takes it over
-// (its entry replaces b's in the front, so b must not remove the key), or
-// nil when nobody does (b removes it). next is a copy: the claim itself
-// changes under c.mu when another backend releases the key meanwhile.
+// releaseURI lets go of key for b. It reports whether b held it. When
+// another backend waits for it, next is the one that takes it over: its
+// entry replaces b's in the front, so b must not remove the key. Otherwise
+// next is nil, and b removes it. next is a copy: the claim itself changes
+// under c.mu when another backend releases the key meanwhile.
 func (c *Claims) releaseURI(k kind, key string, b *Mirror) (held bool, next *claimant) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,9 +159,9 @@ func (b *Mirror) adopt(k kind, e entry) {
 }
 
 // yield lets go of key of k (a URI kind) and reports whether b must remove
-// it from the front: not when b did not hold it (another backend serves
-// it), nor when the next claimant takes it over (its entry will replace
-// b's in place, with no gap in the list).
+// it from the front. It must not when b did not hold it: another backend
+// serves it. Nor must it when the next claimant takes it over: its entry
+// will replace b's in place, with no gap in the list.
 func (b *Mirror) yield(k kind, key string) bool {
 	held, next := b.claims.releaseURI(k, key, b)
 	if next != nil {

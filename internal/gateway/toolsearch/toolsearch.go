@@ -1,10 +1,12 @@
 // Package toolsearch is the search mode of a catalogue too big for any
 // context: two tools a client lists instead of the catalogue (package mcp,
-// the search view) — one that finds the caller's visible tools matching a
-// query, ranked by BM25 over their names and descriptions (no model, no
-// download), and returns them with their schemas; and one that calls a
-// tool by name with arguments, exactly as a tools/call for it would be
-// served: the same gate, the same audit (which names the inner tool).
+// the search view).
+//
+// The first finds the caller's visible tools that match a query, ranked
+// by BM25 over their names and descriptions, with no model and no
+// download. It returns them with their schemas. The second calls a tool
+// by name with arguments, exactly as a tools/call for it would be served:
+// the same gate, the same audit, which names the inner tool.
 package toolsearch
 
 import (
@@ -165,11 +167,11 @@ func terms(s string) []string {
 	return out
 }
 
-// eachTerm calls fn with each of s's words, lower-cased in buf (which it
-// returns, grown, for the next call): split at every character that is
-// not a letter or a digit, and at lower-to-upper case changes
-// (getForecast), a trailing plural s dropped, words of one character
-// left out.
+// eachTerm calls fn with each of s's words, lower-cased in buf, which it
+// returns, grown, for the next call. Words are split at every character
+// that is not a letter or a digit, and at lower-to-upper case changes
+// (getForecast). A trailing plural s is dropped, and words of one character
+// are left out.
 func eachTerm(s string, buf []byte, fn func([]byte)) []byte {
 	w := buf[:0]
 	runes := 0
