@@ -1,8 +1,9 @@
-// jwks.go fetches and caches an identity provider's public keys (a JSON
-// Web Key Set, RFC 7517) by key id. A token naming a kid the cache does not
-// hold triggers a refetch — that is how a key rotation reaches us — but at
-// most once per refetchInterval, so that a flood of tokens with made-up
-// kids cannot turn the gateway into a load generator against the provider.
+// jwks.go fetches and caches an identity provider's public keys (a JSON Web
+// Key Set, RFC 7517) by key id. A token naming a kid the cache does not
+// hold triggers a refetch: that is how a key rotation reaches us. It
+// happens at most once per refetchInterval. A flood of tokens with made-up
+// kids so cannot turn the gateway into a load generator against the
+// provider.
 
 package auth
 

@@ -1,9 +1,9 @@
 // jwt.go verifies JSON Web Tokens issued by someone else (an identity
 // provider, or a script holding the shared secret) and turns their claims
 // into an mcp.Identity. One verifier trusts one algorithm and one key
-// source, because letting the token say how it is signed is how JWT
-// libraries have been broken: `alg: none`, or an HS256 token "signed" with
-// the RSA public key as the HMAC secret.
+// source. Letting the token say how it is signed is how JWT libraries have
+// been broken: `alg: none`, or an HS256 token "signed" with the RSA public
+// key as the HMAC secret.
 
 package auth
 

@@ -142,12 +142,12 @@ func (a *Authenticator) Check(ctx context.Context, secret string, now time.Time)
 	return id, at.expires, nil
 }
 
-// untilRevoked returns ctx ended when the credential is revoked or
-// expires. A GET is how a client holds a stream open (the Streamable HTTP
-// standalone stream, a legacy SSE session): every POST is authenticated
-// afresh, but a stream would otherwise go on carrying messages to a
-// credential refused a second after its revocation, or long past its exp.
-// The stream's handler ends with its request's context.
+// untilRevoked returns ctx ended when the credential is revoked or expires.
+// A GET is how a client holds a stream open: the Streamable HTTP standalone
+// stream, a legacy SSE session. Every POST is authenticated afresh. A
+// stream would otherwise go on carrying messages to a credential refused a
+// second after its revocation, or long past its exp. The stream's handler
+// ends with its request's context.
 func (a *Authenticator) untilRevoked(ctx context.Context, id mcp.Identity, at attempt) (context.Context, func()) {
 	var cancel context.CancelFunc
 	if at.expires.IsZero() {
@@ -186,9 +186,9 @@ func (a *Authenticator) untilRevoked(ctx context.Context, id mcp.Identity, at at
 func isGET(r *http.Request) bool { return r.Method == http.MethodGet }
 
 // withoutAuthorization is h without its Authorization header: a new map
-// sharing the other headers' values, so that the server's own request is
-// left as it came (a handler must not modify it) without the cost of a
-// deep Header.Clone on every request.
+// sharing the other headers' values. The server's own request is so left as
+// it came (a handler must not modify it), without the cost of a deep
+// Header.Clone on every request.
 func withoutAuthorization(h http.Header) http.Header {
 	if _, ok := h["Authorization"]; !ok {
 		return h
@@ -284,10 +284,10 @@ func bearer(h http.Header) (string, error) {
 	return cred, nil
 }
 
-// refuse answers 401. The body is plain JSON, not a JSON-RPC error: the
+// refuse answers 401. The body is plain JSON, not a JSON-RPC error. The
 // request has not been read, may not be JSON-RPC at all (the GET of an
-// event stream), and has no id to answer; MCP clients act on the status
-// and the WWW-Authenticate header (RFC 6750 §3), as the MCP authorization
+// event stream), and has no id to answer. MCP clients act on the status and
+// the WWW-Authenticate header (RFC 6750 §3), as the MCP authorization
 // specification has them do.
 func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, at attempt, err error) {
 	why := reasonFor(err)

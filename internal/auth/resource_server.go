@@ -1,12 +1,12 @@
 // resource_server.go makes the gateway an OAuth 2.1 protected resource (MCP
-// authorization, 2025-06-18 onwards): it accepts access tokens — JWTs
-// (RFC 9068) — from the authorization servers it is told to trust, whose
-// keys it finds by discovery (RFC 8414, then OpenID Connect Discovery),
-// and only tokens meant for it: the audience must name its canonical
-// resource URI (RFC 8707). A token's role comes from its scopes, mapped
-// by the configuration (the highest role any of them grants), or from a
-// claim. A token with none of the mapped scopes is refused for
-// insufficient scope, with the scopes it would need.
+// authorization, 2025-06-18 onwards). It accepts access tokens, JWTs (RFC
+// 9068), from the authorization servers it is told to trust. It finds their
+// keys by discovery (RFC 8414, then OpenID Connect Discovery). It takes
+// only tokens meant for it: the audience must name its canonical resource
+// URI (RFC 8707). A token's role comes from its scopes, mapped by the
+// configuration (the highest role any of them grants), or from a claim. A
+// token with none of the mapped scopes is refused for insufficient scope,
+// with the scopes it would need.
 //
 // Discovery happens once, at startup: an issuer that cannot be reached,
 // or whose metadata names another issuer (RFC 8414 §3.3), refuses the

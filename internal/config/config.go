@@ -49,11 +49,10 @@ type Config struct {
 	// Outbound configures the fetches made on a third party's word
 	// (outbound.go): public addresses only unless allowed here.
 	Outbound Outbound `yaml:"outbound"`
-	// StartupWait holds the first requests that read the catalogue (the
-	// lists, calls, initialize) until every configured backend has made
-	// its first attempt to come up, at most this long (default 10s; 0s:
-	// no wait), so that a client connecting at once does not see an empty
-	// catalogue.
+	// StartupWait holds the first requests that read the catalogue (the lists,
+	// calls, initialize) until every configured backend has made its first
+	// attempt to come up. It waits at most this long (default 10s; 0s: no
+	// wait). A client connecting at once so does not see an empty catalogue.
 	StartupWait Duration `yaml:"startup_wait"`
 	// Redis, when set, is where replicas keep what they must agree on at
 	// once (rate buckets, token events, session counts); see cluster.go.

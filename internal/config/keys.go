@@ -1,10 +1,10 @@
 // keys.go checks a configuration file's shape against the typed
-// configuration before decoding it, so that a mistake is reported as a
-// user wrote it — by key path, with what was expected — and not in the
-// terms of Go's types ("field comand not found in type config.BackendConfig").
-// Every key is checked: unknown ones (with the nearest known key), and
-// values of the wrong shape (a string where a list is needed, a word
-// where a number is).
+// configuration before decoding it. A mistake is so reported as a user
+// wrote it, by key path, with what was expected. It is not reported in the
+// terms of Go's types ("field comand not found in type
+// config.BackendConfig"). Every key is checked: unknown ones (with the
+// nearest known key), and values of the wrong shape (a string where a list
+// is needed, a word where a number is).
 
 package config
 

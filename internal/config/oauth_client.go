@@ -1,12 +1,12 @@
 // oauth_client.go configures the gateway as an OAuth client of its
-// backends. An http or sse backend that answers 401 with a Bearer
-// challenge is signed in to the way the MCP specification's clients do
-// it: its authorization server is discovered, the gateway registers there
-// (backends[].oauth with grant authorization_code for a client registered
+// backends. An http or sse backend that answers 401 with a Bearer challenge
+// is signed in to the way the MCP specification's clients do it. Its
+// authorization server is discovered, and the gateway registers there:
+// backends[].oauth with grant authorization_code for a client registered
 // out of band, else a Client ID Metadata Document, else dynamic
-// registration), and an admin opens the link the gateway logs and shows
-// in the console, once. The tokens are kept in the store sealed under
-// the key named here, or in memory only when none is.
+// registration. An admin opens the link the gateway logs and shows in the
+// console, once. The tokens are kept in the store sealed under the key
+// named here, or in memory only when none is.
 
 package config
 

@@ -1,8 +1,9 @@
-// wire_backends.go is what the wire's backends add to a backend: the
-// tools begin's arguments (any YAML value, sent as JSON), the secrets fed
-// to the proxy — named here, their values read from the gateway's
-// environment or from files when the backend is built, never written in
-// the YAML in clear — and, for a process backend, the proxy to start.
+// wire_backends.go is what the wire's backends add to a backend. It holds
+// the tools begin's arguments (any YAML value, sent as JSON) and the
+// secrets fed to the proxy. The secrets are named here, their values read
+// from the gateway's environment or from files when the backend is built,
+// never written in the YAML in clear. A process backend also names the
+// proxy to start.
 //
 // A proxy backend is one framed connection; a proxy serves one at a time,
 // and a later one re-attaches to the container begun (docs/wire.md 3.2), so a

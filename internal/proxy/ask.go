@@ -1,7 +1,7 @@
 // ask.go relays what the MCP server asks of its client while it serves an
-// exchange — sampling/createMessage, elicitation/create, roots/list — to
-// the gateway, as a channel the proxy opens on the begun tools scope (tag
-// 12, McpServerRequest; docs/wire.md 3.6), and hands the gateway's answer back
+// exchange (sampling/createMessage, elicitation/create, roots/list) to the
+// gateway. It opens a channel on the begun tools scope (tag 12,
+// McpServerRequest; docs/wire.md 3.6). It hands the gateway's answer back
 // to the server byte for byte.
 //
 // Only the framed form can carry it: the per-path form has no channel

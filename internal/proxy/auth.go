@@ -1,9 +1,9 @@
 // auth.go closes the wire when it leaves the host. The seed's wire is plain
-// ws:// without authentication, inside a container network; a proxy on
-// another host (a pod in a cluster) is reached by whoever reaches its port,
-// who may list and call every tool and read the Secrets feed in clear. A
-// proxy given a token refuses every request that does not carry it; given
-// a certificate it speaks wss://, and given a client CA it admits only
+// ws:// without authentication, inside a container network. A proxy on
+// another host (a pod in a cluster) is reached by whoever reaches its port.
+// They may list and call every tool, and read the Secrets feed in clear. A
+// proxy given a token refuses every request that does not carry it; given a
+// certificate it speaks wss://, and given a client CA it admits only
 // clients with a certificate of that CA (mutual TLS). With none of these,
 // the seed's form is served as it was.
 

@@ -1,13 +1,13 @@
-// daemon.go is the Daemon pair (docs/wire.md 3.9): a program that talks to a
-// service on the gateway's side dials ws://127.0.0.1:PORT/daemon on the
-// proxy (no credential) and speaks frames of the wire's own format, one
-// per binary message. Exactly like the Postgres pair (pairs.go), with the
-// proxy's channel [1][id] and the gateway's [2][id]: the program's
-// messages go out as channel responses on the gateway's channel, one
-// message each, and the gateway's channel responses on the proxy's are
-// written to the program, one message each. A message that is not a
-// frame, or an authorization frame, ends that connection; text messages
-// mean nothing and are skipped, as on the wire itself.
+// daemon.go is the Daemon pair (docs/wire.md 3.9): a program that talks to
+// a service on the gateway's side dials ws://127.0.0.1:PORT/daemon on the
+// proxy (no credential) and speaks frames of the wire's own format, one per
+// binary message. It is exactly like the Postgres pair (pairs.go), with the
+// proxy's channel [1][id] and the gateway's [2][id]. The program's messages
+// go out as channel responses on the gateway's channel, one message each.
+// The gateway's channel responses on the proxy's are written to the
+// program, one message each. A message that is not a frame, or an
+// authorization frame, ends that connection; text messages mean nothing and
+// are skipped, as on the wire itself.
 
 package proxy
 

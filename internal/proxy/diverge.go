@@ -1,10 +1,10 @@
 // diverge.go reads the image's DIVERGE.md (docs/wire.md §3.5, Info): an
-// optional YAML front matter between two "---" lines, whose keys become
-// the document's, and the Markdown after it, which becomes "readme". Two
-// keys mean something to the proxy and are checked for shape here, so that
-// a broken image says so when asked for its Info rather than misbehaving
-// later: "arguments" (a JSON Schema of the begin's arguments) and
-// "secrets" (the names of the secrets the program needs).
+// optional YAML front matter between two "---" lines, whose keys become the
+// document's, and the Markdown after it, which becomes "readme". Two keys
+// mean something to the proxy, and are checked for shape here: "arguments",
+// a JSON Schema of the begin's arguments, and "secrets", the names of the
+// secrets the program needs. A broken image so says so when asked for its
+// Info, rather than misbehaving later.
 
 package proxy
 

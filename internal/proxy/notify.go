@@ -1,13 +1,13 @@
 // notify.go fans the upstream's notifications out to every open
 // notification stream. Each subscriber has a bounded buffer, and a full
-// buffer drops its OLDEST message: the upstream's reader (which also
-// delivers the answers every exchange waits for) must never wait on a
-// stream nobody reads, and a stream must not be ended for being slow —
-// the spec keeps a notification stream open for as long as the connection
-// lives. A slow reader thus loses the oldest notifications and keeps the
-// newest; Dropped counts what was lost. The server's own streams are
-// ordered ones (order.go): they report what they have written, so that an
-// exchange's answer is written after the notifications sent before it.
+// buffer drops its OLDEST message. The upstream's reader, which also
+// delivers the answers every exchange waits for, must never wait on a
+// stream nobody reads. A stream must not be ended for being slow either:
+// the specification keeps a notification stream open for as long as the
+// connection lives. A slow reader thus loses the oldest notifications and
+// keeps the newest; Dropped counts what was lost. The server's own streams
+// are ordered ones (order.go): they report what they have written, so that
+// an exchange's answer is written after the notifications sent before it.
 
 package proxy
 

@@ -1,15 +1,15 @@
-// pairs.go is the Postgres pair (docs/wire.md 3.8): a program with no network
-// reaches its database through the gateway. The program's driver connects
-// to a loopback port the proxy listens on; the proxy mints an id (from 1,
-// never reused while it lives) and opens its channel [0][id] on the begun
-// scope; the gateway dials its database and opens client channel [0][id].
-// From then on the driver's bytes go out as channel responses on the
-// client-opened channel, as they come, and what the gateway sends on the
-// proxy-opened channel is written to the driver's socket, in order.
+// pairs.go is the Postgres pair (docs/wire.md 3.8): a program with no
+// network reaches its database through the gateway. The program's driver
+// connects to a loopback port the proxy listens on. The proxy mints an id
+// (from 1, never reused while it lives) and opens its channel [0][id] on
+// the begun scope. The gateway dials its database and opens its own channel
+// [0][id]. From then on the driver's bytes go out as channel responses on
+// the client-opened channel, as they come, and what the gateway sends on
+// the proxy-opened channel is written to the driver's socket, in order.
 // Nothing is parsed. Either end closing closes the other: the driver's
 // close finishes the client-opened channel; the gateway finishing the
-// proxy-opened one closes the driver's socket. A driver that connects
-// while no gateway has begun a framed connection is closed at once.
+// proxy-opened one closes the driver's socket. A driver that connects while
+// no gateway has begun a framed connection is closed at once.
 
 package proxy
 

@@ -1,7 +1,7 @@
-// secrets.go is how secret values are handled where they could leak: they
-// become a stdio server's environment only after their names are checked
-// (an error quotes the name, never the value), and a program's refusal of
-// them is scrubbed of any value it echoes before it travels on.
+// secrets.go is how secret values are handled where they could leak. They
+// become a stdio server's environment only after their names are checked;
+// an error quotes the name, never the value. A program's refusal of them is
+// scrubbed of any value it echoes before it travels on.
 
 package proxy
 

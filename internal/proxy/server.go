@@ -1,7 +1,7 @@
 // server.go is the proxy's listening side: both forms of the wire on one
-// port — the per-path form (/tool/*, one exchange per connection) and the
-// one framed connection at / — relaying every MCP exchange to the
-// upstream, each answered exactly once.
+// port. The per-path form is /tool/*, one exchange per connection; the
+// framed form is the one connection at /. It relays every MCP exchange to
+// the upstream, each answered exactly once.
 
 package proxy
 

@@ -1,9 +1,10 @@
-// session.go is the life of one upstream session: dialled by the first
-// exchange that finds none (others wait for that dial rather than start
-// their own), shared by every exchange while it lives, and retired when it
-// dies or an exchange on it gets no answer. A retired session takes no new
-// exchanges and is closed once the last one using it returns, so a
-// transport hiccup on one call does not kill the calls beside it.
+// session.go is the life of one upstream session. It is dialled by the
+// first exchange that finds none; others wait for that dial rather than
+// start their own. It is shared by every exchange while it lives, and
+// retired when it dies or an exchange on it gets no answer. A retired
+// session takes no new exchanges and is closed once the last one using it
+// returns, so a transport hiccup on one call does not kill the calls beside
+// it.
 
 package proxy
 

@@ -1,9 +1,10 @@
-// supervisor.go runs a stdio MCP server the proxy starts itself (docs/wire.md
-// §3.5, §4): started on first need, restarted with backoff when it dies,
-// and restarted at once with new values when secrets are fed — for stdio,
-// the environment is the only way in. One process carries one MCP session,
-// so each process is handed to at most one session (Dial), and a session
-// that ends takes its process with it; the restart is the next session's.
+// supervisor.go runs a stdio MCP server the proxy starts itself
+// (docs/wire.md §3.5, §4). It is started on first need and restarted with
+// backoff when it dies. It is restarted at once with new values when
+// secrets are fed: for stdio, the environment is the only way in. One
+// process carries one MCP session, so each process is handed to at most one
+// session (Dial), and a session that ends takes its process with it; the
+// restart is the next session's.
 
 package proxy
 
@@ -67,8 +68,8 @@ type downtime struct {
 	until  time.Time
 }
 
-// maxDialWait is the longest pending restart Dial waits for: a server that
-// crashed once is back in a moment and the exchange goes through, while an
+// maxDialWait is the longest pending restart Dial waits for. A server that
+// crashed once is back in a moment, and the exchange goes through. An
 // exchange on a server in a crash loop hears at once why it cannot run.
 const maxDialWait = time.Second
 

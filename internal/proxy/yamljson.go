@@ -1,7 +1,7 @@
 // yamljson.go turns the YAML of a front matter into JSON by walking its
-// nodes rather than decoding into Go maps: keys keep the order the author
-// wrote, and numbers keep their digits (a 30-digit integer stays one, where
-// a map[string]any would round it through float64). Aliases are followed
+// nodes, rather than decoding into Go maps. Keys keep the order the author
+// wrote. Numbers keep their digits: a 30-digit integer stays one, where a
+// map[string]any would round it through float64. Aliases are followed
 // within a budget, so that a hostile file cannot expand itself without end.
 
 package proxy

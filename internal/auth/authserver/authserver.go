@@ -1,23 +1,21 @@
-// Package authserver is mcpgate's built-in OAuth 2.1 authorization
-// server, for teams without an identity provider of their own: an MCP
-// client that only speaks OAuth discovers it from the gateway's protected
-// resource metadata, registers (a Client ID Metadata Document, or Dynamic
-// Client Registration, RFC 7591), sends a person to its sign-in page, and
+// Package authserver is mcpgate's built-in OAuth 2.1 authorization server,
+// for teams without an identity provider of their own. An MCP client that
+// only speaks OAuth discovers it from the gateway's protected resource
+// metadata. It registers (a Client ID Metadata Document, or Dynamic Client
+// Registration, RFC 7591) and sends a person to its sign-in page. It then
 // gets access tokens it refreshes itself.
 //
-// What it grants is bounded by what the person proves: they sign in with
-// a service token an admin gave them, and the role a client gets is the
-// lower of the one it asked for and the token's. Revoking that token ends
-// every grant made with it.
-//
-// Only the authorization code flow with PKCE (S256) is served, for public
-// clients. Codes live a minute and redeem once; a second redemption
-// revokes the grant the first made. Refresh tokens rotate on every use,
-// and the one a rotation replaced, presented again, revokes the grant.
-// Access tokens are short JWTs (HS256 under a key only the gateway holds)
-// bound to the gateway's resource URI, and are checked against their
-// grant on use, so a revocation holds at once on the replica that made it
-// and within grantCacheFor on the others.
+// What it grants is bounded by what the person proves: they sign in with a
+// service token an admin gave them, and the role a client gets is the lower
+// of the one it asked for and the token's. Revoking that token ends every
+// grant made with it.  Only the authorization code flow with PKCE (S256) is
+// served, for public clients. Codes live a minute and redeem once; a second
+// redemption revokes the grant the first made. Refresh tokens rotate on
+// every use, and the one a rotation replaced, presented again, revokes the
+// grant. Access tokens are short JWTs (HS256 under a key only the gateway
+// holds), bound to the gateway's resource URI. They are checked against
+// their grant on use. A revocation so holds at once on the replica that
+// made it, and within grantCacheFor on the others.
 //
 // The library question: zitadel/oidc's provider has no resource
 // indicators (RFC 8707) and fosite brings a storage model of its own;
@@ -105,9 +103,9 @@ type Config struct {
 	// grant never made its person sign in again.
 	GrantLifetime time.Duration
 	// UpstreamRecheck bounds a grant made through the upstream provider
-	// (default 24 h): the gateway keeps none of the provider's tokens, so
-	// the person signs in at the provider again — which asks it whether
-	// they may still — at least this often.
+	// (default 24 h). The gateway keeps none of the provider's tokens. The
+	// person so signs in at the provider again at least this often, which asks
+	// it whether they still may.
 	UpstreamRecheck time.Duration
 	// GrantLimit bounds the live grants of one person (the service token
 	// they proved themselves with, or their upstream subject): default 20.

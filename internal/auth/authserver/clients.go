@@ -1,10 +1,10 @@
-// clients.go is how a client becomes known: by a Client ID Metadata
-// Document (its client_id is the https URL of a JSON document naming its
-// redirect URIs, fetched when it asks for authorization and kept as long
-// as the answer's Cache-Control allows), or by Dynamic Client
-// Registration (RFC 7591), which stores it — within ClientLimit clients
-// and RegisterRate registrations a second, so that registration cannot
-// fill the store.
+// clients.go is how a client becomes known. One way is a Client ID Metadata
+// Document: its client_id is the https URL of a JSON document naming its
+// redirect URIs. It is fetched when the client asks for authorization, and
+// kept as long as the answer's Cache-Control allows. The other is Dynamic
+// Client Registration (RFC 7591), which stores it. At most ClientLimit
+// clients are stored, and RegisterRate registrations a second, so that
+// registration cannot fill the store.
 
 package authserver
 

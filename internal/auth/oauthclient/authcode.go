@@ -1,32 +1,29 @@
-// authcode.go is the gateway as an OAuth client of a backend that
-// demands access tokens, the way the MCP specification's clients get
-// them (2025-11-25 and 2026-07-28 authorization): a 401 with a Bearer
-// challenge names the backend's Protected Resource Metadata (RFC 9728),
-// which names its authorization server, whose metadata (RFC 8414) names
-// its endpoints. The gateway registers there — a pre-registered client
-// from the configuration, else a Client ID Metadata Document, else
-// Dynamic Client Registration (RFC 7591) — and an admin does the
-// authorization code flow (PKCE S256, the backend's resource named,
-// RFC 8707) once, from the console, which the log names (the link itself,
-// with its state, is never logged). The authorization server sends the admin back to
-// the gateway's callback; the gateway checks state and iss exactly (RFC
-// 9207), redeems the code, and from then on sends the token and renews
-// it with the refresh token. A 403 insufficient_scope asks the admin
-// again, for the scopes held and the ones challenged together; a
-// backend that refuses a token holding the very scope it challenges for
-// is not asked for again (no loop).
-//
-// What the gateway holds for a backend — registrations by issuer, the
-// tokens, the authorization waiting for the admin — is one record, kept
-// by a Vault: sealed with AES-GCM in the store when a key is configured
-// (vault.go), else in memory only. The caller's own credential is never
-// what a backend sees.
-//
-// This file holds the types and the record; the stages are beside it:
-// authcode_transport.go (sending and renewing the token), authcode_link.go
-// (from a challenge to the admin's link), authcode_register.go (the client
-// at the authorization server), authcode_callback.go (the answer and the
-// code) and authcode_forget.go (an admin's Forget).
+// authcode.go is the gateway as an OAuth client of a backend that demands
+// access tokens, the way the MCP specification's clients get them
+// (2025-11-25 and 2026-07-28 authorization). A 401 with a Bearer challenge
+// names the backend's Protected Resource Metadata (RFC 9728). That names
+// its authorization server, whose metadata (RFC 8414) names its endpoints.
+// The gateway registers there: a pre-registered client from the
+// configuration, else a Client ID Metadata Document, else Dynamic Client
+// Registration (RFC 7591). An admin does the authorization code flow once,
+// from the console, which the log names: PKCE S256, the backend's resource
+// named (RFC 8707). The link itself, with its state, is never logged. The
+// authorization server sends the admin back to the gateway's callback; the
+// gateway checks state and iss exactly (RFC 9207), redeems the code, and
+// from then on sends the token and renews it with the refresh token. A 403
+// insufficient_scope asks the admin again, for the scopes held and the ones
+// challenged together; a backend that refuses a token holding the very
+// scope it challenges for is not asked for again (no loop).  What the
+// gateway holds for a backend is one record, kept by a Vault: registrations
+// by issuer, the tokens, the authorization waiting for the admin. It is
+// sealed with AES-GCM in the store when a key is configured (vault.go),
+// else kept in memory only. The caller's own credential is never what a
+// backend sees.  This file holds the types and the record; the stages are
+// beside it. authcode_transport.go sends and renews the token,
+// authcode_link.go goes from a challenge to the admin's link, and
+// authcode_register.go registers the client at the authorization server.
+// authcode_callback.go takes the answer and the code, and
+// authcode_forget.go an admin's Forget.
 
 package oauthclient
 

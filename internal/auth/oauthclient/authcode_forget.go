@@ -16,12 +16,12 @@ import (
 	"github.com/mcpgate/mcpgate/internal/egress"
 )
 
-// Forget drops the backend's authorization: its tokens (the refresh
-// token revoked first at the authorization server, RFC 7009, when it
-// names a revocation endpoint), the link waiting and the DPoP key, so
-// that the backend's next refusal asks an admin to authorize anew. The
-// client registrations are kept. It answers whether there was a token,
-// and, when the revocation failed, why (the record is dropped anyway).
+// Forget drops the backend's authorization: its tokens, the link waiting
+// and the DPoP key. The refresh token is revoked first at the authorization
+// server (RFC 7009) when it names a revocation endpoint. The backend's next
+// refusal then asks an admin to authorize anew. The client registrations
+// are kept. It answers whether there was a token, and, when the revocation
+// failed, why (the record is dropped anyway).
 func (a *Authorization) Forget(ctx context.Context) (hadToken bool, revokeErr error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

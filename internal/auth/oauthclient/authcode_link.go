@@ -24,10 +24,10 @@ import (
 )
 
 // challenged meets a 401 or a 403 the backend answered to a request that
-// carried sent: the admin is asked (again) to authorize, unless a link
-// is waiting for the scopes already, the backend refused a token that
-// holds the very scopes it challenges for, or there is a token now that
-// the refused request did not carry.
+// carried sent: the admin is asked (again) to authorize. It is not asked
+// when a link is waiting for the scopes already. Nor is it when the backend
+// refused a token that holds the very scopes it challenges for, or when
+// there is a token now that the refused request did not carry.
 func (a *Authorization) challenged(ctx context.Context, status int, ch oauthmeta.Challenge, sent string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -75,12 +75,12 @@ func (a *Authorization) linkServes(p *pending, want []string) bool {
 	return p != nil && a.now().Before(p.Expires) && containsAll(strings.Fields(p.Scope), want)
 }
 
-// saveLink stores the link begin just made (under a.mu) unless, while
-// begin asked the authorization server, another replica stored a link
-// that serves as well or a token this one has not seen: then that record
-// is taken and this link dropped, so that every replica shows one link
-// and the callback, wherever it lands, completes it (a link overwritten
-// by another would fail, and a token overwritten would be lost).
+// saveLink stores the link begin just made (under a.mu). While begin asked
+// the authorization server, another replica may have stored a link that
+// serves as well, or a token this one has not seen. That record is then
+// taken, and this link dropped. Every replica so shows one link, and the
+// callback, wherever it lands, completes it. A link overwritten by another
+// would fail, and a token overwritten would be lost.
 func (a *Authorization) saveLink(ctx context.Context, want []string, loaded *tokenSet) {
 	if a.Env.Vault == nil {
 		return

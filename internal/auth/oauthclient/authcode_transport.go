@@ -165,12 +165,12 @@ func (a *Authorization) refreshAfter(ctx context.Context, refused string) (strin
 	return a.current()
 }
 
-// refresh renews the token with its refresh token (under a.mu); a
-// refusal drops the token set, so that the admin is asked again. It runs
-// inside the vault's Update: a replica that comes second finds the token
-// the first one got, and uses it, instead of presenting a refresh token
-// the authorization server has rotated away (which a server that detects
-// reuse answers by revoking the grant).
+// refresh renews the token with its refresh token (under a.mu); a refusal
+// drops the token set, so that the admin is asked again. It runs inside the
+// vault's Update. A replica that comes second finds the token the first one
+// got, and uses it. It does not present a refresh token the authorization
+// server has rotated away, which a server that detects reuse answers by
+// revoking the grant.
 func (a *Authorization) refresh(ctx context.Context) bool {
 	stale := a.rec.Token.Access
 	refreshed := false

@@ -1,16 +1,14 @@
 // dpop.go binds a backend's tokens to a key of the gateway's (DPoP, RFC
-// 9449; MCP's SEP-1932): when the authorization server says it takes
-// DPoP proofs, every token request and every request to the backend
-// carries a fresh proof — a JWT signed with that key, naming the method
-// and URL (and, towards the backend, a hash of the token) — so that a
-// token that leaks is of no use without the key. A server that asks for a
-// nonce (use_dpop_nonce) gets the request again, once, with the nonce it
-// sent.
-//
-// For the authorization code grant the key is part of the backend's
-// sealed record, so that every replica proves possession of the one key
-// its token is bound to; for client credentials, whose tokens live in
-// memory, so does the key (client.go).
+// 9449; MCP's SEP-1932). The authorization server may say it takes DPoP
+// proofs. Then every token request and every request to the backend carries
+// a fresh proof: a JWT signed with that key, naming the method and URL,
+// and, towards the backend, a hash of the token. A token that leaks is of
+// no use without the key. A server that asks for a nonce (use_dpop_nonce)
+// gets the request again, once, with the nonce it sent.  For the
+// authorization code grant the key is part of the backend's sealed record,
+// so that every replica proves possession of the one key its token is bound
+// to. For client credentials, whose tokens live in memory, so does the key
+// (client.go).
 
 package oauthclient
 

@@ -1,10 +1,10 @@
-// Package oauthmeta is what mcpgate's three OAuth roles share: the
-// metadata of authorization servers (RFC 8414), where to find it and how
-// to check it, the challenges resource servers answer with, and what a
-// URL fetched on someone's word must be (https, or http on loopback).
-// The resource server (package auth), the built-in authorization server
-// (package authserver) and the client of backends (package oauthclient)
-// all use it.
+// Package oauthmeta is what mcpgate's three OAuth roles share. It holds the
+// metadata of authorization servers (RFC 8414), where to find it and how to
+// check it, and the challenges resource servers answer with. It says what a
+// URL fetched on someone's word must be: https, or http on loopback. The
+// resource server (package auth), the built-in authorization server
+// (package authserver) and the client of backends (package oauthclient) all
+// use it.
 package oauthmeta
 
 import (
@@ -148,14 +148,14 @@ func fetchMetadata(ctx context.Context, client *http.Client, u string) (ServerMe
 	return md, http.StatusOK, nil
 }
 
-// LegacyAuthorizationServer is the authorization server of a server of
-// the 2025-03-26 revision, which serves no resource metadata: its
-// authorization base URL is the server URL without its path, whose
-// RFC 8414 metadata (fetched with the MCP-Protocol-Version header that
-// revision names) says where its endpoints are, and without metadata
-// (404) they are the default /authorize, /token and /register there.
-// issuer is that base URL. Such servers knew no resource indicators and
-// no iss parameter; PKCE is required of them as of every revision.
+// LegacyAuthorizationServer is the authorization server of a server of the
+// 2025-03-26 revision, which serves no resource metadata. Its authorization
+// base URL is the server URL without its path. Its RFC 8414 metadata,
+// fetched with the MCP-Protocol-Version header that revision names, says
+// where its endpoints are. Without metadata (404) they are the default
+// /authorize, /token and /register there. issuer is that base URL. Such
+// servers knew no resource indicators and no iss parameter; PKCE is
+// required of them as of every revision.
 func LegacyAuthorizationServer(ctx context.Context, client *http.Client, serverURL string) (issuer string, md ServerMetadata, _ error) {
 	if err := CheckFetchURL(serverURL); err != nil {
 		return "", md, fmt.Errorf("oauth: resource: %w", err)
