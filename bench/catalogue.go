@@ -1,10 +1,10 @@
 // catalogue.go measures what a catalogue costs a client's context: the
-// bytes of tools/list in the full view and in the compact one (package
-// mcp, compact.go) — schemas without prose, and descriptions cut to
-// their first sentence as backends[].derive_short: first_sentence makes
-// them — for the fixture, the reference server (@modelcontextprotocol/
-// server-everything, when the peers are installed) and a generated
-// catalogue of 500 tools.
+// bytes of tools/list in the full view and in the compact one (package mcp,
+// compact.go). The compact view has schemas without prose, and descriptions
+// cut to their first sentence as backends[].derive_short: first_sentence
+// makes them. It measures the fixture, the reference server
+// (@modelcontextprotocol/server-everything, when the peers are installed)
+// and a generated catalogue of 500 tools.
 
 package main
 

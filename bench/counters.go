@@ -1,7 +1,7 @@
 // counters.go reads the allocation counters of a process under test from
-// its Prometheus /metrics endpoint (mcpgate serve's, or the one the
-// bench's own relays serve with the same names), so that allocations per
-// call are the process's own, counted by its runtime.
+// its Prometheus /metrics endpoint: mcpgate serve's, or the one the bench's
+// own relays serve with the same names. Allocations per call are so the
+// process's own, counted by its runtime.
 
 package main
 

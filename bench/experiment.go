@@ -1,7 +1,7 @@
-// experiment.go is one measured row: a target under a load (closed loop
-// at a concurrency, or open loop at a rate), its callers opened once, and
-// what its windows added up to — the calls, and the allocations the
-// relay process counted while they ran.
+// experiment.go is one measured row: a target under a load (closed loop at
+// a concurrency, or open loop at a rate), with its callers opened once. It
+// adds up what its windows saw: the calls, and the allocations the relay
+// process counted while they ran.
 
 package main
 

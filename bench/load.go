@@ -1,7 +1,7 @@
-// load.go drives calls: a closed loop (N callers, each calling again as
-// soon as its answer arrives) and an open loop (calls sent at a fixed
-// rate whatever the answers do, latency counted from the moment a call
-// was due, so that a slow server cannot hide its queue).
+// load.go drives calls. A closed loop has N callers, each calling again as
+// soon as its answer arrives. An open loop sends calls at a fixed rate
+// whatever the answers do. Its latency is counted from the moment a call
+// was due, so that a slow server cannot hide its queue.
 
 package main
 

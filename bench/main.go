@@ -1,12 +1,12 @@
 // Command bench is mcpgate's benchmark harness: a load generator that
-// drives tools/call through every path — the fixture alone, a null relay
-// (the ceiling), mcpgate serve with an http and a stdio backend, mcpgate
-// proxy over both forms of the wire, a go-sdk relay and supergateway —
-// interleaved in one run so that the drift of a shared machine hits all
-// of them alike, and reports calls/s, latency quantiles, allocations per
-// call of the relay process, and ratios computed within the run. It also
-// measures the resident memory of idle sessions and the time to the first
-// answer after mcpgate serve starts.
+// drives tools/call through every path. The paths are the fixture alone, a
+// null relay (the ceiling), mcpgate serve with an http and a stdio backend,
+// mcpgate proxy over both forms of the wire, a go-sdk relay and
+// supergateway. They are interleaved in one run, so that the drift of a
+// shared machine hits all of them alike. It reports calls/s, latency
+// quantiles, allocations per call of the relay process, and ratios computed
+// within the run. It also measures the resident memory of idle sessions and
+// the time to the first answer after mcpgate serve starts.
 //
 //	go run ./bench [-short] [-out DIR]
 //

@@ -1,9 +1,10 @@
 // pairs.go measures the wire's Postgres pair: the same COPY into a real
-// PostgreSQL (peers.RunPostgres), once over a direct loopback connection
-// and once through the pair — the driver connected to an `mcpgate proxy`'s
-// --postgres-listen, the bytes over the framed wire, the gateway's side
-// (package wiremcp, in this process) dialling the database — in the same
-// run. Without PostgreSQL installed the figure is reported as not run.
+// PostgreSQL (peers.RunPostgres), in the same run. Once it goes over a
+// direct loopback connection. Once it goes through the pair: the driver
+// connected to an `mcpgate proxy`'s --postgres-listen, the bytes over the
+// framed wire, and the gateway's side (package wiremcp, in this process)
+// dialling the database. Without PostgreSQL installed the figure is
+// reported as not run.
 
 package main
 

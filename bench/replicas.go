@@ -1,15 +1,15 @@
-// replicas.go measures what scale-out costs and gives: one mcpgate serve
-// on the shared engines (PostgreSQL store, Redis for rate buckets, token
-// events and sealed sessions) against the SQLite row (mcpgate-http), and
-// three such replicas behind HAProxy against one behind the same HAProxy.
-// All of them relay the same fixture, in the same rounds as every other
-// row. Without PostgreSQL, Redis or HAProxy installed the rows are
-// reported as not run.
+// replicas.go measures what scale-out costs and gives. One mcpgate serve on
+// the shared engines (PostgreSQL store, Redis for rate buckets, token
+// events and sealed sessions) is measured against the SQLite row
+// (mcpgate-http). Three such replicas behind HAProxy are measured against
+// one behind the same HAProxy. All of them relay the same fixture, in the
+// same rounds as every other row. Without PostgreSQL, Redis or HAProxy
+// installed the rows are reported as not run.
 //
-// The replicas carry a rate limit no call reaches (a million a second):
-// every call spends from Redis's buckets, as a deployment with limits
-// does, so the shared row pays each engine per call; the SQLite row has
-// none, and its in-process limiter would cost next to nothing.
+// The replicas carry a rate limit no call reaches, a million a second.
+// Every call spends from Redis's buckets, as a deployment with limits does,
+// so the shared row pays each engine per call. The SQLite row has none, and
+// its in-process limiter would cost next to nothing.
 
 package main
 

@@ -5,11 +5,13 @@
 // InputRequiredResult (multi round-trip requests, SEP-2322), and the client
 // retries the request with the answers in inputResponses. The handler runs
 // again from the start and, asking the same questions, gets the answers
-// this time; it must therefore ask before it acts.  The answers gathered
-// over the rounds travel in requestState, sealed with AES-GCM under the
-// server's key. It is bound to the caller, the request's method and entry,
-// and an expiry. A state that was altered, that comes from another caller
-// or request, or that comes too late is refused with -32602.
+// this time; it must therefore ask before it acts.
+//
+// The answers gathered over the rounds travel in requestState, sealed with
+// AES-GCM under the server's key. It is bound to the caller, the request's
+// method and entry, and an expiry. A state that was altered, that comes
+// from another caller or request, or that comes too late is refused with
+// -32602.
 
 package mcp
 

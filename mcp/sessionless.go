@@ -3,11 +3,13 @@
 // capabilities in params._meta, and is answered on its own. The era is
 // decided per request — a request whose _meta names the revision is served
 // here; an initialize opens a session of the 2025 era as before — so one
-// endpoint serves both.  A sessionless request goes through the engine
-// exactly as a session's does (resolution, observers, middleware, the gate,
-// the method), with no Session behind it. What a handler asks of the
-// session comes from the request's own _meta instead: the revision, the
-// client's capabilities, the log level.
+// endpoint serves both.
+//
+// A sessionless request goes through the engine exactly as a session's does
+// (resolution, observers, middleware, the gate, the method), with no
+// Session behind it. What a handler asks of the session comes from the
+// request's own _meta instead: the revision, the client's capabilities, the
+// log level.
 
 package mcp
 

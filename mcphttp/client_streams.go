@@ -121,11 +121,12 @@ func (c *StreamableConn) consume(body io.ReadCloser, waiting map[string]jsonrpc.
 	}
 }
 
-// listen starts the standalone GET stream once, after initialization.  It
-// returns once the server has answered the first GET (the stream is open,
-// or refused), at most after streamWait. A server may send a request of its
-// own on the stream (sampling, elicitation) as soon as the first call
-// arrives. One sent before the stream was open was lost. The TS SDK's
+// listen starts the standalone GET stream once, after initialization.
+//
+// It returns once the server has answered the first GET (the stream is
+// open, or refused), at most after streamWait. A server may send a request
+// of its own on the stream (sampling, elicitation) as soon as the first
+// call arrives. One sent before the stream was open was lost. The TS SDK's
 // servers do exactly that.
 func (c *StreamableConn) listen(ctx context.Context) {
 	c.mu.Lock()

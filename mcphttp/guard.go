@@ -2,11 +2,13 @@
 // attacker's domain that resolves to 127.0.0.1 can make a browser talk to a
 // local server, but it cannot forge the Host or Origin the browser sends.
 // Seed 003's server reflected any Origin; this one refuses what it does not
-// know with 403.  An Origin it does accept may also read the answers of the
-// paths named in CORSPaths (CORS). A browser-based MCP client on another
-// port or a configured origin, such as the Inspector's web UI, so connects,
-// discovers the authorization server and redeems its tokens from the page.
-// The preflight is answered here, before authentication (a preflight never
+// know with 403.
+//
+// An Origin it does accept may also read the answers of the paths named in
+// CORSPaths (CORS). A browser-based MCP client on another port or a
+// configured origin, such as the Inspector's web UI, so connects, discovers
+// the authorization server and redeems its tokens from the page. The
+// preflight is answered here, before authentication (a preflight never
 // carries a credential), and no credentials mode is granted: the gateway's
 // callers present bearer tokens, never cookies, so a page can read only
 // what its own token lets it.

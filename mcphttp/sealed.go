@@ -5,19 +5,22 @@
 // it and rebuilds the session, as if it had served the initialize itself:
 // the identity it belongs to, the revision, the client's info and
 // capabilities. The gateway's shared backends are connected on every
-// replica, so the session needs nothing more to reach them.  What does not
-// move: the replay log of a stream (a client resuming with Last-Event-ID on
-// another replica gets the stream from now on). Nor does a request the
-// server sent the client whose answer lands elsewhere, or a logging level
-// set on another replica. A per-client upstream session of a stdio backend
-// stays too: a child process belongs to one replica, and the resumed
-// session gets a new one there.  A sealed id names its owner by a hash of
-// the identity's key: presented with another identity's credential it is
-// refused as an unknown session, as an id of this replica's own would be.
-// Its liveness is the Shared sessions' when there are some (Redis): ended
-// by DELETE, idle past the timeout, the per-identity cap. Without them a
-// sealed id is accepted for SealedMaxAge after it was issued, and a DELETE
-// ends it on the replica that received it.
+// replica, so the session needs nothing more to reach them.
+//
+// What does not move: the replay log of a stream (a client resuming with
+// Last-Event-ID on another replica gets the stream from now on). Nor does a
+// request the server sent the client whose answer lands elsewhere, or a
+// logging level set on another replica. A per-client upstream session of a
+// stdio backend stays too: a child process belongs to one replica, and the
+// resumed session gets a new one there.
+//
+// A sealed id names its owner by a hash of the identity's key: presented
+// with another identity's credential it is refused as an unknown session,
+// as an id of this replica's own would be. Its liveness is the Shared
+// sessions' when there are some (Redis): ended by DELETE, idle past the
+// timeout, the per-identity cap. Without them a sealed id is accepted for
+// SealedMaxAge after it was issued, and a DELETE ends it on the replica
+// that received it.
 //
 // Keys rotate: the Sealer seals with its key and opens with it or the
 // previous one, so that ids issued before a rotation keep working.

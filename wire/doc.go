@@ -25,11 +25,13 @@
 // each other's inverse, and every way a decode fails is a typed error
 // (errors.go).
 //
-// # Raw JSON  JSON carried by a payload (MCP params and results, error
-// values, the Info document, the secrets' values) is validated but never
-// re-encoded. Decoded values hold the bytes as they arrived. Unknown
-// fields, _meta and integers beyond a float64 so survive a relay byte for
-// byte. Decoded values alias the bytes they were decoded from.
+// # Raw JSON
+//
+// JSON carried by a payload (MCP params and results, error values, the Info
+// document, the secrets' values) is validated but never re-encoded. Decoded
+// values hold the bytes as they arrived. Unknown fields, _meta and integers
+// beyond a float64 so survive a relay byte for byte. Decoded values alias
+// the bytes they were decoded from.
 //
 // # A dozen lines
 //

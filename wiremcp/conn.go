@@ -1,13 +1,14 @@
 // conn.go makes one begun framed connection to an `mcpgate proxy` look like
 // an MCP server connection (an mcp.Conn), so that a proxy is driven by the
-// same mcp.Client, relay and restart loop as every other MCP server.  The
-// exchanges of the table (table.go) go on channels of their own, and the
-// notification stream is read from the start. The proxy's MCP server may
-// send its client requests during a call (tag 12: sampling, elicitation,
-// roots). They reach the client as requests from the server, under an id of
-// this connection's own, and their answers go back on the proxy's channel.
-// Everything else the client's JSON-RPC traffic needs is answered here,
-// locally:
+// same mcp.Client, relay and restart loop as every other MCP server.
+//
+// The exchanges of the table (table.go) go on channels of their own, and
+// the notification stream is read from the start. The proxy's MCP server
+// may send its client requests during a call (tag 12: sampling,
+// elicitation, roots). They reach the client as requests from the server,
+// under an id of this connection's own, and their answers go back on the
+// proxy's channel. Everything else the client's JSON-RPC traffic needs is
+// answered here, locally:
 //
 //   - initialize: the proxy already holds its own upstream session, so the
 //     answer is made here. A requested revision we support is echoed.
@@ -15,10 +16,10 @@
 //     them, else the name the dialler gave. The capabilities (and the
 //     instructions) are the MCP server's when it says them: Dial asks
 //     server/discover on tag 9, which a server of 2026-07-28 answers.
-//     Otherwise they are all the wire carries (tools, resources with
-//     subscribe, prompts, completions, logging; a server without one of
-//     them answers its requests -32601, which a relay takes for none), or
-//     only tools and resources from a proxy that does not serve tag 9;
+//     Otherwise they are all the wire carries: tools, resources with
+//     subscribe, prompts, completions, logging. A server without one of
+//     them answers its requests -32601, which a relay takes for none. A
+//     proxy that does not serve tag 9 gives only tools and resources;
 //   - ping: answered while the connection lives, refused once it ended, so
 //     that a liveness ping notices a dead proxy;
 //   - notifications/initialized and notifications/cancelled: dropped. The

@@ -1,7 +1,7 @@
-// cluster.go connects the commands to the Redis of a deployment of
-// several replicas (redis: {url}, --redis): serve shares rate buckets,
-// token events and session counts through it, and the token commands
-// announce what they change, so that every replica applies it at once.
+// cluster.go connects the commands to the Redis of a deployment of several
+// replicas (redis: {url}, --redis). serve shares rate buckets, token events
+// and session counts through it. The token commands announce what they
+// change, so that every replica applies it at once.
 
 package main
 

@@ -1,6 +1,6 @@
-// logging.go is how every subcommand logs: log/slog to stderr (stdout may
-// be an MCP stream), as text for a person at a terminal and as JSON for
-// anything else — a file, a pipe, a log collector — unless --log-format
+// logging.go is how every subcommand logs: log/slog to stderr, as stdout
+// may be an MCP stream. It writes text for a person at a terminal, and JSON
+// for anything else (a file, a pipe, a log collector), unless --log-format
 // says which.
 
 package main

@@ -13,11 +13,11 @@ import (
 )
 
 // printable returns s with every character that could change what a
-// terminal shows escaped the way Go writes it (\n, \t, \x1b, \u202e): C0
-// and C1 controls, DEL, Unicode format characters (bidirectional
-// overrides among them), invalid UTF-8, and the backslash, so that an
-// escape that was in s cannot be told from one printable added. Any
-// other text is unchanged.
+// terminal shows escaped the way Go writes it (\n, \t, \x1b, \u202e). These
+// are C0 and C1 controls, DEL, Unicode format characters (bidirectional
+// overrides among them), invalid UTF-8, and the backslash. An escape that
+// was in s so cannot be told from one printable added. Any other text is
+// unchanged.
 func printable(s string) string {
 	clean := true
 	for _, r := range s {

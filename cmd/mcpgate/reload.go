@@ -1,16 +1,16 @@
-// reload.go makes `mcpgate serve` follow its configuration: on SIGHUP, or
+// reload.go makes `mcpgate serve` follow its configuration. On SIGHUP, or
 // when the content of the --config file changes, the file is read again
-// with the same flags over it and applied to the running gateway
-// (gateway.Reload says what is applied and what needs a restart). A file
-// that does not load or validate is refused with an error naming the key,
-// and the gateway keeps serving what it ran.
+// with the same flags over it. It is applied to the running gateway;
+// gateway.Reload says what is applied and what needs a restart. A file that
+// does not load or validate is refused with an error naming the key, and
+// the gateway keeps serving what it ran.
 //
 // The file is polled by content hash (once a second by default,
-// --config-poll) rather than watched through inotify: an editor that saves
+// --config-poll) rather than watched through inotify. An editor that saves
 // by writing a new file and renaming it over the old one leaves a watch on
-// a dead inode, and reading one small file a second costs nothing and
-// needs no dependency. A change is applied once the content has stayed the
-// same for one poll, so that a file being written in place is not applied
+// a dead inode. Reading one small file a second costs nothing and needs no
+// dependency. A change is applied once the content has stayed the same for
+// one poll, so that a file being written in place is not applied
 // half-written.
 
 package main

@@ -1,10 +1,9 @@
-// serve_demo.go is what `mcpgate serve` runs when no backend is
-// configured: a backend named "demo" that is the conformance fixture
-// (`mcpgate fixture`) started as a process backend behind `mcpgate proxy`
-// — the whole chain a tool container would use, on one machine — with
-// its tools under their own names (prefix off), so that the printed
-// commands call test_simple_text as it is. And the lines that show how to
-// connect the MCP Inspector.
+// serve_demo.go is what `mcpgate serve` runs when no backend is configured.
+// The backend named "demo" is the conformance fixture (`mcpgate fixture`)
+// started as a process backend behind `mcpgate proxy`: the whole chain a
+// tool container would use, on one machine. Its tools go under their own
+// names (prefix off), so that the printed commands call test_simple_text as
+// it is. And the lines that show how to connect the MCP Inspector.
 
 package main
 

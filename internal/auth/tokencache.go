@@ -28,11 +28,13 @@ type TokenSource interface {
 }
 
 // Tokens is the in-memory index of service tokens. It is safe for
-// concurrent use.  The index only grows, and a revocation in it is never
-// undone. The store has no way to delete a token or to un-revoke one. A
-// Refresh so merges what the store says into what this process knows,
-// instead of replacing it. That keeps a Refresh that read the store just
-// before a concurrent Create or Revoke from losing either.
+// concurrent use.
+//
+// The index only grows, and a revocation in it is never undone. The store
+// has no way to delete a token or to un-revoke one. A Refresh so merges
+// what the store says into what this process knows, instead of replacing
+// it. That keeps a Refresh that read the store just before a concurrent
+// Create or Revoke from losing either.
 type Tokens struct {
 	src TokenSource
 	log *slog.Logger
@@ -254,12 +256,13 @@ func (t *Tokens) List() []store.Token {
 
 // Verify finds the token whose secret this is and checks it may be used at
 // now. On ErrTokenRevoked and ErrTokenExpired the record is returned too,
-// so that the caller can log which token was refused.  The lookup is a map
-// access keyed by SHA-256(secret), not a constant-time comparison, and that
-// is safe. A timing difference could at most tell an attacker how much of a
-// stored hash matches the hash of their guess. They cannot choose a guess
-// whose hash has a given prefix (that is a preimage search), nor turn a
-// known hash back into a token.
+// so that the caller can log which token was refused.
+//
+// The lookup is a map access keyed by SHA-256(secret), not a constant-time
+// comparison, and that is safe. A timing difference could at most tell an
+// attacker how much of a stored hash matches the hash of their guess. They
+// cannot choose a guess whose hash has a given prefix (that is a preimage
+// search), nor turn a known hash back into a token.
 func (t *Tokens) Verify(secret string, now time.Time) (store.Token, error) {
 	if !looksLikeToken(secret) {
 		return store.Token{}, ErrUnknownToken

@@ -1,7 +1,8 @@
 // buckets.go is the rate limiter's shared buckets: a token bucket per key
-// in a Redis hash (tokens, and when they were counted), spent by one
-// script that reads the Redis server's clock, so that every replica spends
-// from the same bucket at the same instant and no two admissions race.
+// in a Redis hash, holding the tokens and when they were counted. One
+// script spends them, reading the Redis server's clock. Every replica so
+// spends from the same bucket at the same instant, and no two admissions
+// race.
 
 package cluster
 

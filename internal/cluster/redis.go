@@ -6,8 +6,8 @@
 //     admits exactly N, whatever the replicas' clocks say;
 //   - token events (Publish, Watch): a token created or revoked through one
 //     replica is announced on a channel, and every other replica applies it
-//     at once (streams held open with a revoked token end); a replica that
-//     missed messages — its subscription broke — catches up from the store,
+//     at once. Streams held open with a revoked token end. A replica that
+//     missed messages, its subscription broken, catches up from the store,
 //     which stays the source of truth;
 //   - sessions (Sessions): which sealed sessions are open and when each was
 //     last used, and so how many an identity holds, across replicas.

@@ -1,6 +1,6 @@
 // tokens.go announces token changes between replicas: a message on one
 // channel for each token created or revoked, applied by every replica that
-// hears it; on every (re)subscription the replica reads the store, so that
+// hears it. On every (re)subscription the replica reads the store, so that
 // what it missed while it was not listening is caught up.
 
 package cluster

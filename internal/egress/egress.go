@@ -1,19 +1,20 @@
 // Package egress is the one policy for the HTTP requests the gateway makes
-// on someone else's word: a URL a backend's 401 named, a link inside
-// metadata it served, a client_id that is a URL, an endpoint or a key set
-// an issuer's metadata points to. The operator's configuration chose none
-// of them, so each request goes out under the same rules:
+// on someone else's word. Such a request may go to a URL a backend's 401
+// named, a link inside metadata it served, or a client_id that is a URL. It
+// may go to an endpoint or a key set an issuer's metadata points to. The
+// operator's configuration chose none of them, so each request goes out
+// under the same rules:
 //
 //   - redirects are not followed (a metadata URL on the backend's own
 //     origin answered 302 to the cloud's metadata service, and the gateway
 //     followed it);
 //   - a connection takes at most ConnectTimeout, a whole request at most
 //     Timeout, and an answer's body at most MaxBody bytes;
-//   - the address is checked when the connection is made, after the name
-//     is resolved (so a name that resolves inward is refused too): only
-//     global unicast addresses are reached, unless the host is one the
-//     operator allowed, or the origin is one the operator configured (a
-//     backend on loopback whose metadata is on its own origin);
+//   - the address is checked when the connection is made, after the name is
+//     resolved, so a name that resolves inward is refused too. Only global
+//     unicast addresses are reached, unless the host is one the operator
+//     allowed, or the origin is one the operator configured (a backend on
+//     loopback whose metadata is on its own origin);
 //   - what was fetched reaches a log line, an error or a page only as a
 //     Summary: escaped and of bounded size.
 package egress

@@ -4,11 +4,11 @@
 // alone, and so are the clients' sessions.
 //
 // What a reload applies, and what it leaves for a restart:
-//   - backends: applied, by name. A backend whose Spec is unchanged is not
-//     touched; one whose Spec differs in any field (command, URL, a
-//     secret's value, prefix, minimum roles, …) is stopped and started
-//     again; a new name is started; a name gone is stopped, and its entries
-//     leave the catalogue (clients get list_changed).
+//   - A backend whose Spec is unchanged is not touched. One whose Spec
+//     differs in any field (command, URL, a secret's value, prefix, minimum
+//     roles, …) is stopped and started again. A new name is started. A name
+//     gone is stopped, and its entries leave the catalogue (clients get
+//     list_changed).
 //   - rate_limits: applied; the new rules start with full buckets.
 //   - listen, store, http, auth, oauth_client, catalogue, roles, audit,
 //     metrics: not applied. They are bound into listeners, the store, the

@@ -1,13 +1,13 @@
 // Package oauthtest plays an external OAuth authorization server for the
-// tests of the gateway as a protected resource: it publishes its metadata
-// (RFC 8414, at the well-known path inserted before the issuer's path)
-// and its keys (a JWKS), and mints RS256 access tokens (RFC 9068) with the
-// claims a test asks for. For a real OAuth client (the TypeScript SDK's)
-// it also runs the authorization code flow with PKCE (S256), with dynamic
+// tests of the gateway as a protected resource. It publishes its metadata
+// (RFC 8414, at the well-known path inserted before the issuer's path) and
+// its keys (a JWKS). It mints RS256 access tokens (RFC 9068) with the
+// claims a test asks for. For a real OAuth client (the TypeScript SDK's) it
+// also runs the authorization code flow with PKCE (S256), with dynamic
 // client registration (RFC 7591) and the resource indicator (RFC 8707):
-// exact redirect URIs, one-use codes, the verifier checked. It signs with
-// a real key over a real socket; only the person signing in is made up
-// (the authorization endpoint approves at once, as Subject).
+// exact redirect URIs, one-use codes, the verifier checked. It signs with a
+// real key over a real socket; only the person signing in is made up (the
+// authorization endpoint approves at once, as Subject).
 package oauthtest
 
 import (

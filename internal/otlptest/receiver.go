@@ -1,7 +1,7 @@
-// Package otlptest is a trace collector for tests: an OTLP/HTTP receiver
-// on a loopback socket that decodes what an exporter sends with the
-// protocol's own protobuf types, and keeps every request's headers and
-// raw bytes so that a test can check what reached it and what did not.
+// Package otlptest is a trace collector for tests: an OTLP/HTTP receiver on
+// a loopback socket. It decodes what an exporter sends with the protocol's
+// own protobuf types. It keeps every request's headers and raw bytes, so
+// that a test can check what reached it and what did not.
 package otlptest
 
 import (

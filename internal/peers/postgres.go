@@ -1,9 +1,9 @@
 // postgres.go starts a real PostgreSQL server for a test: Debian's
-// postgresql package (scripts/peers.sh installs it when it is missing), a
-// fresh cluster in a temporary folder, on a free loopback port, trusting
-// local connections, run by an unprivileged user (PostgreSQL refuses to
-// run as root: as root the server runs as the postgres user), stopped when
-// the test ends.
+// postgresql package, which scripts/peers.sh installs when it is missing.
+// It makes a fresh cluster in a temporary folder, on a free loopback port,
+// trusting local connections. It runs as an unprivileged user, as
+// PostgreSQL refuses to run as root: as root the server runs as the
+// postgres user. It is stopped when the test ends.
 
 package peers
 

@@ -16,8 +16,8 @@
 //     Role comes first so that a caller knocking on a door it may never
 //     open does not drain the budget it needs for the doors it may.
 //
-// Seed 003 is the cautionary tale behind every rule here: its gate read
-// only the identity (for rate limiting) and never the role, and two of its
+// Seed 003 is the cautionary tale behind every rule here. Its gate read
+// only the identity (for rate limiting) and never the role. Two of its
 // three gated methods bypassed the gate, so a viewer token reached data a
 // REST viewer was refused. The engine (package mcp) now calls the gate at
 // the one place every gated method passes; this package makes the gate

@@ -1,8 +1,8 @@
 // gate.go is the mcp.Gate that enforces roles and rate limits. The engine
-// calls Visible for every list entry and Admit before every tools/call,
-// resources/read and prompts/get; both read the caller from the context,
-// so no transport and no method can reach an entry by a path the role
-// check does not see (seed 003's bug: two methods did).
+// calls Visible for every list entry, and Admit before every tools/call,
+// resources/read and prompts/get. Both read the caller from the context. No
+// transport and no method can so reach an entry by a path the role check
+// does not see; seed 003's bug was that two methods did.
 
 package policy
 

@@ -5,15 +5,15 @@
 //   - The default and role rules draw from the identity's general bucket:
 //     one budget per principal, whatever it calls.
 //   - An entry rule draws from a bucket of its own per identity (identity ×
-//     rule), so throttling "expensive_*" to 1/min neither spends nor is
-//     spent by the identity's general budget: an agent that used its
+//     rule). Throttling "expensive_*" to 1/min so neither spends nor is
+//     spent by the identity's general budget. An agent that used its
 //     expensive call still has its cheap ones, and the reverse.
 //   - PerEntry splits any of these further by entry (identity × rule ×
 //     entry).
 //   - Opening a session or a stream (mcp.KindSession) is counted under the
-//     same rule as a call, in a bucket of its own: a flood of initialize
-//     is throttled at the caller's call rate, and a session opened spends
-//     none of the calls.
+//     same rule as a call, in a bucket of its own. A flood of initialize is
+//     throttled at the caller's call rate, and a session opened spends none
+//     of the calls.
 //
 // Memory: a bucket that has refilled to its burst is indistinguishable from
 // a fresh one, so Sweep drops it. After Sweep(now) the limiter holds only
@@ -196,9 +196,9 @@ func (b *bucket) spend(clock func() time.Time) (bool, time.Duration) {
 }
 
 // honest stretches the delay x/time/rate reports until the bucket itself
-// agrees a token is there: the delay and the refill are computed in
-// floating point by different formulas, and a retry hint that is a
-// nanosecond short sends the caller into a second refusal.
+// agrees a token is there. The delay and the refill are computed in
+// floating point by different formulas. A retry hint that is a nanosecond
+// short sends the caller into a second refusal.
 func (b *bucket) honest(now time.Time, d time.Duration) time.Duration {
 	perSec := float64(b.lim.Limit())
 	for range 4 {

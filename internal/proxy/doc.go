@@ -15,12 +15,12 @@
 //   - Contract is the client of a program that follows the container
 //     contract (POST /register, POST /secrets).
 //   - ParseInfo and ReadInfo read the image's DIVERGE.md.
-//   - Gate holds exchanges until the first secrets feed when the image
+//   - SecretsGate holds exchanges until the first secrets feed when the image
 //     declares secrets.
-//   - The server keeps the MCP server's order on the wire: an answer is
-//     written after every notification the server sent before it has
-//     been written on each open notification stream (order.go), so a
-//     call's progress and log messages reach the gateway during the call.
+//   - The server keeps the MCP server's order on the wire (order.go). An
+//     answer is written after every notification the server sent before it
+//     has been written on each open notification stream. A call's progress
+//     and log messages so reach the gateway during the call.
 //
 // Secret values never appear in anything this package logs or returns as
 // an error: only names are ever quoted.

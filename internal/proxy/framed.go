@@ -3,12 +3,13 @@
 // the gateway's half of a Postgres pair (pairs.go) or a Daemon pair
 // (daemon.go). The begun scope is also where the proxy opens its own
 // channels to ask the gateway what the MCP server asks of its client
-// (ask.go).  The container begins once; a connection begins each time
-// (docs/wire.md 3.2). The first begin of the proxy's life registers the
-// program. The first begin of a later connection re-attaches. It is
-// answered with the same Begun, without /register, when its arguments are
-// equal as JSON to the first's, and refused ("kind":"begun") when they are
-// not.
+// (ask.go).
+//
+// The container begins once; a connection begins each time (docs/wire.md
+// 3.2). The first begin of the proxy's life registers the program. The
+// first begin of a later connection re-attaches. It is answered with the
+// same Begun, without /register, when its arguments are equal as JSON to
+// the first's, and refused ("kind":"begun") when they are not.
 
 package proxy
 

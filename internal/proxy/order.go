@@ -4,12 +4,13 @@
 // But the notification channels and the answer are written by different
 // goroutines. Without a barrier, a progress or log message the server sent
 // just before its result often reached the gateway after it, when the call
-// was over and the message had no one to go to.  So each notification gets
-// a sequence number as it is published, and each stream (a notification
-// channel, a notifications path) reports what it has written. An answer is
-// written only once every stream of its form has written every notification
-// published before the answer came (await). A slow stream may drop them
-// instead, under the policy of notify.go.
+// was over and the message had no one to go to.
+//
+// So each notification gets a sequence number as it is published, and each
+// stream (a notification channel, a notifications path) reports what it has
+// written. An answer is written only once every stream of its form has
+// written every notification published before the answer came (await). A
+// slow stream may drop them instead, under the policy of notify.go.
 //
 // A stream that holds an answer back for longer than the grace stops
 // holding answers back until it has caught up (written everything it was

@@ -3,11 +3,12 @@
 // The wire carries the session era's exchanges, so the proxy makes up
 // what a sessionless server needs and the exchange does not say:
 //
-//   - A log level in each request's _meta (the revision's servers log for
-//     a request only when it names one): the one logging/setLevel last
-//     set, answered by the proxy itself, or debug — a session-era server
-//     never told a level sends what it likes, and the gateway filters for
-//     each caller anyway. A level the request names itself is kept.
+//   - A log level in each request's _meta, as the revision's servers log
+//     for a request only when it names one. It is the one logging/setLevel
+//     last set, answered by the proxy itself, or debug. A session-era
+//     server never told a level sends what it likes, and the gateway
+//     filters for each caller anyway. A level the request names itself is
+//     kept.
 //   - The answers to an InputRequiredResult: each input goes to the
 //     gateway as the server request it would have been in a session (tag
 //     12, ask.go), and the request is retried with the answers, up to
@@ -18,12 +19,12 @@
 //     tool no answer has shown yet.
 //   - The notifications of a session: a subscriptions/listen is kept open
 //     while the session lives, for the list changes and the resources
-//     subscribed to; when it had to be opened again, the three list
-//     changes are told, since what changed meanwhile was not.
+//     subscribed to. When it had to be opened again, the three list changes
+//     are told, since what changed meanwhile was not.
 //   - resources/subscribe and unsubscribe, answered by the proxy: the
-//     listen is opened again with the new set of URIs (kept for the
-//     sessions to come), and the answer waits for its acknowledgement, so
-//     that an update after the answer is not missed.
+//     listen is opened again with the new set of URIs, kept for the
+//     sessions to come. The answer waits for its acknowledgement, so that
+//     an update after the answer is not missed.
 
 package proxy
 

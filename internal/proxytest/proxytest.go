@@ -46,9 +46,9 @@ func serveUpstream(tb testing.TB, s *mcp.Server, o mcphttp.Options) *proxy.Upstr
 }
 
 // Serve serves a proxy in front of up, with the DIVERGE.md at infoPath, on
-// a loopback socket, and returns its ws:// URL and a kill that ends it as
-// a crash would: listener and every connection, the hijacked WebSocket
-// included, closed at once. Killed when tb ends if not before.
+// a loopback socket. It returns its ws:// URL, and a kill that ends it as a
+// crash would: the listener and every connection closed at once, the
+// hijacked WebSocket included. Killed when tb ends if not before.
 func Serve(tb testing.TB, up *proxy.Upstream, infoPath string) (url string, kill func()) {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,5 +1,5 @@
 // secure.go serves a proxy as one that leaves its host should be served:
-// wss:// with a certificate of a test CA, mutual TLS, a bearer token; and
+// wss:// with a certificate of a test CA, mutual TLS, a bearer token. It
 // makes the PEM files of that CA, of another CA, and of clients of each.
 
 package proxytest

@@ -1,15 +1,15 @@
-// authserver_records.go is what the built-in OAuth authorization server keeps: the
-// clients that registered dynamically (RFC 7591), the one-use
-// authorization codes, and the grants a person consented to, each with
-// its current refresh token and the one it replaced. Only hashes of codes
-// and refresh tokens are kept, never the values.
+// authserver_records.go is what the built-in OAuth authorization server
+// keeps: the clients that registered dynamically (RFC 7591), the one-use
+// authorization codes, and the grants a person consented to, each with its
+// current refresh token and the one it replaced. Only hashes of codes and
+// refresh tokens are kept, never the values.
 //
 // The rules live here once, in SQL both stores speak, over a transaction
-// each store supplies (OAuthSQL.Tx): a code is redeemed once, and a
-// second redemption revokes the grant the first one made (OAuth 2.1
-// §4.1.3); a refresh token is spent by its rotation, and presenting the
-// one it replaced revokes the grant (§4.3.1). Each change is one
-// conditional UPDATE, so two replicas racing cannot both win.
+// each store supplies (OAuthSQL.Tx). A code is redeemed once, and a second
+// redemption revokes the grant the first one made (OAuth 2.1 §4.1.3). A
+// refresh token is spent by its rotation, and presenting the one it
+// replaced revokes the grant (§4.3.1). Each change is one conditional
+// UPDATE, so two replicas racing cannot both win.
 
 package store
 

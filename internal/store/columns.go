@@ -1,8 +1,7 @@
-// columns.go is how a time.Time and a time.Duration are kept in a
-// store's columns, the same in every store: a time as UTC unix
-// nanoseconds in an integer, so that it comes back exactly, to the
-// nanosecond, and sorts as a number; a duration as whole microseconds
-// (the audit column duration_us).
+// columns.go is how a time.Time and a time.Duration are kept in a store's
+// columns, the same in every store. A time is UTC unix nanoseconds in an
+// integer, so that it comes back exactly, to the nanosecond, and sorts as a
+// number. A duration is whole microseconds (the audit column duration_us).
 
 package store
 

@@ -1,8 +1,8 @@
 // Package testkit is what the project's tests lean on: a bounded context,
-// a bounded wait for a condition no event announces, the check that a test
-// leaves no goroutine behind, the mcpgate binary built once per test
-// binary, and free loopback ports. It imports nothing of the project, so
-// that every package's tests, the library's included, may use it.
+// and a bounded wait for a condition no event announces. It checks that a
+// test leaves no goroutine behind, builds the mcpgate binary once per test
+// binary, and finds free loopback ports. It imports nothing of the project,
+// so that every package's tests, the library's included, may use it.
 package testkit
 
 import (

@@ -1,10 +1,12 @@
 // authorize.go is the authorization endpoint: the sign-in and consent page,
-// and what its form does.  A request whose client or redirect URI does not
-// check out is answered on the page, never by a redirect, which would be an
-// open redirect. Once both are known good, every other error goes back to
-// the client's redirect URI with the state exactly as it came. The form
-// carries the request's own parameters and the POST checks them all again:
-// nothing the page showed is trusted when it comes back.
+// and what its form does.
+//
+// A request whose client or redirect URI does not check out is answered on
+// the page, never by a redirect, which would be an open redirect. Once both
+// are known good, every other error goes back to the client's redirect URI
+// with the state exactly as it came. The form carries the request's own
+// parameters and the POST checks them all again: nothing the page showed is
+// trusted when it comes back.
 
 package authserver
 

@@ -8,14 +8,16 @@
 // What it grants is bounded by what the person proves: they sign in with a
 // service token an admin gave them, and the role a client gets is the lower
 // of the one it asked for and the token's. Revoking that token ends every
-// grant made with it.  Only the authorization code flow with PKCE (S256) is
-// served, for public clients. Codes live a minute and redeem once; a second
-// redemption revokes the grant the first made. Refresh tokens rotate on
-// every use, and the one a rotation replaced, presented again, revokes the
-// grant. Access tokens are short JWTs (HS256 under a key only the gateway
-// holds), bound to the gateway's resource URI. They are checked against
-// their grant on use. A revocation so holds at once on the replica that
-// made it, and within grantCacheFor on the others.
+// grant made with it.
+//
+// Only the authorization code flow with PKCE (S256) is served, for public
+// clients. Codes live a minute and redeem once; a second redemption revokes
+// the grant the first made. Refresh tokens rotate on every use, and the one
+// a rotation replaced, presented again, revokes the grant. Access tokens
+// are short JWTs (HS256 under a key only the gateway holds), bound to the
+// gateway's resource URI. They are checked against their grant on use. A
+// revocation so holds at once on the replica that made it, and within
+// grantCacheFor on the others.
 //
 // The library question: zitadel/oidc's provider has no resource
 // indicators (RFC 8707) and fosite brings a storage model of its own;

@@ -1,17 +1,18 @@
 // upstream.go lets a person sign in on the authorization page through a
-// configured OpenID Connect provider instead of with a service token.  The
-// page links to UpstreamPath with the client's request; the server checks
-// that request, keeps it with a fresh state, nonce and PKCE verifier in a
-// sealed, short-lived cookie bound to this browser, and sends the person to
-// the provider. The provider sends them back to UpstreamCallbackPath. There
-// the cookie must be present, the state equal to it exactly, and the iss,
-// when sent, the provider's. The code is redeemed with the verifier. The ID
-// token must be signed by the provider's keys, issued by it, meant for the
-// gateway and unexpired, and carry the nonce exactly. The person's role
-// comes from its claims, by the configuration's mapping. The consent page
-// then shows who they are and which role the client gets, never more than
-// theirs. Its form carries the sign-in, sealed and bound to that very
-// request.
+// configured OpenID Connect provider instead of with a service token.
+//
+// The page links to UpstreamPath with the client's request; the server
+// checks that request, keeps it with a fresh state, nonce and PKCE verifier
+// in a sealed, short-lived cookie bound to this browser, and sends the
+// person to the provider. The provider sends them back to
+// UpstreamCallbackPath. There the cookie must be present, the state equal
+// to it exactly, and the iss, when sent, the provider's. The code is
+// redeemed with the verifier. The ID token must be signed by the provider's
+// keys, issued by it, meant for the gateway and unexpired, and carry the
+// nonce exactly. The person's role comes from its claims, by the
+// configuration's mapping. The consent page then shows who they are and
+// which role the client gets, never more than theirs. Its form carries the
+// sign-in, sealed and bound to that very request.
 
 package authserver
 

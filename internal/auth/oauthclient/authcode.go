@@ -13,17 +13,19 @@
 // from then on sends the token and renews it with the refresh token. A 403
 // insufficient_scope asks the admin again, for the scopes held and the ones
 // challenged together; a backend that refuses a token holding the very
-// scope it challenges for is not asked for again (no loop).  What the
-// gateway holds for a backend is one record, kept by a Vault: registrations
-// by issuer, the tokens, the authorization waiting for the admin. It is
-// sealed with AES-GCM in the store when a key is configured (vault.go),
-// else kept in memory only. The caller's own credential is never what a
-// backend sees.  This file holds the types and the record; the stages are
-// beside it. authcode_transport.go sends and renews the token,
-// authcode_link.go goes from a challenge to the admin's link, and
-// authcode_register.go registers the client at the authorization server.
-// authcode_callback.go takes the answer and the code, and
-// authcode_forget.go an admin's Forget.
+// scope it challenges for is not asked for again (no loop).
+//
+// What the gateway holds for a backend is one record, kept by a Vault:
+// registrations by issuer, the tokens, the authorization waiting for the
+// admin. It is sealed with AES-GCM in the store when a key is configured
+// (vault.go), else kept in memory only. The caller's own credential is
+// never what a backend sees.
+//
+// This file holds the types and the record; the stages are beside it.
+// authcode_transport.go sends and renews the token, authcode_link.go goes
+// from a challenge to the admin's link, and authcode_register.go registers
+// the client at the authorization server. authcode_callback.go takes the
+// answer and the code, and authcode_forget.go an admin's Forget.
 
 package oauthclient
 

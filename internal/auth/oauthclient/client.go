@@ -5,12 +5,13 @@
 // server, whose metadata names the token endpoint. The token is asked for
 // the backend's resource (RFC 8707), and renewed by golang.org/x/oauth2
 // before it expires. The caller's own credential is never what a backend
-// sees: every request carries this token only.  The client authenticates
-// with its secret (client_secret_basic or client_secret_post), or with a
-// JWT it signs (private_key_jwt, RFC 7523 §2.2 as SEP-1046 uses it). The
-// JWT has its client_id as iss and sub, the authorization server's issuer
-// as aud, a fresh jti and a minute's life. It is made anew for every token
-// request.
+// sees: every request carries this token only.
+//
+// The client authenticates with its secret (client_secret_basic or
+// client_secret_post), or with a JWT it signs (private_key_jwt, RFC 7523
+// §2.2 as SEP-1046 uses it). The JWT has its client_id as iss and sub, the
+// authorization server's issuer as aud, a fresh jti and a minute's life. It
+// is made anew for every token request.
 
 package oauthclient
 

@@ -4,11 +4,12 @@
 // a fresh proof: a JWT signed with that key, naming the method and URL,
 // and, towards the backend, a hash of the token. A token that leaks is of
 // no use without the key. A server that asks for a nonce (use_dpop_nonce)
-// gets the request again, once, with the nonce it sent.  For the
-// authorization code grant the key is part of the backend's sealed record,
-// so that every replica proves possession of the one key its token is bound
-// to. For client credentials, whose tokens live in memory, so does the key
-// (client.go).
+// gets the request again, once, with the nonce it sent.
+//
+// For the authorization code grant the key is part of the backend's sealed
+// record, so that every replica proves possession of the one key its token
+// is bound to. For client credentials, whose tokens live in memory, so does
+// the key (client.go).
 
 package oauthclient
 

@@ -1,17 +1,21 @@
 // Package admin is mcpgate's web console at /admin: the backends and their
 // health, the catalogue as a chosen role sees it, the open sessions, the
 // audit log (searched, paged, tailed live) and the service tokens, for
-// admins only.  It is small and server-rendered: html/template pages, every
-// string escaped by the template's context. It has one stylesheet and two
-// short scripts inline under a per-response CSP nonce, and fetches nothing
-// from elsewhere. It so works offline, and a page can run nothing it did
-// not send.  Who may use it: an admin, by the gateway's own authentication.
-// A browser logs in once with a token (service token or JWT) and holds a
-// cookie: HttpOnly, SameSite=Strict, path /admin. The cookie seals who
-// logged in and until when, never the token. Every request re-checks that
-// the service token behind it is still active, so a revoked token's console
-// session ends at its next click. Every change is a POST that must carry
-// the session's CSRF token and come from the console's own origin. A client
+// admins only.
+//
+// It is small and server-rendered: html/template pages, every string
+// escaped by the template's context. It has one stylesheet and two short
+// scripts inline under a per-response CSP nonce, and fetches nothing from
+// elsewhere. It so works offline, and a page can run nothing it did not
+// send.
+//
+// Who may use it: an admin, by the gateway's own authentication. A browser
+// logs in once with a token (service token or JWT) and holds a cookie:
+// HttpOnly, SameSite=Strict, path /admin. The cookie seals who logged in
+// and until when, never the token. Every request re-checks that the service
+// token behind it is still active, so a revoked token's console session
+// ends at its next click. Every change is a POST that must carry the
+// session's CSRF token and come from the console's own origin. A client
 // with a bearer header is authenticated as on /mcp instead (no cookie, so
 // no CSRF).
 package admin

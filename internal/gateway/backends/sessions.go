@@ -2,6 +2,7 @@
 // a backend is configured `session: per-client`. A stdio server may keep
 // state per client (a shell, a browser, a REPL), or an HTTP server bind
 // state to its session id. Such a server must not see two clients as one.
+//
 // The backend's own connection stays the catalogue connection (sync,
 // list_changed, ping) and serves calls that have no session to be keyed to
 // (stateless HTTP, where each request is a session of its own). A front
@@ -9,15 +10,16 @@
 // child process, or a new Streamable HTTP or SSE session. It has its own
 // catalogue.Inflight, so that the progress, log messages and server
 // requests of that upstream session reach that front session's calls only.
-// Its later calls reuse it.  An upstream session is closed (the child's
-// process group ended, the HTTP session sent DELETE) when its front session
-// ends: DELETE, the front's idle reaper or eviction, the end of stdio. It
-// is closed when it had no call for the idle timeout, for clients that
-// vanish without DELETE. It is closed when evicted to make room under the
-// cap, and when the backend's connection ends or the backend is removed. At
-// the cap, the least recently used upstream session with no call in flight
-// makes room; if every one is busy, the call is refused (-32603 with
-// data.backend).
+// Its later calls reuse it.
+//
+// An upstream session is closed (the child's process group ended, the HTTP
+// session sent DELETE) when its front session ends: DELETE, the front's
+// idle reaper or eviction, the end of stdio. It is closed when it had no
+// call for the idle timeout, for clients that vanish without DELETE. It is
+// closed when evicted to make room under the cap, and when the backend's
+// connection ends or the backend is removed. At the cap, the least recently
+// used upstream session with no call in flight makes room; if every one is
+// busy, the call is refused (-32603 with data.backend).
 
 package backends
 

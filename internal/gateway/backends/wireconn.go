@@ -1,12 +1,13 @@
 // wireconn.go is how a proxy or process backend reaches its `mcpgate
 // proxy`: one framed connection made an mcp.Conn by package wiremcp, begun
 // with the spec's arguments and fed its secrets. What the proxy answers of
-// them is scrubbed of the secrets' values before anyone sees it.  The proxy
-// serves one framed connection at a time (HTTP 409 to another while it is
-// open), and a later connection re-attaches to the container begun. A
-// restart of a proxy backend, or of the gateway, re-dials and finds the
-// backend again once the old connection has ended. That is at once when it
-// was closed, and within the keepalive when its peer vanished.
+// them is scrubbed of the secrets' values before anyone sees it.
+//
+// The proxy serves one framed connection at a time (HTTP 409 to another
+// while it is open), and a later connection re-attaches to the container
+// begun. A restart of a proxy backend, or of the gateway, re-dials and
+// finds the backend again once the old connection has ended. That is at
+// once when it was closed, and within the keepalive when its peer vanished.
 
 package backends
 

@@ -5,16 +5,16 @@
 //
 // Routing rules:
 //   - notifications/progress carries the gateway's own token ("gw-<n>",
-//     unique per backend call, spliced into the forwarded params._meta in
-//     place of the caller's), so it reaches exactly the call it belongs to,
-//     with the caller's token restored; progress with an unknown token is
+//     unique per backend call), spliced into the forwarded params._meta in
+//     place of the caller's. It so reaches exactly the call it belongs to,
+//     with the caller's token restored. Progress with an unknown token is
 //     dropped.
 //   - notifications/message and server-to-client requests carry nothing
-//     that names the call (and the client transports do not expose the
-//     related stream), so they go to the most recent call in flight to that
-//     backend; with none in flight a log message is dropped and a request
-//     answered -32603. With one call in flight — the usual case, and the
-//     conformance suite's — this is exact; with several it is a best guess
+//     that names the call, and the client transports do not expose the
+//     related stream. They so go to the most recent call in flight to that
+//     backend. With none in flight a log message is dropped, and a request
+//     answered -32603. With one call in flight, the usual case and the
+//     conformance suite's, this is exact. With several it is a best guess
 //     that never fans a message out to several clients.
 
 package catalogue

@@ -1,17 +1,20 @@
 // sessionless.go relays to a backend that speaks 2026-07-28 (the client
-// learned it at Connect), for callers of either era.  What goes up is the
-// caller's params, with the revision's reserved _meta keys taken out: they
-// describe the caller's connection to the gateway, not the gateway's to the
-// backend. The gateway's are put in: the revision (by the client), the
-// caller's capabilities, and a log level. The backend so asks only for what
-// the caller can give. A tools/call carries the Mcp-Param headers its
-// listed schema asks for.  What comes back may be an InputRequiredResult. A
-// 2026-07-28 caller gets it as it came, its requestState sealed for that
-// caller, request and entry (the retry's is opened again before it goes
-// up). A 2025 caller cannot retry. The gateway asks it on its session
-// (elicitation, sampling, roots, as server-to-client requests), and retries
-// for it, up to upstream.MaxInputRounds. What the caller did not declare it
-// can give is -32021, with the reason.
+// learned it at Connect), for callers of either era.
+//
+// What goes up is the caller's params, with the revision's reserved _meta
+// keys taken out: they describe the caller's connection to the gateway, not
+// the gateway's to the backend. The gateway's are put in: the revision (by
+// the client), the caller's capabilities, and a log level. The backend so
+// asks only for what the caller can give. A tools/call carries the
+// Mcp-Param headers its listed schema asks for.
+//
+// What comes back may be an InputRequiredResult. A 2026-07-28 caller gets
+// it as it came, its requestState sealed for that caller, request and entry
+// (the retry's is opened again before it goes up). A 2025 caller cannot
+// retry. The gateway asks it on its session (elicitation, sampling, roots,
+// as server-to-client requests), and retries for it, up to
+// upstream.MaxInputRounds. What the caller did not declare it can give is
+// -32021, with the reason.
 
 package catalogue
 

@@ -3,16 +3,16 @@
 // arguments.
 //
 // Two halves. Observer watches the MCP engine and turns each tools/call,
-// resources/read and prompts/get into a store.AuditRecord. A
-// Log takes those records off the hot path: Record puts one on a buffered
-// queue and returns; one goroutine writes them to the store in batches
-// (when BatchSize have gathered, or FlushEvery after the first of a batch
-// arrived), retrying a failed write with growing pauses until it succeeds.
+// resources/read and prompts/get into a store.AuditRecord. A Log takes
+// those records off the hot path: Record puts one on a buffered queue and
+// returns. One goroutine writes them to the store in batches: when
+// BatchSize have gathered, or FlushEvery after the first of a batch
+// arrived. It retries a failed write with growing pauses until it succeeds.
 //
-// Nothing is dropped. When the queue is full — the store is slow or down
-// for longer than the buffer covers — Record waits for room rather than
-// throw a record away: an audit log with silent holes is worse than calls
-// that slow down while it cannot keep up, and Stats shows when it happens
+// Nothing is dropped. The queue may fill when the store is slow or down for
+// longer than the buffer covers. Record then waits for room rather than
+// throw a record away. An audit log with silent holes is worse than calls
+// that slow down while it cannot keep up. Stats shows when it happens
 // (Blocked, MaxQueued). Close writes everything queued before it returns;
 // only when its context ends first does it give up, and it says how many
 // records were lost.

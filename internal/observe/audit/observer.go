@@ -1,9 +1,9 @@
-// observer.go turns each gated call into one audit record. It observes
-// the engine (mcp.Observer) rather than wrapping its chain: the engine has
+// observer.go turns each gated call into one audit record. It observes the
+// engine (mcp.Observer) rather than wrapping its chain. The engine has
 // resolved the entry the call named, with its owner, before anything ran,
-// and classified the answer once after, so that refusals are recorded as
-// well as calls that ran, and a panic as the -32603 it is answered with.
-// Every other method passes unrecorded.
+// and classified the answer once after. Refusals are so recorded as well as
+// calls that ran, and a panic as the -32603 it is answered with. Every
+// other method passes unrecorded.
 
 package audit
 

@@ -1,15 +1,15 @@
-// Package metrics is mcpgate's Prometheus instrumentation: a Metrics owns
-// its own registry (no global state, so two gateways in one process — or
-// one test binary — never share a counter), an mcp.Observer records
-// every method call and every gated call's outcome, and gauge functions
-// read the queues and limits that already count themselves (sessions, rate
-// buckets, the audit log, the backends' states, the span exporter) only
-// when scraped.
+// Package metrics is mcpgate's Prometheus instrumentation. A Metrics owns
+// its own registry, with no global state, so two gateways in one process
+// (or one test binary) never share a counter. An mcp.Observer records every
+// method call and every gated call's outcome. Gauge functions read the
+// queues and limits that already count themselves, only when scraped:
+// sessions, rate buckets, the audit log, the backends' states, the span
+// exporter.
 //
-// Labels are bounded by construction: a method or entry name is recorded
-// only when the engine knows it, an error code only among the first
-// maxCodes seen, and nothing a caller sent as an argument or credential is
-// ever a label.
+// Labels are bounded by construction. A method or entry name is recorded
+// only when the engine knows it, and an error code only among the first
+// maxCodes seen. Nothing a caller sent as an argument or credential is ever
+// a label.
 package metrics
 
 import (

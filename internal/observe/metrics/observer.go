@@ -17,10 +17,10 @@ import (
 
 // Observer counts what the engine serves.
 //
-// A gated call's entry is the catalogue's name for the entry it reached
-// (a resource template's pattern, not the URI read), which keeps the
-// label's values to the catalogue's size; a call that reached none is
-// "unknown", because the name it asked for is whatever the caller sent.
+// A gated call's entry is the catalogue's name for the entry it reached: a
+// resource template's pattern, not the URI read. That keeps the label's
+// values to the catalogue's size. A call that reached none is "unknown",
+// because the name it asked for is whatever the caller sent.
 func (m *Metrics) Observer() mcp.Observer { return observer{m} }
 
 type observer struct{ m *Metrics }

@@ -1,7 +1,7 @@
-// series.go keeps what the admin console charts: gated calls and errors
-// (every outcome but ok) per ten seconds over the last hour, in a ring
-// of buckets written by the observer; and each backend's calls, errors
-// and mean time to answer, read back from the registry's own counters.
+// series.go keeps what the admin console charts. Gated calls and errors
+// (every outcome but ok) are counted per ten seconds over the last hour, in
+// a ring of buckets written by the observer. Each backend's calls, errors
+// and mean time to answer are read back from the registry's own counters.
 
 package metrics
 

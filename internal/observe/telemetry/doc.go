@@ -1,9 +1,9 @@
-// Package telemetry is mcpgate's OpenTelemetry tracing: one server span per
-// MCP request the gateway handles, a client span per call relayed to a
-// backend under it, and the caller's W3C trace context taken from the HTTP
-// request so that the gateway's spans join the caller's trace. Spans are
-// exported over OTLP/HTTP by a batching exporter that the gateway flushes
-// and stops when it closes.
+// Package telemetry is mcpgate's OpenTelemetry tracing. It makes one server
+// span per MCP request the gateway handles, and a client span under it per
+// call relayed to a backend. The caller's W3C trace context is taken from
+// the HTTP request, so that the gateway's spans join the caller's trace.
+// Spans are exported over OTLP/HTTP by a batching exporter that the gateway
+// flushes and stops when it closes.
 //
 // Spans carry names, never values: the method, the catalogue's name of the
 // entry reached (a resource template's pattern, not the URI read), the

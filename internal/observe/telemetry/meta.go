@@ -1,10 +1,10 @@
 // meta.go carries trace context in _meta, as the 2026-07-28 revision
 // reserves it (SEP-414: traceparent, tracestate and baggage, in the W3C
-// formats): a request's _meta.traceparent makes its server span a child of
-// the caller's trace — it wins over an HTTP traceparent, being the
-// request's own — and each call relayed to a backend carries the trace
-// context of its client span in _meta, so that the backend's spans nest
-// under the gateway's.
+// formats). A request's _meta.traceparent makes its server span a child of
+// the caller's trace; it wins over an HTTP traceparent, being the request's
+// own. Each call relayed to a backend carries the trace context of its
+// client span in _meta, so that the backend's spans nest under the
+// gateway's.
 
 package telemetry
 

@@ -1,9 +1,9 @@
-// observer.go makes one server span per MCP request: named for the
-// method and, for a gated call, the catalogue entry it reached
-// ("tools/call search"), with the backend, the outcome and the JSON-RPC
-// code, all as the engine resolved and classified them. The span begins
-// before the request's chain runs, so that a refused call has its span
-// too, and relayed calls' client spans are its children.
+// observer.go makes one server span per MCP request, named for the method
+// and, for a gated call, the catalogue entry it reached ("tools/call
+// search"). It carries the backend, the outcome and the JSON-RPC code, all
+// as the engine resolved and classified them. The span begins before the
+// request's chain runs, so that a refused call has its span too, and
+// relayed calls' client spans are its children.
 
 package telemetry
 
@@ -42,10 +42,10 @@ const (
 
 // Observer makes a server span of every request the engine serves (an
 // mcp.Observer), as a child of the caller's trace when the request carried
-// one (see HTTP). Nothing the caller sent as a value is recorded: a method
-// the engine does not serve is named "unknown", and an entry is named only
-// when the engine found it in the catalogue (its catalogue name: a
-// template's pattern, not the URI read).
+// one (see HTTP). Nothing the caller sent as a value is recorded. A method
+// the engine does not serve is named "unknown". An entry is named only when
+// the engine found it in the catalogue, by its catalogue name: a template's
+// pattern, not the URI read.
 func (t *Tracer) Observer() mcp.Observer { return observer{t} }
 
 type observer struct{ t *Tracer }

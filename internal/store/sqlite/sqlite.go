@@ -1,13 +1,13 @@
 // Package sqlite is the default store.Store: one SQLite file, through the
 // pure-Go modernc.org/sqlite driver so that the binary stays static.
 //
-// The file is shared by two kinds of process at once — the server, and
-// the `mcpgate token` command a person runs beside it — so every
-// connection waits on a lock (busy_timeout) instead of failing, the
-// journal is WAL so that readers never block the writer, and every
-// transaction takes the write lock when it begins (BEGIN IMMEDIATE): one
-// that read first and then tried to write could fail with SQLITE_BUSY at
-// once, a case the busy timeout does not cover.
+// The file is shared by two kinds of process at once: the server, and the
+// `mcpgate token` command a person runs beside it. So every connection
+// waits on a lock (busy_timeout) instead of failing, and the journal is
+// WAL, so that readers never block the writer. Every transaction takes the
+// write lock when it begins (BEGIN IMMEDIATE). One that read first and then
+// tried to write could fail with SQLITE_BUSY at once, a case the busy
+// timeout does not cover.
 package sqlite
 
 import (

@@ -1,7 +1,7 @@
-// authserver_records.go is the contract of the authorization server's part of a store
-// (store.OAuthStore): codes redeem once and a second redemption revokes
-// the grant, refresh tokens rotate and the one replaced revokes the
-// grant, registration stops at its limit, and every field comes back.
+// authserver_records.go is the contract of the authorization server's part
+// of a store (store.OAuthStore). Codes redeem once, and a second redemption
+// revokes the grant. Refresh tokens rotate, and the one replaced revokes
+// the grant. Registration stops at its limit, and every field comes back.
 
 package storetest
 
@@ -349,10 +349,10 @@ func testBackendCredentialUpdatesTakeTurns(t *testing.T, open func(*testing.T) s
 	}
 }
 
-// testOAuthPrune: a client that never completed a sign-in is deleted
-// after IdleClient, one with a grant or a code is kept; codes go Code past
-// their expiry, grants Grant past their refresh token's expiry or their
-// revocation; the limit of registrations counts what is left.
+// testOAuthPrune: a client that never completed a sign-in is deleted after
+// IdleClient, and one with a grant or a code is kept. Codes go Code past
+// their expiry, and grants Grant past their refresh token's expiry or their
+// revocation. The limit of registrations counts what is left.
 func testOAuthPrune(t *testing.T, open func(*testing.T) store.Store) {
 	ctx := context.Background()
 	s := open(t)

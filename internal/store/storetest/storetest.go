@@ -340,10 +340,10 @@ func firstDiff(got, want []store.AuditRecord) string {
 	return "lengths"
 }
 
-// QueryAudit matches every filter set (identity by subject or token id,
-// part of the name, the outcome, a time range) and pages newest first
-// by (time, written order) without losing or repeating a record, even
-// where records share a time across a page's end.
+// QueryAudit matches every filter set: identity by subject or token id,
+// part of the name, the outcome, a time range. It pages newest first by
+// (time, written order), without losing or repeating a record, even where
+// records share a time across a page's end.
 func testQueryAuditFiltersAndPagesNewestFirst(t *testing.T, open func(*testing.T) store.Store) {
 	ctx := context.Background()
 	s := open(t)
