@@ -8,7 +8,7 @@
 // algorithm and one key source: an HMAC secret, a PEM public key or a JWKS
 // URL. The Authenticator is an http.Handler wrapper: it verifies the
 // credential, asks the caller whether the role is known (RoleCheck: roles
-// belong to package access, not here), and puts the identity in the
+// belong to package policy, not here), and puts the identity in the
 // request's context with mcp.WithIdentity. Anything else gets 401 with
 // `WWW-Authenticate: Bearer` and never reaches the wrapped handler.
 //

@@ -18,7 +18,7 @@ import (
 )
 
 // RoleCheck reports whether a role name is known to the configuration.
-// Roles are package access's business; auth only asks.
+// Roles are package policy's business; auth only asks.
 type RoleCheck func(role string) bool
 
 // Options configures an Authenticator.
