@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -42,6 +44,11 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		if _, err := c.Initialize(ctx); err != nil {
 			b.Fatal(err)
 		}
+		// A relayed tool is listed once its backend has synced.
+		testkit.WaitFor(b, "the echo tool listed", func() bool {
+			res, err := c.Call(ctx, "tools/list", nil)
+			return err == nil && bytes.Contains(res, []byte(`"echo"`))
+		})
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
@@ -72,6 +79,44 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer gw.Close(ctx)
+		secret, _, err := gw.Tokens().Create(ctx, "bench", "viewer", time.Time{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(gw.Handler())
+		defer ts.Close()
+		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
+	})
+	// The relayed call: the same tool on a backend MCP server (the bare
+	// engine over Streamable HTTP) behind the gateway. What this row
+	// allocates beyond the two above is the relay's share.
+	b.Run("relayed-http", func(b *testing.B) {
+		ctx := context.Background()
+		s := mcp.NewServer(mcp.Options{})
+		benchEcho(s)
+		h := mcphttp.NewHandler(s, mcphttp.Options{})
+		defer h.Close()
+		backend := httptest.NewServer(h)
+		defer backend.Close()
+		cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 1000000, burst: 1000000}}\n" +
+			"backends: [{name: b, kind: http, url: \"" + backend.URL + "\", prefix: \"-\"}]\n"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		gw, err := gateway.New(ctx, cfg, gateway.Options{Store: st})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer gw.Close(ctx)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); gw.Run(runCtx) }()
+		defer func() { cancel(); <-done }()
 		secret, _, err := gw.Tokens().Create(ctx, "bench", "viewer", time.Time{})
 		if err != nil {
 			b.Fatal(err)
