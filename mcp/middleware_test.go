@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -99,7 +99,7 @@ func TestHandleOverridesAMethod(t *testing.T) {
 }
 
 func TestPanickingHandlerIsInternalError(t *testing.T) {
-	var logs mcptest.SyncBuffer
+	var logs testkit.Output
 	srv := newServer(t, mcp.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	mustAdd(t, srv.AddTools(
 		&mcp.Tool{Name: "bomb", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
@@ -133,7 +133,7 @@ func TestPanickingHandlerIsInternalError(t *testing.T) {
 }
 
 func TestHandlerPlainErrorIsInternalError(t *testing.T) {
-	var logs mcptest.SyncBuffer
+	var logs testkit.Output
 	srv := newServer(t, mcp.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	srv.Handle("x/fail", mcp.HandlerFunc(func(context.Context, *mcp.Request) (json.RawMessage, error) {
 		return nil, errStr("db password=hunter2 rejected")

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -84,7 +83,7 @@ func (p *pollServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func pollClient(t *testing.T, p *pollServer, logs *mcptest.SyncBuffer) *mcp.Client {
+func pollClient(t *testing.T, p *pollServer, logs *testkit.Output) *mcp.Client {
 	t.Helper()
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
@@ -104,7 +103,7 @@ func pollClient(t *testing.T, p *pollServer, logs *mcptest.SyncBuffer) *mcp.Clie
 func TestClientTakesA404OnTheStandaloneStreamWithoutASessionForNoStream(t *testing.T) {
 	testkit.LeakCheck(t)
 	p := &pollServer{} // issues no session
-	c := pollClient(t, p, &mcptest.SyncBuffer{})
+	c := pollClient(t, p, &testkit.Output{})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p.mu.Lock()
@@ -128,7 +127,7 @@ func TestClientTakesA404OnTheStandaloneStreamWithoutASessionForNoStream(t *testi
 func TestClientWaitsTheServersRetryAndTakesAPrimingEventForNoMessage(t *testing.T) {
 	testkit.LeakCheck(t)
 	p := &pollServer{session: "s-1"}
-	logs := &mcptest.SyncBuffer{}
+	logs := &testkit.Output{}
 	c := pollClient(t, p, logs)
 	ctx, cancel := context.WithTimeout(testkit.Context(t), 20*time.Second)
 	defer cancel()

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 )
@@ -62,7 +61,7 @@ func TestConformanceAuthorizationServerScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &mcptest.SyncBuffer{}
+	log := &testkit.Output{}
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 )
@@ -54,7 +53,7 @@ func cliEnv(t *testing.T) []string {
 type cliProc struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, closed at its end
-	stderr *mcptest.SyncBuffer
+	stderr *testkit.Output
 	done   chan struct{} // closed once the process has exited
 	err    error         // how it exited, once done is closed
 }
@@ -68,7 +67,7 @@ func cliStart(t *testing.T, bin string, args ...string) *cliProc {
 // cliStartIn is cliStart in the folder dir ("": this one) with env.
 func cliStartIn(t *testing.T, dir string, env []string, bin string, args ...string) *cliProc {
 	t.Helper()
-	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &mcptest.SyncBuffer{}, done: make(chan struct{})}
+	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &testkit.Output{}, done: make(chan struct{})}
 	p.cmd.Dir, p.cmd.Env = dir, env
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()

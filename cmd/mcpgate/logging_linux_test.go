@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
@@ -66,7 +65,7 @@ func TestLogFormatOfTheBinaryOnATerminal(t *testing.T) {
 	// The child holds the terminal now; once it exits, reading the master
 	// ends (EIO) only if no one else holds it open.
 	_ = slave.Close()
-	out := &mcptest.SyncBuffer{} // what the terminal shows
+	out := &testkit.Output{} // what the terminal shows
 	copied := make(chan struct{})
 	go func() { defer close(copied); _, _ = io.Copy(out, master) }()
 	exited := make(chan error, 1)

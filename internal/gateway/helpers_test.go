@@ -28,7 +28,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/internal/testkit"
@@ -136,7 +135,7 @@ func gwCatalogue(p *gwProbe) func(*mcp.Server) {
 // client reads into seen, so that a test can search all of them.
 type gwRecorder struct {
 	next http.RoundTripper
-	seen *mcptest.SyncBuffer
+	seen *testkit.Output
 }
 
 func (r gwRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -166,8 +165,8 @@ type gwEnv struct {
 	dbPath string
 	srv    *httptest.Server
 	base   string // http://127.0.0.1:port
-	logs   *mcptest.SyncBuffer
-	seen   *mcptest.SyncBuffer // every response the env's HTTP client read
+	logs   *testkit.Output
+	seen   *testkit.Output // every response the env's HTTP client read
 	client *http.Client
 	probe  *gwProbe
 
@@ -181,7 +180,7 @@ func gwStart(t *testing.T, yamlText string) *gwEnv {
 	t.Helper()
 	testkit.LeakCheck(t)
 	ctx := testkit.Context(t)
-	e := &gwEnv{t: t, logs: &mcptest.SyncBuffer{}, seen: &mcptest.SyncBuffer{}, probe: &gwProbe{runs: map[string]int{}}}
+	e := &gwEnv{t: t, logs: &testkit.Output{}, seen: &testkit.Output{}, probe: &gwProbe{runs: map[string]int{}}}
 	var err error
 	if e.cfg, err = config.Parse([]byte(yamlText)); err != nil {
 		t.Fatalf("config: %v", err)

@@ -22,7 +22,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -445,7 +444,7 @@ func TestReloadRestartsABackendWhoseSecretChangedWithoutLoggingIt(t *testing.T) 
 		default:
 		}
 	})
-	logs := &mcptest.SyncBuffer{}
+	logs := &testkit.Output{}
 	yamlText := "backends:\n  - {name: a, kind: http, url: \"" + url + "\", headers_from: {Authorization: RL_ROTATED_TOKEN}}\n"
 	gw, err := gateway.New(context.Background(), rlConfig(t, yamlText), gateway.Options{
 		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

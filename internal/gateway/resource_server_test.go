@@ -22,7 +22,6 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/internal/testkit"
@@ -219,7 +218,7 @@ func TestTheBuiltinServerOnASharedStoreWithoutASessionKeyIsNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := &mcptest.SyncBuffer{}
+		logs := &testkit.Output{}
 		gw, err := gateway.New(testkit.Context(t), cfg, gateway.Options{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package mcptest holds what tests of several packages need to watch an MCP
-// session from outside. It has a Sink that records what the server sends,
-// and a buffer safe to log into while the test reads it. The test kit
-// itself, waits and leak checks, is package testkit.
+// session from outside: a Sink that records what the server sends. The
+// test kit itself (waits, leak checks, a buffer safe to log into) is
+// package testkit.
 package mcptest
 
 import (

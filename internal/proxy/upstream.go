@@ -119,14 +119,14 @@ func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Upstream{cfg: cfg, log: cfg.Logger, dialing: make(chan struct{}, 1), sessions: map[*session]struct{}{}}
+	var ownHTTP *http.Client
+	if cfg.HTTPClient == nil {
+		ownHTTP = mcphttp.NewHTTPClient()
+		cfg.HTTPClient = ownHTTP
+	}
+	u := &Upstream{cfg: cfg, log: cfg.Logger, ownHTTP: ownHTTP, dialing: make(chan struct{}, 1), sessions: map[*session]struct{}{}}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.hub = newHub(cfg.NotificationBuffer, cfg.Logger)
-	if cfg.HTTPClient == nil {
-		u.ownHTTP = mcphttp.NewHTTPClient()
-		cfg.HTTPClient = u.ownHTTP
-		u.cfg.HTTPClient = u.ownHTTP
-	}
 	httpOpts := mcphttp.ClientOptions{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger}
 	switch cfg.Kind {
 	case upstream.KindHTTP:

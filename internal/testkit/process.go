@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// Output is what a child writes, collected while it runs. Await blocks
-// until it matches, which is how a test waits for a program it started:
-// the program's output is the only event it has.
+// Output is a buffer safe for concurrent writers and readers: what a child
+// or a logger writes while the test reads it. Await blocks until it
+// matches, which is how a test waits for a program it started: the
+// program's output is the only event it has. Its zero value is ready.
 type Output struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer
@@ -33,6 +34,13 @@ func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.buf.String()
+}
+
+// Bytes returns a copy of what was written so far.
+func (o *Output) Bytes() []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return bytes.Clone(o.buf.Bytes())
 }
 
 // Await returns the first match of re in the output, waiting for it at

@@ -1,7 +1,8 @@
 // Package testkit is what the project's tests lean on: a bounded context,
 // and a bounded wait for a condition no event announces. It checks that a
 // test leaves no goroutine behind, builds the mcpgate binary once per test
-// binary, and finds free loopback ports. It imports nothing of the project,
+// binary, and finds free loopback ports. Output is a buffer safe to log
+// into, and Start runs a program with its stderr in one. It imports nothing of the project,
 // so that every package's tests, the library's included, may use it.
 package testkit
 

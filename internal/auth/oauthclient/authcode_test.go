@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // acResource is a backend that demands a bearer token from its issuer:
@@ -521,10 +521,10 @@ func TestReplicasChallengedAtOnceShowOneLink(t *testing.T) {
 	r.onMetadata = func() { both.Done(); both.Wait() } // each has loaded no link before either stores one
 	vault := acVault(t, &memRecords{})
 	clock := &acClock{t: time.Now()}
-	var logs [2]*mcptest.SyncBuffer
+	var logs [2]*testkit.Output
 	var replicas [2]*oauthclient.Authorization
 	for i := range replicas {
-		logs[i] = &mcptest.SyncBuffer{}
+		logs[i] = &testkit.Output{}
 		replicas[i] = acAuthorization(r, vault, clock)
 		replicas[i].Env.Logger = slog.New(slog.NewJSONHandler(logs[i], nil))
 		replicas[i].Env.StateKey = []byte("the replicas' state key")

@@ -23,9 +23,9 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/proxytest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -89,7 +89,7 @@ func wtProxy(t *testing.T, cfg proxy.UpstreamConfig, infoPath string) (string, f
 }
 
 // wtLog collects a backend's log lines.
-type wtLog struct{ mcptest.SyncBuffer }
+type wtLog struct{ testkit.Output }
 
 func (l *wtLog) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))

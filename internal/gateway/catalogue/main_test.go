@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -278,7 +279,7 @@ func toolText(t testing.TB, res json.RawMessage) string {
 }
 
 // logBuffer collects a logger's output.
-type logBuffer struct{ mcptest.SyncBuffer }
+type logBuffer struct{ testkit.Output }
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 

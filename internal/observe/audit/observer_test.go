@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/observe/audit"
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -148,7 +148,7 @@ func answeredCode(t testing.TB, m *jsonrpc.Message) int64 {
 func TestOneRecordPerGatedCall(t *testing.T) {
 	w := newFakeWriter()
 	l := audit.NewLog(w, audit.Options{})
-	var logs mcptest.SyncBuffer
+	var logs testkit.Output
 	srv := auditedServer(t, l, slog.New(slog.NewJSONHandler(&logs, nil)))
 	ss := session(t, srv, alice)
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/mcptest"
 	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
 	"github.com/mcpgate/mcpgate/internal/otlptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -220,7 +220,7 @@ func TestExportFailureLoggedOnceWithoutTheHeaderValue(t *testing.T) {
 	const token = "otlp-secret-2a9c41"
 	rcv := otlptest.Start(t)
 	rcv.Fail(http.StatusUnauthorized, "refused credential "+token)
-	logs := &mcptest.SyncBuffer{}
+	logs := &testkit.Output{}
 	tr := newTracer(t, rcv, telemetry.Options{Headers: map[string]string{"Authorization": "Bearer " + token},
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
