@@ -2,8 +2,9 @@
 // and a bounded wait for a condition no event announces. It checks that a
 // test leaves no goroutine behind, builds the mcpgate binary once per test
 // binary, and finds free loopback ports. Output is a buffer safe to log
-// into, and Start runs a program with its stderr in one. It imports nothing of the project,
-// so that every package's tests, the library's included, may use it.
+// into, and Start runs a program with its stderr in one. It imports nothing
+// of the project, so that every package's tests, the library's included,
+// may use it.
 package testkit
 
 import (
