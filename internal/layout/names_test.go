@@ -2,9 +2,7 @@ package layout
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,16 +19,11 @@ var perPackage = []string{"Options", "Config", "Server", "Store"}
 // configuration is a BackendConfig, the console's row a BackendRow).
 func TestAnExportedTypeNameBelongsToOnePackage(t *testing.T) {
 	owners := map[string][]string{}
-	root := filepath.Join("..", "..", "internal")
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
+	sources(t, func(path string, f *ast.File, _ *token.FileSet) {
+		if !strings.HasPrefix(path, "internal/") {
+			return
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		pkg, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := strings.TrimPrefix(filepath.ToSlash(filepath.Dir(path)), "internal/")
 		for _, decl := range f.Decls {
 			g, ok := decl.(*ast.GenDecl)
 			if !ok || g.Tok != token.TYPE {
@@ -43,11 +36,7 @@ func TestAnExportedTypeNameBelongsToOnePackage(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, pkgs := range owners {
 		if len(pkgs) > 1 && !slices.Contains(perPackage, name) {
 			slices.Sort(pkgs)
