@@ -22,6 +22,8 @@ type experiment struct {
 	mem        memCounters // allocations in the relay over the windows
 	memOK      bool
 	scrapeCost memCounters // what one read of the counters costs the process
+	cost       procCost    // CPU time and syscalls of the relay process over the windows
+	costOK     bool
 }
 
 func (x *experiment) id() string {
@@ -68,6 +70,7 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 			return err
 		}
 	}
+	costBefore, costErr := x.procCost()
 	var s sample
 	if x.open {
 		s = openLoop(ctx, x.callers, x.rate, d)
@@ -83,12 +86,29 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 		x.mem.mallocs += d.mallocs
 		x.mem.bytes += d.bytes
 	}
+	if costAfter, err := x.procCost(); err == nil && costErr == nil {
+		d := costAfter.minus(costBefore)
+		x.cost.cpuTicks += d.cpuTicks
+		x.cost.syscalls += d.syscalls
+		x.costOK = true
+	}
 	x.total.add(s)
 	if s.calls == 0 && s.firstErr != nil {
 		return fmt.Errorf("%s: no call answered: %w", x.id(), s.firstErr)
 	}
 	return nil
 }
+
+// procCost reads the relay process's counters (an error when there is
+// no process of its own, or no /proc).
+func (x *experiment) procCost() (procCost, error) {
+	if x.t.proc == nil {
+		return procCost{}, errNoProc
+	}
+	return readProcCost(x.t.proc.pid())
+}
+
+var errNoProc = fmt.Errorf("no process")
 
 func (x *experiment) closeCallers(ctx context.Context) {
 	for _, c := range x.callers {
@@ -104,6 +124,11 @@ type row struct {
 	Stats         stats   `json:"stats"`
 	AllocsPerCall float64 `json:"allocs_per_call,omitempty"`
 	BytesPerCall  float64 `json:"bytes_per_call,omitempty"`
+	// CPUusPerCall and SyscallsPerCall are the process's (the relay's, or
+	// the fixture's for direct): its CPU time and its read and write
+	// calls over the windows, divided by the calls.
+	CPUusPerCall    float64 `json:"cpu_us_per_call,omitempty"`
+	SyscallsPerCall float64 `json:"syscalls_per_call,omitempty"`
 	FirstError    string  `json:"first_error,omitempty"`
 }
 
@@ -117,6 +142,10 @@ func (x *experiment) row() row {
 	if x.memOK && x.total.calls > 0 {
 		r.AllocsPerCall = float64(x.mem.mallocs) / float64(x.total.calls)
 		r.BytesPerCall = float64(x.mem.bytes) / float64(x.total.calls)
+	}
+	if x.costOK && x.total.calls > 0 {
+		r.CPUusPerCall = float64(x.cost.cpuTicks) * 1e6 / clockTicks / float64(x.total.calls)
+		r.SyscallsPerCall = float64(x.cost.syscalls) / float64(x.total.calls)
 	}
 	if x.total.firstErr != nil {
 		r.FirstError = x.total.firstErr.Error()

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -72,6 +74,7 @@ type options struct {
 	sessions string // counts of idle sessions to measure
 	startups int
 	peers    bool // run the Node peer (supergateway); off: skip it
+	only     string
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -84,6 +87,12 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.sessions, "sessions", "1000,10000", "idle session counts whose memory is measured")
 	fs.IntVar(&o.startups, "startups", 5, "how many times to time mcpgate serve's first answer")
 	fs.BoolVar(&o.peers, "peers", true, "include supergateway (needs scripts/peers.sh)")
+	fs.StringVar(&o.only, "only", "", "comma-separated paths: measure only their rows, and nothing else (no sessions, start-up, catalogues, Postgres pair)")
+}
+
+// keeps reports whether -only lets path's rows run.
+func (o *options) keeps(path string) bool {
+	return o.only == "" || slices.Contains(strings.Split(o.only, ","), path)
 }
 
 // shorten makes a run of a few seconds.

@@ -167,15 +167,18 @@ func (r *results) markdown() string {
 		b.WriteString("**Short mode: these numbers only show that the harness works.**\n\n")
 	}
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s. %d rounds of %.2gs windows, interleaved.\n\n", r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Rounds, r.WindowSec)
-	b.WriteString("| path | load | calls/s | p50 µs | p99 µs | p99.9 µs | allocs/call | KiB/call | errors |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| path | load | calls/s | p50 µs | p99 µs | p99.9 µs | allocs/call | KiB/call | CPU µs/call | syscalls/call | errors |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.Rows {
-		allocs, kib := "–", "–"
+		allocs, kib, cpu, sys := "–", "–", "–", "–"
 		if x.AllocsPerCall > 0 {
 			allocs, kib = fmt.Sprintf("%.0f", x.AllocsPerCall), fmt.Sprintf("%.1f", x.BytesPerCall/1024)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %d |\n", x.Path, x.Load, x.Stats.CallsPerSec,
-			x.Stats.P50us, x.Stats.P99us, x.Stats.P999us, allocs, kib, x.Stats.Errors)
+		if x.CPUusPerCall > 0 {
+			cpu, sys = fmt.Sprintf("%.1f", x.CPUusPerCall), fmt.Sprintf("%.1f", x.SyscallsPerCall)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %s | %s | %d |\n", x.Path, x.Load, x.Stats.CallsPerSec,
+			x.Stats.P50us, x.Stats.P99us, x.Stats.P999us, allocs, kib, cpu, sys, x.Stats.Errors)
 	}
 	b.WriteString("\n| figure (same run) | value | target | met |\n|---|---:|---|---|\n")
 	for _, x := range r.Ratios {

@@ -67,6 +67,10 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	xs = slices.DeleteFunc(xs, func(x *experiment) bool { return !o.keeps(x.t.name) })
+	if len(xs) == 0 {
+		return fmt.Errorf("-only %q: no such path", o.only)
+	}
 	fmt.Fprintln(stdout, "warming up ...")
 	for _, x := range xs {
 		x.window(ctx, o.warmup) //nolint:errcheck // a warm-up's result is dropped
@@ -83,6 +87,10 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	}
 	for _, x := range xs {
 		res.Rows = append(res.Rows, x.row())
+	}
+	if o.only != "" {
+		res.ratios()
+		return res.write(o.out, stdout)
 	}
 
 	fmt.Fprintln(stdout, "idle sessions ...")
