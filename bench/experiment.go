@@ -129,7 +129,7 @@ type row struct {
 	// calls over the windows, divided by the calls.
 	CPUusPerCall    float64 `json:"cpu_us_per_call,omitempty"`
 	SyscallsPerCall float64 `json:"syscalls_per_call,omitempty"`
-	FirstError    string  `json:"first_error,omitempty"`
+	FirstError      string  `json:"first_error,omitempty"`
 }
 
 func (x *experiment) row() row {
