@@ -138,6 +138,13 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	if err != nil {
 		return nil, cleanup, err
 	}
+	// The same with audit.async: what waiting for the record's group
+	// commit costs, in the same run.
+	gwAsync, err := e.startGateway(ctx, "mcpgate-http-audit-async", "mcpgate-http with audit.async: answers do not wait for their records",
+		httpBackendYAML(backend)+"audit:\n  async: true\n", 0)
+	if err != nil {
+		return nil, cleanup, err
+	}
 	gwStdio, err := e.startGateway(ctx, "mcpgate-stdio", "mcpgate serve, stdio backend (mcpgate fixture --stdio), no prefix, service token, audit on", e.stdioBackendYAML(), 0)
 	if err != nil {
 		return nil, cleanup, err
@@ -162,7 +169,7 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		return nil, cleanup, err
 	}
 	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
-	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwStdio, sdkHTTP, sdkStdio}
+	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwStdio, sdkHTTP, sdkStdio}
 	shared, lb1, lb3, stopReplicas, err := e.replicaTargets(ctx)
 	closers = append(closers, stopReplicas)
 	if err != nil {

@@ -282,7 +282,13 @@ type EntryLimitConfig struct {
 type Audit struct {
 	// Disabled turns the audit log off.
 	Disabled bool `yaml:"disabled"`
-	// FlushEvery is the longest a record waits to be written (default 200ms).
+	// Async answers a call without waiting for its record to be written.
+	// Records are then written in batches, and a process killed abruptly
+	// loses the last of them. By default an answer waits for its record:
+	// the records waiting are written in one transaction (a group commit).
+	Async bool `yaml:"async"`
+	// FlushEvery, with async, is the longest a record waits to be written
+	// (default 200ms).
 	FlushEvery Duration `yaml:"flush_every"`
 }
 

@@ -205,7 +205,7 @@ func (g *Gateway) newEngine(specs []backends.Spec, o Options) error {
 	}
 	observers = append(observers, g.metrics.Observer())
 	if !cfg.Audit.Disabled {
-		g.audit = audit.NewLog(o.Store, audit.Options{FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
+		g.audit = audit.NewLog(o.Store, audit.Options{Wait: !cfg.Audit.Async, FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
 		observers = append(observers, audit.Observer(g.audit))
 	}
 	g.server = mcp.NewServer(mcp.Options{

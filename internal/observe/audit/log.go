@@ -3,19 +3,29 @@
 // arguments.
 //
 // Two halves. Observer watches the MCP engine and turns each tools/call,
-// resources/read and prompts/get into a store.AuditRecord. A Log takes
-// those records off the hot path: Record puts one on a buffered queue and
-// returns. One goroutine writes them to the store in batches: when
-// BatchSize have gathered, or FlushEvery after the first of a batch
-// arrived. It retries a failed write with growing pauses until it succeeds.
+// resources/read and prompts/get into a store.AuditRecord. A Log writes
+// those records to the store from one goroutine, in one of two modes.
 //
-// Nothing is dropped. The queue may fill when the store is slow or down for
-// longer than the buffer covers. Record then waits for room rather than
-// throw a record away. An audit log with silent holes is worse than calls
-// that slow down while it cannot keep up. Stats shows when it happens
-// (Blocked, MaxQueued). Close writes everything queued before it returns;
-// only when its context ends first does it give up, and it says how many
-// records were lost.
+// With Options.Wait (the gateway's default), Record returns only once its
+// record is written: a group commit. The writer takes every record waiting
+// at that moment, writes them in one transaction and then releases their
+// callers. An idle log writes a lone record at once. The engine calls the
+// observer before it answers, so an answered call is an audited call, even
+// when the process is killed a moment later.
+//
+// Without Wait, Record puts the record on a buffered queue and returns.
+// The writer writes batches when BatchSize have gathered, or FlushEvery
+// after the first of a batch arrived. A process killed abruptly loses what
+// was queued.
+//
+// In both modes a failed write is retried with growing pauses until it
+// succeeds, and nothing is dropped. The queue may fill when the store is
+// slow or down for longer than the buffer covers. Record then waits for
+// room rather than throw a record away. An audit log with silent holes is
+// worse than calls that slow down while it cannot keep up. Stats shows
+// when it happens (Blocked, MaxQueued). Close writes everything queued
+// before it returns; only when its context ends first does it give up, and
+// it says how many records were lost.
 package audit
 
 import (
@@ -41,8 +51,11 @@ type Writer interface {
 
 // Options tunes a Log. The zero value is usable.
 type Options struct {
+	// Wait makes Record return only once its record is written (see the
+	// package comment).
+	Wait       bool
 	BatchSize  int           // records per write at most (default 256)
-	FlushEvery time.Duration // longest a record waits for its batch to fill (default 200ms)
+	FlushEvery time.Duration // without Wait: longest a record waits for its batch to fill (default 200ms)
 	Buffer     int           // records queued before Record waits (default 8192)
 	// RetryDelay is the pause after the first failed write (default
 	// 100ms); it doubles with every further failure up to MaxRetryDelay
@@ -79,7 +92,7 @@ type Log struct {
 	w     Writer
 	opts  Options
 	log   *slog.Logger
-	queue chan store.AuditRecord
+	queue chan queued
 
 	// closed is set once, under mu, by Close. A Record that saw it unset
 	// is counted in senders before mu is released, so Close knows when
@@ -95,7 +108,8 @@ type Log struct {
 	giveUpErr    error
 	writeCtx     context.Context
 	cancelWrites context.CancelFunc
-	done         chan struct{} // the writer goroutine has returned
+	done         chan struct{}       // the writer goroutine has returned
+	recs         []store.AuditRecord // the writer's: the batch as the Writer takes it
 
 	counters
 }
@@ -107,7 +121,7 @@ func NewLog(w Writer, opts Options) *Log {
 		w:           w,
 		opts:        opts,
 		log:         opts.Logger,
-		queue:       make(chan store.AuditRecord, opts.Buffer),
+		queue:       make(chan queued, opts.Buffer),
 		sendersDone: make(chan struct{}),
 		giveUp:      make(chan struct{}),
 		done:        make(chan struct{}),
@@ -117,9 +131,21 @@ func NewLog(w Writer, opts Options) *Log {
 	return l
 }
 
-// Record queues r to be written. It returns at once unless the queue is
-// full, and then waits for room (see the package comment). After Close
-// has begun it writes nothing, logs the refusal and returns ErrClosed.
+// queued is a record on its way to the writer, with where to say that it
+// was written (true) or lost (false) when its caller waits.
+type queued struct {
+	rec  store.AuditRecord
+	done chan bool
+}
+
+// dones are the channels waiting callers are told on, reused: a call
+// allocates none.
+var dones = sync.Pool{New: func() any { return make(chan bool, 1) }}
+
+// Record queues r to be written. Without Options.Wait it returns at once
+// unless the queue is full, and then waits for room; with it, it returns
+// once r is written (see the package comment). After Close has begun it
+// writes nothing, logs the refusal and returns ErrClosed.
 func (l *Log) Record(r store.AuditRecord) error {
 	l.mu.RLock()
 	if l.closed {
@@ -128,23 +154,46 @@ func (l *Log) Record(r store.AuditRecord) error {
 	}
 	l.senders.Add(1)
 	l.mu.RUnlock()
-	defer l.senders.Done()
 
+	q := queued{rec: r}
+	if l.opts.Wait {
+		q.done = dones.Get().(chan bool)
+	}
+	if err := l.enqueue(q); err != nil {
+		l.senders.Done()
+		return err
+	}
+	l.senders.Done()
+	if q.done == nil {
+		return nil
+	}
+	written := <-q.done
+	dones.Put(q.done)
+	if !written {
+		return ErrLost
+	}
+	return nil
+}
+
+// ErrLost is returned by a waiting Record whose record Close gave up on.
+var ErrLost = errors.New("audit: record lost: close gave up before it was written")
+
+func (l *Log) enqueue(q queued) error {
 	l.enqueuing()
 	select {
-	case l.queue <- r:
+	case l.queue <- q:
 		l.recorded.Add(1)
 		return nil
 	default:
 	}
 	l.blocked.Add(1)
 	select {
-	case l.queue <- r:
+	case l.queue <- q:
 		l.recorded.Add(1)
 		return nil
 	case <-l.giveUp:
 		l.pending.Add(-1)
-		return l.refuse(r)
+		return l.refuse(q.rec)
 	}
 }
 
@@ -184,8 +233,9 @@ func (l *Log) Close(ctx context.Context) error {
 	left := 0
 	for drained := false; !drained; {
 		select {
-		case <-l.queue:
+		case q := <-l.queue:
 			left++
+			release(q, false)
 		default:
 			drained = true
 		}
@@ -203,17 +253,22 @@ func (l *Log) Close(ctx context.Context) error {
 // run is the writer goroutine: it gathers batches and writes them.
 func (l *Log) run() {
 	defer close(l.done)
-	batch := make([]store.AuditRecord, 0, l.opts.BatchSize)
+	batch := make([]queued, 0, l.opts.BatchSize)
 	flush := time.NewTimer(l.opts.FlushEvery)
 	flush.Stop()
 	defer flush.Stop()
 	for {
 		select {
-		case r := <-l.queue:
-			if len(batch) == 0 {
+		case q := <-l.queue:
+			batch = append(batch, q)
+			if l.opts.Wait {
+				// A group commit: this record and every one waiting now.
+				batch = l.take(batch)
+				break
+			}
+			if len(batch) == 1 {
 				flush.Reset(l.opts.FlushEvery)
 			}
-			batch = append(batch, r)
 			if len(batch) < l.opts.BatchSize {
 				continue
 			}
@@ -230,21 +285,25 @@ func (l *Log) run() {
 	}
 }
 
+// take adds to batch the records already queued, up to BatchSize.
+func (l *Log) take(batch []queued) []queued {
+	for len(batch) < l.opts.BatchSize {
+		select {
+		case q := <-l.queue:
+			batch = append(batch, q)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
 // drain writes the batch and whatever is left in the queue: Close has
 // begun and no record will be added.
-func (l *Log) drain(batch []store.AuditRecord) {
+func (l *Log) drain(batch []queued) {
 	for {
-		select {
-		case r := <-l.queue:
-			batch = append(batch, r)
-			if len(batch) < l.opts.BatchSize {
-				continue
-			}
-		default:
-			l.write(batch)
-			return
-		}
-		if !l.write(batch) {
+		batch = l.take(batch)
+		if len(batch) == 0 || !l.write(batch) {
 			return
 		}
 		batch = batch[:0]
@@ -252,11 +311,33 @@ func (l *Log) drain(batch []store.AuditRecord) {
 }
 
 // write writes batch, retrying until it is written (true) or Close gives
-// up (false, and the batch is counted lost).
-func (l *Log) write(batch []store.AuditRecord) bool {
+// up (false, and the batch is counted lost), and then tells the callers
+// that wait.
+func (l *Log) write(batch []queued) bool {
 	if len(batch) == 0 {
 		return true
 	}
+	recs := l.recs[:0]
+	for _, q := range batch {
+		recs = append(recs, q.rec)
+	}
+	l.recs = recs
+	written := l.writeRecords(recs)
+	for _, q := range batch {
+		release(q, written)
+	}
+	clear(l.recs) // the records' strings are not kept alive
+	return written
+}
+
+// release tells q's caller, when it waits, whether q was written.
+func release(q queued, written bool) {
+	if q.done != nil {
+		q.done <- written
+	}
+}
+
+func (l *Log) writeRecords(batch []store.AuditRecord) bool {
 	delay := l.opts.RetryDelay
 	for attempt := 1; ; attempt++ {
 		err := l.w.AppendAudit(l.writeCtx, batch)

@@ -270,3 +270,96 @@ func TestConcurrentClosesBothWaitForTheFlush(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// With Wait, Record is a group commit: it returns only once its record is
+// written; the writer takes every record waiting at that moment into one
+// write; an idle log writes a lone record at once.
+
+func TestWaitingRecordReturnsOnlyOnceWritten(t *testing.T) {
+	w := newFakeWriter()
+	w.hold = make(chan struct{})
+	l := audit.NewLog(w, audit.Options{Wait: true, FlushEvery: time.Hour})
+	defer closeLog(t, l)
+	returned := make(chan error)
+	go func() { returned <- l.Record(rec(0)) }()
+	wait(t, w.entered, "the writer to begin the write")
+	select {
+	case err := <-returned:
+		t.Fatalf("Record returned (%v) while its write was still in progress", err)
+	default:
+	}
+	w.hold <- struct{}{}
+	if err := wait(t, returned, "Record to return after the write"); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(w.records()); !slices.Equal(got, []string{"0"}) {
+		t.Fatalf("written %v", got)
+	}
+}
+
+func TestWaitingRecordsThatArriveDuringAWriteShareTheNext(t *testing.T) {
+	w := newFakeWriter()
+	w.hold = make(chan struct{})
+	l := audit.NewLog(w, audit.Options{Wait: true})
+	defer closeLog(t, l)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = l.Record(rec(0)) })
+	wait(t, w.entered, "the first write to begin")
+	for i := 1; i <= 10; i++ {
+		wg.Go(func() { _ = l.Record(rec(i)) })
+	}
+	testkit.WaitFor(t, "ten records to queue behind the write", func() bool { return l.Stats().Queued == 11 })
+	close(w.hold)
+	wg.Wait()
+	if got := w.batchSizes(); !slices.Equal(got, []int{1, 10}) {
+		t.Fatalf("writes of %v records, want [1 10]: the ten that waited in one commit", got)
+	}
+}
+
+func TestWaitingRecordOnAnIdleLogIsWrittenAtOnce(t *testing.T) {
+	w := newFakeWriter()
+	// An hour of FlushEvery: a Record that waited for it would time the
+	// test out.
+	l := audit.NewLog(w, audit.Options{Wait: true, FlushEvery: time.Hour})
+	defer closeLog(t, l)
+	done := make(chan error)
+	go func() { done <- l.Record(rec(0)) }()
+	if err := wait(t, done, "a lone record to be written"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitingRecordsAreRetriedAndLostOnlyWhenCloseGivesUp(t *testing.T) {
+	w := newFakeWriter()
+	w.failAll = true
+	l := audit.NewLog(w, audit.Options{Wait: true, RetryDelay: time.Millisecond})
+	returned := make(chan error)
+	go func() { returned <- l.Record(rec(0)) }()
+	testkit.WaitFor(t, "the write to fail twice", func() bool { return l.Stats().WriteErrors >= 2 })
+	select {
+	case err := <-returned:
+		t.Fatalf("Record returned (%v) while its write kept failing", err)
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := wait(t, returned, "the waiting Record to return"); !errors.Is(err, audit.ErrLost) {
+		t.Fatalf("Record returned %v, want ErrLost", err)
+	}
+}
+
+func TestWaitingRecordAllocatesNothingOfItsOwn(t *testing.T) {
+	l := audit.NewLog(discard{}, audit.Options{Wait: true})
+	defer closeLog(t, l)
+	r := rec(0)
+	if n := testing.AllocsPerRun(200, func() { _ = l.Record(r) }); n > 0 {
+		t.Fatalf("Record allocates %v times per call, want 0", n)
+	}
+}
+
+type discard struct{}
+
+func (discard) AppendAudit(context.Context, []store.AuditRecord) error { return nil }

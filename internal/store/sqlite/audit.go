@@ -22,7 +22,23 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var full *sql.Stmt // the statement of auditRowsPerInsert rows, prepared once per batch
 		args := make([]any, 0, auditColumns*min(len(records), auditRowsPerInsert))
-		for rest := records; len(rest) > 0; {
+		rest := records
+		if len(rest) < auditRowsPerInsert {
+			// A group commit's few records: the one-row statement, prepared once.
+			one, err := s.auditOne(ctx)
+			if err != nil {
+				return err
+			}
+			one = tx.StmtContext(ctx, one)
+			for _, r := range rest {
+				if _, err := one.ExecContext(ctx, store.EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
+					r.Name, r.Backend, r.Outcome, r.Code, store.EncodeDuration(r.Duration)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for len(rest) > 0 {
 			n := min(len(rest), auditRowsPerInsert)
 			args = args[:0]
 			for _, r := range rest[:n] {
@@ -52,6 +68,12 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
 	}
 	return nil
+}
+
+// auditOne is the one-record INSERT, prepared on first use.
+func (s *Store) auditOne(ctx context.Context) (*sql.Stmt, error) {
+	s.auditOnce.Do(func() { s.auditStmt, s.auditErr = s.db.PrepareContext(ctx, auditInsert(1)) })
+	return s.auditStmt, s.auditErr
 }
 
 // One INSERT carries up to auditRowsPerInsert records: one statement per

@@ -39,6 +39,10 @@ type Store struct {
 	// is unfair under many concurrent writers. The busy timeout remains
 	// for writers in other processes.
 	writeMu sync.Mutex
+	// The one-record audit INSERT (auditOne).
+	auditOnce sync.Once
+	auditStmt *sql.Stmt
+	auditErr  error
 	// OAuthSQL is the authorization server's part, over oauthTx.
 	store.OAuthSQL
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/store/postgres"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+)
+
+// TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL kills mcpgate serve
+// (a stdio backend, the default audit mode) with SIGKILL while eight
+// callers keep it busy, then counts the records in the store: every call
+// a caller saw answered has its record. A record may be written for a
+// call whose answer the kill cut off; never the other way round. On
+// SQLite and on a real PostgreSQL.
+func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mcpgate serve under load")
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "mcpgate.db")
+		answeredAreAudited(t, db, func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, db) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pg := peers.StartPostgres(t)
+		answeredAreAudited(t, pg.DSN(), func(ctx context.Context) (store.Store, error) {
+			return postgres.Open(ctx, pg.DSN(), postgres.Options{})
+		})
+	})
+}
+
+func answeredAreAudited(t *testing.T, db string, open func(context.Context) (store.Store, error)) {
+	bin := testkit.Mcpgate(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcpgate.yaml")
+	writeText(t, cfg, fmt.Sprintf("listen: 127.0.0.1:0\nstore: %q\nbackends:\n  - name: fx\n    kind: stdio\n    command: [%q, fixture, --stdio]\n    prefix: \"-\"\n", db, bin))
+	out, stderr, err := cliRun(t, bin, "token", "create", "--config", cfg, "--name", "callers", "--role", "viewer")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, stderr)
+	}
+	token := strings.TrimSpace(out)
+	srv := cliStart(t, bin, "serve", "--config", cfg)
+	url := cliMCPURLRE.FindString(strings.Join(srv.waitLine(t, "the MCP URL", cliMCPURLRE.MatchString), "\n"))
+
+	const callers, before = 8, 400 // calls answered before the kill
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	killed := make(chan struct{})
+	for range callers {
+		session := cliSession(t, url, token)
+		wg.Go(func() {
+			for n := 1; ; n++ {
+				if rpcAnswered(url, token, session, n) {
+					if answered.Add(1) == before {
+						_ = srv.cmd.Process.Signal(syscall.SIGKILL)
+						close(killed)
+					}
+					continue
+				}
+				select {
+				case <-killed:
+					return // refused or cut off: the process is gone
+				default:
+					t.Errorf("call %d unanswered before the kill", n)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	<-srv.done
+
+	st, err := open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ok := 0
+	for q := (store.AuditQuery{Entry: "test_simple_text", Outcome: "ok"}); ; {
+		page, err := st.QueryAudit(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok += len(page.Records)
+		if page.Next == "" {
+			break
+		}
+		q.After = page.Next
+	}
+	t.Logf("killed with SIGKILL after %d answered calls: %d audit records", answered.Load(), ok)
+	if int64(ok) < answered.Load() {
+		t.Fatalf("%d calls were answered but only %d audited: %d answered calls have no record", answered.Load(), ok, answered.Load()-int64(ok))
+	}
+}
+
+// rpcAnswered makes one tools/call and reports whether its answer came.
+func rpcAnswered(url, token, session string, id int) bool {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`, id)
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"result"`)
+}
