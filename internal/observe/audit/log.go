@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -263,6 +264,10 @@ func (l *Log) run() {
 			batch = append(batch, q)
 			if l.opts.Wait {
 				// A group commit: this record and every one waiting now.
+				// Yielding once first lets the calls that are about to
+				// record join it; when nothing else is runnable it costs
+				// nothing.
+				runtime.Gosched()
 				batch = l.take(batch)
 				break
 			}
