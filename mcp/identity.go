@@ -40,11 +40,27 @@ type identityKey struct{}
 
 // WithIdentity returns ctx carrying id.
 func WithIdentity(ctx context.Context, id Identity) context.Context {
-	return context.WithValue(ctx, identityKey{}, id)
+	return &identityCtx{Context: ctx, id: id}
+}
+
+// identityCtx carries an identity in one allocation: context.WithValue
+// would box the Identity in a second one, on every request.
+type identityCtx struct {
+	context.Context
+	id Identity
+}
+
+func (c *identityCtx) Value(key any) any {
+	if key == (identityKey{}) {
+		return &c.id
+	}
+	return c.Context.Value(key)
 }
 
 // IdentityFrom returns the identity in ctx and whether there is one.
 func IdentityFrom(ctx context.Context) (Identity, bool) {
-	id, ok := ctx.Value(identityKey{}).(Identity)
-	return id, ok
+	if id, ok := ctx.Value(identityKey{}).(*Identity); ok {
+		return *id, true
+	}
+	return Identity{}, false
 }

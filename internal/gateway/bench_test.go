@@ -66,9 +66,9 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		defer ts.Close()
 		run(b, ts.URL, nil)
 	})
-	b.Run("gateway", func(b *testing.B) {
+	gatewayRow := func(b *testing.B, extra string) {
 		ctx := context.Background()
-		cfg, _ := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 1000000, burst: 1000000}}\n"))
+		cfg, _ := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 1000000, burst: 1000000}}\n" + extra))
 		st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
 		if err != nil {
 			b.Fatal(err)
@@ -86,7 +86,11 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		ts := httptest.NewServer(gw.Handler())
 		defer ts.Close()
 		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
-	})
+	}
+	// The default: every answer waits for its audit record's commit (one
+	// SQLite transaction per call when calls come one at a time).
+	b.Run("gateway", func(b *testing.B) { gatewayRow(b, "") })
+	b.Run("gateway-audit-async", func(b *testing.B) { gatewayRow(b, "audit: {async: true}\n") })
 	// The relayed call: the same tool on a backend MCP server (the bare
 	// engine over Streamable HTTP) behind the gateway. What this row
 	// allocates beyond the two above is the relay's share.

@@ -46,10 +46,22 @@ func (g *Gateway) newStartup() {
 // endStartup ends the wait, once.
 func (g *Gateway) endStartup() { g.startOnce.Do(func() { close(g.started) }) }
 
+// hasStarted reports whether the wait for the backends is over. It is
+// asked before ctx.Done, which makes a channel for a context that had none:
+// an allocation on every call.
+func (g *Gateway) hasStarted() bool {
+	select {
+	case <-g.started:
+		return true
+	default:
+		return false
+	}
+}
+
 // awaitBackends is the engine middleware that holds waiting methods.
 func (g *Gateway) awaitBackends(next mcp.Handler) mcp.Handler {
 	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
-		if waitingMethods[r.Method] {
+		if waitingMethods[r.Method] && !g.hasStarted() {
 			select {
 			case <-g.started:
 			case <-ctx.Done():
