@@ -75,6 +75,7 @@ type options struct {
 	startups int
 	peers    bool // run the Node peer (supergateway); off: skip it
 	only     string
+	history  string // a full run's ratios are appended here ("": nowhere)
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -87,6 +88,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.sessions, "sessions", "1000,10000", "idle session counts whose memory is measured")
 	fs.IntVar(&o.startups, "startups", 5, "how many times to time mcpgate serve's first answer")
 	fs.BoolVar(&o.peers, "peers", true, "include supergateway (needs scripts/peers.sh)")
+	fs.StringVar(&o.history, "history", "", "append a full run's ratios, with the commit, to this JSON file, and draw them in an SVG beside it (scripts/bench.sh: docs/benchmarks.json)")
 	fs.StringVar(&o.only, "only", "", "comma-separated paths: measure only their rows, and nothing else (no sessions, start-up, catalogues, Postgres pair)")
 }
 

@@ -114,7 +114,18 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 		return fmt.Errorf("catalogues: %w", err)
 	}
 	res.ratios()
-	return res.write(o.out, stdout)
+	if err := res.write(o.out, stdout); err != nil {
+		return err
+	}
+	if o.history == "" || o.short {
+		return nil
+	}
+	svg := strings.TrimSuffix(o.history, ".json") + "-history.svg"
+	if err := appendHistory(o.history, svg, res); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	fmt.Fprintf(stdout, "appended to %s; chart: %s\n", o.history, svg)
+	return nil
 }
 
 // experiments starts every process and opens every experiment's callers.

@@ -8,11 +8,13 @@
 # 2 cores; -short takes seconds and only shows that the harness works.
 #
 # Usage:
-#   scripts/bench.sh [-short] [-rounds N] [-window 2s] [-rate 1000] [-sessions 1000,10000]
-# The table in docs/benchmarks.md comes from a plain `scripts/bench.sh`.
+#   scripts/bench.sh [-short] [-only PATHS] [-rounds N] [-window 2s] [-rate 1000] [-sessions 1000,10000]
+# The table in docs/benchmarks.md comes from a plain `scripts/bench.sh`; a full
+# run (not -short, not -only) appends its ratios and the commit to
+# docs/benchmarks.json and redraws docs/benchmarks-history.svg.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/peers.sh install >/dev/null
 mkdir -p .cache/bin
 go build -o .cache/bin/bench ./bench
-exec .cache/bin/bench "$@"
+exec .cache/bin/bench -history docs/benchmarks.json "$@"
