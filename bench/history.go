@@ -57,7 +57,7 @@ func appendHistory(path, svgPath string, r *results) error {
 		if h.Runs == nil {
 			var old results
 			if json.Unmarshal(b, &old) == nil && len(old.Ratios) > 0 {
-				h.Runs = append(h.Runs, historyRun{Commit: "(before the history)", Started: old.Started, Command: old.Command,
+				h.Runs = append(h.Runs, historyRun{Commit: "earlier", Started: old.Started, Command: old.Command,
 					Machine: old.Machine, Ratios: old.Ratios})
 			}
 		}

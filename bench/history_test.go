@@ -39,7 +39,7 @@ func TestAFullRunIsAppendedToTheHistoryAndCharted(t *testing.T) {
 	for _, run := range h.Runs {
 		got = append(got, run.Ratios[0].Value)
 	}
-	if len(got) != 3 || got[0] != 0.71 || got[1] != 0.63 || got[2] != 0.86 || h.Runs[0].Commit != "(before the history)" {
+	if len(got) != 3 || got[0] != 0.71 || got[1] != 0.63 || got[2] != 0.86 || h.Runs[0].Commit != "earlier" {
 		t.Fatalf("history %v (first commit %q), want the older run then the two appended", got, h.Runs[0].Commit)
 	}
 	chart, err := os.ReadFile(svg)
