@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -328,4 +329,17 @@ func countLines(t *testing.T, path string) int {
 		n++
 	}
 	return n
+}
+
+// awaitStreams waits until up's hub has n notification streams open. A
+// channel is served on a goroutine of its own, so a stream opened just
+// before a call may otherwise register after the call's notifications
+// went out, and miss them.
+func awaitStreams(t *testing.T, up *Upstream, n int) {
+	t.Helper()
+	testkit.WaitFor(t, "the notification stream to open", func() bool {
+		up.hub.mu.Lock()
+		defer up.hub.mu.Unlock()
+		return len(up.hub.streams) >= n
+	})
 }

@@ -146,6 +146,7 @@ func TestASessionlessUpstreamLogsAtTheLevelSet(t *testing.T) {
 	base := serveProxy(t, Options{Upstream: up})
 	f := beginFramed(t, ctx, base)
 	sub := f.subscribe(t, ctx)
+	awaitStreams(t, up, 1)
 	result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_tool_with_logging","arguments":{}}`))
 	note, err := sub.Next(ctx)
 	if err != nil || !strings.Contains(string(note.Result), `"notifications/message"`) {
@@ -209,6 +210,7 @@ func TestASessionlessUpstreamsListChangesReachTheNotificationChannels(t *testing
 	base := serveProxy(t, Options{Upstream: up})
 	f := beginFramed(t, ctx, base)
 	sub := f.subscribe(t, ctx)
+	awaitStreams(t, up, 1)
 	result(t, f.exchange(t, ctx, "tools/list", "null"))
 	select {
 	case <-m.listening:
@@ -291,6 +293,7 @@ func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
 	base := serveProxy(t, Options{Upstream: up})
 	f, _ := beginAsked(t, ctx, base, `{"action":"accept","content":{"name":"Ada"}}`)
 	sub := f.subscribe(t, ctx)
+	awaitStreams(t, up, 1)
 	result(t, f.exchange(t, ctx, "tools/call", `{"name":"test_tool_with_logging","arguments":{}}`))
 	if note, err := sub.Next(ctx); err != nil || !strings.Contains(string(note.Result), `"notifications/message"`) {
 		t.Fatalf("the first notification: %s %v, want a log message before the answer", note.Result, err)
@@ -309,9 +312,12 @@ func TestASessionlessStdioUpstreamIsSpokenToSessionless(t *testing.T) {
 func TestASessionlessUpstreamsSubscriptionsFollowTheListen(t *testing.T) {
 	ctx := testCtx(t)
 	url, m, srv := serveModernFixture(t)
-	base := serveProxy(t, Options{Upstream: newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})})
+	up := newUpstream(t, UpstreamConfig{Kind: upstream.KindHTTP, URL: url + "/mcp"})
+	base := serveProxy(t, Options{Upstream: up})
 	f := beginFramed(t, ctx, base)
 	sub := f.subscribe(t, ctx)
+	awaitStreams(t, up, 1)
+	awaitStreams(t, up, 1)
 	result(t, f.exchange(t, ctx, "tools/list", "null"))
 	select { // the listen before the subscription
 	case <-m.listening:
