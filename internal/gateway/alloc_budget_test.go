@@ -67,59 +67,74 @@ func TestARelayedCallStaysWithinItsAllocationBudget(t *testing.T) {
 // relayedCall starts a gateway in front of the fixture as a backend of
 // kind, connects a client of era to it, and returns one tools/call.
 func relayedCall(t *testing.T, kind string, era mcp.Era) func() {
-	ctx := testkit.Context(t)
 	var backend string
 	switch kind {
 	case "http":
-		h := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{Sessionless: true})
-		t.Cleanup(h.Close)
-		ts := httptest.NewServer(h)
-		t.Cleanup(ts.Close)
-		backend = "{name: fx, kind: http, url: " + strconv.Quote(ts.URL) + ", prefix: \"-\"}"
+		backend = httpBackend(t, fixture.New(fixture.Options{}))
 	case "stdio":
 		backend = "{name: fx, kind: stdio, command: [" + strconv.Quote(testkit.Mcpgate(t)) + ", fixture, --stdio], prefix: \"-\"}"
 	}
-	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\naudit: {disabled: true}\nhttp: {sessionless: true}\n" +
-		"rate_limits: {default: {rate: 1000000, burst: 1000000}}\nbackends: [" + backend + "]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "mcpgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	gw, err := gateway.New(ctx, cfg, gateway.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); gw.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done; gw.Close(context.Background()) })
-	secret, _, err := gw.Tokens().Create(ctx, "budget", "viewer", time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(gw.Handler())
-	t.Cleanup(ts.Close)
-	conn, err := mcphttp.DialStreamable(ctx, ts.URL+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + secret}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcp.NewClient(conn, mcp.ClientOptions{})
-	t.Cleanup(func() { c.Close() })
-	if got, err := c.Connect(ctx, era); err != nil || got != era {
-		t.Fatalf("connect as %s: %v (spoke %s)", era, err, got)
-	}
-	testkit.WaitFor(t, "the fixture's tool listed", func() bool {
-		res, err := c.Call(ctx, "tools/list", nil)
-		return err == nil && bytes.Contains(res, []byte(`"test_simple_text"`))
-	})
+	c := frontClient(t, backend, era, "test_simple_text")
+	ctx := testkit.Context(t)
 	params := json.RawMessage(`{"name":"test_simple_text","arguments":{}}`)
 	return func() {
 		if _, err := c.Call(ctx, "tools/call", params); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// httpBackend serves s over Streamable HTTP (both eras) and returns it as
+// a backend entry of the configuration, named fx, without a prefix.
+func httpBackend(tb testing.TB, s *mcp.Server) string {
+	h := mcphttp.NewHandler(s, mcphttp.Options{Sessionless: true})
+	tb.Cleanup(h.Close)
+	ts := httptest.NewServer(h)
+	tb.Cleanup(ts.Close)
+	return "{name: fx, kind: http, url: " + strconv.Quote(ts.URL) + ", prefix: \"-\"}"
+}
+
+// frontClient starts a gateway (token auth, no audit, no effective rate
+// limit) in front of backend, and returns a client of era connected to it
+// once the backend's tool named listed is in the catalogue.
+func frontClient(tb testing.TB, backend string, era mcp.Era, listed string) *mcp.Client {
+	ctx := testkit.Context(tb)
+	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\naudit: {disabled: true}\nhttp: {sessionless: true}\n" +
+		"rate_limits: {default: {rate: 1000000, burst: 1000000}}\nbackends: [" + backend + "]\n"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "mcpgate.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	gw, err := gateway.New(ctx, cfg, gateway.Options{Store: st})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); gw.Run(runCtx) }()
+	tb.Cleanup(func() { cancel(); <-done; gw.Close(context.Background()) })
+	secret, _, err := gw.Tokens().Create(ctx, "front", "viewer", time.Time{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := httptest.NewServer(gw.Handler())
+	tb.Cleanup(ts.Close)
+	conn, err := mcphttp.DialStreamable(ctx, ts.URL+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + secret}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := mcp.NewClient(conn, mcp.ClientOptions{})
+	tb.Cleanup(func() { c.Close() })
+	if got, err := c.Connect(ctx, era); err != nil || got != era {
+		tb.Fatalf("connect as %s: %v (spoke %s)", era, err, got)
+	}
+	testkit.WaitFor(tb, "the backend's tool listed", func() bool {
+		res, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":`+strconv.Quote(listed)+`,"arguments":{}}`))
+		return err == nil && !bytes.Contains(res, []byte(`"isError":true`))
+	})
+	return c
 }
