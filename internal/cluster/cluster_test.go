@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -294,5 +295,94 @@ func TestSharedSessionsEndEverywhereAndAreCappedAcrossReplicas(t *testing.T) {
 	}
 	if _, s3 := post(t, a, "alice", "", initBody); s3 == "" {
 		t.Error("the deleted session's place was not given back")
+	}
+}
+
+// evalCalls is how many scripts the Redis server has run.
+func evalCalls(t *testing.T, srv peers.RedisServer) int64 {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for line := range strings.Lines(info) {
+		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd); ok {
+				calls, _, _ := strings.Cut(rest, ",")
+				v, _ := strconv.ParseInt(calls, 10, 64)
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// A large bucket is leased in batches: a replica spends most of its calls'
+// tokens in memory, not one Redis round trip each.
+func TestALargeBucketIsLeasedInBatches(t *testing.T) {
+	srv := peers.StartRedis(t)
+	l := policy.NewLimiter(policy.LimitRules{Default: policy.Limit{Rate: 1, Burst: 100000}}, nil).WithShared(open(t, srv).Buckets(), func(err error) { t.Error(err) })
+	id, e := mcp.Identity{Subject: "a", Role: "viewer"}, mcp.Entry{Kind: mcp.KindTool, Name: "x"}
+	before := evalCalls(t, srv)
+	for range 1600 {
+		if ok, _ := l.Allow(id, e); !ok {
+			t.Fatal("refused from a bucket of 100,000")
+		}
+	}
+	if n := evalCalls(t, srv) - before; n > 1600/8 {
+		t.Fatalf("1,600 calls ran %d scripts on Redis, want about one per lease of 16", n)
+	}
+}
+
+// The tail of a large bucket is still exact: a burst of N over three
+// replicas admits exactly N, the leases out being spent by their replicas'
+// next calls, and a replica that leaves gives back what it did not spend.
+func TestALeasedBucketAdmitsExactlyItsBurstAndGetsBackWhatWasNotSpent(t *testing.T) {
+	srv := peers.StartRedis(t)
+	rules := policy.LimitRules{Default: policy.Limit{Rate: 0.001, Burst: 1000}}
+	var replicas []*policy.Limiter
+	var clients []*cluster.Redis
+	for range 3 {
+		r := open(t, srv)
+		clients = append(clients, r)
+		replicas = append(replicas, policy.NewLimiter(rules, nil).WithShared(r.Buckets(), func(err error) { t.Error(err) }))
+	}
+	id, e := mcp.Identity{Subject: "a", Role: "viewer"}, mcp.Entry{Kind: mcp.KindTool, Name: "x"}
+	var admittedAll atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 12 { // four callers on each replica at once
+		wg.Go(func() {
+			for range 1300 / 12 {
+				if ok, _ := replicas[w%3].Allow(id, e); ok {
+					admittedAll.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := admittedAll.Load(); n != 1000 {
+		t.Fatalf("1,296 concurrent calls over the 3 replicas, burst 1,000: %d admitted, want exactly 1,000", n)
+	}
+
+	// Another identity: one call on a replica leases 16; closing that
+	// replica gives 15 back, which the others may spend.
+	bob := mcp.Identity{Subject: "b", Role: "viewer"}
+	if ok, _ := replicas[0].Allow(bob, e); !ok {
+		t.Fatal("bob's first call refused")
+	}
+	if err := clients[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	admitted := 1
+	for i := range 1300 {
+		if ok, _ := replicas[1+i%2].Allow(bob, e); ok {
+			admitted++
+		}
+	}
+	if admitted != 1000 {
+		t.Fatalf("bob: %d admitted in all, want 1,000: the closed replica's unspent lease was not given back", admitted)
 	}
 }

@@ -57,6 +57,7 @@ type Redis struct {
 	rdb    *redis.Client
 	prefix string
 	log    *slog.Logger
+	leases *leases // the rate-limit tokens this replica holds (buckets.go)
 }
 
 // ErrPasswordInURL refuses a URL carrying a password.
@@ -97,7 +98,7 @@ func Open(ctx context.Context, o Options) (*Redis, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Redis{rdb: redis.NewClient(opts), prefix: o.Prefix, log: o.Logger}
+	r := &Redis{rdb: redis.NewClient(opts), prefix: o.Prefix, log: o.Logger, leases: &leases{byKey: map[string]*lease{}}}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := r.rdb.Ping(pctx).Err(); err != nil {
@@ -107,8 +108,14 @@ func Open(ctx context.Context, o Options) (*Redis, error) {
 	return r, nil
 }
 
-// Close ends the pool.
-func (r *Redis) Close() error { return r.rdb.Close() }
+// Close gives back the rate-limit tokens leased and not spent, and ends
+// the pool.
+func (r *Redis) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	buckets{r}.returnAll(ctx)
+	return r.rdb.Close()
+}
 
 // Ping reports whether the server answers (readiness).
 func (r *Redis) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpgate/mcpgate/internal/peers"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+)
+
+// sharedOps is what one replica asked of the shared engines while
+// something happened: Redis commands by name, and PostgreSQL write
+// transactions (transaction ids taken).
+type sharedOps struct {
+	redis map[string]int64
+	pgTx  int64
+}
+
+func (o sharedOps) redisTotal() int64 {
+	var n int64
+	for _, v := range o.redis {
+		n += v
+	}
+	return n
+}
+
+// perUnit is o divided by n, for the log and the doc.
+func (o sharedOps) perUnit(n int) string {
+	var names []string
+	for k, v := range o.redis {
+		if v > 0 {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(o.redis[k])/float64(n)))
+	}
+	return fmt.Sprintf("Redis %.2f (%s), PostgreSQL write transactions %.2f", float64(o.redisTotal())/float64(n), strings.Join(parts, ", "), float64(o.pgTx)/float64(n))
+}
+
+// opsCounter reads the counters of the engines a replica shares.
+type opsCounter struct {
+	rdb *redis.Client
+	pg  *pgx.Conn
+}
+
+func (c opsCounter) read(t *testing.T) sharedOps {
+	t.Helper()
+	ctx := testkit.Context(t)
+	info, err := c.rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sharedOps{redis: map[string]int64{}}
+	for line := range strings.Lines(info) {
+		// cmdstat_evalsha:calls=12,usec=...
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		n, err := strconv.ParseInt(calls, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.redis[strings.TrimPrefix(name, "cmdstat_")] = n
+	}
+	if err := c.pg.QueryRow(ctx, `SELECT txid_current()`).Scan(&o.pgTx); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// since is what happened between before and o: the counting's own
+// commands (one INFO, one txid_current) taken off.
+func (o sharedOps) since(before sharedOps) sharedOps {
+	d := sharedOps{redis: map[string]int64{}, pgTx: o.pgTx - before.pgTx - 1}
+	for k, v := range o.redis {
+		d.redis[k] = v - before.redis[k]
+	}
+	d.redis["info"]--
+	return d
+}
+
+// TestCountTheSharedEnginesOperationsPerCallAndPerSession counts what one
+// replica (PostgreSQL store, Redis, a stdio backend, the defaults: group
+// commit audit, rate limits on) asks of Redis and PostgreSQL for a session
+// and for a relayed call, one caller at a time and eight at once. The
+// figures are docs/scaling.md's; the test fails when a path starts to ask
+// more of Redis per call than the doc says.
+func TestCountTheSharedEnginesOperationsPerCallAndPerSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, Redis and mcpgate serve")
+	}
+	pg, rs := peers.StartPostgres(t), peers.StartRedis(t)
+	bin := testkit.Mcpgate(t)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "session.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "mcpgate.yaml")
+	writeText(t, cfg, fmt.Sprintf("listen: 127.0.0.1:0\nstore: %q\nredis:\n  url: %q\nsessions:\n  key_file: %q\nbackends:\n  - name: fx\n    kind: stdio\n    command: [%q, fixture, --stdio]\n    prefix: \"-\"\n",
+		pg.DSN(), rs.URL(), keyFile, bin))
+	out, stderr, err := cliRun(t, bin, "token", "create", "--config", cfg, "--name", "count", "--role", "viewer")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, stderr)
+	}
+	token := strings.TrimSpace(out)
+	srv := cliStart(t, bin, "serve", "--config", cfg)
+	url := cliMCPURLRE.FindString(strings.Join(srv.waitLine(t, "the MCP URL", cliMCPURLRE.MatchString), "\n"))
+
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	conn, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	c := opsCounter{rdb: rdb, pg: conn}
+
+	// Warm: the first session and call pay for lookups cached after.
+	warm := cliSession(t, url, token)
+	for n := range 5 {
+		if !rpcAnswered(url, token, warm, n+1) {
+			t.Fatal("a warm-up call was not answered")
+		}
+	}
+
+	const sessions, calls, callers = 40, 200, 8
+	before := c.read(t)
+	ids := make([]string, sessions)
+	for i := range ids {
+		ids[i] = cliSession(t, url, token)
+	}
+	perSession := c.read(t).since(before)
+
+	before = c.read(t)
+	for n := range calls {
+		if !rpcAnswered(url, token, ids[0], 100+n) {
+			t.Fatal("a call was not answered")
+		}
+	}
+	perCall := c.read(t).since(before)
+
+	before = c.read(t)
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() {
+			for n := range calls / callers {
+				if !rpcAnswered(url, token, ids[w], 1000+n) {
+					t.Error("a concurrent call was not answered")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	perCallBusy := c.read(t).since(before)
+
+	t.Logf("per session (initialize + initialized): %s", perSession.perUnit(sessions))
+	t.Logf("per call, one caller: %s", perCall.perUnit(calls))
+	t.Logf("per call, %d callers: %s", callers, perCallBusy.perUnit(calls))
+}
