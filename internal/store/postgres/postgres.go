@@ -274,11 +274,30 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 	return nil // revoked before
 }
 
+// auditCopyFrom is the size from which a batch of records is sent by COPY.
+const auditCopyFrom = 32
+
+const auditInsertOne = `INSERT INTO audit (time, subject, token_id, role, kind, name, backend, outcome, code, duration_us)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+
 var auditColumns = []string{"time", "subject", "token_id", "role", "kind", "name", "backend", "outcome", "code", "duration_us"}
 
 // AppendAudit writes records with one COPY: all of them or none, in order.
 func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {
 	if len(records) == 0 {
+		return nil
+	}
+	if len(records) < auditCopyFrom {
+		// A group commit's few records: one-row INSERTs sent as one batch,
+		// a single round trip and one implicit transaction (COPY takes
+		// several round trips).
+		var b pgx.Batch
+		for _, r := range records {
+			b.Queue(auditInsertOne, store.EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome, r.Code, store.EncodeDuration(r.Duration))
+		}
+		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+			return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
+		}
 		return nil
 	}
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"audit"}, auditColumns, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {

@@ -31,7 +31,7 @@ var (
 )
 
 // freshDB creates an empty database and returns its URL.
-func freshDB(t *testing.T) string {
+func freshDB(t testing.TB) string {
 	t.Helper()
 	serverOnce.Do(func() {
 		server, stopServer, serverErr = peers.RunPostgres()
@@ -58,7 +58,7 @@ func freshDB(t *testing.T) string {
 	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", server.User, server.Addr, name)
 }
 
-func openStore(t *testing.T, url string) *postgres.Store {
+func openStore(t testing.TB, url string) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(context.Background(), url, postgres.Options{})
 	if err != nil {
