@@ -34,6 +34,23 @@ func (o sharedOps) redisTotal() int64 {
 	return n
 }
 
+// redisTrips is the round trips: the scripts run (every path of ours
+// speaks to Redis by script) and the commands sent outside one. Commands
+// a script runs inside Redis are in redisTotal, not here.
+func (o sharedOps) redisTrips() int64 {
+	n := o.redis["evalsha"] + o.redis["eval"]
+	for k, v := range o.redis {
+		if !scriptInner[k] && k != "evalsha" && k != "eval" {
+			n += v
+		}
+	}
+	return n
+}
+
+// scriptInner are the commands our scripts run inside Redis (the rate
+// buckets', the sessions').
+var scriptInner = map[string]bool{"time": true, "hmget": true, "hset": true, "pexpire": true, "zadd": true, "zcard": true, "zremrangebyscore": true}
+
 // perUnit is o divided by n, for the log and the doc.
 func (o sharedOps) perUnit(n int) string {
 	var names []string
@@ -47,7 +64,8 @@ func (o sharedOps) perUnit(n int) string {
 	for _, k := range names {
 		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(o.redis[k])/float64(n)))
 	}
-	return fmt.Sprintf("Redis %.2f (%s), PostgreSQL write transactions %.2f", float64(o.redisTotal())/float64(n), strings.Join(parts, ", "), float64(o.pgTx)/float64(n))
+	return fmt.Sprintf("Redis round trips %.3f, commands run %.2f (%s), PostgreSQL write transactions %.2f",
+		float64(o.redisTrips())/float64(n), float64(o.redisTotal())/float64(n), strings.Join(parts, ", "), float64(o.pgTx)/float64(n))
 }
 
 // opsCounter reads the counters of the engines a replica shares.
@@ -112,7 +130,8 @@ func TestCountTheSharedEnginesOperationsPerCallAndPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "mcpgate.yaml")
-	writeText(t, cfg, fmt.Sprintf("listen: 127.0.0.1:0\nstore: %q\nredis:\n  url: %q\nsessions:\n  key_file: %q\nbackends:\n  - name: fx\n    kind: stdio\n    command: [%q, fixture, --stdio]\n    prefix: \"-\"\n",
+	writeText(t, cfg, fmt.Sprintf("listen: 127.0.0.1:0\nstore: %q\nredis:\n  url: %q\nsessions:\n  key_file: %q\n"+
+		"rate_limits:\n  default: {rate: 100, burst: 1000}\nbackends:\n  - name: fx\n    kind: stdio\n    command: [%q, fixture, --stdio]\n    prefix: \"-\"\n",
 		pg.DSN(), rs.URL(), keyFile, bin))
 	out, stderr, err := cliRun(t, bin, "token", "create", "--config", cfg, "--name", "count", "--role", "viewer")
 	if err != nil {
@@ -174,4 +193,25 @@ func TestCountTheSharedEnginesOperationsPerCallAndPerSession(t *testing.T) {
 	t.Logf("per session (initialize + initialized): %s", perSession.perUnit(sessions))
 	t.Logf("per call, one caller: %s", perCall.perUnit(calls))
 	t.Logf("per call, %d callers: %s", callers, perCallBusy.perUnit(calls))
+
+	// What docs/scaling.md states, as bounds a change must not cross.
+	if got := float64(perSession.redisTrips()) / sessions; got > 1+1.0/8 {
+		t.Errorf("a session costs %.2f Redis round trips, the doc says 1 and a share of a lease", got)
+	}
+	if perSession.pgTx != 0 {
+		t.Errorf("opening %d sessions wrote %d PostgreSQL transactions, the doc says none", sessions, perSession.pgTx)
+	}
+	for _, x := range []struct {
+		what string
+		ops  sharedOps
+	}{{"one caller", perCall}, {"8 callers", perCallBusy}} {
+		// A lease of 16 tokens per script, and nothing else in Redis.
+		if got := float64(x.ops.redisTrips()) / calls; got > 1.0/8 {
+			t.Errorf("a call (%s) costs %.3f Redis round trips, the doc says about 1/16 (a lease of 16)", x.what, got)
+		}
+		// One audit group commit per call at most.
+		if got := float64(x.ops.pgTx) / calls; got > 1 {
+			t.Errorf("a call (%s) costs %.2f PostgreSQL write transactions, the doc says at most 1", x.what, got)
+		}
+	}
 }
