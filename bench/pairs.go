@@ -1,5 +1,6 @@
 // pairs.go measures the wire's Postgres pair: the same COPY into a real
-// PostgreSQL (peers.RunPostgres), in the same run. Once it goes over a
+// PostgreSQL (peers.RunPostgres), and the same COPY of that table out, in
+// the same run. Once each goes over a
 // direct loopback connection. Once it goes through the pair: the driver
 // connected to an `mcpgate proxy`'s --postgres-listen, the bytes over the
 // framed wire, and the gateway's side (package wiremcp, in this process)
@@ -24,7 +25,8 @@ import (
 	"github.com/mcpgate/mcpgate/wiremcp"
 )
 
-// pairResult is the COPY's throughput each way, medians of the repeats.
+// pairResult is the COPY's throughput each way, medians of the repeats:
+// into the database, and out of it (COPY … TO STDOUT, as psql's \copy).
 type pairResult struct {
 	MB         int       `json:"mb"`
 	Repeats    int       `json:"repeats"`
@@ -32,11 +34,16 @@ type pairResult struct {
 	PairMBps   float64   `json:"pair_mb_per_sec"`
 	EachDirect []float64 `json:"each_direct"`
 	EachPair   []float64 `json:"each_pair"`
+
+	DirectOutMBps float64   `json:"direct_out_mb_per_sec"`
+	PairOutMBps   float64   `json:"pair_out_mb_per_sec"`
+	EachDirectOut []float64 `json:"each_direct_out"`
+	EachPairOut   []float64 `json:"each_pair_out"`
 }
 
 const (
 	pairRowBytes = 8 << 10
-	pairRepeats  = 3
+	pairRepeats  = 5
 )
 
 func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
@@ -80,41 +87,58 @@ func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
 	res := &pairResult{MB: mb, Repeats: pairRepeats}
 	rows := mb << 20 / pairRowBytes
 	body := strings.Repeat("p", pairRowBytes-16)
-	copyOnce := func(via string, n int) (float64, error) {
+	copyOnce := func(via string, n int) (in, out float64, err error) {
 		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, via, pg.DB))
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer c.Close(ctx)
 		table := fmt.Sprintf("copy_%d", n)
 		if _, err := c.Exec(ctx, "CREATE UNLOGGED TABLE "+table+" (id int, body text)"); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		start := time.Now()
 		got, err := c.CopyFrom(ctx, pgx.Identifier{table}, []string{"id", "body"}, pgx.CopyFromSlice(rows, func(i int) ([]any, error) {
 			return []any{i, body}, nil
 		}))
 		if err != nil || got != int64(rows) {
-			return 0, fmt.Errorf("COPY: %d of %d rows: %v", got, rows, err)
+			return 0, 0, fmt.Errorf("COPY: %d of %d rows: %v", got, rows, err)
 		}
-		return float64(mb) / time.Since(start).Seconds(), nil
+		in = float64(mb) / time.Since(start).Seconds()
+		var sink countingWriter
+		start = time.Now()
+		tag, err := c.PgConn().CopyTo(ctx, &sink, "COPY "+table+" TO STDOUT")
+		if err != nil || tag.RowsAffected() != int64(rows) {
+			return 0, 0, fmt.Errorf("COPY out: %d of %d rows: %v", tag.RowsAffected(), rows, err)
+		}
+		out = float64(sink.n) / (1 << 20) / time.Since(start).Seconds()
+		return in, out, nil
 	}
 	n := 0
 	for range pairRepeats { // interleaved, so that neither way always runs first
 		for _, way := range []struct {
-			via  string
-			into *[]float64
-		}{{pg.Addr, &res.EachDirect}, {pgListen, &res.EachPair}} {
+			via     string
+			in, out *[]float64
+		}{{pg.Addr, &res.EachDirect, &res.EachDirectOut}, {pgListen, &res.EachPair, &res.EachPairOut}} {
 			n++
-			v, err := copyOnce(way.via, n)
+			in, out, err := copyOnce(way.via, n)
 			if err != nil {
 				return nil, err
 			}
-			*way.into = append(*way.into, v)
+			*way.in, *way.out = append(*way.in, in), append(*way.out, out)
 		}
 	}
 	res.DirectMBps, res.PairMBps = medianOf(res.EachDirect), medianOf(res.EachPair)
+	res.DirectOutMBps, res.PairOutMBps = medianOf(res.EachDirectOut), medianOf(res.EachPairOut)
 	return res, nil
+}
+
+// countingWriter counts what is written to it, and keeps nothing.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
 }
 
 func medianOf(xs []float64) float64 {
