@@ -15,7 +15,6 @@ package wiremcp
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 
 	"github.com/coder/websocket"
@@ -67,20 +66,8 @@ func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
 	}()
 	// The database's bytes, to the proxy, until it closes; returning
 	// finishes the proxy's channel.
-	buf := make([]byte, pairChunk)
-	for {
-		n, err := db.Read(buf)
-		if n > 0 {
-			if r.Respond(buf[:n]) != nil {
-				break
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.log.Debug("wiremcp: database connection read", "conn", id, "err", err)
-			}
-			break
-		}
+	if _, err := r.Pump(db, pairChunk); err != nil && !errors.Is(err, net.ErrClosed) {
+		c.log.Debug("wiremcp: database connection relay", "conn", id, "err", err)
 	}
 	_ = db.Close()
 	_ = r.Finish() // the proxy closes the driver's socket

@@ -16,7 +16,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -139,20 +138,11 @@ func (s *Server) servePostgresChannel(ctx context.Context, r *wire.Responder, id
 	s.log.Debug("proxy: database connection paired", "conn", id)
 	stop := context.AfterFunc(ctx, p.end) // the framed connection ended
 	defer stop()
-	buf := make([]byte, pairChunk)
-	for {
-		n, err := p.driver.Read(buf)
-		if n > 0 {
-			if rerr := r.Respond(buf[:n]); rerr != nil { // written before it returns: buf is ours again
-				p.end()
-				return
-			}
+	if _, err := r.Pump(p.driver, pairChunk); err != nil {
+		if !errors.Is(err, net.ErrClosed) {
+			s.log.Debug("proxy: database connection relay", "conn", id, "err", err)
 		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("proxy: database connection read", "conn", id, "err", err)
-			}
-			return // the finish tells the gateway the driver closed
-		}
+		p.end() // a response could not be written, or the driver's read failed
 	}
+	// The finish tells the gateway the driver closed.
 }
