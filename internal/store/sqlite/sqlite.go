@@ -39,10 +39,9 @@ type Store struct {
 	// is unfair under many concurrent writers. The busy timeout remains
 	// for writers in other processes.
 	writeMu sync.Mutex
-	// The one-record audit INSERT (auditOne).
-	auditOnce sync.Once
-	auditStmt *sql.Stmt
-	auditErr  error
+	// The audit INSERT of each row count, prepared once (auditInsertOf).
+	auditMu    sync.Mutex
+	auditStmts [auditRowsPerInsert]*sql.Stmt
 	// OAuthSQL is the authorization server's part, over oauthTx.
 	store.OAuthSQL
 }
