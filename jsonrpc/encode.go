@@ -80,6 +80,19 @@ func appendID(b []byte, id ID) []byte {
 
 func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 
+// AppendStringBytes is AppendString of s given as bytes, without making
+// a string of it when it needs no escape (the common case: a member's key).
+func AppendStringBytes(b []byte, s []byte) []byte {
+	for _, c := range s {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return AppendString(b, string(s))
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // AppendString appends s as a JSON string. Unlike strconv.Quote it uses only
 // JSON's escapes, and like encoding/json it escapes <, > and & so the output
 // is safe inside HTML and replaces invalid UTF-8 with U+FFFD.

@@ -187,7 +187,7 @@ func (c *Client) stampSessionless(params json.RawMessage, v string, o *Outbound)
 		meta = append(meta, ',')
 		meta = append(meta, o.Meta...)
 	}
-	return WithMeta(params, meta, func(key string) bool { return key != MetaProtocolVersion && o.keepMeta(key) })
+	return WithMeta(params, meta, func(key []byte) bool { return string(key) != MetaProtocolVersion && o.keepMeta(key) })
 }
 
 // SessionlessMeta is the head of the _meta the client gives a sessionless
@@ -218,27 +218,36 @@ func metaHas(params json.RawMessage, keys ...string) []bool {
 }
 
 // keepMeta reports whether a _meta member of the params survives: one
-// that o.Meta does not set anew.
-func (o *Outbound) keepMeta(key string) bool { return !slices.Contains(o.MetaKeys, key) }
+// the Outbound sets itself replaces it.
+func (o *Outbound) keepMeta(key []byte) bool {
+	for _, k := range o.MetaKeys {
+		if string(key) == k {
+			return false
+		}
+	}
+	return true
+}
 
 // WithMeta returns params with members (encoded "key":value pairs, comma
 // separated, without braces) first in its _meta, followed by those of the
 // _meta it had for which keep is true; every other member of params is
 // kept byte for byte. params that are empty or null become an object.
-func WithMeta(params json.RawMessage, members []byte, keep func(key string) bool) json.RawMessage {
+// keep is given the key decoded, valid only during the call: the keys
+// are not copied into strings, which cost an allocation each on every
+// relayed call.
+func WithMeta(params json.RawMessage, members []byte, keep func(key []byte) bool) json.RawMessage {
 	out := make([]byte, 0, len(params)+len(members)+16)
 	out = append(out, `{"_meta":{`...)
 	out = append(out, members...)
 	wrote := len(members) > 0
 	old := paramsMeta(params)
 	if old != nil {
-		_ = jsonrpc.Members(old, func(k string, v json.RawMessage) bool {
+		_ = jsonrpc.MemberKeys(old, func(k []byte, v json.RawMessage) bool {
 			if keep(k) {
 				if wrote {
 					out = append(out, ',')
 				}
-				out = jsonrpc.AppendString(out, k)
-				out = append(out, ':')
+				out = appendKey(out, k)
 				out = append(out, v...)
 				wrote = true
 			}
@@ -247,15 +256,20 @@ func WithMeta(params json.RawMessage, members []byte, keep func(key string) bool
 	}
 	out = append(out, '}')
 	if len(params) > 0 && params[0] == '{' {
-		_ = jsonrpc.Members(params, func(k string, v json.RawMessage) bool {
-			if k != "_meta" {
+		_ = jsonrpc.MemberKeys(params, func(k []byte, v json.RawMessage) bool {
+			if string(k) != "_meta" {
 				out = append(out, ',')
-				out = jsonrpc.AppendString(out, k)
-				out = append(out, ':')
+				out = appendKey(out, k)
 				out = append(out, v...)
 			}
 			return true
 		})
 	}
 	return append(out, '}')
+}
+
+// appendKey appends k encoded as a member's key, and the colon.
+func appendKey(out, k []byte) []byte {
+	out = jsonrpc.AppendStringBytes(out, k)
+	return append(out, ':')
 }

@@ -88,17 +88,25 @@ func ReadSessionless(m *jsonrpc.Message) (sr *Sessionless, ok bool) {
 		return nil, false
 	}
 	sr = &Sessionless{m: m, metaRaw: meta}
-	_ = jsonrpc.Members(meta, func(key string, v json.RawMessage) bool {
-		switch key {
+	_ = jsonrpc.MemberKeys(meta, func(key []byte, v json.RawMessage) bool {
+		switch string(key) {
 		case MetaProtocolVersion:
 			ok = true
-			_ = json.Unmarshal(v, &sr.version)
+			sr.version = knownString(v, sessionlessVersions)
 		case MetaClientCapabilities:
 			sr.capabilities = v
 		case MetaLogLevel:
-			var lvl LogLevel
-			_ = json.Unmarshal(v, &lvl)
-			sr.logRank = levelRank[lvl]
+			var plain []byte // the level, when it needs no decoding
+			if len(v) >= 2 && v[0] == '"' {
+				plain = v[1 : len(v)-1]
+			}
+			if r, known := levelRank[LogLevel(plain)]; known { // the lookup makes no string of the bytes
+				sr.logRank = r
+			} else {
+				var lvl LogLevel
+				_ = json.Unmarshal(v, &lvl)
+				sr.logRank = levelRank[lvl]
+			}
 		}
 		return true
 	})
@@ -110,6 +118,21 @@ func ReadSessionless(m *jsonrpc.Message) (sr *Sessionless, ok bool) {
 
 // Version is the revision the request's _meta names.
 func (sr *Sessionless) Version() string { return sr.version }
+
+// knownString is the JSON string v decoded: the one of known it spells
+// when it spells one (no copy made), else a new string.
+func knownString(v json.RawMessage, known []string) string {
+	if len(v) >= 2 && v[0] == '"' {
+		for _, k := range known {
+			if string(v[1:len(v)-1]) == k {
+				return k
+			}
+		}
+	}
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
+}
 
 func paramsMeta(params json.RawMessage) json.RawMessage {
 	if len(params) == 0 || params[0] != '{' {

@@ -134,7 +134,7 @@ func (u *Upstream) withLogLevel(params json.RawMessage) json.RawMessage {
 		level = *l
 	}
 	member := jsonrpc.AppendString([]byte(`"`+mcp.MetaLogLevel+`":`), string(level))
-	return mcp.WithMeta(params, member, func(string) bool { return true })
+	return mcp.WithMeta(params, member, func([]byte) bool { return true })
 }
 
 // listen keeps a subscriptions/listen open on s until ctx ends (stop

@@ -42,7 +42,7 @@ func withoutReservedMeta(params json.RawMessage) json.RawMessage {
 	if !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
 		return params
 	}
-	return mcp.WithMeta(params, nil, func(k string) bool { return !reservedMeta[k] })
+	return mcp.WithMeta(params, nil, func(k []byte) bool { return !reservedMeta[string(k)] })
 }
 
 // sessionlessParams is what goes up to a sessionless backend for r.
@@ -67,7 +67,7 @@ func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params js
 		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
 		meta = jsonrpc.AppendString(meta, level)
 	}
-	return mcp.WithMeta(params, meta, func(k string) bool { return !reservedMeta[k] })
+	return mcp.WithMeta(params, meta, func(k []byte) bool { return !reservedMeta[string(k)] })
 }
 
 // callerLogLevel is the level a sessionless backend is asked to log at
