@@ -8,6 +8,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -24,6 +28,8 @@ type experiment struct {
 	scrapeCost memCounters // what one read of the counters costs the process
 	cost       procCost    // CPU time and syscalls of the relay process over the windows
 	costOK     bool
+	profileDir string // -profile
+	measuring  bool   // the warm-up is over
 }
 
 func (x *experiment) id() string {
@@ -71,6 +77,7 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 		}
 	}
 	costBefore, costErr := x.procCost()
+	profiled := x.startProfile(ctx, d)
 	var s sample
 	if x.open {
 		s = openLoop(ctx, x.callers, x.rate, d)
@@ -92,11 +99,49 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 		x.cost.syscalls += d.syscalls
 		x.costOK = true
 	}
+	if err := profiled(); err != nil {
+		return fmt.Errorf("%s: profile: %w", x.id(), err)
+	}
 	x.total.add(s)
 	if s.calls == 0 && s.firstErr != nil {
 		return fmt.Errorf("%s: no call answered: %w", x.id(), s.firstErr)
 	}
 	return nil
+}
+
+// startProfile begins a CPU profile of the gateway over the window about
+// to run, when -profile asked for one and this is its first closed-loop
+// window at 16 callers. The function returned waits for it and writes it.
+func (x *experiment) startProfile(ctx context.Context, d time.Duration) func() error {
+	t := x.t
+	if t.pprof == "" || t.profiled || x.open || x.conc != 16 || x.profileDir == "" || !x.measuring {
+		return func() error { return nil }
+	}
+	t.profiled = true
+	secs := max(1, int(d.Seconds()))
+	done := make(chan error, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", t.pprof, secs), nil)
+		if err != nil {
+			done <- err
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(x.profileDir, t.name+".cpu.pprof"), b, 0o644)
+		}
+		done <- err
+	}()
+	return func() error { return <-done }
 }
 
 // procCost reads the relay process's counters (an error when there is

@@ -76,6 +76,7 @@ type options struct {
 	peers    bool // run the Node peer (supergateway); off: skip it
 	only     string
 	history  string // a full run's ratios are appended here ("": nowhere)
+	profile  string // folder for the gateways' CPU profiles ("": none taken)
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -89,6 +90,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.startups, "startups", 5, "how many times to time mcpgate serve's first answer")
 	fs.BoolVar(&o.peers, "peers", true, "include supergateway (needs scripts/peers.sh)")
 	fs.StringVar(&o.history, "history", "", "append a full run's ratios, with the commit, to this JSON file, and draw them in an SVG beside it (scripts/bench.sh: docs/benchmarks.json)")
+	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of each mcpgate serve under test, taken over its first closed-loop window at 16 callers, into this folder (go tool pprof FILE)")
 	fs.StringVar(&o.only, "only", "", "comma-separated paths: measure only their rows, and nothing else (no sessions, start-up, catalogues, Postgres pair)")
 }
 

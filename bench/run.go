@@ -50,7 +50,12 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	e := &env{dir: tmp, ps: &procs{logs: logs}, hc: newHTTPClient(128)}
+	e := &env{dir: tmp, ps: &procs{logs: logs}, hc: newHTTPClient(128), profile: o.profile}
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
+	}
 	defer e.hc.CloseIdleConnections()
 	defer e.ps.stopAll()
 	if e.self, err = os.Executable(); err != nil {
@@ -82,6 +87,8 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	for _, x := range xs {
 		x.window(ctx, o.warmup) //nolint:errcheck // a warm-up's result is dropped
 		x.total, x.mem = sample{}, memCounters{}
+		x.cost, x.costOK = procCost{}, false
+		x.measuring = true
 	}
 	for r := range o.rounds {
 		fmt.Fprintf(stdout, "round %d/%d\n", r+1, o.rounds)
@@ -232,7 +239,7 @@ func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func(
 	var xs []*experiment
 	const conc = 16
 	for _, t := range p.relays {
-		closed := &experiment{t: t, conc: conc}
+		closed := &experiment{t: t, conc: conc, profileDir: o.profile}
 		if err := closed.prepare(ctx, nil); err != nil {
 			return nil, err
 		}
@@ -252,7 +259,7 @@ func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func(
 		}
 	}
 	for _, t := range p.replicas {
-		x := &experiment{t: t, conc: conc}
+		x := &experiment{t: t, conc: conc, profileDir: o.profile}
 		if err := x.prepare(ctx, nil); err != nil {
 			return nil, err
 		}

@@ -25,6 +25,9 @@ type target struct {
 	proc     *proc    // the relay process (or the fixture, for direct)
 	// url and token reach a gateway's MCP endpoint (startGateway's).
 	url, token string
+	// pprof is the gateway's profiling address (-profile), profiled once.
+	pprof    string
+	profiled bool
 }
 
 // env is what every target needs: the binaries and a place for files.
@@ -37,6 +40,7 @@ type env struct {
 	backend string // the fixture's Streamable HTTP URL
 	ps      *procs
 	hc      *http.Client
+	profile string // options.profile
 }
 
 const readyTimeout = 30 * time.Second
@@ -129,7 +133,14 @@ func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, 
 	}
 	t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+listen+"/mcp", tok),
 		counters: &scraper{url: "http://" + metrics + "/metrics"}, url: "http://" + listen + "/mcp", token: tok}
-	return t, e.start(ctx, t, name, nil, e.mcpgate, "serve", "--config", cfg)
+	argv := []string{e.mcpgate, "serve", "--config", cfg}
+	if e.profile != "" {
+		if t.pprof, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--pprof", t.pprof)
+	}
+	return t, e.start(ctx, t, name, nil, argv...)
 }
 
 // sessionless is the same gateway process as t, called as a 2026-07-28
