@@ -9,11 +9,11 @@
 // work. So a replica leases tokens from a large bucket in batches
 // (leaseSize) and spends them in memory. It returns what it did not use
 // once the lease is leaseTTL old. A lease is granted only while the
-// bucket, after it, still holds half its burst. A bucket below that, and
-// every bucket of fewer than minLeaseBurst tokens, is spent one token per
-// round trip, exactly as before: a burst of N admits exactly N across
-// replicas, because by then every lease out is at most leaseSize tokens
-// per replica, spent by that replica's next calls or returned.
+// bucket, after it, still holds half its burst. Below that, and in every
+// bucket of fewer than minLeaseBurst tokens, each token is one round trip,
+// as before. So a burst of N still admits exactly N across replicas. By
+// then each replica holds at most leaseSize leased tokens, which its next
+// calls spend or which go back.
 
 package cluster
 
