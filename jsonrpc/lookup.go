@@ -49,3 +49,18 @@ func LookupString(obj []byte, key string) (s string, ok bool) {
 	}
 	return s, true
 }
+
+// LookupIs reports whether member key of obj is the string want, without
+// making a string of it: what a check of a result's resultType or a
+// request's level needs on every call.
+func LookupIs(obj []byte, key, want string) bool {
+	raw, err := Lookup(obj, key)
+	if err != nil || len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	if _, escaped, _ := skipString(raw, 0); !escaped {
+		return string(raw[1:len(raw)-1]) == want
+	}
+	s, ok := LookupString(obj, key)
+	return ok && s == want
+}

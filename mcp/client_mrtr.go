@@ -14,8 +14,7 @@ import (
 
 // IsInputRequired reports whether res is an InputRequiredResult.
 func IsInputRequired(res json.RawMessage) bool {
-	rt, _ := jsonrpc.LookupString(res, "resultType")
-	return rt == "input_required"
+	return jsonrpc.LookupIs(res, "resultType", "input_required")
 }
 
 // InputsOf is what the InputRequiredResult res asks, in the server's

@@ -63,23 +63,27 @@ func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params js
 	} else {
 		meta = append(meta, upstream.ClientCapabilities()...)
 	}
-	if level := b.callerLogLevel(r); level != "" {
-		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
-		meta = jsonrpc.AppendString(meta, level)
-	}
+	meta = b.appendLogLevel(meta, r)
 	return mcp.WithMeta(params, meta, func(k []byte) bool { return !reservedMeta[string(k)] })
 }
 
-// callerLogLevel is the level a sessionless backend is asked to log at
-// for r: the caller's own, when its request names one, else the most
-// verbose any client asked of the gateway ("" for none: no log messages).
-func (b *Mirror) callerLogLevel(r *mcp.Request) string {
+// appendLogLevel appends to meta the level a sessionless backend is asked
+// to log at for r. That is the caller's own when its request names one,
+// copied as the JSON string it came as (no string is made of it). Else it
+// is the most verbose any client asked of the gateway; with none, no
+// member is added and the backend sends no log messages.
+func (b *Mirror) appendLogLevel(meta []byte, r *mcp.Request) []byte {
 	if r != nil {
-		if v, ok := jsonrpc.LookupString(r.Meta(), mcp.MetaLogLevel); ok {
-			return v
+		if raw, err := jsonrpc.Lookup(r.Meta(), mcp.MetaLogLevel); err == nil && len(raw) > 0 && raw[0] == '"' {
+			meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
+			return append(meta, raw...)
 		}
 	}
-	return string(b.claims.Level())
+	if level := b.claims.Level(); level != "" {
+		meta = append(meta, `,"`+mcp.MetaLogLevel+`":`...)
+		meta = jsonrpc.AppendString(meta, string(level))
+	}
+	return meta
 }
 
 // forwardSessionless makes r's call on a sessionless backend's client.
@@ -140,8 +144,7 @@ func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mc
 }
 
 func isTaskResult(res json.RawMessage) bool {
-	rt, _ := jsonrpc.LookupString(res, "resultType")
-	return rt == "task"
+	return jsonrpc.LookupIs(res, "resultType", "task")
 }
 
 // sealForCaller gives a 2026-07-28 caller the backend's

@@ -1,0 +1,36 @@
+package jsonrpc_test
+
+import (
+	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// LookupIs answers as LookupString compared with want would, escapes and
+// all, and makes no string when the value has no escape.
+func TestLookupIsAgreesWithLookupString(t *testing.T) {
+	for _, c := range []struct {
+		obj, key, want string
+		is             bool
+	}{
+		{`{"resultType":"task"}`, "resultType", "task", true},
+		{`{"resultType":"tasks"}`, "resultType", "task", false},
+		{`{"resultType":"t\u0061sk"}`, "resultType", "task", true},
+		{`{"resultType":7}`, "resultType", "7", false},
+		{`{"other":"task"}`, "resultType", "task", false},
+		{`{"resultType":""}`, "resultType", "", true},
+		{`[1]`, "resultType", "task", false},
+	} {
+		if got := jsonrpc.LookupIs([]byte(c.obj), c.key, c.want); got != c.is {
+			t.Errorf("LookupIs(%s, %q, %q) = %v", c.obj, c.key, c.want, got)
+		}
+		s, ok := jsonrpc.LookupString([]byte(c.obj), c.key)
+		if (ok && s == c.want) != c.is {
+			t.Errorf("LookupString(%s, %q) = %q, %v: disagrees with LookupIs", c.obj, c.key, s, ok)
+		}
+	}
+	obj := []byte(`{"id":1,"resultType":"input_required"}`)
+	if n := testing.AllocsPerRun(100, func() { jsonrpc.LookupIs(obj, "resultType", "input_required") }); n != 0 {
+		t.Errorf("LookupIs allocates %v times, want 0", n)
+	}
+}
