@@ -7,11 +7,14 @@
 // those records to the store from one goroutine, in one of two modes.
 //
 // With Options.Wait (the gateway's default), Record returns only once its
-// record is written: a group commit. The writer takes every record waiting
-// at that moment, writes them in one transaction and then releases their
-// callers. An idle log writes a lone record at once. The engine calls the
-// observer before it answers, so an answered call is an audited call, even
-// when the process is killed a moment later.
+// record is written: a group commit. The first caller to find no write in
+// progress writes, in its own goroutine, every record waiting at that
+// moment in one transaction, then releases their callers. Records that
+// arrive meanwhile wait, and the first of them writes the next group. A
+// lone record is so written at once, with no hand-off to another
+// goroutine. The engine calls the observer before it answers, so an
+// answered call is an audited call, even when the process is killed a
+// moment later.
 //
 // Without Wait, Record puts the record on a buffered queue and returns.
 // The writer writes batches when BatchSize have gathered, or FlushEvery
@@ -112,7 +115,18 @@ type Log struct {
 	done         chan struct{}       // the writer goroutine has returned
 	recs         []store.AuditRecord // the writer's: the batch as the Writer takes it
 
+	group group // Options.Wait's group commit
+
 	counters
+}
+
+// group is the group commit's state: the records waiting, and whether a
+// caller is writing. One caller writes at a time.
+type group struct {
+	mu      sync.Mutex
+	waiting []queued
+	writing bool
+	spare   []queued
 }
 
 // NewLog starts a Log writing to w. Close stops it.
@@ -132,16 +146,25 @@ func NewLog(w Writer, opts Options) *Log {
 	return l
 }
 
-// queued is a record on its way to the writer, with where to say that it
-// was written (true) or lost (false) when its caller waits.
+// queued is a record on its way to the store, with where to tell its
+// caller, when it waits, what became of it.
 type queued struct {
 	rec  store.AuditRecord
-	done chan bool
+	done chan outcome
 }
+
+// outcome is what a waiting caller is told.
+type outcome uint8
+
+const (
+	written outcome = iota + 1
+	lost
+	lead // write the records waiting now, yours among them
+)
 
 // dones are the channels waiting callers are told on, reused: a call
 // allocates none.
-var dones = sync.Pool{New: func() any { return make(chan bool, 1) }}
+var dones = sync.Pool{New: func() any { return make(chan outcome, 1) }}
 
 // Record queues r to be written. Without Options.Wait it returns at once
 // unless the queue is full, and then waits for room; with it, it returns
@@ -156,24 +179,63 @@ func (l *Log) Record(r store.AuditRecord) error {
 	l.senders.Add(1)
 	l.mu.RUnlock()
 
-	q := queued{rec: r}
+	defer l.senders.Done()
 	if l.opts.Wait {
-		q.done = dones.Get().(chan bool)
+		return l.commit(r)
 	}
-	if err := l.enqueue(q); err != nil {
-		l.senders.Done()
-		return err
+	return l.enqueue(queued{rec: r})
+}
+
+// commit is Record with Options.Wait: r joins the records waiting, and
+// its caller writes them when no one else is writing (see the package
+// comment).
+func (l *Log) commit(r store.AuditRecord) error {
+	q := queued{rec: r, done: dones.Get().(chan outcome)}
+	l.enqueuing()
+	l.recorded.Add(1)
+	g := &l.group
+	g.mu.Lock()
+	g.waiting = append(g.waiting, q)
+	res := lead
+	if g.writing {
+		g.mu.Unlock()
+		res = <-q.done
+	} else {
+		g.writing = true
+		g.mu.Unlock()
 	}
-	l.senders.Done()
-	if q.done == nil {
-		return nil
+	for res == lead {
+		l.writeGroup()
+		res = <-q.done // told by its own write
 	}
-	written := <-q.done
 	dones.Put(q.done)
-	if !written {
+	if res == lost {
 		return ErrLost
 	}
 	return nil
+}
+
+// writeGroup writes every record waiting, then hands the writing to the
+// first record that arrived meanwhile, or ends it.
+func (l *Log) writeGroup() {
+	g := &l.group
+	// Yielding once first lets the calls about to record join the group;
+	// when nothing else is runnable it costs nothing.
+	runtime.Gosched()
+	g.mu.Lock()
+	batch := g.waiting
+	g.waiting = g.spare[:0]
+	g.mu.Unlock()
+	l.write(batch)
+	clear(batch)
+	g.mu.Lock()
+	g.spare = batch[:0]
+	if len(g.waiting) > 0 {
+		g.waiting[0].done <- lead
+	} else {
+		g.writing = false
+	}
+	g.mu.Unlock()
 }
 
 // ErrLost is returned by a waiting Record whose record Close gave up on.
@@ -262,15 +324,6 @@ func (l *Log) run() {
 		select {
 		case q := <-l.queue:
 			batch = append(batch, q)
-			if l.opts.Wait {
-				// A group commit: this record and every one waiting now.
-				// Yielding once first lets the calls that are about to
-				// record join it; when nothing else is runnable it costs
-				// nothing.
-				runtime.Gosched()
-				batch = l.take(batch)
-				break
-			}
 			if len(batch) == 1 {
 				flush.Reset(l.opts.FlushEvery)
 			}
@@ -327,18 +380,22 @@ func (l *Log) write(batch []queued) bool {
 		recs = append(recs, q.rec)
 	}
 	l.recs = recs
-	written := l.writeRecords(recs)
+	ok := l.writeRecords(recs)
 	for _, q := range batch {
-		release(q, written)
+		release(q, ok)
 	}
 	clear(l.recs) // the records' strings are not kept alive
-	return written
+	return ok
 }
 
 // release tells q's caller, when it waits, whether q was written.
-func release(q queued, written bool) {
-	if q.done != nil {
+func release(q queued, ok bool) {
+	switch {
+	case q.done == nil:
+	case ok:
 		q.done <- written
+	default:
+		q.done <- lost
 	}
 }
 
