@@ -4,7 +4,7 @@
 //
 // Two halves. Observer watches the MCP engine and turns each tools/call,
 // resources/read and prompts/get into a store.AuditRecord. A Log writes
-// those records to the store from one goroutine, in one of two modes.
+// those records to the store, one write at a time, in one of two modes.
 //
 // With Options.Wait (the gateway's default), Record returns only once its
 // record is written: a group commit. The first caller to find no write in
@@ -22,13 +22,14 @@
 // was queued.
 //
 // In both modes a failed write is retried with growing pauses until it
-// succeeds, and nothing is dropped. The queue may fill when the store is
-// slow or down for longer than the buffer covers. Record then waits for
-// room rather than throw a record away. An audit log with silent holes is
-// worse than calls that slow down while it cannot keep up. Stats shows
-// when it happens (Blocked, MaxQueued). Close writes everything queued
-// before it returns; only when its context ends first does it give up, and
-// it says how many records were lost.
+// succeeds, and nothing is dropped. With Wait, calls wait while the store
+// is slow or down. Without it, the queue may fill when the store is slow
+// or down for longer than the buffer covers. Record then waits for room
+// rather than throw a record away. An audit log with silent holes is worse
+// than calls that slow down while it cannot keep up. Stats shows when it
+// happens (Queued, MaxQueued; Blocked without Wait). Close writes
+// everything queued before it returns; only when its context ends first
+// does it give up, and it says how many records were lost.
 package audit
 
 import (
