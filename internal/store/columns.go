@@ -5,7 +5,10 @@
 
 package store
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // EncodeTime is t's column value; the zero time is 0. (The zero time has
 // no unix nanoseconds: it is before 1678.) A real time exactly at the
@@ -57,8 +60,19 @@ func ScanTokens(rows Rows) ([]Token, error) {
 	return out, rows.Err()
 }
 
-// AuditColumns are the columns ScanAudit reads, in its order.
+// AuditColumns are the columns ScanAudit reads, in its order, and the
+// ones a store writes, in AppendAuditValues' order.
 const AuditColumns = "time, subject, token_id, role, kind, name, backend, outcome, code, duration_us"
+
+// AuditColumnList is AuditColumns as a list.
+var AuditColumnList = strings.Split(AuditColumns, ", ")
+
+// AppendAuditValues appends r's column values to args, in AuditColumns'
+// order: what every store writes for a record.
+func AppendAuditValues(args []any, r AuditRecord) []any {
+	return append(args, EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
+		r.Name, r.Backend, r.Outcome, r.Code, EncodeDuration(r.Duration))
+}
 
 // ScanAudit reads every row of AuditColumns, expecting about n; the
 // caller closes rows.

@@ -277,10 +277,8 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 // auditCopyFrom is the size from which a batch of records is sent by COPY.
 const auditCopyFrom = 32
 
-const auditInsertOne = `INSERT INTO audit (time, subject, token_id, role, kind, name, backend, outcome, code, duration_us)
+const auditInsertOne = `INSERT INTO audit (` + store.AuditColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
-
-var auditColumns = []string{"time", "subject", "token_id", "role", "kind", "name", "backend", "outcome", "code", "duration_us"}
 
 // AppendAudit writes records with one COPY: all of them or none, in order.
 func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {
@@ -293,16 +291,15 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		// several round trips).
 		var b pgx.Batch
 		for _, r := range records {
-			b.Queue(auditInsertOne, store.EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome, r.Code, store.EncodeDuration(r.Duration))
+			b.Queue(auditInsertOne, store.AppendAuditValues(nil, r)...)
 		}
 		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 			return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
 		}
 		return nil
 	}
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"audit"}, auditColumns, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
-		r := records[i]
-		return []any{store.EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome, r.Code, store.EncodeDuration(r.Duration)}, nil
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"audit"}, store.AuditColumnList, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
+		return store.AppendAuditValues(nil, records[i]), nil
 	}))
 	if err != nil {
 		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
