@@ -27,17 +27,19 @@ import (
 	"github.com/mcpgate/mcpgate/internal/policy"
 )
 
-// takeScript spends tokens of KEYS[1], a bucket refilling ARGV[1] tokens
-// a second up to ARGV[2]: one, or ARGV[3] when the bucket holds at least
-// ARGV[4] more than that (a lease). It answers {tokens spent, 0}, or {0,
-// microseconds until a token is there}. The bucket expires once it would
-// be full again: a full bucket and no bucket are the same.
-var takeScript = redis.NewScript(`
+// bucketScript is the one script of a bucket: KEYS[1], refilling ARGV[1]
+// tokens a second up to ARGV[2]. It first takes back ARGV[5] unspent
+// tokens (never above the burst). Then, when ARGV[3] asks for tokens, it
+// spends one, or ARGV[3] when the bucket holds at least ARGV[4] more than
+// that (a lease). It answers {tokens spent, 0}, or {0, microseconds until
+// a token is there}. The bucket expires once it would be full again: a
+// full bucket and no bucket are the same.
+var bucketScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local lease = tonumber(ARGV[3])
+local want = tonumber(ARGV[3])
 local keep = tonumber(ARGV[4])
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(b[1])
@@ -50,42 +52,20 @@ if now > at then
   tokens = math.min(burst, tokens + (now - at) * rate / 1000000)
   at = now
 end
+tokens = math.min(burst, tokens + tonumber(ARGV[5]))
 local spent = 0
 local wait = 0
-if lease > 1 and tokens - lease >= keep then
-  spent = lease
-elseif tokens >= 1 then
+if want > 1 and tokens - want >= keep then
+  spent = want
+elseif want >= 1 and tokens >= 1 then
   spent = 1
-else
+elseif want >= 1 then
   wait = math.ceil((1 - tokens) * 1000000 / rate)
 end
 tokens = tokens - spent
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%d', at))
 redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * 1000 / rate) + 1000)
 return {spent, wait}
-`)
-
-// returnScript gives ARGV[3] unspent tokens back to KEYS[1] (rate ARGV[1],
-// burst ARGV[2]), never above its burst.
-var returnScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(b[1])
-local at = tonumber(b[2])
-if tokens == nil or at == nil then
-  return 0
-end
-if now > at then
-  tokens = math.min(burst, tokens + (now - at) * rate / 1000000)
-  at = now
-end
-tokens = math.min(burst, tokens + tonumber(ARGV[3]))
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%d', at))
-redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * 1000 / rate) + 1000)
-return 1
 `)
 
 const (
@@ -167,7 +147,7 @@ func (b buckets) Take(ctx context.Context, key string, l policy.Limit) (bool, ti
 	if le != nil {
 		want = leaseSize
 	}
-	res, err := takeScript.Run(ctx, b.r.rdb, []string{b.r.key("rl", key)}, l.Rate, l.Burst, want, l.Burst/2).Int64Slice()
+	res, err := bucketScript.Run(ctx, b.r.rdb, []string{b.r.key("rl", key)}, l.Rate, l.Burst, want, l.Burst/2, 0).Int64Slice()
 	if err != nil {
 		return false, 0, err
 	}
@@ -187,7 +167,7 @@ func (b buckets) Take(ctx context.Context, key string, l policy.Limit) (bool, ti
 func (b buckets) giveBack(ctx context.Context, key string, le *lease) {
 	n := le.left
 	le.left = 0
-	if err := returnScript.Run(ctx, b.r.rdb, []string{b.r.key("rl", key)}, le.limit.Rate, le.limit.Burst, n).Err(); err != nil {
+	if err := bucketScript.Run(ctx, b.r.rdb, []string{b.r.key("rl", key)}, le.limit.Rate, le.limit.Burst, 0, 0, n).Err(); err != nil {
 		b.r.log.Warn("rate limit: unspent leased tokens not returned", "tokens", n, "err", err)
 	}
 }
