@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -42,17 +41,7 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 }
 
 func answeredAreAudited(t *testing.T, db string, open func(context.Context) (store.Store, error)) {
-	bin := testkit.Mcpgate(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcpgate.yaml")
-	writeText(t, cfg, fmt.Sprintf("listen: 127.0.0.1:0\nstore: %q\nbackends:\n  - name: fx\n    kind: stdio\n    command: [%q, fixture, --stdio]\n    prefix: \"-\"\n", db, bin))
-	out, stderr, err := cliRun(t, bin, "token", "create", "--config", cfg, "--name", "callers", "--role", "viewer")
-	if err != nil {
-		t.Fatalf("token create: %v\n%s", err, stderr)
-	}
-	token := strings.TrimSpace(out)
-	srv := cliStart(t, bin, "serve", "--config", cfg)
-	url := cliMCPURLRE.FindString(strings.Join(srv.waitLine(t, "the MCP URL", cliMCPURLRE.MatchString), "\n"))
+	srv, url, token := serveStdioFixture(t, fmt.Sprintf("store: %q\n", db))
 
 	const callers, before = 8, 400 // calls answered before the kill
 	var answered atomic.Int64
@@ -62,7 +51,7 @@ func answeredAreAudited(t *testing.T, db string, open func(context.Context) (sto
 		session := cliSession(t, url, token)
 		wg.Go(func() {
 			for n := 1; ; n++ {
-				if rpcAnswered(url, token, session, n) {
+				if simpleTextAnswered(url, token, session, n) {
 					if answered.Add(1) == before {
 						_ = srv.cmd.Process.Signal(syscall.SIGKILL)
 						close(killed)
@@ -105,22 +94,26 @@ func answeredAreAudited(t *testing.T, db string, open func(context.Context) (sto
 	}
 }
 
-// rpcAnswered makes one tools/call and reports whether its answer came.
-func rpcAnswered(url, token, session string, id int) bool {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`, id)
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+// serveStdioFixture starts mcpgate serve on the configuration head (the
+// store and what else the test needs) with the fixture as its stdio
+// backend, unprefixed, and a viewer's token made before it starts.
+func serveStdioFixture(t *testing.T, head string) (srv *cliProc, url, token string) {
+	t.Helper()
+	bin := testkit.Mcpgate(t)
+	cfg := filepath.Join(t.TempDir(), "mcpgate.yaml")
+	writeText(t, cfg, fmt.Sprintf("listen: 127.0.0.1:0\n%sbackends:\n  - name: fx\n    kind: stdio\n    command: [%q, fixture, --stdio]\n    prefix: \"-\"\n", head, bin))
+	out, stderr, err := cliRun(t, bin, "token", "create", "--config", cfg, "--name", "callers", "--role", "viewer")
 	if err != nil {
-		return false
+		t.Fatalf("token create: %v\n%s", err, stderr)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Mcp-Session-Id", session)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"result"`)
+	srv = cliStart(t, bin, "serve", "--config", cfg)
+	url = cliMCPURLRE.FindString(strings.Join(srv.waitLine(t, "the MCP URL", cliMCPURLRE.MatchString), "\n"))
+	return srv, url, strings.TrimSpace(out)
+}
+
+// simpleTextAnswered makes tools/call id of test_simple_text in session and
+// reports whether its result came.
+func simpleTextAnswered(url, token, session string, id int) bool {
+	r, err := rpc(context.Background(), url, token, session, callBody(id, "test_simple_text"))
+	return err == nil && r.status == http.StatusOK && r.msg["result"] != nil
 }

@@ -7,13 +7,18 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // RedisServer is a running server.
@@ -88,4 +93,31 @@ func pong(addr string) bool {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && line == "+PONG\r\n"
+}
+
+// CommandCalls is how many times the server has run each command (INFO
+// commandstats), by its lower-case name: a command a script runs inside
+// the server is counted as well as the script (evalsha).
+func (r RedisServer) CommandCalls(ctx context.Context) (map[string]int64, error) {
+	c := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer c.Close()
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	calls := map[string]int64{}
+	for line := range strings.Lines(info) {
+		// cmdstat_evalsha:calls=12,usec=...
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, ",")
+		v, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("redis: INFO commandstats: %q", line)
+		}
+		calls[strings.TrimPrefix(name, "cmdstat_")] = v
+	}
+	return calls, nil
 }
