@@ -67,9 +67,7 @@ func TestARelayedCallStaysWithinItsAllocationBudget(t *testing.T) {
 
 // relayedCall starts a gateway in front of the fixture as a backend of
 // kind, connects a client of era to it, and returns one tools/call.
-func relayedCall(t *testing.T, kind string, era mcp.Era) func() { return relayedCallTB(t, kind, era) }
-
-func relayedCallTB(t testing.TB, kind string, era mcp.Era) func() {
+func relayedCall(t testing.TB, kind string, era mcp.Era) func() {
 	var backend string
 	switch kind {
 	case "http":
