@@ -97,7 +97,7 @@ type Log struct {
 	w     Writer
 	opts  Options
 	log   *slog.Logger
-	queue chan queued
+	queue chan store.AuditRecord // without Wait; nil with it
 
 	// closed is set once, under mu, by Close. A Record that saw it unset
 	// is counted in senders before mu is released, so Close knows when
@@ -113,21 +113,24 @@ type Log struct {
 	giveUpErr    error
 	writeCtx     context.Context
 	cancelWrites context.CancelFunc
-	done         chan struct{}       // the writer goroutine has returned
-	recs         []store.AuditRecord // the writer's: the batch as the Writer takes it
+	done         chan struct{} // the writer goroutine has returned
 
 	group group // Options.Wait's group commit
 
 	counters
 }
 
-// group is the group commit's state: the records waiting, and whether a
-// caller is writing. One caller writes at a time.
+// group is the group commit's state: the records waiting with where to
+// tell their callers, and whether a caller is writing. One caller writes
+// at a time.
 type group struct {
 	mu      sync.Mutex
-	waiting []queued
+	recs    []store.AuditRecord
+	dones   []chan outcome
 	writing bool
-	spare   []queued
+	// The slices of the group being written, kept for the next one.
+	spareRecs  []store.AuditRecord
+	spareDones []chan outcome
 }
 
 // NewLog starts a Log writing to w. Close stops it.
@@ -137,21 +140,16 @@ func NewLog(w Writer, opts Options) *Log {
 		w:           w,
 		opts:        opts,
 		log:         opts.Logger,
-		queue:       make(chan queued, opts.Buffer),
 		sendersDone: make(chan struct{}),
 		giveUp:      make(chan struct{}),
 		done:        make(chan struct{}),
 	}
+	if !opts.Wait {
+		l.queue = make(chan store.AuditRecord, opts.Buffer)
+	}
 	l.writeCtx, l.cancelWrites = context.WithCancel(context.Background())
 	go l.run()
 	return l
-}
-
-// queued is a record on its way to the store, with where to tell its
-// caller, when it waits, what became of it.
-type queued struct {
-	rec  store.AuditRecord
-	done chan outcome
 }
 
 // outcome is what a waiting caller is told.
@@ -184,55 +182,62 @@ func (l *Log) Record(r store.AuditRecord) error {
 	if l.opts.Wait {
 		return l.commit(r)
 	}
-	return l.enqueue(queued{rec: r})
+	return l.enqueue(r)
 }
 
 // commit is Record with Options.Wait: r joins the records waiting, and
 // its caller writes them when no one else is writing (see the package
 // comment).
 func (l *Log) commit(r store.AuditRecord) error {
-	q := queued{rec: r, done: dones.Get().(chan outcome)}
+	done := dones.Get().(chan outcome)
 	l.enqueuing()
 	l.recorded.Add(1)
 	g := &l.group
 	g.mu.Lock()
-	g.waiting = append(g.waiting, q)
+	g.recs, g.dones = append(g.recs, r), append(g.dones, done)
 	res := lead
 	if g.writing {
 		g.mu.Unlock()
-		res = <-q.done
+		res = <-done
 	} else {
 		g.writing = true
 		g.mu.Unlock()
 	}
 	for res == lead {
 		l.writeGroup()
-		res = <-q.done // told by its own write
+		res = <-done // told by its own write
 	}
-	dones.Put(q.done)
+	dones.Put(done)
 	if res == lost {
 		return ErrLost
 	}
 	return nil
 }
 
-// writeGroup writes every record waiting, then hands the writing to the
-// first record that arrived meanwhile, or ends it.
+// writeGroup writes every record waiting, tells their callers, then hands
+// the writing to the first record that arrived meanwhile, or ends it.
 func (l *Log) writeGroup() {
 	g := &l.group
 	// Yielding once first lets the calls about to record join the group;
 	// when nothing else is runnable it costs nothing.
 	runtime.Gosched()
 	g.mu.Lock()
-	batch := g.waiting
-	g.waiting = g.spare[:0]
+	recs, done := g.recs, g.dones
+	g.recs, g.dones = g.spareRecs[:0], g.spareDones[:0]
 	g.mu.Unlock()
-	l.write(batch)
-	clear(batch)
+	res := lost
+	if l.write(recs) {
+		res = written
+	}
+	for _, d := range done {
+		d <- res
+	}
+	clear(recs) // the records' strings are not kept alive
+	clear(done)
 	g.mu.Lock()
-	g.spare = batch[:0]
-	if len(g.waiting) > 0 {
-		g.waiting[0].done <- lead
+	g.spareRecs, g.spareDones = recs[:0], done[:0]
+	if len(g.dones) > 0 {
+		g.dones[0] <- lead
 	} else {
 		g.writing = false
 	}
@@ -242,22 +247,22 @@ func (l *Log) writeGroup() {
 // ErrLost is returned by a waiting Record whose record Close gave up on.
 var ErrLost = errors.New("audit: record lost: close gave up before it was written")
 
-func (l *Log) enqueue(q queued) error {
+func (l *Log) enqueue(r store.AuditRecord) error {
 	l.enqueuing()
 	select {
-	case l.queue <- q:
+	case l.queue <- r:
 		l.recorded.Add(1)
 		return nil
 	default:
 	}
 	l.blocked.Add(1)
 	select {
-	case l.queue <- q:
+	case l.queue <- r:
 		l.recorded.Add(1)
 		return nil
 	case <-l.giveUp:
 		l.pending.Add(-1)
-		return l.refuse(q.rec)
+		return l.refuse(r)
 	}
 }
 
@@ -297,9 +302,8 @@ func (l *Log) Close(ctx context.Context) error {
 	left := 0
 	for drained := false; !drained; {
 		select {
-		case q := <-l.queue:
+		case <-l.queue:
 			left++
-			release(q, false)
 		default:
 			drained = true
 		}
@@ -317,14 +321,14 @@ func (l *Log) Close(ctx context.Context) error {
 // run is the writer goroutine: it gathers batches and writes them.
 func (l *Log) run() {
 	defer close(l.done)
-	batch := make([]queued, 0, l.opts.BatchSize)
+	batch := make([]store.AuditRecord, 0, l.opts.BatchSize)
 	flush := time.NewTimer(l.opts.FlushEvery)
 	flush.Stop()
 	defer flush.Stop()
 	for {
 		select {
-		case q := <-l.queue:
-			batch = append(batch, q)
+		case r := <-l.queue:
+			batch = append(batch, r)
 			if len(batch) == 1 {
 				flush.Reset(l.opts.FlushEvery)
 			}
@@ -345,11 +349,11 @@ func (l *Log) run() {
 }
 
 // take adds to batch the records already queued, up to BatchSize.
-func (l *Log) take(batch []queued) []queued {
+func (l *Log) take(batch []store.AuditRecord) []store.AuditRecord {
 	for len(batch) < l.opts.BatchSize {
 		select {
-		case q := <-l.queue:
-			batch = append(batch, q)
+		case r := <-l.queue:
+			batch = append(batch, r)
 		default:
 			return batch
 		}
@@ -359,7 +363,7 @@ func (l *Log) take(batch []queued) []queued {
 
 // drain writes the batch and whatever is left in the queue: Close has
 // begun and no record will be added.
-func (l *Log) drain(batch []queued) {
+func (l *Log) drain(batch []store.AuditRecord) {
 	for {
 		batch = l.take(batch)
 		if len(batch) == 0 || !l.write(batch) {
@@ -370,37 +374,11 @@ func (l *Log) drain(batch []queued) {
 }
 
 // write writes batch, retrying until it is written (true) or Close gives
-// up (false, and the batch is counted lost), and then tells the callers
-// that wait.
-func (l *Log) write(batch []queued) bool {
+// up (false, and the batch is counted lost).
+func (l *Log) write(batch []store.AuditRecord) bool {
 	if len(batch) == 0 {
 		return true
 	}
-	recs := l.recs[:0]
-	for _, q := range batch {
-		recs = append(recs, q.rec)
-	}
-	l.recs = recs
-	ok := l.writeRecords(recs)
-	for _, q := range batch {
-		release(q, ok)
-	}
-	clear(l.recs) // the records' strings are not kept alive
-	return ok
-}
-
-// release tells q's caller, when it waits, whether q was written.
-func release(q queued, ok bool) {
-	switch {
-	case q.done == nil:
-	case ok:
-		q.done <- written
-	default:
-		q.done <- lost
-	}
-}
-
-func (l *Log) writeRecords(batch []store.AuditRecord) bool {
 	delay := l.opts.RetryDelay
 	for attempt := 1; ; attempt++ {
 		err := l.w.AppendAudit(l.writeCtx, batch)
