@@ -15,7 +15,7 @@
 #      then every score the suites gave there: the fixture's and the
 #      reference server's, directly and through the gateway, and the
 #      client scenarios' against the gateway's backend client;
-#   4. the allocation budgets, without the race detector (which allocates
+#   4. the allocation budgets and counts, without the race detector (which allocates
 #      on its own account, so they skip under it).
 # A second run installs nothing.
 set -euo pipefail
@@ -80,7 +80,7 @@ artifacts="$root/.cache/test-artifacts"
 rm -rf "$artifacts" && mkdir -p "$artifacts"
 MCPGATE_SCOREBOARD=$scores go test -race -count=1 -artifacts -outputdir "$artifacts" ./... || status=$?
 echo "== allocation budgets (without -race)"
-go test -count=1 -run 'AllocationBudget|AllocatesNothing' ./internal/gateway ./internal/observe/audit || status=$?
+go test -count=1 -run 'AllocationBudget|AllocatesNothing|CostsTheSame' ./internal/gateway ./internal/observe/audit || status=$?
 echo "== test artifacts (the console's screenshots among them): .cache/test-artifacts"
 echo "== the suites' scores in go test (direct, through the gateway, and the client scenarios)"
 sort "$scores"
