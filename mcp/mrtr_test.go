@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -84,10 +85,7 @@ func TestAskRefusesWhatCannotBeTrusted(t *testing.T) {
 		t.Errorf("asking a client without elicitation: %d, want -32021", c)
 	}
 	_, st := inputRequired(t, slCall(t, s, "alice", allCaps, ""))
-	tampered := st[:len(st)-2] + "AA"
-	if tampered == st {
-		tampered = st[:len(st)-2] + "BB"
-	}
+	tampered := testkit.Tamper(st)
 	if c := code(slCall(t, s, "alice", allCaps, `,"requestState":"`+tampered+`"`)); c != jsonrpc.CodeInvalidParams {
 		t.Errorf("a tampered state: %d, want -32602", c)
 	}

@@ -156,3 +156,22 @@ func FreePort(tb testing.TB) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// Tamper returns s, a base64 token (a sealed state, a cookie), with one
+// character in its middle changed. A character there carries six bits of
+// the decoded bytes, so these always differ. A change at the end may touch
+// only unused padding bits, or put back the characters already there, and
+// a test of tampering then passes or fails by chance.
+func Tamper(s string) string {
+	if s == "" {
+		return "A"
+	}
+	b := []byte(s)
+	i := len(b) / 2
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}

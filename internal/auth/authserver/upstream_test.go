@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
 	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 // upstreamRig is a built-in server whose page also signs people in at an
@@ -222,7 +223,7 @@ func TestTheConsentFormsSignInIsBoundToItsRequest(t *testing.T) {
 		"another state":        func(f url.Values) { f.Set("state", "other") },
 		"another redirect URI": func(f url.Values) { f.Set("redirect_uri", "http://127.0.0.1:9/other") },
 		"another scope":        func(f url.Values) { f.Set("scope", "mcp:admin") },
-		"an altered sign-in":   func(f url.Values) { l := f.Get("login"); f.Set("login", l[:len(l)-2]+"AA") },
+		"an altered sign-in":   func(f url.Values) { f.Set("login", testkit.Tamper(f.Get("login"))) },
 		"no sign-in":           func(f url.Values) { f.Del("login") },
 	} {
 		if resp := b.consent(r, page, edit); resp.StatusCode == http.StatusSeeOther {

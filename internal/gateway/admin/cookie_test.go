@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
 )
 
 func testHandler(t testing.TB) *Handler {
@@ -37,7 +39,7 @@ func TestCookieRoundTripsAndRefusesWhatItDidNotSeal(t *testing.T) {
 	}
 	other, _ := New(Options{Source: nopSource{}, Key: []byte(strings.Repeat("k", 32))})
 	for name, bad := range map[string]string{
-		"tampered":       v[:len(v)-2] + "AA",
+		"tampered":       testkit.Tamper(v),
 		"another key":    func() string { s, _ := other.seal(c); return s }(),
 		"empty":          "",
 		"not base64":     "!!!",
