@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,25 +24,52 @@ import (
 // callers keep it busy, then counts the records in the store: every call
 // a caller saw answered has its record. A record may be written for a
 // call whose answer the kill cut off; never the other way round. On
-// SQLite and on a real PostgreSQL.
+// SQLite with its journal (the default there) and without, and on a real
+// PostgreSQL.
 func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mcpgate serve under load")
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "mcpgate.db")
-		answeredAreAudited(t, db, func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, db) })
+		answeredAreAudited(t, fmt.Sprintf("store: %q\n", db), func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, db) },
+			func() {
+				// The journal is on by default: the killed process left it.
+				left, _ := filepath.Glob(db + "-audit.*")
+				size := int64(0)
+				for _, p := range left {
+					if fi, err := os.Stat(p); err == nil {
+						size += fi.Size()
+					}
+				}
+				if size == 0 {
+					t.Errorf("the killed process left no journal (segments %v)", left)
+				}
+			})
+	})
+	t.Run("sqlite-without-journal", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "mcpgate.db")
+		answeredAreAudited(t, fmt.Sprintf("store: %q\naudit: {journal: false}\n", db), func(ctx context.Context) (store.Store, error) {
+			return sqlite.Open(ctx, db)
+		}, nil)
+		if left, _ := filepath.Glob(db + "-audit.*"); len(left) > 0 {
+			t.Fatalf("journal segments with the journal off: %v", left)
+		}
 	})
 	t.Run("postgres", func(t *testing.T) {
 		pg := peers.StartPostgres(t)
-		answeredAreAudited(t, pg.DSN(), func(ctx context.Context) (store.Store, error) {
+		answeredAreAudited(t, fmt.Sprintf("store: %q\n", pg.DSN()), func(ctx context.Context) (store.Store, error) {
 			return postgres.Open(ctx, pg.DSN(), postgres.Options{})
-		})
+		}, nil)
 	})
 }
 
-func answeredAreAudited(t *testing.T, db string, open func(context.Context) (store.Store, error)) {
-	srv, url, token := serveStdioFixture(t, fmt.Sprintf("store: %q\n", db))
+// answeredAreAudited is the test on one store. The killed process's
+// records are counted after a restart: with a journal, the restart is
+// what writes the ones the store did not get. afterKill, if set, looks at
+// what the killed process left.
+func answeredAreAudited(t *testing.T, head string, open func(context.Context) (store.Store, error), afterKill func()) {
+	srv, url, token := serveStdioFixture(t, head)
 
 	const callers, before = 8, 400 // calls answered before the kill
 	var answered atomic.Int64
@@ -53,8 +81,10 @@ func answeredAreAudited(t *testing.T, db string, open func(context.Context) (sto
 			for n := 1; ; n++ {
 				if simpleTextAnswered(url, token, session, n) {
 					if answered.Add(1) == before {
-						_ = srv.cmd.Process.Signal(syscall.SIGKILL)
+						// Said before it is done, so that no caller cut
+						// off by the kill takes it for a failure.
 						close(killed)
+						_ = srv.cmd.Process.Signal(syscall.SIGKILL)
 					}
 					continue
 				}
@@ -70,6 +100,11 @@ func answeredAreAudited(t *testing.T, db string, open func(context.Context) (sto
 	}
 	wg.Wait()
 	<-srv.done
+	if afterKill != nil {
+		afterKill()
+	}
+	restarted, _, _ := serveStdioFixture(t, head)
+	restarted.stop(t)
 
 	st, err := open(context.Background())
 	if err != nil {

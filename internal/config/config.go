@@ -287,10 +287,20 @@ type Audit struct {
 	// loses the last of them. By default an answer waits for its record:
 	// the records waiting are written in one transaction (a group commit).
 	Async bool `yaml:"async"`
-	// FlushEvery, with async, is the longest a record waits to be written
-	// (default 200ms).
+	// Journal, on a SQLite store, writes the records waiting to a journal
+	// file beside the database in one write, and releases their answers
+	// then. The database gets them in batches in the background, and the
+	// next start writes what a killed process left in the journal. On by
+	// default there; false writes each group to the database before its
+	// answers.
+	Journal *bool `yaml:"journal"`
+	// FlushEvery, with async or the journal, is the longest a record
+	// waits to be written to the store (default 200ms).
 	FlushEvery Duration `yaml:"flush_every"`
 }
+
+// JournalOn says whether the group commit may use a journal (Journal).
+func (a Audit) JournalOn() bool { return a.Journal == nil || *a.Journal }
 
 // MetricsConfig configures the Prometheus endpoint. /metrics is always served on
 // the main address, to admins only; Listen adds an unauthenticated one.

@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err := g.startTracing(ctx, traceOpts); err != nil {
 		return nil, err
 	}
-	if err := g.newEngine(specs, o); err != nil {
+	if err := g.newEngine(ctx, specs, o); err != nil {
 		return nil, err
 	}
 	if err := g.startBackends(specs, o.Backend); err != nil {
@@ -177,7 +177,7 @@ func (g *Gateway) newGate(o Options) error {
 
 // newEngine builds the front MCP server: its claims ledger over the
 // backends, its observers, the search view's tools and its middleware.
-func (g *Gateway) newEngine(specs []backends.Spec, o Options) error {
+func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Options) error {
 	cfg := g.cfg
 	// With backends, completion/complete is routed by its ref to the
 	// backend owning the prompt or template, unless the caller serves it.
@@ -205,7 +205,15 @@ func (g *Gateway) newEngine(specs []backends.Spec, o Options) error {
 	}
 	observers = append(observers, g.metrics.Observer())
 	if !cfg.Audit.Disabled {
-		g.audit = audit.NewLog(o.Store, audit.Options{Wait: !cfg.Audit.Async, FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger})
+		opts := audit.Options{Wait: !cfg.Audit.Async, FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger}
+		if j, ok := o.Store.(audit.Journaled); ok && opts.Wait && cfg.Audit.JournalOn() {
+			var err error
+			if g.audit, err = audit.NewJournaledLog(ctx, j, opts); err != nil {
+				return err
+			}
+		} else {
+			g.audit = audit.NewLog(o.Store, opts)
+		}
 		observers = append(observers, audit.Observer(g.audit))
 	}
 	g.server = mcp.NewServer(mcp.Options{

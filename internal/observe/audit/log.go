@@ -16,6 +16,12 @@
 // answered call is an audited call, even when the process is killed a
 // moment later.
 //
+// NewJournaledLog's group commit writes each group to a journal file
+// beside the store in one write, not to the store in one transaction
+// (journal.go). A killed process keeps the journal, and the next start
+// writes what the store lacks. The store then gets the records in
+// batches, as without Wait.
+//
 // Without Wait, Record puts the record on a buffered queue and returns.
 // The writer writes batches when BatchSize have gathered, or FlushEvery
 // after the first of a batch arrived. A process killed abruptly loses what
@@ -116,6 +122,12 @@ type Log struct {
 	done         chan struct{} // the writer goroutine has returned
 
 	group group // Options.Wait's group commit
+	// j is the group commit's journal (NewJournaledLog), nil without
+	// one; jw is the store that keeps its mark, and stored the last
+	// sequence number the store writer has written.
+	j      *journal
+	jw     Journaled
+	stored uint64
 
 	counters
 }
@@ -135,7 +147,25 @@ type group struct {
 
 // NewLog starts a Log writing to w. Close stops it.
 func NewLog(w Writer, opts Options) *Log {
+	return start(w, opts.withDefaults(), nil)
+}
+
+// NewJournaledLog is NewLog with Options.Wait whose group commit writes to
+// a journal beside w, not to w itself (journal.go): first it writes to w
+// what the journal holds past w's mark, from a run that ended without
+// Close. Answers are released as soon as their records are in the
+// journal; the store gets them in the background, in batches.
+func NewJournaledLog(ctx context.Context, w Journaled, opts Options) (*Log, error) {
 	opts = opts.withDefaults()
+	opts.Wait = true
+	j, err := openJournal(ctx, w, w.AuditJournal(), opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return start(w, opts, j), nil
+}
+
+func start(w Writer, opts Options, j *journal) *Log {
 	l := &Log{
 		w:           w,
 		opts:        opts,
@@ -144,7 +174,10 @@ func NewLog(w Writer, opts Options) *Log {
 		giveUp:      make(chan struct{}),
 		done:        make(chan struct{}),
 	}
-	if !opts.Wait {
+	if j != nil {
+		l.j, l.jw, l.stored = j, w.(Journaled), j.seq
+	}
+	if !opts.Wait || j != nil {
 		l.queue = make(chan store.AuditRecord, opts.Buffer)
 	}
 	l.writeCtx, l.cancelWrites = context.WithCancel(context.Background())
@@ -226,11 +259,21 @@ func (l *Log) writeGroup() {
 	g.recs, g.dones = g.spareRecs[:0], g.spareDones[:0]
 	g.mu.Unlock()
 	res := lost
-	if l.write(recs) {
+	journaled := false
+	if l.j != nil {
+		err := l.j.append(recs)
+		if journaled = err == nil; !journaled {
+			l.log.Error("audit: journal write failed, writing to the store instead", "records", len(recs), "err", err)
+		}
+	}
+	if journaled || l.write(recs, false) {
 		res = written
 	}
 	for _, d := range done {
 		d <- res
+	}
+	if journaled {
+		l.toStore(recs)
 	}
 	clear(recs) // the records' strings are not kept alive
 	clear(done)
@@ -242,6 +285,20 @@ func (l *Log) writeGroup() {
 		g.writing = false
 	}
 	g.mu.Unlock()
+}
+
+// toStore queues journaled records for the store writer, in the order
+// journaled: every journaled record enters the queue once, so the writer
+// knows each batch's last sequence number by counting.
+func (l *Log) toStore(recs []store.AuditRecord) {
+	for _, r := range recs {
+		select {
+		case l.queue <- r:
+		case <-l.giveUp:
+			// Close gave up: what is left stays in the journal.
+			l.pending.Add(-1)
+		}
+	}
 }
 
 // ErrLost is returned by a waiting Record whose record Close gave up on.
@@ -309,9 +366,14 @@ func (l *Log) Close(ctx context.Context) error {
 		}
 	}
 	if left > 0 {
-		l.lose(left, "close gave up before they were written")
+		l.lose(left, "close gave up before they were written", l.j != nil)
 	}
 	l.cancelWrites()
+	if l.j != nil {
+		// No one writes any more: the store holds all or the journal
+		// keeps the rest for the next start.
+		l.j.close(l.stored == l.j.seq)
+	}
 	if lost := l.lost.Load(); lost > 0 {
 		return fmt.Errorf("audit: close gave up with %d records unwritten: %w", lost, l.giveUpErr)
 	}
@@ -341,7 +403,7 @@ func (l *Log) run() {
 			l.drain(batch)
 			return
 		}
-		if !l.write(batch) {
+		if !l.write(batch, true) {
 			return
 		}
 		batch = batch[:0]
@@ -366,7 +428,7 @@ func (l *Log) take(batch []store.AuditRecord) []store.AuditRecord {
 func (l *Log) drain(batch []store.AuditRecord) {
 	for {
 		batch = l.take(batch)
-		if len(batch) == 0 || !l.write(batch) {
+		if len(batch) == 0 || !l.write(batch, true) {
 			return
 		}
 		batch = batch[:0]
@@ -374,14 +436,15 @@ func (l *Log) drain(batch []store.AuditRecord) {
 }
 
 // write writes batch, retrying until it is written (true) or Close gives
-// up (false, and the batch is counted lost).
-func (l *Log) write(batch []store.AuditRecord) bool {
+// up (false, and the batch is counted lost). queued says batch is the
+// queue's: with a journal, its records are journaled.
+func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 	if len(batch) == 0 {
 		return true
 	}
 	delay := l.opts.RetryDelay
 	for attempt := 1; ; attempt++ {
-		err := l.w.AppendAudit(l.writeCtx, batch)
+		err := l.append(batch, queued)
 		if err == nil {
 			l.wrote(len(batch))
 			if attempt > 1 {
@@ -396,14 +459,36 @@ func (l *Log) write(batch []store.AuditRecord) bool {
 		case <-pause.C:
 		case <-l.giveUp:
 			pause.Stop()
-			l.lose(len(batch), "writes kept failing until close gave up")
+			l.lose(len(batch), "writes kept failing until close gave up", queued && l.j != nil)
 			return false
 		}
 		delay = min(2*delay, l.opts.MaxRetryDelay)
 	}
 }
 
-func (l *Log) lose(n int, why string) {
+// append writes batch to the store: with a journal, a batch the store
+// writer took from the queue moves the store's mark past it.
+func (l *Log) append(batch []store.AuditRecord, queued bool) error {
+	if l.j == nil || !queued {
+		return l.w.AppendAudit(l.writeCtx, batch)
+	}
+	through := l.stored + uint64(len(batch))
+	if err := l.jw.AppendAuditThrough(l.writeCtx, batch, through); err != nil {
+		return err
+	}
+	l.stored = through
+	l.j.release(through)
+	return nil
+}
+
+// lose counts n records not written; journaled ones are not lost: the
+// next start writes them.
+func (l *Log) lose(n int, why string, journaled bool) {
+	if journaled {
+		l.pending.Add(-int64(n))
+		l.log.Warn("audit: records left in the journal for the next start", "records", n, "why", why)
+		return
+	}
 	l.lost.Add(uint64(n))
 	l.pending.Add(-int64(n))
 	l.log.Error("audit: records lost", "records", n, "why", why)

@@ -35,26 +35,58 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		}
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		args := make([]any, 0, auditColumns*min(len(records), auditRowsPerInsert))
-		for rest := records; len(rest) > 0; {
-			n := min(len(rest), auditRowsPerInsert)
-			args = auditArgs(args[:0], rest[:n])
-			stmt, err := s.auditInsertOf(ctx, n)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
-				return err
-			}
-			rest = rest[n:]
-		}
-		return nil
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.appendAudit(ctx, tx, records) })
 	if err != nil {
 		return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
 	}
 	return nil
+}
+
+// appendAudit inserts records in tx, auditRowsPerInsert a statement.
+func (s *Store) appendAudit(ctx context.Context, tx *sql.Tx, records []store.AuditRecord) error {
+	args := make([]any, 0, auditColumns*min(len(records), auditRowsPerInsert))
+	for rest := records; len(rest) > 0; {
+		n := min(len(rest), auditRowsPerInsert)
+		args = auditArgs(args[:0], rest[:n])
+		stmt, err := s.auditInsertOf(ctx, n)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+// AuditJournal is where the audit log's journal is kept: beside the
+// database, as SQLite keeps its own -wal file.
+func (s *Store) AuditJournal() string { return s.path + "-audit" }
+
+// AppendAuditThrough writes records and sets the audit journal's mark to
+// seq, in one transaction.
+func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRecord, seq uint64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.appendAudit(ctx, tx, records); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE audit_journal SET mark = ? WHERE id = 1`, int64(seq))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: append %d audit records through %d: %w", len(records), seq, err)
+	}
+	return nil
+}
+
+// AuditJournalMark is the mark AppendAuditThrough last set.
+func (s *Store) AuditJournalMark(ctx context.Context) (uint64, error) {
+	var mark int64
+	if err := s.db.QueryRowContext(ctx, `SELECT mark FROM audit_journal WHERE id = 1`).Scan(&mark); err != nil {
+		return 0, fmt.Errorf("sqlite: audit journal mark: %w", err)
+	}
+	return uint64(mark), nil
 }
 
 // auditArgs appends the records' columns to args, in auditInsert's order.

@@ -98,6 +98,13 @@ var migrations = []string{
 		id    TEXT PRIMARY KEY,
 		until INTEGER NOT NULL
 	);`,
+	// 6: how far through the audit journal the audit table is
+	// (audit/journal.go): one row.
+	`CREATE TABLE audit_journal (
+		id   INTEGER PRIMARY KEY CHECK (id = 1),
+		mark INTEGER NOT NULL
+	);
+	INSERT INTO audit_journal (id, mark) VALUES (1, 0);`,
 }
 
 // migrate brings the schema up to date.

@@ -33,7 +33,8 @@ const busyTimeoutMS = 5000
 
 // Store is a store.Store on one SQLite file. It is safe for concurrent use.
 type Store struct {
-	db *sql.DB
+	db   *sql.DB
+	path string // the database file, absolute
 	// writeMu queues this process's writers in Go, in order, instead of
 	// leaving them to SQLite's busy handler, which polls with sleeps and
 	// is unfair under many concurrent writers. The busy timeout remains
@@ -66,7 +67,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, path: abs}
 	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "sqlite", IsDuplicate: isUniqueViolation}
 	if err := s.migrateWhenFree(ctx); err != nil {
 		db.Close()
