@@ -58,6 +58,7 @@ var segmentBytes int64 = 1 << 20
 // touch.
 type journal struct {
 	prefix string
+	lock   *os.File // held while open (lockJournal)
 	f      *os.File
 	index  int    // the open segment's number
 	size   int64  // the open segment's length
@@ -103,6 +104,21 @@ func segments(prefix string) ([]string, int, error) {
 // openJournal writes to w the records the journal under prefix holds past
 // w's mark, removes the journal's segments, and begins a new one.
 func openJournal(ctx context.Context, w Journaled, prefix string, log *slog.Logger) (*journal, error) {
+	lock, err := lockJournal(prefix)
+	if err != nil {
+		return nil, err
+	}
+	j, err := recoverJournal(ctx, w, prefix, log)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	j.lock = lock
+	return j, nil
+}
+
+// recoverJournal is openJournal under the journal's lock.
+func recoverJournal(ctx context.Context, w Journaled, prefix string, log *slog.Logger) (*journal, error) {
 	mark, err := w.AuditJournalMark(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("audit: journal mark: %w", err)
@@ -234,6 +250,7 @@ func (j *journal) close(all bool) {
 		j.release(j.seq)
 		os.Remove(j.f.Name())
 	}
+	j.lock.Close()
 }
 
 // line is a record as the journal holds it, one JSON object a line.

@@ -310,3 +310,29 @@ func TestAJournaledRecordAllocatesNothingOfItsOwn(t *testing.T) {
 		t.Fatalf("Record allocates %v times per call, want 0", n)
 	}
 }
+
+func TestASecondProcessOnTheSameJournalIsRefused(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, filepath.Join(t.TempDir(), "mcpgate.db"))
+	l, err := NewJournaledLog(ctx, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(record(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewJournaledLog(ctx, st, Options{}); err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("a second journal on the same database: %v, want it refused", err)
+	}
+	shut(t, l)
+	// Closed, the journal is free again, and the first one's record was
+	// not taken from it.
+	l, err = NewJournaledLog(ctx, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shut(t, l)
+	if got := names(t, st); !equal(got, wantNames(1)) {
+		t.Fatalf("store: %v", got)
+	}
+}
