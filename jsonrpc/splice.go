@@ -97,3 +97,39 @@ func SetMember(obj []byte, key string, v json.RawMessage) (json.RawMessage, erro
 	}
 	return append(out, rest...), nil
 }
+
+// WithoutMember returns a copy of obj without its members named key
+// (every one, should the key repeat), compared as decoded keys; every
+// other member keeps its bytes and its place. It returns obj itself when
+// no member is named key, and ErrNotObject for anything but an object.
+func WithoutMember(obj []byte, key string) ([]byte, error) {
+	type span struct{ start, end int }
+	var kept []span
+	removed := false
+	err := walkMembers(obj, func(rawKey []byte, escaped bool, value json.RawMessage) (bool, error) {
+		k := string(rawKey[1 : len(rawKey)-1])
+		if escaped && json.Unmarshal(rawKey, &k) != nil {
+			return false, errSyntax
+		}
+		if k == key {
+			removed = true
+		} else {
+			kept = append(kept, span{Offset(obj, rawKey), Offset(obj, value) + len(value)})
+		}
+		return true, nil
+	})
+	if err != nil || !removed {
+		return obj, err
+	}
+	open := bytes.IndexByte(obj, '{')
+	closing := bytes.LastIndexByte(obj, '}')
+	out := make([]byte, 0, len(obj))
+	out = append(out, obj[:open+1]...)
+	for i, s := range kept {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, obj[s.start:s.end]...)
+	}
+	return append(out, obj[closing:]...), nil
+}

@@ -81,3 +81,62 @@ func TestWithMemberReplacesOnlyTheValueAndNeedsTheMember(t *testing.T) {
 		t.Errorf("WithStringMember of an array member: %v, want ErrNoStringMember", err)
 	}
 }
+
+// WithoutMember removes every member of the key and keeps the others'
+// bytes and order.
+func TestWithoutMemberRemovesTheKeyAndKeepsTheRest(t *testing.T) {
+	for _, tc := range []struct{ name, obj, key, want string }{
+		{"first", `{"k":1,"a":[1, 2],"z":18446744073709551617}`, "k", `{"a":[1, 2],"z":18446744073709551617}`},
+		{"middle", `{"a":1, "k" : {"x":1} , "z":"\u00e9"}`, "k", `{"a":1,"z":"\u00e9"}`},
+		{"last", ` {"a":1,"k":2} `, "k", ` {"a":1} `},
+		{"the only one", `{"k":2}`, "k", `{}`},
+		{"every repeat", `{"k":1,"a":2,"k":3}`, "k", `{"a":2}`},
+		{"an escaped key is the same key", `{"\u006b":0,"a":1}`, "k", `{"a":1}`},
+		{"absent: obj itself", `{"a":1 , "b":2}`, "k", `{"a":1 , "b":2}`},
+		{"nested keys stay", `{"a":{"k":1}}`, "k", `{"a":{"k":1}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := jsonrpc.WithoutMember([]byte(tc.obj), tc.key)
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("WithoutMember(%s, %q) = %s, %v; want %s", tc.obj, tc.key, got, err, tc.want)
+			}
+		})
+	}
+	if _, err := jsonrpc.WithoutMember([]byte(`[1]`), "k"); !errors.Is(err, jsonrpc.ErrNotObject) {
+		t.Errorf("WithoutMember of an array: %v, want ErrNotObject", err)
+	}
+}
+
+// FuzzWithoutMember: on any object, the result parses, lacks key, and
+// holds every other member as it was.
+func FuzzWithoutMember(f *testing.F) {
+	f.Add(`{"a":1,"k":2}`, "k")
+	f.Add(`{"k":{"k":1}}`, "k")
+	f.Add(`{}`, "k")
+	f.Fuzz(func(t *testing.T, obj, key string) {
+		var before map[string]json.RawMessage
+		if json.Unmarshal([]byte(obj), &before) != nil || before == nil {
+			t.Skip()
+		}
+		got, err := jsonrpc.WithoutMember([]byte(obj), key)
+		if err != nil {
+			t.Fatalf("WithoutMember(%s, %q): %v", obj, key, err)
+		}
+		var after map[string]json.RawMessage
+		if err := json.Unmarshal(got, &after); err != nil {
+			t.Fatalf("WithoutMember(%s, %q) = %s: %v", obj, key, got, err)
+		}
+		if _, ok := after[key]; ok {
+			t.Fatalf("WithoutMember(%s, %q) = %s still has it", obj, key, got)
+		}
+		delete(before, key)
+		if len(after) != len(before) {
+			t.Fatalf("WithoutMember(%s, %q) = %s: %d members, want %d", obj, key, got, len(after), len(before))
+		}
+		for k, v := range before {
+			if string(after[k]) != string(v) {
+				t.Fatalf("WithoutMember(%s, %q) = %s: member %q is %s, was %s", obj, key, got, k, after[k], v)
+			}
+		}
+	})
+}
