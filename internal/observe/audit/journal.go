@@ -6,13 +6,18 @@
 // so it survives the process being killed (not the machine losing power:
 // the same promise as SQLite's WAL with synchronous=NORMAL, the store's own
 // setting). The store then gets the records in the background, in large
-// batches, each batch in one transaction that also moves the store's
-// journal mark to the batch's last sequence number. At the next start the
-// records past the mark are written, and only those: none twice, none lost.
+// batches. Each batch is one transaction that also moves the journal's
+// mark in the store to the batch's last sequence number.
 //
-// Segments are files PREFIX.N. A segment that reaches segmentBytes is
-// closed and the next begun; a closed segment is removed once the store
-// holds all of its records, and Close removes the last one when the store
+// Each Log has a journal of its own, named by a random id: several
+// processes may share one SQLite database. A journal's lock file is held
+// while its Log runs. A start takes over every journal whose lock is
+// free (its process is gone): it writes the records past that journal's
+// mark, none twice and none lost, then removes the journal.
+//
+// Segments are files PREFIX.ID.N. A segment that reaches segmentBytes is
+// closed and the next begun. A closed segment is removed once the store
+// holds all of its records. Close removes the last one when the store
 // holds everything.
 
 package audit
@@ -20,6 +25,8 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -35,18 +42,20 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// Journaled is a Writer that can keep a journal mark: a store whose
-// records may first go to a journal beside it.
+// Journaled is a Writer that can keep journal marks: a store whose
+// records may first go to journals beside it.
 type Journaled interface {
 	Writer
-	// AuditJournal is the path prefix of the journal's segments.
+	// AuditJournal is the path prefix of the journals' files.
 	AuditJournal() string
-	// AppendAuditThrough is AppendAudit that also sets the journal mark
-	// to seq, in the same transaction.
-	AppendAuditThrough(ctx context.Context, records []store.AuditRecord, seq uint64) error
-	// AuditJournalMark is the mark AppendAuditThrough last set (0 for
-	// none).
-	AuditJournalMark(ctx context.Context) (uint64, error)
+	// AppendAuditThrough is AppendAudit that also sets the mark of
+	// journal id to seq, in the same transaction.
+	AppendAuditThrough(ctx context.Context, records []store.AuditRecord, id string, seq uint64) error
+	// AuditJournalMark is the mark AppendAuditThrough last set for
+	// journal id (0 for none).
+	AuditJournalMark(ctx context.Context, id string) (uint64, error)
+	// ForgetAuditJournal deletes journal id's mark: the journal is gone.
+	ForgetAuditJournal(ctx context.Context, id string) error
 }
 
 // segmentBytes is the size at which a segment is closed and the next
@@ -57,7 +66,8 @@ var segmentBytes int64 = 1 << 20
 // writer at a time; release by the store writer; mu guards what both
 // touch.
 type journal struct {
-	prefix string
+	id     string   // the journal's own, random
+	prefix string   // of its segments: the store's prefix, "." and id
 	lock   *os.File // held while open (lockJournal)
 	f      *os.File
 	index  int    // the open segment's number
@@ -101,31 +111,72 @@ func segments(prefix string) ([]string, int, error) {
 	return paths, last, nil
 }
 
-// openJournal writes to w the records the journal under prefix holds past
-// w's mark, removes the journal's segments, and begins a new one.
-func openJournal(ctx context.Context, w Journaled, prefix string, log *slog.Logger) (*journal, error) {
-	lock, err := lockJournal(prefix)
+// openJournal begins a journal of its own for a Log on w, after taking
+// over the journals under w's prefix that no process holds.
+func openJournal(ctx context.Context, w Journaled, log *slog.Logger) (*journal, error) {
+	base := w.AuditJournal()
+	id := rand.Text()[:12]
+	lock, err := lockJournal(base + "." + id + ".lock")
 	if err != nil {
 		return nil, err
 	}
-	j, err := recoverJournal(ctx, w, prefix, log)
-	if err != nil {
+	if err := takeOver(ctx, w, base, id, log); err != nil {
 		lock.Close()
+		os.Remove(lock.Name())
 		return nil, err
 	}
-	j.lock = lock
+	j := &journal{id: id, prefix: base + "." + id, lock: lock}
+	if err := j.begin(); err != nil {
+		lock.Close()
+		os.Remove(lock.Name())
+		return nil, err
+	}
 	return j, nil
 }
 
-// recoverJournal is openJournal under the journal's lock.
-func recoverJournal(ctx context.Context, w Journaled, prefix string, log *slog.Logger) (*journal, error) {
-	mark, err := w.AuditJournalMark(ctx)
+// takeOver recovers every journal under base but own whose lock is free.
+func takeOver(ctx context.Context, w Journaled, base, own string, log *slog.Logger) error {
+	locks, err := filepath.Glob(base + ".*.lock")
 	if err != nil {
-		return nil, fmt.Errorf("audit: journal mark: %w", err)
+		return fmt.Errorf("audit: journal: %w", err)
 	}
-	paths, last, err := segments(prefix)
+	for _, path := range locks {
+		id := strings.TrimSuffix(strings.TrimPrefix(path, base+"."), ".lock")
+		if id == own || strings.Contains(id, ".") {
+			continue
+		}
+		lock, err := lockJournal(path)
+		if errors.Is(err, errJournalBusy) {
+			continue // its process runs
+		}
+		if err != nil {
+			return err
+		}
+		err = recoverJournal(ctx, w, base+"."+id, id, log)
+		if err == nil {
+			err = w.ForgetAuditJournal(ctx, id)
+		}
+		if err == nil {
+			os.Remove(path)
+		}
+		lock.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recoverJournal writes to w the records of journal id (segments under
+// prefix) past its mark, then removes its segments.
+func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *slog.Logger) error {
+	mark, err := w.AuditJournalMark(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("audit: journal: %w", err)
+		return fmt.Errorf("audit: journal mark: %w", err)
+	}
+	paths, _, err := segments(prefix)
+	if err != nil {
+		return fmt.Errorf("audit: journal: %w", err)
 	}
 	seq := mark
 	var recs []store.AuditRecord
@@ -133,7 +184,7 @@ func recoverJournal(ctx context.Context, w Journaled, prefix string, log *slog.L
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := w.AppendAuditThrough(ctx, recs, seq); err != nil {
+		if err := w.AppendAuditThrough(ctx, recs, id, seq); err != nil {
 			return fmt.Errorf("audit: write the journal's %d records: %w", len(recs), err)
 		}
 		recs = recs[:0]
@@ -142,7 +193,7 @@ func recoverJournal(ctx context.Context, w Journaled, prefix string, log *slog.L
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("audit: journal: %w", err)
+			return fmt.Errorf("audit: journal: %w", err)
 		}
 		torn := 0
 		for line := range bytes.Lines(data) {
@@ -154,7 +205,7 @@ func recoverJournal(ctx context.Context, w Journaled, prefix string, log *slog.L
 				recs, seq = append(recs, r), n
 				if len(recs) == 256 {
 					if err := flush(); err != nil {
-						return nil, err
+						return err
 					}
 				}
 			}
@@ -164,21 +215,17 @@ func recoverJournal(ctx context.Context, w Journaled, prefix string, log *slog.L
 		}
 	}
 	if err := flush(); err != nil {
-		return nil, err
+		return err
 	}
 	if seq > mark {
-		log.Info("audit: records written from the journal", "records", seq-mark)
+		log.Info("audit: records written from a journal left by a process that ended", "records", seq-mark, "journal", id)
 	}
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil {
-			return nil, fmt.Errorf("audit: journal: %w", err)
+			return fmt.Errorf("audit: journal: %w", err)
 		}
 	}
-	j := &journal{prefix: prefix, seq: seq, index: last}
-	if err := j.begin(); err != nil {
-		return nil, err
-	}
-	return j, nil
+	return nil
 }
 
 // begin opens the next segment.
@@ -242,13 +289,18 @@ func (j *journal) release(seq uint64) {
 	}
 }
 
-// close closes the open segment; with all, the store holds every record
-// and every segment is removed.
-func (j *journal) close(all bool) {
+// close closes the open segment. With forget (the store holds every
+// record), the journal is removed: its segments, then its mark, then its
+// lock; a process that ends between two steps leaves nothing recovered
+// twice.
+func (j *journal) close(forget func(id string) error) {
 	j.f.Close()
-	if all {
+	if forget != nil {
 		j.release(j.seq)
 		os.Remove(j.f.Name())
+		if forget(j.id) == nil {
+			os.Remove(j.lock.Name())
+		}
 	}
 	j.lock.Close()
 }

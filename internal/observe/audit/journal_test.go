@@ -1,7 +1,8 @@
 // journal_test.go holds the journal's rules, on the real SQLite store:
 // what a run that ended without writing its records leaves is written at
-// the next start, once; a line cut short is skipped; segments are removed
-// once stored; a journal that cannot be written falls back to the store.
+// the next start, once; a journal whose process still runs is left to
+// it; a line cut short is skipped; segments are removed once stored; a
+// journal that cannot be written falls back to the store.
 
 package audit
 
@@ -60,19 +61,20 @@ func wantNames(n int) []string {
 	return out
 }
 
-func segmentFiles(t *testing.T, prefix string) []string {
+// journalFiles are every journal's files under the store's prefix.
+func journalFiles(t *testing.T, st *sqlite.Store) []string {
 	t.Helper()
-	paths, _, err := segments(prefix)
+	files, err := filepath.Glob(st.AuditJournal() + ".*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return paths
+	return files
 }
 
 // storeDown refuses every write: records stay in the journal.
 type storeDown struct{ *sqlite.Store }
 
-func (storeDown) AppendAuditThrough(context.Context, []store.AuditRecord, uint64) error {
+func (storeDown) AppendAuditThrough(context.Context, []store.AuditRecord, string, uint64) error {
 	return errors.New("store down")
 }
 
@@ -101,7 +103,7 @@ func TestJournaledRecordsTheStoreNeverGotAreWrittenAtTheNextStartOnce(t *testing
 	if got := names(t, st); len(got) != 0 {
 		t.Fatalf("store has %d records before the restart", len(got))
 	}
-	if len(segmentFiles(t, st.AuditJournal())) == 0 {
+	if len(journalFiles(t, st)) == 0 {
 		t.Fatal("no journal left for the next start")
 	}
 
@@ -114,8 +116,8 @@ func TestJournaledRecordsTheStoreNeverGotAreWrittenAtTheNextStartOnce(t *testing
 		if got, want := names(t, st), wantNames(50); !equal(got, want) {
 			t.Fatalf("store after restart: %d records %v, want %d", len(got), got, len(want))
 		}
-		if left := segmentFiles(t, st.AuditJournal()); len(left) != 0 {
-			t.Fatalf("journal segments left after a clean close: %v", left)
+		if left := journalFiles(t, st); len(left) != 0 {
+			t.Fatalf("journal files left after a clean close: %v", left)
 		}
 	}
 	recs, _ := st.TailAudit(ctx, 1)
@@ -126,15 +128,20 @@ func TestJournaledRecordsTheStoreNeverGotAreWrittenAtTheNextStartOnce(t *testing
 
 func equal(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") }
 
-// writeSegment writes records from..to (sequence numbers) as segment n,
-// with tail appended.
-func writeSegment(t *testing.T, prefix string, n, from, to int, tail string) {
+// writeSegment writes records from..to (sequence numbers) as segment n of
+// journal id, with tail appended, and the journal's lock file, free: a
+// journal its process left.
+func writeSegment(t *testing.T, st *sqlite.Store, id string, n, from, to int, tail string) {
 	t.Helper()
 	var b []byte
 	for i := from; i <= to; i++ {
 		b = appendLine(b, uint64(i), record(i))
 	}
+	prefix := st.AuditJournal() + "." + id
 	if err := os.WriteFile(segmentPath(prefix, n), append(b, tail...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prefix+".lock", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,11 +152,11 @@ func TestTheJournalWritesOnlyWhatTheStoreLacks(t *testing.T) {
 	// The store wrote 1..6 (and moved its mark) before the process died,
 	// but the segments were not yet removed.
 	first := []store.AuditRecord{record(1), record(2), record(3), record(4), record(5), record(6)}
-	if err := st.AppendAuditThrough(ctx, first, 6); err != nil {
+	if err := st.AppendAuditThrough(ctx, first, "left", 6); err != nil {
 		t.Fatal(err)
 	}
-	writeSegment(t, st.AuditJournal(), 3, 1, 4, "")
-	writeSegment(t, st.AuditJournal(), 4, 5, 10, "")
+	writeSegment(t, st, "left", 3, 1, 4, "")
+	writeSegment(t, st, "left", 4, 5, 10, "")
 	l, err := NewJournaledLog(ctx, st, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +166,16 @@ func TestTheJournalWritesOnlyWhatTheStoreLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	shut(t, l)
-	if got, want := names(t, st), wantNames(11); !equal(got, want) {
-		t.Fatalf("store: %v, want %v", got, want)
+	if got := names(t, st); !equal(got, append(wantNames(10), record(11).Name)) {
+		t.Fatalf("store: %v, want 1..11", got)
 	}
-	if mark, _ := st.AuditJournalMark(ctx); mark != 11 {
-		t.Fatalf("mark %d, want 11", mark)
+	for _, id := range []string{"left", l.j.id} {
+		if mark, _ := st.AuditJournalMark(ctx, id); mark != 0 {
+			t.Errorf("journal %s's mark %d kept after it was removed", id, mark)
+		}
+	}
+	if left := journalFiles(t, st); len(left) != 0 {
+		t.Fatalf("journal files left: %v", left)
 	}
 }
 
@@ -171,7 +183,7 @@ func TestAJournalLineCutShortIsSkippedAndSaidSo(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, filepath.Join(t.TempDir(), "mcpgate.db"))
 	cut := string(appendLine(nil, 4, record(4)))
-	writeSegment(t, st.AuditJournal(), 1, 1, 3, cut[:len(cut)/2])
+	writeSegment(t, st, "cut", 1, 1, 3, cut[:len(cut)/2])
 	var logged bytes.Buffer
 	l, err := NewJournaledLog(ctx, st, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
@@ -206,12 +218,12 @@ func TestStoredJournalSegmentsAreRemoved(t *testing.T) {
 	if l.j.index < 20 {
 		t.Fatalf("%d segments for 200 records of some 200 bytes, want 20 or more", l.j.index)
 	}
-	if left := segmentFiles(t, st.AuditJournal()); len(left) != 1 {
-		t.Fatalf("segments left while running: %v, want only the open one", left)
+	if left := journalFiles(t, st); len(left) != 2 {
+		t.Fatalf("journal files while running: %v, want the open segment and the lock", left)
 	}
 	shut(t, l)
-	if left := segmentFiles(t, st.AuditJournal()); len(left) != 0 {
-		t.Fatalf("segments left after close: %v", left)
+	if left := journalFiles(t, st); len(left) != 0 {
+		t.Fatalf("journal files left after close: %v", left)
 	}
 	if got, want := names(t, st), wantNames(200); !equal(got, want) {
 		t.Fatalf("store has %d records, want 200", len(got))
@@ -291,8 +303,9 @@ type discardJournaled struct{ prefix string }
 
 func (discardJournaled) AppendAudit(context.Context, []store.AuditRecord) error { return nil }
 func (d discardJournaled) AuditJournal() string                                 { return d.prefix }
-func (discardJournaled) AuditJournalMark(context.Context) (uint64, error)       { return 0, nil }
-func (discardJournaled) AppendAuditThrough(context.Context, []store.AuditRecord, uint64) error {
+func (discardJournaled) AuditJournalMark(context.Context, string) (uint64, error) { return 0, nil }
+func (discardJournaled) ForgetAuditJournal(context.Context, string) error         { return nil }
+func (discardJournaled) AppendAuditThrough(context.Context, []store.AuditRecord, string, uint64) error {
 	return nil
 }
 
@@ -311,28 +324,46 @@ func TestAJournaledRecordAllocatesNothingOfItsOwn(t *testing.T) {
 	}
 }
 
-func TestASecondProcessOnTheSameJournalIsRefused(t *testing.T) {
+// Several processes may share one database: each keeps its own journal,
+// a start leaves a running one's alone, and takes over one whose process
+// ended.
+func TestEachLogKeepsItsOwnJournalAndAnEndedOnesIsTakenOver(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, filepath.Join(t.TempDir(), "mcpgate.db"))
-	l, err := NewJournaledLog(ctx, st, Options{})
+	a, err := NewJournaledLog(ctx, storeDown{st}, Options{RetryDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Record(record(1)); err != nil {
+	for i := range 5 {
+		if err := a.Record(record(i + 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := NewJournaledLog(ctx, st, Options{})
+	if err != nil {
+		t.Fatalf("a second log on the same database: %v", err)
+	}
+	if got := names(t, st); len(got) != 0 {
+		t.Fatalf("a start took over the journal of a log still running: %v", got)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.Close(gone); err != nil { // a ends with its records in its journal
 		t.Fatal(err)
 	}
-	if _, err := NewJournaledLog(ctx, st, Options{}); err == nil || !strings.Contains(err.Error(), "in use by another process") {
-		t.Fatalf("a second journal on the same database: %v, want it refused", err)
-	}
-	shut(t, l)
-	// Closed, the journal is free again, and the first one's record was
-	// not taken from it.
-	l, err = NewJournaledLog(ctx, st, Options{})
+	c, err := NewJournaledLog(ctx, st, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shut(t, l)
-	if got := names(t, st); !equal(got, wantNames(1)) {
-		t.Fatalf("store: %v", got)
+	if got := names(t, st); !equal(got, wantNames(5)) {
+		t.Fatalf("after a's end, the next start wrote %v, want its 5 records", got)
+	}
+	shut(t, b)
+	shut(t, c)
+	if got := names(t, st); !equal(got, wantNames(5)) {
+		t.Fatalf("store: %v, want each record once", got)
+	}
+	if left := journalFiles(t, st); len(left) != 0 {
+		t.Fatalf("journal files left: %v", left)
 	}
 }

@@ -151,14 +151,14 @@ func NewLog(w Writer, opts Options) *Log {
 }
 
 // NewJournaledLog is NewLog with Options.Wait whose group commit writes to
-// a journal beside w, not to w itself (journal.go): first it writes to w
-// what the journal holds past w's mark, from a run that ended without
-// Close. Answers are released as soon as their records are in the
+// a journal of its own beside w, not to w itself (journal.go). First it
+// writes to w what the journals of processes that ended hold past their
+// marks. Answers are released as soon as their records are in the
 // journal; the store gets them in the background, in batches.
 func NewJournaledLog(ctx context.Context, w Journaled, opts Options) (*Log, error) {
 	opts = opts.withDefaults()
 	opts.Wait = true
-	j, err := openJournal(ctx, w, w.AuditJournal(), opts.Logger)
+	j, err := openJournal(ctx, w, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -370,9 +370,13 @@ func (l *Log) Close(ctx context.Context) error {
 	}
 	l.cancelWrites()
 	if l.j != nil {
-		// No one writes any more: the store holds all or the journal
+		// No one writes any more: the store holds all, or the journal
 		// keeps the rest for the next start.
-		l.j.close(l.stored == l.j.seq)
+		var forget func(string) error
+		if l.stored == l.j.seq {
+			forget = func(id string) error { return l.jw.ForgetAuditJournal(ctx, id) }
+		}
+		l.j.close(forget)
 	}
 	if lost := l.lost.Load(); lost > 0 {
 		return fmt.Errorf("audit: close gave up with %d records unwritten: %w", lost, l.giveUpErr)
@@ -473,7 +477,7 @@ func (l *Log) append(batch []store.AuditRecord, queued bool) error {
 		return l.w.AppendAudit(l.writeCtx, batch)
 	}
 	through := l.stored + uint64(len(batch))
-	if err := l.jw.AppendAuditThrough(l.writeCtx, batch, through); err != nil {
+	if err := l.jw.AppendAuditThrough(l.writeCtx, batch, l.j.id, through); err != nil {
 		return err
 	}
 	l.stored = through

@@ -5,6 +5,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,33 +61,47 @@ func (s *Store) appendAudit(ctx context.Context, tx *sql.Tx, records []store.Aud
 	return nil
 }
 
-// AuditJournal is where the audit log's journal is kept: beside the
+// AuditJournal is where the audit log's journals are kept: beside the
 // database, as SQLite keeps its own -wal file.
 func (s *Store) AuditJournal() string { return s.path + "-audit" }
 
-// AppendAuditThrough writes records and sets the audit journal's mark to
-// seq, in one transaction.
-func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRecord, seq uint64) error {
+// AppendAuditThrough writes records and sets journal id's mark to seq, in
+// one transaction.
+func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRecord, id string, seq uint64) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := s.appendAudit(ctx, tx, records); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE audit_journal SET mark = ? WHERE id = 1`, int64(seq))
+		_, err := tx.ExecContext(ctx, `INSERT INTO audit_journals (id, mark) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET mark = excluded.mark`, id, int64(seq))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: append %d audit records through %d: %w", len(records), seq, err)
+		return fmt.Errorf("sqlite: append %d audit records through %s:%d: %w", len(records), id, seq, err)
 	}
 	return nil
 }
 
-// AuditJournalMark is the mark AppendAuditThrough last set.
-func (s *Store) AuditJournalMark(ctx context.Context) (uint64, error) {
+// AuditJournalMark is the mark AppendAuditThrough last set for journal
+// id, 0 for none.
+func (s *Store) AuditJournalMark(ctx context.Context, id string) (uint64, error) {
 	var mark int64
-	if err := s.db.QueryRowContext(ctx, `SELECT mark FROM audit_journal WHERE id = 1`).Scan(&mark); err != nil {
+	err := s.db.QueryRowContext(ctx, `SELECT mark FROM audit_journals WHERE id = ?`, id).Scan(&mark)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
 		return 0, fmt.Errorf("sqlite: audit journal mark: %w", err)
 	}
 	return uint64(mark), nil
+}
+
+// ForgetAuditJournal deletes journal id's mark.
+func (s *Store) ForgetAuditJournal(ctx context.Context, id string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM audit_journals WHERE id = ?`, id)
+		return err
+	})
 }
 
 // auditArgs appends the records' columns to args, in auditInsert's order.

@@ -105,6 +105,13 @@ var migrations = []string{
 		mark INTEGER NOT NULL
 	);
 	INSERT INTO audit_journal (id, mark) VALUES (1, 0);`,
+	// 7: one mark per journal: each process on the database keeps its
+	// own journal (audit/journal.go).
+	`DROP TABLE audit_journal;
+	CREATE TABLE audit_journals (
+		id   TEXT PRIMARY KEY,
+		mark INTEGER NOT NULL
+	);`,
 }
 
 // migrate brings the schema up to date.
