@@ -92,3 +92,13 @@ func pointer(tokens []string) string {
 	}
 	return b.String()
 }
+
+// Violations compiles schema and returns the violations of args against
+// it; an error when the schema does not compile.
+func Violations(schema, args json.RawMessage) ([]Violation, error) {
+	sch, err := compileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	return validate(sch, args), nil
+}

@@ -55,6 +55,14 @@ type BackendConfig struct {
 	// "first_sentence" (of its description); "" makes none (the compact
 	// view then serves the full description).
 	DeriveShort string `yaml:"derive_short"`
+	// Tools shape the backend's tools before callers see them, by name
+	// or pattern, the first matching rule winning: hide, rename, a new
+	// description, title or annotations, arguments fixed, defaulted or
+	// hidden (shaping.go). Reloaded with the configuration.
+	Tools []ToolShape `yaml:"tools"`
+	// Prompts shape the backend's prompts as Tools do its tools: hide,
+	// rename, a new description, arguments fixed.
+	Prompts []PromptShape `yaml:"prompts"`
 	// Session is "shared" (the default: one upstream session for every
 	// client) or "per-client" (each client session gets its own upstream
 	// session: a child process, or an HTTP session). Stdio, http and sse.
@@ -174,6 +182,7 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 	}
 	for _, check := range []func(string, BackendConfig) error{
 		validateBackendOAuth, validateBackendKind, validateBackendSessions, validateBackendEra, validateShortDescriptions,
+		validateShaping,
 	} {
 		if err := check(key, b); err != nil {
 			return err

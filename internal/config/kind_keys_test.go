@@ -34,6 +34,8 @@ var backendKeyUse = map[string]keyUse{
 	"min_roles":            {value: `[{name: "x*", role: viewer}]`, kinds: everyKind},
 	"short_descriptions":   {value: `[{name: "x*", description: X.}]`, kinds: everyKind},
 	"derive_short":         {value: "title", kinds: everyKind},
+	"tools":                {value: `[{name: "x*", hide: true}]`, kinds: everyKind},
+	"prompts":              {value: `[{name: p, rename: q}]`, kinds: everyKind},
 	"session":              {value: "per-client", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE}},
 	"session_idle_timeout": {value: "1m", needs: "session: per-client", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE}},
 	"session_max":          {value: "3", needs: "session: per-client", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE}},

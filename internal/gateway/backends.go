@@ -39,6 +39,7 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 		s.Shorts = append(s.Shorts, backends.ShortRule{Kind: r.Kind, Name: r.Name, Description: r.Description})
 	}
 	s.DeriveShort = b.DeriveShort
+	s.Shapes = shapes(key, b)
 	if b.Prefix == config.NoPrefix {
 		s.Prefix = catalogue.NoPrefix
 	}
@@ -233,4 +234,36 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_ = json.NewEncoder(w).Encode(r)
+}
+
+// shapes are the backend's tools and prompts rules as the catalogue takes
+// them, each named by its key; values are JSON (config checked that they
+// encode).
+func shapes(key string, b config.BackendConfig) catalogue.Shapes {
+	var out catalogue.Shapes
+	raw := func(v any) json.RawMessage { j, _ := json.Marshal(v); return j }
+	raws := func(m map[string]any) map[string]json.RawMessage {
+		if len(m) == 0 {
+			return nil
+		}
+		out := make(map[string]json.RawMessage, len(m))
+		for k, v := range m {
+			out[k] = raw(v)
+		}
+		return out
+	}
+	for i, r := range b.Tools {
+		s := catalogue.Shape{Key: fmt.Sprintf("%s.tools[%d]", key, i), Name: r.Name, Hide: r.Hide, Rename: r.Rename,
+			Description: r.Description, Title: r.Title, Fixed: raws(r.Arguments.Fixed), Defaults: raws(r.Arguments.Defaults),
+			HideArgs: r.Arguments.Hide}
+		if len(r.Annotations) > 0 {
+			s.Annotations = raw(r.Annotations)
+		}
+		out.Tools = append(out.Tools, s)
+	}
+	for i, r := range b.Prompts {
+		out.Prompts = append(out.Prompts, catalogue.Shape{Key: fmt.Sprintf("%s.prompts[%d]", key, i), Name: r.Name, Hide: r.Hide,
+			Rename: r.Rename, Description: r.Description, Fixed: raws(r.Arguments.Fixed)})
+	}
+	return out
 }

@@ -239,7 +239,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		router = pool
 	}
 	rb := catalogue.New(b.spec.Name, client, catalogue.Options{
-		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, ShortFor: b.spec.ShortFor, Claims: b.claims, Logger: b.log,
+		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, ShortFor: b.spec.ShortFor, Shapes: b.spec.Shapes, Claims: b.claims, Logger: b.log,
 		Inflight: inflight, Router: router, Observe: b.opts.Observe, CallTimeout: b.spec.CallTimeout,
 		ValidateArguments: b.spec.ValidateArguments,
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -54,7 +55,9 @@ type Spec struct {
 	// Shorts give entries their compact-view descriptions, by name
 	// pattern (the first match wins); DeriveShort makes one for the
 	// others ("title", "first_sentence" or "": none). See ShortFor.
-	Shorts      []ShortRule
+	Shorts []ShortRule
+	// Shapes shape the backend's tools and prompts (catalogue/shape.go).
+	Shapes      catalogue.Shapes
 	DeriveShort string
 	// Session is SessionShared (the default, "") or SessionPerClient:
 	// each front session then gets an upstream session of its own

@@ -67,6 +67,9 @@ type Options struct {
 	// schema the backend listed, answering -32602 with the violations
 	// before the backend is asked (register.go).
 	ValidateArguments bool
+	// Shapes shape the backend's tools and prompts before callers see
+	// them (shape.go).
+	Shapes Shapes
 }
 
 // Mirror relays one backend MCP server through a front mcp.Server.
@@ -82,6 +85,7 @@ type Mirror struct {
 	observe  Observer
 	timeout  time.Duration
 	validate bool
+	shapes   Shapes
 	// parked are calls for 2026-07-28 callers waiting for their retry
 	// (park.go).
 	parked parks
@@ -127,7 +131,7 @@ func New(name string, client *mcp.Client, opts Options) *Mirror {
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
-		validate: opts.ValidateArguments, instructions: instructionsOf(client.InitializeResult()),
+		validate: opts.ValidateArguments, shapes: opts.Shapes, instructions: instructionsOf(client.InitializeResult()),
 		offersLogging: offersLogging(client.InitializeResult()), sessionless: client.Sessionless(),
 	}
 }
@@ -137,9 +141,10 @@ func (b *Mirror) Name() string { return b.name }
 
 // entry is one listed entry prepared for the front.
 type entry struct {
-	key  string          // name or URI at the front
-	orig string          // name or URI at the backend
-	def  json.RawMessage // the definition the front lists
+	key   string          // name or URI at the front
+	orig  string          // name or URI at the backend
+	def   json.RawMessage // the definition the front lists
+	shape *Shape          // the rule that shaped it (shape.go), nil for none
 }
 
 // Sync lists the backend's catalogue and brings s in line with it: new
@@ -229,21 +234,46 @@ func (b *Mirror) letGo(k kind, key string) bool {
 	return true
 }
 
-// prepare reads each raw entry's key member and, for names, splices the
-// prefix into the definition. Entries without a usable key are logged and
-// skipped.
+// prepare reads each raw entry's key member and, for names, applies the
+// entry's shaping rule (shape.go) and splices the prefix into the
+// definition. Entries without a usable key are logged and skipped; so are
+// hidden ones, and those whose rule cannot be applied (logged as errors
+// naming the rule: the entry is not served unshaped). A rule that
+// matches nothing is logged too.
 func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefixed bool) []entry {
 	out := make([]entry, 0, len(raws))
+	rules := b.shapes.of(k)
+	matched := make([]bool, len(rules))
 	for _, raw := range raws {
 		orig, ok := jsonrpc.LookupString(raw, keyMember)
 		if !ok || orig == "" {
-			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k))
+			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k), "name", orig)
 			continue
 		}
 		e := entry{key: orig, orig: orig, def: raw}
-		if prefixed && b.prefix != "" {
-			e.key = b.prefix + orig
-			def, err := jsonrpc.WithStringMember(raw, keyMember, e.key)
+		front := orig
+		if s, i := match(rules, orig); s != nil {
+			matched[i] = true
+			if s.Hide {
+				continue
+			}
+			var err error
+			if k == kindTool {
+				front, e.def, err = shapeTool(s, orig, raw)
+			} else {
+				front, e.def, err = shapePrompt(s, orig, raw)
+			}
+			if err != nil {
+				b.log.Error("relay: shaping rule not applicable, entry withheld", "kind", string(k), "name", orig, "err", err)
+				continue
+			}
+			e.shape = s
+		}
+		if prefixed {
+			e.key = b.prefix + front
+		}
+		if e.key != orig {
+			def, err := jsonrpc.WithStringMember(e.def, keyMember, e.key)
 			if err != nil {
 				b.log.Warn("relay: entry skipped", "kind", string(k), "name", orig, "err", err)
 				continue
@@ -251,6 +281,11 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 			e.def = def
 		}
 		out = append(out, e)
+	}
+	for i, ok := range matched {
+		if !ok {
+			b.log.Error("relay: shaping rule matches no entry of the backend", "kind", string(k), "rule", rules[i].Key, "name", rules[i].Name)
+		}
 	}
 	return out
 }
@@ -281,6 +316,12 @@ func (b *Mirror) reconcile(k kind, listed []entry) (added []entry, removed []str
 					"kind", string(k), "name", e.key, "from", from)
 			}
 		} else if owner, ok := b.claims.claim(k, e.key, b.name); !ok {
+			if e.shape != nil && e.shape.Rename != "" {
+				// A name the configuration chose is not changed again.
+				b.log.Error("relay: shaping rule renames onto an entry another backend serves, entry withheld", "kind", string(k),
+					"rule", e.shape.Key, "name", e.key, "owner", owner)
+				continue
+			}
 			renamed, ok := b.renamed(k, e)
 			if !ok {
 				b.log.Warn("relay: collision, entry skipped", "kind", string(k), "name", e.key, "owner", owner)

@@ -18,9 +18,12 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-func (b *Mirror) callTool(orig string) mcp.ToolHandler {
+func (b *Mirror) callTool(orig string, shape *Shape) mcp.ToolHandler {
 	return func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
 		params, err := b.unprefix(r, orig)
+		if err == nil {
+			params, err = shape.arguments(params)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -29,9 +32,12 @@ func (b *Mirror) callTool(orig string) mcp.ToolHandler {
 	}
 }
 
-func (b *Mirror) getPrompt(orig string) mcp.PromptHandler {
+func (b *Mirror) getPrompt(orig string, shape *Shape) mcp.PromptHandler {
 	return func(ctx context.Context, r *mcp.Request, _ map[string]string) (json.RawMessage, error) {
 		params, err := b.unprefix(r, orig)
+		if err == nil {
+			params, err = shape.arguments(params)
+		}
 		if err != nil {
 			return nil, err
 		}

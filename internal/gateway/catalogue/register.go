@@ -26,7 +26,7 @@ func (b *Mirror) addTools(s *mcp.Server, es []entry) {
 		t := &mcp.Tool{
 			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name, Short: b.short("tool", e),
 			SkipValidation: true, // the backend judges its own arguments
-			Handler:        b.callTool(e.orig),
+			Handler:        b.callTool(e.orig, e.shape),
 		}
 		if b.validate {
 			b.validateAgainstListed(t, e)
@@ -75,7 +75,7 @@ func (b *Mirror) addPrompts(s *mcp.Server, es []entry) {
 	}
 	ps := make([]*mcp.Prompt, len(es))
 	for i, e := range es {
-		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Get: b.getPrompt(e.orig),
+		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Get: b.getPrompt(e.orig, e.shape),
 			Short: b.short("prompt", e)}
 	}
 	if err := s.AddPrompts(ps...); err != nil {
