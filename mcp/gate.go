@@ -28,6 +28,10 @@ type Entry struct {
 	// Owner names who serves the entry, as its registration said: a
 	// gateway's backend ("" for an entry of the server's own).
 	Owner string
+	// Origin is the name the owner itself knows a tool or prompt by,
+	// where the registration gave one (a gateway's backend's own name,
+	// before prefixing and renaming).
+	Origin string
 }
 
 // A Gate decides what a caller (found in ctx by IdentityFrom) may see and

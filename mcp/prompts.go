@@ -32,6 +32,7 @@ type Prompt struct {
 	Meta        json.RawMessage
 	MinRole     string
 	Owner       string // who serves it (Entry.Owner)
+	Origin      string // the name its owner knows it by (Entry.Origin)
 	Get         PromptHandler
 	Definition  json.RawMessage // sent as is in prompts/list when set
 	Short       string          // the compact view's description ("": the full one)
@@ -54,7 +55,7 @@ func (s *Server) AddPrompts(ps ...*Prompt) error {
 				Meta        json.RawMessage  `json:"_meta,omitempty"`
 			}{p.Name, p.Title, p.Description, p.Arguments, p.Meta})
 		}
-		slots = append(slots, &slot[*Prompt]{value: p, def: def, derived: newDerived(def, p.Short), entry: Entry{Kind: KindPrompt, Name: p.Name, MinRole: p.MinRole, Owner: p.Owner}})
+		slots = append(slots, &slot[*Prompt]{value: p, def: def, derived: newDerived(def, p.Short), entry: Entry{Kind: KindPrompt, Name: p.Name, MinRole: p.MinRole, Owner: p.Owner, Origin: p.Origin}})
 	}
 	s.prompts.put(slots...)
 	return nil

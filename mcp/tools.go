@@ -38,7 +38,9 @@ type Tool struct {
 	MinRole string
 	// Owner names who serves the tool (Entry.Owner): a gateway's
 	// backend.
-	Owner   string
+	Owner string
+	// Origin is the name the owner knows the tool by (Entry.Origin).
+	Origin  string
 	Handler ToolHandler
 	// Definition, when set, is sent in tools/list as it is (a relayed
 	// backend's entry, byte for byte); the descriptive fields are ignored.
@@ -107,7 +109,7 @@ func (s *Server) AddTools(tools ...*Tool) error {
 			views = everyView
 		}
 		slots = append(slots, &slot[*Tool]{value: t, def: def, derived: newDerived(def, t.Short), views: views,
-			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner}})
+			entry: Entry{Kind: KindTool, Name: t.Name, MinRole: t.MinRole, Owner: t.Owner, Origin: t.Origin}})
 	}
 	s.tools.put(slots...)
 	return nil

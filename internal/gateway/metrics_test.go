@@ -116,7 +116,7 @@ func TestMetricsCountGatedCallsByOutcome(t *testing.T) {
 	}
 	got := mtSeries(t, rep.body)
 	calls := func(kind, name, outcome string) string {
-		return fmt.Sprintf(`mcpgate_calls_total{backend="",kind=%q,name=%q,outcome=%q}`, kind, name, outcome)
+		return fmt.Sprintf(`mcpgate_calls_total{backend="",kind=%q,name=%q,origin="",outcome=%q}`, kind, name, outcome)
 	}
 	mtWant(t, got, calls("tool", gwToolEcho, "ok"), 1)
 	mtWant(t, got, calls("tool", gwToolFail, "tool_error"), 1)

@@ -49,6 +49,9 @@ type AuditRecord struct {
 	Outcome  string        // the engine's class of its end (mcp.Outcome): ok, tool_error, forbidden, rate_limited, invalid, error
 	Code     int64         // JSON-RPC error code, 0 for a result
 	Duration time.Duration // time to answer
+	// Origin is the backend's own name for the tool or prompt, where the
+	// gateway renamed it (a prefix, shaping; "" otherwise).
+	Origin string
 }
 
 // Store is what mcpgate keeps between runs.

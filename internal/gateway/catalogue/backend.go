@@ -145,6 +145,9 @@ type entry struct {
 	orig  string          // name or URI at the backend
 	def   json.RawMessage // the definition the front lists
 	shape *Shape          // the rule that shaped it (shape.go), nil for none
+	// own are the x-mcp-header arguments of a shaped tool's schema as the
+	// backend listed it.
+	own []mcp.HeaderParam
 }
 
 // Sync lists the backend's catalogue and brings s in line with it: new
@@ -260,6 +263,8 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 			var err error
 			if k == kindTool {
 				front, e.def, err = shapeTool(s, orig, raw)
+				schema, _ := jsonrpc.Lookup(raw, "inputSchema")
+				e.own, _ = mcp.HeaderParams(schema)
 			} else {
 				front, e.def, err = shapePrompt(s, orig, raw)
 			}

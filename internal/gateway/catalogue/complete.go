@@ -81,5 +81,5 @@ func (c *Claims) Complete(ctx context.Context, r *mcp.Request) (json.RawMessage,
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: bad ref", nil)
 		}
 	}
-	return b.forward(ctx, r, "completion/complete", params)
+	return b.forward(ctx, r, "completion/complete", params, nil)
 }

@@ -18,16 +18,20 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-func (b *Mirror) callTool(orig string, shape *Shape) mcp.ToolHandler {
+func (b *Mirror) callTool(orig string, shape *Shape, own []mcp.HeaderParam) mcp.ToolHandler {
 	return func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
 		params, err := b.unprefix(r, orig)
-		if err == nil {
+		headers := r.HeaderParams()
+		if err == nil && shape != nil {
+			// The upstream call's Mcp-Param headers follow the backend's
+			// own schema and the arguments it gets, a fixed one included.
 			params, err = shape.arguments(params)
+			headers = own
 		}
 		if err != nil {
 			return nil, err
 		}
-		res, err := b.forward(ctx, r, "tools/call", params)
+		res, err := b.forward(ctx, r, "tools/call", params, headers)
 		return res, frontNamed(r, err, orig)
 	}
 }
@@ -41,7 +45,7 @@ func (b *Mirror) getPrompt(orig string, shape *Shape) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		res, err := b.forward(ctx, r, "prompts/get", params)
+		res, err := b.forward(ctx, r, "prompts/get", params, nil)
 		return res, frontNamed(r, err, orig)
 	}
 }
@@ -119,7 +123,7 @@ func isNameByte(c byte) bool {
 
 // readResource forwards resources/read as it came: URIs are not prefixed.
 func (b *Mirror) readResource(ctx context.Context, r *mcp.Request, _ string, _ map[string]string) (json.RawMessage, error) {
-	return b.forward(ctx, r, "resources/read", r.Params)
+	return b.forward(ctx, r, "resources/read", r.Params, nil)
 }
 
 // unprefix puts the backend's own name back into params; arguments and
@@ -143,15 +147,16 @@ func (b *Mirror) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) 
 // engine writes a *jsonrpc.Error verbatim); any other failure means the
 // backend could not be reached. While the call is in flight, r is in the
 // backend's Inflight registry, so that what the backend sends about the
-// call reaches r (inflight.go).
-func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
+// call reaches r (inflight.go). headers are the x-mcp-header arguments
+// of a tools/call, for a 2026-07-28 backend's Mcp-Param headers.
+func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, params json.RawMessage, headers []mcp.HeaderParam) (json.RawMessage, error) {
 	if b.sessionless {
 		client, inflight, release, err := b.upstream(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		defer release()
-		return b.forwardSessionless(ctx, r, client, inflight, method, params) // sessionless.go
+		return b.forwardSessionless(ctx, r, client, inflight, method, params, headers) // sessionless.go
 	}
 	if r != nil && r.MultiRoundTrip() {
 		return b.forwardModern(ctx, r, method, params) // park.go

@@ -24,9 +24,9 @@ func (b *Mirror) addTools(s *mcp.Server, es []entry) {
 			continue
 		}
 		t := &mcp.Tool{
-			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name, Short: b.short("tool", e),
+			Name: e.key, Definition: e.def, MinRole: b.minRole("tool", e.orig), Owner: b.name, Origin: e.orig, Short: b.short("tool", e),
 			SkipValidation: true, // the backend judges its own arguments
-			Handler:        b.callTool(e.orig, e.shape),
+			Handler:        b.callTool(e.orig, e.shape, e.own),
 		}
 		if b.validate {
 			b.validateAgainstListed(t, e)
@@ -75,7 +75,7 @@ func (b *Mirror) addPrompts(s *mcp.Server, es []entry) {
 	}
 	ps := make([]*mcp.Prompt, len(es))
 	for i, e := range es {
-		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Get: b.getPrompt(e.orig, e.shape),
+		ps[i] = &mcp.Prompt{Name: e.key, Definition: e.def, MinRole: b.minRole("prompt", e.orig), Owner: b.name, Origin: e.orig, Get: b.getPrompt(e.orig, e.shape),
 			Short: b.short("prompt", e)}
 	}
 	if err := s.AddPrompts(ps...); err != nil {

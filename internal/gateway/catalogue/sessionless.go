@@ -88,7 +88,7 @@ func (b *Mirror) appendLogLevel(meta []byte, r *mcp.Request) []byte {
 
 // forwardSessionless makes r's call on a sessionless backend's client.
 func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight,
-	method string, params json.RawMessage) (json.RawMessage, error) {
+	method string, params json.RawMessage, ps []mcp.HeaderParam) (json.RawMessage, error) {
 	params = b.sessionlessParams(client, r, params)
 	if r != nil && r.MultiRoundTrip() {
 		switch upstream, ok, err := r.OpenUpstreamState(ctx); {
@@ -101,9 +101,9 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 		}
 	}
 	var headers [][2]string
-	if r != nil && method == "tools/call" {
+	if len(ps) > 0 {
 		args, _ := jsonrpc.Lookup(params, "arguments")
-		headers = mcp.ParamHeaders(r.HeaderParams(), args)
+		headers = mcp.ParamHeaders(ps, args)
 	}
 	call := func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 		res, err := b.callSessionless(ctx, r, client, inflight, &mcp.Outbound{Method: method, Params: params, Headers: headers})

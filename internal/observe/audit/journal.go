@@ -26,8 +26,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -318,6 +318,7 @@ type line struct {
 	Outcome    string `json:"outcome"`
 	Code       int64  `json:"code"`
 	DurationNS int64  `json:"duration_ns"`
+	Origin     string `json:"origin"`
 }
 
 // appendLine appends r's line, as decodeLine reads it.
@@ -337,6 +338,7 @@ func appendLine(b []byte, seq uint64, r store.AuditRecord) []byte {
 	b = jsonrpc.AppendString(append(b, `,"outcome":`...), r.Outcome)
 	b = strconv.AppendInt(append(b, `,"code":`...), r.Code, 10)
 	b = strconv.AppendInt(append(b, `,"duration_ns":`...), int64(r.Duration), 10)
+	b = jsonrpc.AppendString(append(b, `,"origin":`...), r.Origin)
 	return append(b, "}\n"...)
 }
 
@@ -351,7 +353,7 @@ func decodeLine(b []byte) (uint64, store.AuditRecord, bool) {
 		return 0, store.AuditRecord{}, false
 	}
 	r := store.AuditRecord{Subject: l.Subject, TokenID: l.TokenID, Role: l.Role, Kind: l.Kind, Name: l.Name,
-		Backend: l.Backend, Outcome: l.Outcome, Code: l.Code, Duration: time.Duration(l.DurationNS)}
+		Backend: l.Backend, Outcome: l.Outcome, Code: l.Code, Duration: time.Duration(l.DurationNS), Origin: l.Origin}
 	if l.Time != 0 {
 		r.Time = time.Unix(0, l.Time).UTC()
 	}

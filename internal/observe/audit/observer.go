@@ -38,8 +38,17 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 	_ = o.l.Record(store.AuditRecord{ // a refusal after Close is logged by the Log
 		Time: e.Start.UTC(), Subject: id.Subject, TokenID: id.TokenID, Role: id.Role,
 		Kind: string(t.Kind), Name: truncate(t.Name, maxNameBytes), Backend: t.Entry.Owner,
-		Outcome: string(e.Outcome), Code: e.Code, Duration: e.Duration,
+		Outcome: string(e.Outcome), Code: e.Code, Duration: e.Duration, Origin: origin(t),
 	})
+}
+
+// origin is the backend's own name for the entry, where the gateway
+// serves it under another.
+func origin(t *mcp.Target) string {
+	if t.Entry.Origin == t.Entry.Name {
+		return ""
+	}
+	return t.Entry.Origin
 }
 
 // truncate cuts s to at most n bytes on a character boundary.

@@ -32,7 +32,7 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	requests    *prometheus.CounterVec   // method
-	calls       *prometheus.CounterVec   // kind, name, backend, outcome
+	calls       *prometheus.CounterVec   // kind, name, backend, origin, outcome
 	callErrors  *prometheus.CounterVec   // code
 	duration    *prometheus.HistogramVec // kind, backend
 	rateLimited *prometheus.CounterVec   // role
@@ -53,8 +53,8 @@ func New() *Metrics {
 		}, []string{"method"}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgate_calls_total",
-			Help: "Gated calls (tools/call, resources/read, prompts/get) by entry kind, name, backend and outcome.",
-		}, []string{"kind", "name", "backend", "outcome"}),
+			Help: "Gated calls (tools/call, resources/read, prompts/get) by entry kind, name, backend, the backend's own name where the gateway renamed it (origin), and outcome.",
+		}, []string{"kind", "name", "backend", "origin", "outcome"}),
 		callErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgate_call_errors_total",
 			Help: "Gated calls answered with a JSON-RPC error, by error code.",

@@ -34,12 +34,15 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 	if t == nil || !t.Call {
 		return
 	}
-	entry := unknown
+	entry, origin := unknown, ""
 	if t.Found {
 		entry = label(t.Entry.Name)
+		if t.Entry.Origin != t.Entry.Name {
+			origin = label(t.Entry.Origin)
+		}
 	}
 	backend := label(t.Entry.Owner)
-	m.calls.WithLabelValues(string(t.Kind), entry, backend, string(e.Outcome)).Inc()
+	m.calls.WithLabelValues(string(t.Kind), entry, backend, origin, string(e.Outcome)).Inc()
 	m.duration.WithLabelValues(string(t.Kind), backend).Observe(e.Duration.Seconds())
 	m.series.add(time.Now(), e.Outcome != mcp.OutcomeOK)
 	if e.Code != 0 {

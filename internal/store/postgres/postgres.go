@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -187,6 +188,8 @@ var migrations = []string{
 		id    text PRIMARY KEY,
 		until bigint NOT NULL
 	);`,
+	// 6: the backend's own name of a renamed tool or prompt.
+	`ALTER TABLE audit ADD COLUMN origin text NOT NULL DEFAULT '';`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").
@@ -277,8 +280,14 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 // auditCopyFrom is the size from which a batch of records is sent by COPY.
 const auditCopyFrom = 32
 
-const auditInsertOne = `INSERT INTO audit (` + store.AuditColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+// auditInsertOne is the INSERT of one record, a parameter per column.
+var auditInsertOne = func() string {
+	args := make([]string, len(store.AuditColumnList))
+	for i := range args {
+		args[i] = "$" + strconv.Itoa(i+1)
+	}
+	return "INSERT INTO audit (" + store.AuditColumns + ") VALUES (" + strings.Join(args, ", ") + ")"
+}()
 
 // AppendAudit writes records with one COPY: all of them or none, in order.
 func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {

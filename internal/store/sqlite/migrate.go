@@ -112,6 +112,8 @@ var migrations = []string{
 		id   TEXT PRIMARY KEY,
 		mark INTEGER NOT NULL
 	);`,
+	// 8: the backend's own name of a renamed tool or prompt.
+	`ALTER TABLE audit ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema up to date.

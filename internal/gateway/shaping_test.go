@@ -1,0 +1,196 @@
+// shaping_test.go checks tool shaping (issue 28) end to end: the fixture
+// behind the gateway as an http backend (2026-07-28 upstream, then
+// 2025 sessions) and as a stdio one, called by clients of both eras.
+
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// headerShaping renames the fixture's test_header_params (whose region,
+// priority and verbose arguments are x-mcp-header parameters), fixes its
+// region, defaults its priority and hides verbose; the image tool is
+// hidden.
+const headerShaping = `, tools: [{name: test_header_params, rename: run_query, description: "Run a query in the EU.",
+  arguments: {fixed: {region: eu}, defaults: {priority: 3}, hide: [verbose]}}, {name: "test_image_*", hide: true}]}`
+
+func TestAShapedToolWorksForEveryBackendKindAndEra(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the fixture as a stdio backend")
+	}
+	backends := map[string]func(t *testing.T) string{
+		"http": func(t *testing.T) string { return httpBackend(t, fixture.New(fixture.Options{})) },
+		"http-2025": func(t *testing.T) string {
+			b := httpBackend(t, fixture.New(fixture.Options{}))
+			return strings.TrimSuffix(b, "}") + ", era: session}"
+		},
+		"stdio": func(t *testing.T) string {
+			return "{name: fx, kind: stdio, command: [" + strconv.Quote(testkit.Mcpgate(t)) + ", fixture, --stdio], prefix: \"-\"}"
+		},
+	}
+	for _, kind := range []string{"http", "http-2025", "stdio"} {
+		for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
+			t.Run(kind+"/"+string(era), func(t *testing.T) {
+				backend := strings.TrimSuffix(backends[kind](t), "}") + headerShaping
+				c := frontClient(t, backend, era, "test_simple_text")
+				ctx := testkit.Context(t)
+				res, err := c.Call(ctx, "tools/list", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				names := gwNames(t, res, "tools", "name")
+				if !slices.Contains(names, "run_query") || slices.Contains(names, "test_header_params") || slices.Contains(names, "test_image_content") {
+					t.Fatalf("listed %v: want run_query, and neither test_header_params nor test_image_content", names)
+				}
+				var list struct {
+					Tools []struct {
+						Name        string `json:"name"`
+						Description string `json:"description"`
+						InputSchema struct {
+							Properties map[string]json.RawMessage `json:"properties"`
+							Required   []string                   `json:"required"`
+						} `json:"inputSchema"`
+					} `json:"tools"`
+				}
+				if err := json.Unmarshal(res, &list); err != nil {
+					t.Fatal(err)
+				}
+				for _, tool := range list.Tools {
+					if tool.Name != "run_query" {
+						continue
+					}
+					props := tool.InputSchema.Properties
+					if tool.Description != "Run a query in the EU." || props["region"] != nil || props["verbose"] != nil ||
+						!strings.Contains(string(props["priority"]), `"default":3`) || strings.Join(tool.InputSchema.Required, ",") != "query" {
+						t.Errorf("run_query listed as %+v", tool)
+					}
+				}
+				res, err = c.Call(ctx, "tools/call", json.RawMessage(`{"name":"run_query","arguments":{"query":"q"}}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, want := range []string{`\"region\":\"eu\"`, `\"priority\":3`, `\"query\":\"q\"`} {
+					if !strings.Contains(string(res), want) {
+						t.Errorf("the backend answered %s: want %s among the arguments it got", res, want)
+					}
+				}
+				for _, arg := range []string{`"region":"us"`, `"verbose":true`} {
+					_, err = c.Call(ctx, "tools/call", json.RawMessage(`{"name":"run_query","arguments":{"query":"q",`+arg+`}}`))
+					name := arg[1 : strings.Index(arg[1:], `"`)+1]
+					if e, _ := gwRPCError(err); e == nil || e.Code != -32602 || !strings.Contains(e.Message, strconv.Quote(name)) {
+						t.Errorf("a caller's %s answered %v, want -32602 naming %s", arg, err, name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The audit log and the metrics name the tool as callers see it, with the
+// backend's own name beside it.
+func TestAShapedCallIsAuditedAndCountedUnderBothNames(t *testing.T) {
+	backend := strings.TrimSuffix(httpBackend(t, fixture.New(fixture.Options{})), "}") + headerShaping
+	e := gwStart(t, "listen: 127.0.0.1:0\nbackends: ["+backend+"]\n")
+	bkRun(t, e.gw)
+	secret, _ := e.token("ops", "admin")
+	c := e.dial(gwStreamable, gwBearer(secret))
+	ctx := testkit.Context(t)
+	testkit.WaitFor(t, "run_query listed", func() bool {
+		res, err := c.Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"run_query"`)
+	})
+	if _, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":"run_query","arguments":{"query":"q"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	rep := e.do(gwRequest{method: http.MethodGet, path: "/metrics", auth: gwBearer(secret)})
+	if want := `mcpgate_calls_total{backend="fx",kind="tool",name="run_query",origin="test_header_params",outcome="ok"} 1`; !strings.Contains(string(rep.body), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	var page gwReply
+	testkit.WaitFor(t, "the console's audit page lists the call", func() bool {
+		page = e.do(gwRequest{method: http.MethodGet, path: "/admin/audit", auth: gwBearer(secret)})
+		return strings.Contains(string(page.body), `run_query <span`)
+	})
+	if want := `run_query <span class="muted" title="the backend's own name">(test_header_params)</span>`; !strings.Contains(string(page.body), want) {
+		i := strings.Index(string(page.body), "run_query <span")
+		t.Errorf("the console's audit row: %.200s, want %s", page.body[i:], want)
+	}
+	if err := e.closeGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range gwTail(t, e.store) {
+		if r.Name == "run_query" {
+			found = true
+			if r.Origin != "test_header_params" || r.Backend != "fx" {
+				t.Errorf("audit record %+v: want origin test_header_params, backend fx", r)
+			}
+		}
+	}
+	if !found {
+		t.Error("no audit record of run_query")
+	}
+}
+
+// The compact and search views serve the shaped tool: its name,
+// description and schema, and a call through mcpgate_call_tool is shaped
+// back as a direct one.
+func TestTheCompactAndSearchViewsServeTheShapedTool(t *testing.T) {
+	backend := strings.TrimSuffix(httpBackend(t, fixture.New(fixture.Options{})), "}") + headerShaping
+	e := gwStart(t, "listen: 127.0.0.1:0\nbackends: ["+backend+"]\ncatalogue: {view: search}\n")
+	bkRun(t, e.gw)
+	secret, _ := e.token("vi", "viewer")
+	testkit.WaitFor(t, "run_query listed", func() bool { return strings.Contains(ctList(t, e, "/mcp/compact", secret), `"run_query"`) })
+	compact := ctList(t, e, "/mcp/compact", secret)
+	if !strings.Contains(compact, `Run a query in the EU.`) || strings.Contains(compact, "test_header_params") || strings.Contains(compact, `"region"`) {
+		t.Errorf("the compact view: %s", compact)
+	}
+	res, rpcErr := ctCall(t, e, "/mcp", secret, "tools/call", `{"name":"mcpgate_find_tools","arguments":{"query":"run a query in the EU"}}`)
+	if rpcErr != nil || !strings.Contains(string(res), "run_query") || strings.Contains(string(res), "test_header_params") || strings.Contains(string(res), "region") {
+		t.Errorf("mcpgate_find_tools: %s %s", res, rpcErr)
+	}
+	res, rpcErr = ctCall(t, e, "/mcp", secret, "tools/call", `{"name":"mcpgate_call_tool","arguments":{"name":"run_query","arguments":{"query":"q"}}}`)
+	if rpcErr != nil || !strings.Contains(string(res), `\"region\":\"eu\"`) {
+		t.Errorf("mcpgate_call_tool: %s %s", res, rpcErr)
+	}
+	_, rpcErr = ctCall(t, e, "/mcp", secret, "tools/call", `{"name":"mcpgate_call_tool","arguments":{"name":"run_query","arguments":{"query":"q","region":"us"}}}`)
+	if !strings.Contains(string(rpcErr), "-32602") || !strings.Contains(string(rpcErr), "region") {
+		t.Errorf("mcpgate_call_tool with a fixed argument: %s", rpcErr)
+	}
+}
+
+// Shaping is reloaded with the configuration: the backend whose rules
+// changed is restarted, and its tools are listed as the new rules say.
+func TestShapingIsReloaded(t *testing.T) {
+	backend := httpBackend(t, fixture.New(fixture.Options{}))
+	e := gwStart(t, "listen: 127.0.0.1:0\nbackends: ["+backend+"]\n")
+	bkRun(t, e.gw)
+	secret, _ := e.token("vi", "viewer")
+	testkit.WaitFor(t, "test_header_params listed", func() bool {
+		return strings.Contains(ctList(t, e, "/mcp", secret), `"test_header_params"`)
+	})
+	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nbackends: [" + strings.TrimSuffix(backend, "}") + headerShaping + "]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = e.dbPath
+	rep, err := e.gw.Reload(testkit.Context(t), cfg)
+	if err != nil || !slices.Equal(rep.Restarted, []string{"fx"}) {
+		t.Fatalf("Reload: %+v, %v; want fx restarted", rep, err)
+	}
+	testkit.WaitFor(t, "run_query listed in place of test_header_params", func() bool {
+		list := ctList(t, e, "/mcp", secret)
+		return strings.Contains(list, `"run_query"`) && !strings.Contains(list, `"test_header_params"`)
+	})
+}
