@@ -81,6 +81,8 @@ type Store interface {
 	// (credentials.go).
 	CredentialStore
 	ConsoleStore
+	// The catalogue's pins (pins.go).
+	PinStore
 
 	Close() error
 }

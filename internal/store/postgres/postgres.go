@@ -49,6 +49,8 @@ type Store struct {
 	pool *pgxpool.Pool
 	// OAuthSQL is the authorization server's part, over oauthTx.
 	store.OAuthSQL
+	// PinSQL is the catalogue's pins, over oauthTx.
+	store.PinSQL
 }
 
 var _ store.Store = (*Store)(nil)
@@ -76,6 +78,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		// SHARE ROW EXCLUSIVE conflicts with itself and with inserts, not
 		// with reads: registrations take turns, look-ups do not wait.
 		LockClients: "LOCK TABLE oauth_clients IN SHARE ROW EXCLUSIVE MODE"}
+	s.PinSQL = store.PinSQL{Tx: s.oauthTx}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
@@ -190,6 +193,21 @@ var migrations = []string{
 	);`,
 	// 6: the backend's own name of a renamed tool or prompt.
 	`ALTER TABLE audit ADD COLUMN origin text NOT NULL DEFAULT '';`,
+	// 7: the catalogue's pins (store/pins.go).
+	`CREATE TABLE catalogue_pins (
+		backend            text NOT NULL,
+		kind               text NOT NULL,
+		name               text NOT NULL,
+		fingerprint        text NOT NULL,
+		definition         text NOT NULL,
+		approved_by        text NOT NULL,
+		approved_at        bigint NOT NULL,
+		pending            text NOT NULL DEFAULT '',
+		pending_definition text NOT NULL DEFAULT '',
+		pending_since      bigint NOT NULL DEFAULT 0,
+		rejected           text NOT NULL DEFAULT '',
+		PRIMARY KEY (backend, kind, name)
+	);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

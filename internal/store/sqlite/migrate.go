@@ -114,6 +114,21 @@ var migrations = []string{
 	);`,
 	// 8: the backend's own name of a renamed tool or prompt.
 	`ALTER TABLE audit ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
+	// 9: the catalogue's pins (store/pins.go).
+	`CREATE TABLE catalogue_pins (
+		backend            TEXT NOT NULL,
+		kind               TEXT NOT NULL,
+		name               TEXT NOT NULL,
+		fingerprint        TEXT NOT NULL,
+		definition         TEXT NOT NULL,
+		approved_by        TEXT NOT NULL,
+		approved_at        INTEGER NOT NULL,
+		pending            TEXT NOT NULL DEFAULT '',
+		pending_definition TEXT NOT NULL DEFAULT '',
+		pending_since      INTEGER NOT NULL DEFAULT 0,
+		rejected           TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (backend, kind, name)
+	);`,
 }
 
 // migrate brings the schema up to date.

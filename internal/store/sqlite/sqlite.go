@@ -45,6 +45,8 @@ type Store struct {
 	auditStmts [auditRowsPerInsert]*sql.Stmt
 	// OAuthSQL is the authorization server's part, over oauthTx.
 	store.OAuthSQL
+	// PinSQL is the catalogue's pins, over oauthTx.
+	store.PinSQL
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,6 +71,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s := &Store{db: db, path: abs}
 	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "sqlite", IsDuplicate: isUniqueViolation}
+	s.PinSQL = store.PinSQL{Tx: s.oauthTx}
 	if err := s.migrateWhenFree(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", abs, err)

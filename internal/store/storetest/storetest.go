@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"TailAuditLatestOldestFirst", testTailAuditLatestOldestFirst},
 		{"AppendAuditBatchAcrossInsertsKeepsOrder", testAppendAuditBatchAcrossInsertsKeepsOrder},
 		{"QueryAuditFiltersAndPagesNewestFirst", testQueryAuditFiltersAndPagesNewestFirst},
+		{"PinsFirstSightChangeApproveReject", testPinsFirstSightChangeApproveReject},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}

@@ -1,0 +1,71 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/store"
+)
+
+// A pin's life: pinned at first sight, a change pending (said once),
+// approved only as the change it names, a later change rejected and no
+// longer pending; each backend's pins its own.
+func testPinsFirstSightChangeApproveReject(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	at := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	see := func(backend, fp string, minutes int) (store.Pin, bool) {
+		t.Helper()
+		pins, fresh, err := s.SightPins(ctx, backend, []store.Sighting{{Kind: "tool", Name: "search", Fingerprint: fp,
+			Definition: json.RawMessage(`{"name":"search","description":"` + fp + `"}`)}}, at.Add(time.Duration(minutes)*time.Minute))
+		if err != nil || len(pins) != 1 || len(fresh) != 1 {
+			t.Fatalf("SightPins: %v %v %v", pins, fresh, err)
+		}
+		return pins[0], fresh[0]
+	}
+	if p, fresh := see("gh", "v1", 0); p.Fingerprint != "v1" || p.ApprovedBy != store.FirstSight || !p.ApprovedAt.Equal(at) || p.Pending != "" || fresh {
+		t.Fatalf("first sight: %+v fresh=%v", p, fresh)
+	}
+	if p, fresh := see("gh", "v1", 1); p.Pending != "" || fresh {
+		t.Fatalf("the same again: %+v fresh=%v", p, fresh)
+	}
+	if p, fresh := see("gh", "v2", 2); p.Fingerprint != "v1" || p.Pending != "v2" || !fresh || string(p.PendingDefinition) != `{"name":"search","description":"v2"}` {
+		t.Fatalf("a change: %+v fresh=%v", p, fresh)
+	}
+	if p, fresh := see("gh", "v2", 3); p.Pending != "v2" || fresh || !p.PendingSince.Equal(at.Add(2*time.Minute)) {
+		t.Fatalf("the change again: %+v fresh=%v (said once, pending since it was first seen)", p, fresh)
+	}
+	if p, _ := see("other", "v9", 0); p.Fingerprint != "v9" || p.Pending != "" {
+		t.Fatalf("another backend's pin: %+v", p)
+	}
+	pending, err := s.PendingPins(ctx)
+	if err != nil || len(pending) != 1 || pending[0].Backend != "gh" || pending[0].Pending != "v2" {
+		t.Fatalf("PendingPins: %+v %v", pending, err)
+	}
+	if err := s.ApprovePin(ctx, "gh", "tool", "search", "v3", "alice", at); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("approving a change that is not the pending one: %v, want ErrNotFound", err)
+	}
+	if err := s.ApprovePin(ctx, "gh", "tool", "search", "v2", "alice", at.Add(4*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if p, fresh := see("gh", "v2", 5); p.Fingerprint != "v2" || p.ApprovedBy != "alice" || p.Pending != "" || fresh ||
+		string(p.Definition) != `{"name":"search","description":"v2"}` {
+		t.Fatalf("after approval: %+v", p)
+	}
+	see("gh", "v3", 6)
+	if err := s.RejectPin(ctx, "gh", "tool", "search", "v3"); err != nil {
+		t.Fatal(err)
+	}
+	if p, fresh := see("gh", "v3", 7); p.Fingerprint != "v2" || p.Rejected != "v3" || p.Pending != "" || fresh {
+		t.Fatalf("after rejection: %+v fresh=%v (held, not pending again)", p, fresh)
+	}
+	if pending, _ := s.PendingPins(ctx); len(pending) != 0 {
+		t.Fatalf("pending after rejection: %+v", pending)
+	}
+	if err := s.RejectPin(ctx, "gh", "tool", "search", "v3"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("rejecting what is not pending: %v", err)
+	}
+}
