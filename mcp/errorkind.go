@@ -23,4 +23,7 @@ const (
 	KindTaskLimit ErrorKind = "task_limit"
 	// KindAmbiguousKey: two keys of one object fold to the same name.
 	KindAmbiguousKey ErrorKind = "ambiguous_key"
+	// KindDefinitionChanged: a backend changed the entry's definition
+	// and the change awaits an admin's approval (-32603).
+	KindDefinitionChanged ErrorKind = "definition_changed"
 )

@@ -57,6 +57,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	pinChildMain() // pinning_test.go: the backend that changes a description
 	if path := os.Getenv(ccDriverEnv); path != "" {
 		if err := ccDrive(path, os.Getenv(ccBinEnv), os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_SCENARIO")); err != nil {
 			fmt.Fprintln(os.Stderr, "driver:", err)

@@ -21,7 +21,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), oauthCommand(), auditCommand())
+	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), oauthCommand(), auditCommand(), catalogueCommand())
 	addLogFormatFlag(root)
 	usageHints(root)
 	return root

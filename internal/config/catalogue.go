@@ -35,6 +35,27 @@ type Catalogue struct {
 	// path.Match pattern over their names as callers see them
 	// (prefix included).
 	Pinned []string `yaml:"pinned"`
+	// Pinning is what a tool or prompt whose definition a backend changed
+	// from the one approved (first seen, or an admin's) gets. Warn (the
+	// default) serves it and raises the alarm; enforce withholds it until
+	// an admin approves the change; off does nothing. The pins are kept in
+	// the store, shared by replicas.
+	Pinning string `yaml:"pinning"`
+}
+
+// The values of catalogue.pinning.
+const (
+	PinningWarn    = "warn"
+	PinningEnforce = "enforce"
+	PinningOff     = "off"
+)
+
+// PinningMode is Pinning, warn when unset.
+func (k Catalogue) PinningMode() string {
+	if k.Pinning == "" {
+		return PinningWarn
+	}
+	return k.Pinning
 }
 
 // SearchOn reports whether any caller may get the search view: the
@@ -79,6 +100,11 @@ func (c *Config) validateCatalogue() error {
 		if _, err := path.Match(p, ""); p == "" || err != nil {
 			return bad(fmt.Sprintf("catalogue.pinned[%d]", i), "%q is not a name or a pattern", p)
 		}
+	}
+	switch k.Pinning {
+	case "", PinningWarn, PinningEnforce, PinningOff:
+	default:
+		return bad("catalogue.pinning", "%q is not warn, enforce or off", k.Pinning)
 	}
 	for id, v := range k.Tokens {
 		if id == "" {

@@ -192,6 +192,7 @@ func TestCatalogueErrorsNameTheKey(t *testing.T) {
 		{"an unknown role", "catalogue: {roles: {root: compact}}\n", "catalogue.roles.root"},
 		{"a role's unknown view", "catalogue: {roles: {viewer: tiny}}\n", "catalogue.roles.viewer"},
 		{"a token's unknown view", "catalogue: {tokens: {tok_a: tiny}}\n", "catalogue.tokens.tok_a"},
+		{"an unknown pinning", "catalogue: {pinning: strict}\n", "catalogue.pinning"},
 		{"an empty short description", base + "    short_descriptions: [{name: s, description: \" \"}]\n", "backends[0].short_descriptions[0].description"},
 		{"a short description for no name", base + "    short_descriptions: [{description: S.}]\n", "backends[0].short_descriptions[0].name"},
 		{"a bad pattern", base + "    short_descriptions: [{name: \"[\", description: S.}]\n", "backends[0].short_descriptions[0].name"},

@@ -71,6 +71,7 @@ type Gateway struct {
 	// authServer is the built-in authorization server (auth.oauth.builtin).
 	authServer *authserver.Server
 	audit      *audit.Log
+	pins       *pins // nil: pinning off (pins.go)
 	metrics    *metrics.Metrics
 	tracer     *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
@@ -133,7 +134,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 	if err := g.newEngine(ctx, specs, o); err != nil {
 		return nil, err
 	}
-	if err := g.startBackends(specs, o.Backend); err != nil {
+	if err := g.startBackends(specs, o.Backend, o.Store); err != nil {
 		return nil, err
 	}
 	g.reload.init(cfg, specs)
@@ -243,10 +244,11 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 }
 
 // startBackends starts the set of backends, one per spec.
-func (g *Gateway) startBackends(specs []backends.Spec, bo backends.Options) error {
+func (g *Gateway) startBackends(specs []backends.Spec, bo backends.Options, st store.Store) error {
 	bo.Logger = g.log
 	bo.Claims = g.claims
 	bo.Observe = g.upstreamObserver()
+	bo.Pin = g.pinner(st)
 	g.backends = backends.NewSet(g.server, bo)
 	for _, s := range specs {
 		if err := g.backends.Add(s); err != nil { // validated above: not expected
@@ -412,6 +414,11 @@ func (g *Gateway) Run(ctx context.Context) {
 		watched := make(chan struct{})
 		go func() { defer close(watched); g.watchTokens(ctx) }()
 		defer func() { <-watched }()
+	}
+	if g.pins != nil {
+		rechecked := make(chan struct{})
+		go func() { defer close(rechecked); g.pins.recheck(ctx) }()
+		defer func() { <-rechecked }()
 	}
 	if g.tokens != nil {
 		g.tokens.RefreshEvery(ctx, 2*time.Second)

@@ -40,6 +40,9 @@ type Options struct {
 	// Observe, if set, is told of each call relayed to a backend (see
 	// catalogue.Observer): the gateway traces them.
 	Observe catalogue.Observer
+	// Pin, if set, decides which changed tools and prompts are held
+	// (catalogue/pin.go).
+	Pin catalogue.Pinner
 }
 
 func (o Options) withDefaults() Options {
@@ -79,6 +82,10 @@ type Backend struct {
 
 	changed  *signal
 	onChange func() // the Set's, if any
+	// resync asks the connection up to list the catalogue again: the
+	// backend said its lists changed, or the gateway asks (Set.Resync).
+	// One pending request covers any number.
+	resync chan struct{}
 
 	mu     sync.Mutex
 	status Status
@@ -109,6 +116,7 @@ func New(spec Spec, front *mcp.Server, claims *catalogue.Claims, opts Options) *
 		log:     opts.Logger.With("backend", spec.Name),
 		secrets: spec.secrets(),
 		changed: newSignal(),
+		resync:  make(chan struct{}, 1),
 		status:  Status{Name: spec.Name, Kind: string(spec.Kind), Since: time.Now()},
 		http:    mcphttp.NewHTTPClient(),
 	}
@@ -209,7 +217,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	resync := make(chan struct{}, 1)
+	resync := b.resync
 	inflight := catalogue.NewInflight()
 	client := mcp.NewClient(conn, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: "mcpgate", Version: "1"},
@@ -241,7 +249,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	rb := catalogue.New(b.spec.Name, client, catalogue.Options{
 		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, ShortFor: b.spec.ShortFor, Shapes: b.spec.Shapes, Claims: b.claims, Logger: b.log,
 		Inflight: inflight, Router: router, Observe: b.opts.Observe, CallTimeout: b.spec.CallTimeout,
-		ValidateArguments: b.spec.ValidateArguments,
+		ValidateArguments: b.spec.ValidateArguments, Pin: b.opts.Pin,
 	})
 	if err := rb.Sync(start, b.front); err != nil {
 		return 0, err

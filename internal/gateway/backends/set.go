@@ -97,6 +97,21 @@ func (s *Set) start(m *member) {
 	}()
 }
 
+// Resync asks the named backend, if it is up, to list its catalogue
+// again; false for a name not in the set.
+func (s *Set) Resync(name string) bool {
+	s.mu.Lock()
+	m, ok := s.members[name]
+	s.mu.Unlock()
+	if ok {
+		select {
+		case m.b.resync <- struct{}{}:
+		default:
+		}
+	}
+	return ok
+}
+
 // Remove stops the named backend and takes its entries out of the front;
 // it reports whether the backend was there.
 func (s *Set) Remove(name string) bool {

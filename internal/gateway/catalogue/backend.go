@@ -70,6 +70,9 @@ type Options struct {
 	// Shapes shape the backend's tools and prompts before callers see
 	// them (shape.go).
 	Shapes Shapes
+	// Pin, if set, decides which tools and prompts to hold because their
+	// definitions changed unapproved (pin.go).
+	Pin Pinner
 }
 
 // Mirror relays one backend MCP server through a front mcp.Server.
@@ -86,6 +89,7 @@ type Mirror struct {
 	timeout  time.Duration
 	validate bool
 	shapes   Shapes
+	pin      Pinner
 	// parked are calls for 2026-07-28 callers waiting for their retry
 	// (park.go).
 	parked parks
@@ -131,7 +135,7 @@ func New(name string, client *mcp.Client, opts Options) *Mirror {
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
 		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
-		validate: opts.ValidateArguments, shapes: opts.Shapes, instructions: instructionsOf(client.InitializeResult()),
+		validate: opts.ValidateArguments, shapes: opts.Shapes, pin: opts.Pin, instructions: instructionsOf(client.InitializeResult()),
 		offersLogging: offersLogging(client.InitializeResult()), sessionless: client.Sessionless(),
 	}
 }
@@ -145,6 +149,7 @@ type entry struct {
 	orig  string          // name or URI at the backend
 	def   json.RawMessage // the definition the front lists
 	shape *Shape          // the rule that shaped it (shape.go), nil for none
+	raw   json.RawMessage // the definition as the backend listed it
 	// own are the x-mcp-header arguments of a shaped tool's schema as the
 	// backend listed it.
 	own []mcp.HeaderParam
@@ -163,7 +168,12 @@ func (b *Mirror) Sync(ctx context.Context, s *mcp.Server) error {
 	b.claims.setLive(b)
 	b.claims.setFront(s)
 
-	added, removed := b.reconcile(kindTool, b.prepare(kindTool, c.tools, "name", true))
+	held := map[kind][]entry{}
+	tools, heldTools := b.pinned(ctx, kindTool, b.prepare(kindTool, c.tools, "name", true))
+	prompts, heldPrompts := b.pinned(ctx, kindPrompt, b.prepare(kindPrompt, c.prompts, "name", true))
+	held[kindTool], held[kindPrompt] = heldTools, heldPrompts
+
+	added, removed := b.reconcile(kindTool, tools)
 	s.RemoveTools(removed...)
 	b.addTools(s, added)
 
@@ -175,10 +185,10 @@ func (b *Mirror) Sync(ctx context.Context, s *mcp.Server) error {
 	s.RemoveResourceTemplates(removed...)
 	b.addTemplates(s, added)
 
-	added, removed = b.reconcile(kindPrompt, b.prepare(kindPrompt, c.prompts, "name", true))
+	added, removed = b.reconcile(kindPrompt, prompts)
 	s.RemovePrompts(removed...)
 	b.addPrompts(s, added)
-	b.claims.Forget(b.name) // up again: its live entries answer now
+	b.hold(held) // up again: its live entries answer now, its held ones say so
 	b.claims.catchUpLevel(ctx, b)
 	return nil
 }
@@ -253,7 +263,7 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k), "name", orig)
 			continue
 		}
-		e := entry{key: orig, orig: orig, def: raw}
+		e := entry{key: orig, orig: orig, def: raw, raw: raw}
 		front := orig
 		if s, i := match(rules, orig); s != nil {
 			matched[i] = true

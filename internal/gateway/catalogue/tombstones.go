@@ -28,10 +28,11 @@ type graveyard struct {
 	uris   *mcp.Server                   // resources and templates of stones
 }
 
-// tombstone is an entry of a backend that is down.
+// tombstone is an entry of a backend that is down, or held (pin.go).
 type tombstone struct {
 	backend string
-	entry   mcp.Entry // as the front's gate saw it
+	entry   mcp.Entry      // as the front's gate saw it
+	err     *jsonrpc.Error // the answer; nil: Unavailable
 }
 
 // mcpKind is the front's kind of an entry of key space k.
@@ -50,8 +51,9 @@ func unreachable(context.Context, *mcp.Request, string, map[string]string) (json
 	return nil, mcp.ErrNotFound
 }
 
-// bury lays stones for the given keys of k. c.mu is held.
-func (c *Claims) bury(k kind, backend string, entries []mcp.Entry) {
+// bury lays stones for the given keys of k, answering err (nil:
+// Unavailable). c.mu is held.
+func (c *Claims) bury(k kind, backend string, entries []mcp.Entry, err *jsonrpc.Error) {
 	if c.graves == nil {
 		c.graves = &graveyard{stones: map[kind]map[string]tombstone{}, uris: mcp.NewServer(mcp.Options{})}
 	}
@@ -60,7 +62,7 @@ func (c *Claims) bury(k kind, backend string, entries []mcp.Entry) {
 		g.stones[k] = map[string]tombstone{}
 	}
 	for _, e := range entries {
-		g.stones[k][e.Name] = tombstone{backend: backend, entry: e}
+		g.stones[k][e.Name] = tombstone{backend: backend, entry: e, err: err}
 		switch k {
 		case kindResource:
 			_ = g.uris.AddResources(&mcp.Resource{URI: e.Name, Read: unreachable})
@@ -75,6 +77,11 @@ func (c *Claims) bury(k kind, backend string, entries []mcp.Entry) {
 func (c *Claims) Forget(backend string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.forget(backend)
+}
+
+// forget is Forget with c.mu held.
+func (c *Claims) forget(backend string) {
 	if c.graves == nil {
 		return
 	}
@@ -132,6 +139,9 @@ func (c *Claims) Unknown(k mcp.EntryKind, name string) (mcp.Entry, error) {
 	if !ok {
 		return mcp.Entry{}, nil
 	}
+	if s.err != nil {
+		return s.entry, s.err
+	}
 	return s.entry, Unavailable(s.backend)
 }
 
@@ -163,7 +173,7 @@ func (b *Mirror) Down(s *mcp.Server) {
 	b.mu.Unlock()
 	b.claims.mu.Lock()
 	for k, es := range dead {
-		b.claims.bury(k, b.name, es)
+		b.claims.bury(k, b.name, es, nil)
 	}
 	b.claims.mu.Unlock()
 	b.remove(s)

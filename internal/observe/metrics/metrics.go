@@ -36,6 +36,7 @@ type Metrics struct {
 	callErrors  *prometheus.CounterVec   // code
 	duration    *prometheus.HistogramVec // kind, backend
 	rateLimited *prometheus.CounterVec   // role
+	changes     *prometheus.CounterVec   // backend, kind
 
 	codes *codeSet
 	// series is the last hour of calls and errors (series.go).
@@ -68,11 +69,21 @@ func New() *Metrics {
 			Name: "mcpgate_rate_limited_total",
 			Help: "Gated calls refused by a rate limit, by the caller's role.",
 		}, []string{"role"}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_definition_changes_total",
+			Help: "Tool and prompt definitions a backend changed from the approved one (catalogue.pinning), counted once each, by backend and kind.",
+		}, []string{"backend", "kind"}),
 		codes: newCodeSet(maxCodes),
 	}
-	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited,
+	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited, m.changes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// DefinitionChanged counts a definition a backend changed from the one
+// approved.
+func (m *Metrics) DefinitionChanged(backend, kind string) {
+	m.changes.WithLabelValues(label(backend), kind).Inc()
 }
 
 // Handler serves the registry in the Prometheus exposition format. It
