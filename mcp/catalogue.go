@@ -19,6 +19,8 @@ type CatalogueEntry struct {
 	Entry
 	Template    bool   // a resource template (Name is its URI template)
 	Description string // as the entry lists it
+	// Flags say why its definition looks aimed at the model (Suspicious).
+	Flags []string
 }
 
 // Catalogue is every entry the caller in ctx would see in the lists, in
@@ -29,7 +31,7 @@ func (s *Server) Catalogue(ctx context.Context) []CatalogueEntry {
 		return func(e Entry, def json.RawMessage) {
 			if s.gate.Visible(ctx, e) {
 				d, _ := jsonrpc.LookupString(def, "description")
-				out = append(out, CatalogueEntry{Entry: e, Template: template, Description: d})
+				out = append(out, CatalogueEntry{Entry: e, Template: template, Description: d, Flags: Suspicious(def)})
 			}
 		}
 	}

@@ -42,6 +42,9 @@ func parsePages() (*pages, error) {
 		"pct":  func(part, whole float64) string { return percent(part, whole) },
 		"num":  func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) },
 		"kind": entryKind,
+		// An invisible or bidirectional-control character is shown,
+		// never rendered (mcp/suspicious.go).
+		"visible": mcp.ShowInvisible,
 	}
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {

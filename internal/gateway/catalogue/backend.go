@@ -105,6 +105,9 @@ type Mirror struct {
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
 	owned map[kind]map[string]string // key at the front → definition registered
+	// flagged are the definitions logged as carrying text aimed at the
+	// model, by kind and name: each is said once (flag).
+	flagged map[string]string
 }
 
 // New returns a Backend relaying through client, which must be connected
@@ -134,7 +137,7 @@ func New(name string, client *mcp.Client, opts Options) *Mirror {
 	return &Mirror{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
-		owned: map[kind]map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
+		owned: map[kind]map[string]string{}, flagged: map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments, shapes: opts.Shapes, pin: opts.Pin, instructions: instructionsOf(client.InitializeResult()),
 		offersLogging: offersLogging(client.InitializeResult()), sessionless: client.Sessionless(),
 	}
@@ -263,6 +266,7 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k), "name", orig)
 			continue
 		}
+		b.flag(k, orig, raw)
 		e := entry{key: orig, orig: orig, def: raw, raw: raw}
 		front := orig
 		if s, i := match(rules, orig); s != nil {
@@ -303,6 +307,22 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 		}
 	}
 	return out
+}
+
+// flag logs, once per definition, text in it aimed at the model rather
+// than its reader (mcp.Suspicious). b.mu is held.
+func (b *Mirror) flag(k kind, name string, raw json.RawMessage) {
+	key := string(k) + "/" + name
+	if b.flagged[key] == string(raw) {
+		return
+	}
+	flags := mcp.Suspicious(raw)
+	if len(flags) == 0 {
+		delete(b.flagged, key)
+		return
+	}
+	b.flagged[key] = string(raw)
+	b.log.Warn("relay: a definition carries text aimed at the model, not its reader", "kind", string(k), "name", name, "flags", flags)
 }
 
 // reconcile claims the listed entries and returns those to register (new or

@@ -58,7 +58,8 @@ func TestAChangedDefinitionIsHeldUntilApproved(t *testing.T) {
 	pins := &memPins{approved: map[string]string{}, seen: map[string]string{}}
 	claims := catalogue.NewClaims()
 	f := frontWithClaims(t, claims)
-	b := catalogue.New("fs", connect(t, s), catalogue.Options{Pin: pins.pin, Claims: claims})
+	var log logBuffer
+	b := catalogue.New("fs", connect(t, s), catalogue.Options{Pin: pins.pin, Claims: claims, Logger: log.logger()})
 	sync := func() { t.Helper(); must(t, b.Sync(context.Background(), f.Server)) }
 	sync()
 	if got := names(f.list(t, "tools/list", "tools"), "name"); !slices.Equal(got, []string{"fs__read", "fs__other"}) {
@@ -83,6 +84,11 @@ func TestAChangedDefinitionIsHeldUntilApproved(t *testing.T) {
 	var e jsonrpc.Error
 	if m.Kind() != jsonrpc.KindError || json.Unmarshal(m.Error, &e) != nil || !strings.Contains(string(e.Data), `"kind":"definition_changed"`) {
 		t.Fatalf("a call of the held tool answered %s %s", m.Result, m.Error)
+	}
+	// Said once, whatever the pinning: the tag aimed at the model.
+	sync()
+	if n := strings.Count(log.String(), "text aimed at the model"); n != 1 || !strings.Contains(log.String(), `(\"<IMPORTANT>\") at /description`) {
+		t.Errorf("the log says %d times that the definition carries text aimed at the model:\n%s", n, log.String())
 	}
 	pins.approve("tool/read")
 	sync()
