@@ -167,6 +167,20 @@ func (s *adminSource) Catalogue(ctx context.Context, role string) []mcp.Catalogu
 
 func (s *adminSource) Sessions() []mcp.SessionInfo { return s.g.server.SessionList() }
 
+func (s *adminSource) Changes(ctx context.Context) ([]store.Pin, error) {
+	if s.store == nil {
+		return nil, nil
+	}
+	return s.store.PendingPins(ctx)
+}
+
+func (s *adminSource) DecideChange(ctx context.Context, backend, kind, name, fingerprint string, approve bool, by mcp.Identity) error {
+	if s.store == nil {
+		return store.ErrNotFound
+	}
+	return s.g.pins.decide(ctx, s.store, backend, kind, name, fingerprint, approve, by)
+}
+
 func (s *adminSource) Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error) {
 	if s.store == nil {
 		return store.AuditPage{}, errors.New("no store")

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/tick"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // pinRecheck is how often backends holding entries list them again.
@@ -108,4 +109,31 @@ func (p *pins) recheck(ctx context.Context) {
 		}
 		return true
 	})
+}
+
+// decide approves or rejects a pending change for by, records it in the
+// audit log, and lists the backend again so that this replica serves an
+// approved entry at once (the others within pinRecheck).
+func (p *pins) decide(ctx context.Context, st store.PinStore, backend, kind, name, fingerprint string, approve bool, by mcp.Identity) error {
+	var err error
+	outcome := "definition_rejected"
+	now := time.Now().UTC()
+	if approve {
+		outcome = "definition_approved"
+		err = st.ApprovePin(ctx, backend, kind, name, fingerprint, by.Subject, now)
+	} else {
+		err = st.RejectPin(ctx, backend, kind, name, fingerprint)
+	}
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return nil // pinning off here: nothing is held
+	}
+	if p.g.audit != nil {
+		_ = p.g.audit.Record(store.AuditRecord{Time: now, Subject: by.Subject, TokenID: by.TokenID, Role: by.Role,
+			Kind: kind, Name: name, Backend: backend, Outcome: outcome})
+	}
+	p.g.backends.Resync(backend)
+	return nil
 }

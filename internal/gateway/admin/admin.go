@@ -69,6 +69,12 @@ type Source interface {
 	Roles() []string
 	// Catalogue is every entry a caller with role would see.
 	Catalogue(ctx context.Context, role string) []mcp.CatalogueEntry
+	// Changes are the definitions changed from the approved ones, awaiting
+	// approval (catalogue.pinning); DecideChange approves or rejects the
+	// one whose fingerprint is given, for by (store.ErrNotFound when it
+	// is not pending).
+	Changes(ctx context.Context) ([]store.Pin, error)
+	DecideChange(ctx context.Context, backend, kind, name, fingerprint string, approve bool, by mcp.Identity) error
 	Sessions() []mcp.SessionInfo
 	Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error)
 	// Series is the last hour of calls and errors a second, oldest first.
@@ -193,6 +199,8 @@ func (h *Handler) routes() {
 	m.Handle("POST /admin/backends/forget-oauth", h.admin(h.forgetOAuth))
 	m.Handle("GET /admin/backends/authorize", h.admin(h.authorizeBackend))
 	m.Handle("GET /admin/catalogue", h.admin(h.catalogue))
+	m.Handle("GET /admin/changes", h.admin(h.changes))
+	m.Handle("POST /admin/changes/decide", h.admin(h.decideChange))
 	m.Handle("GET /admin/sessions", h.admin(h.sessions))
 	m.Handle("GET /admin/audit", h.admin(h.audit))
 	m.Handle("GET /admin/audit/tail", h.admin(h.auditTail))

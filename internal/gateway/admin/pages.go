@@ -25,7 +25,7 @@ import (
 var templateFiles embed.FS
 
 // pageNames are the pages, each its own template set over the layout.
-var pageNames = []string{"login", "overview", "catalogue", "sessions", "audit", "tokens", "refused"}
+var pageNames = []string{"login", "overview", "catalogue", "changes", "sessions", "audit", "tokens", "refused"}
 
 type pages struct{ sets map[string]*template.Template }
 
