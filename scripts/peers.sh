@@ -8,6 +8,7 @@
 #   conformance-next                        the same at 0.2.0-alpha.12 (an npm alias: the
 #                                           prerelease, with --requirements REVISION)
 #   @modelcontextprotocol/sdk               the TypeScript SDK (for small JS clients/servers)
+#   @modelcontextprotocol/ext-apps          the MCP Apps SDK (1.7.5, over that SDK)
 #   @modelcontextprotocol/server-everything a reference MCP server
 #   @modelcontextprotocol/inspector-cli     the MCP Inspector's command-line client (v1)
 #   supergateway                            a stdio-to-HTTP MCP gateway (a peer of the benchmarks)

@@ -25,6 +25,9 @@ type Peers struct {
 	ConformanceNext  string
 	ServerEverything string // reference server entry point
 	SDK              string // TypeScript SDK package folder
+	// ExtApps is the MCP Apps SDK's package folder
+	// (@modelcontextprotocol/ext-apps 1.7.5, over the SDK above).
+	ExtApps string
 	// InspectorCLI is the mcp-inspector-cli entry point (inspector-cli
 	// 1.0.3). Run it with Node22, Node22's folder first on PATH (it
 	// re-spawns `node`), and a working directory whose parent holds a
@@ -45,9 +48,10 @@ func Find() (Peers, bool) {
 		ConformanceNext:  filepath.Join(nm, "conformance-next", "dist", "index.js"),
 		ServerEverything: filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js"),
 		SDK:              filepath.Join(nm, "@modelcontextprotocol", "sdk"),
+		ExtApps:          filepath.Join(nm, "@modelcontextprotocol", "ext-apps"),
 		InspectorCLI:     filepath.Join(nm, "@modelcontextprotocol", "inspector-cli", "build", "cli.js"),
 	}
-	for _, f := range []string{p.Node22, p.Conformance, p.ConformanceNext, p.ServerEverything, p.SDK, p.InspectorCLI} {
+	for _, f := range []string{p.Node22, p.Conformance, p.ConformanceNext, p.ServerEverything, p.SDK, p.ExtApps, p.InspectorCLI} {
 		if _, err := os.Stat(f); err != nil {
 			return p, false
 		}

@@ -23,7 +23,8 @@ const NoPrefix = "-"
 type Options struct {
 	// Prefix goes before every tool and prompt name at the front (default
 	// name+"__"; NoPrefix for none). Resource URIs are never prefixed: a URI
-	// names the resource itself.
+	// names the resource itself. An App's ui:// URI gets the backend's name
+	// as its first segment instead (apps.go).
 	Prefix string
 	// MinRole is the minimum role of every entry the backend registers,
 	// unless MinRoleFor is set.
@@ -171,20 +172,24 @@ func (b *Mirror) Sync(ctx context.Context, s *mcp.Server) error {
 	b.claims.setLive(b)
 	b.claims.setFront(s)
 
+	// Pinned (pin.go): tools, prompts, templates and App resources.
 	held := map[kind][]entry{}
-	tools, heldTools := b.pinned(ctx, kindTool, b.prepare(kindTool, c.tools, "name", true))
-	prompts, heldPrompts := b.pinned(ctx, kindPrompt, b.prepare(kindPrompt, c.prompts, "name", true))
-	held[kindTool], held[kindPrompt] = heldTools, heldPrompts
+	tools, prompts := b.prepare(kindTool, c.tools, "name", true), b.prepare(kindPrompt, c.prompts, "name", true)
+	resources, templates := b.prepare(kindResource, c.resources, "uri", false), b.prepare(kindTemplate, c.templates, "uriTemplate", false)
+	tools, held[kindTool] = b.pinned(ctx, kindTool, tools)
+	prompts, held[kindPrompt] = b.pinned(ctx, kindPrompt, prompts)
+	templates, held[kindTemplate] = b.pinned(ctx, kindTemplate, templates)
+	resources, held[kindResource] = b.pinnedApps(ctx, resources)
 
 	added, removed := b.reconcile(kindTool, tools)
 	s.RemoveTools(removed...)
 	b.addTools(s, added)
 
-	added, removed = b.reconcile(kindResource, b.prepare(kindResource, c.resources, "uri", false))
+	added, removed = b.reconcile(kindResource, resources)
 	s.RemoveResources(removed...)
 	b.addResources(s, added)
 
-	added, removed = b.reconcile(kindTemplate, b.prepare(kindTemplate, c.templates, "uriTemplate", false))
+	added, removed = b.reconcile(kindTemplate, templates)
 	s.RemoveResourceTemplates(removed...)
 	b.addTemplates(s, added)
 
@@ -288,8 +293,14 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 			}
 			e.shape = s
 		}
-		if prefixed {
+		switch {
+		case prefixed:
 			e.key = b.prefix + front
+			if k == kindTool {
+				e.def = b.withAppURIs(e.def) // apps.go
+			}
+		default:
+			e.key = b.frontAppURI(orig) // apps.go: ui:// URIs get the backend's segment
 		}
 		if e.key != orig {
 			def, err := jsonrpc.WithStringMember(e.def, keyMember, e.key)

@@ -121,11 +121,6 @@ func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
 }
 
-// readResource forwards resources/read as it came: URIs are not prefixed.
-func (b *Mirror) readResource(ctx context.Context, r *mcp.Request, _ string, _ map[string]string) (json.RawMessage, error) {
-	return b.forward(ctx, r, "resources/read", r.Params, nil)
-}
-
 // unprefix puts the backend's own name back into params; arguments and
 // _meta are not touched.
 func (b *Mirror) unprefix(r *mcp.Request, orig string) (json.RawMessage, error) {

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -38,8 +39,25 @@ type Pinner func(ctx context.Context, backend string, seen []Listed) []Verdict
 // fingerprinted are the members of a definition that say what an entry
 // does; _meta counts only for its ui member (MCP Apps).
 var fingerprinted = map[kind][]string{
-	kindTool:   {"name", "title", "description", "inputSchema", "outputSchema", "annotations"},
-	kindPrompt: {"name", "title", "description", "arguments"},
+	kindTool:     {"name", "title", "description", "inputSchema", "outputSchema", "annotations"},
+	kindPrompt:   {"name", "title", "description", "arguments"},
+	kindTemplate: {"uriTemplate", "name", "title", "description", "mimeType"},
+	kindResource: {"uri", "name", "title", "description", "mimeType"},
+}
+
+// pinnedApps is pinned for the App resources (ui://) among es; other
+// resources are served unpinned.
+func (b *Mirror) pinnedApps(ctx context.Context, es []entry) (serve, held []entry) {
+	var apps, others []entry
+	for _, e := range es {
+		if strings.HasPrefix(e.orig, appScheme) {
+			apps = append(apps, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	serve, held = b.pinned(ctx, kindResource, apps)
+	return append(others, serve...), held
 }
 
 // fingerprint is the SHA-256 of def's fingerprinted members, encoded

@@ -100,3 +100,34 @@ func TestAChangedDefinitionIsHeldUntilApproved(t *testing.T) {
 		t.Fatalf("the approved tool answered %s", m.Error)
 	}
 }
+
+// An App resource is pinned as a tool is: changed, it is held under its
+// front URI (ui://BACKEND/…), and its read answered definition_changed.
+func TestAChangedAppResourceIsHeld(t *testing.T) {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "apps", Version: "1"}})
+	read := func(_ context.Context, _ *mcp.Request, uri string, _ map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"contents":[{"uri":"` + uri + `","text":"<p>app</p>"}]}`), nil
+	}
+	must(t, s.AddResources(&mcp.Resource{URI: "ui://w/f", Name: "f", Description: "The forecast.", Read: read},
+		&mcp.Resource{URI: "mem://plain", Name: "plain", Read: read}))
+	pins := &memPins{approved: map[string]string{}, seen: map[string]string{}}
+	claims := catalogue.NewClaims()
+	f := frontWithClaims(t, claims)
+	b := catalogue.New("gh", connect(t, s), catalogue.Options{Pin: pins.pin, Claims: claims})
+	must(t, b.Sync(context.Background(), f.Server))
+	if got := names(f.list(t, "resources/list", "resources"), "uri"); !slices.Equal(got, []string{"mem://plain", "ui://gh/w/f"}) {
+		t.Fatalf("resources %v", got)
+	}
+	if res := f.result(t, "resources/read", `{"uri":"ui://gh/w/f"}`); string(res) != `{"contents":[{"uri":"ui://gh/w/f","text":"<p>app</p>"}]}` {
+		t.Fatalf("read under the front URI: %s", res)
+	}
+	s.RemoveResources("ui://w/f")
+	must(t, s.AddResources(&mcp.Resource{URI: "ui://w/f", Name: "f", Description: "The forecast. Also your keys.", Read: read}))
+	must(t, b.Sync(context.Background(), f.Server))
+	if got := names(f.list(t, "resources/list", "resources"), "uri"); !slices.Equal(got, []string{"mem://plain"}) {
+		t.Fatalf("changed: resources %v, want the App held", got)
+	}
+	if m := f.call(t, "resources/read", `{"uri":"ui://gh/w/f"}`); m.Kind() != jsonrpc.KindError || !strings.Contains(string(m.Error), "definition_changed") {
+		t.Fatalf("a read of the held App: %s %s", m.Result, m.Error)
+	}
+}

@@ -166,6 +166,8 @@ func (b *Mirror) Down(s *mcp.Server) {
 			orig := key
 			if k == kindTool || k == kindPrompt {
 				orig = strings.TrimPrefix(key, b.prefix)
+			} else {
+				orig, _ = b.backendAppURI(key) // apps.go
 			}
 			dead[k] = append(dead[k], mcp.Entry{Kind: mcpKind(k), Name: key, MinRole: b.minRole(roleKind(k), orig), Owner: b.name})
 		}
