@@ -21,6 +21,8 @@ type CatalogueEntry struct {
 	Description string // as the entry lists it
 	// Flags say why its definition looks aimed at the model (Suspicious).
 	Flags []string
+	// Definition is the entry's as the caller lists it.
+	Definition json.RawMessage
 }
 
 // Catalogue is every entry the caller in ctx would see in the lists, in
@@ -31,7 +33,7 @@ func (s *Server) Catalogue(ctx context.Context) []CatalogueEntry {
 		return func(e Entry, def json.RawMessage) {
 			if s.gate.Visible(ctx, e) {
 				d, _ := jsonrpc.LookupString(def, "description")
-				out = append(out, CatalogueEntry{Entry: e, Template: template, Description: d, Flags: Suspicious(def)})
+				out = append(out, CatalogueEntry{Entry: e, Template: template, Description: d, Flags: Suspicious(def), Definition: def})
 			}
 		}
 	}

@@ -60,6 +60,21 @@ func (s *Server) ServeStateless(ctx context.Context, m *jsonrpc.Message, version
 	return jsonrpc.AppendResult(nil, m.ID, result)
 }
 
+// Call serves one request in process, as ServeStateless does (the caller
+// is ctx's identity; the gate, the rate limit and the observers apply),
+// and returns its result or its error (a *jsonrpc.Error).
+func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	out := s.ServeStateless(ctx, &jsonrpc.Message{ID: jsonrpc.ID("1"), Method: method, Params: params}, Version20251125, nil)
+	m, err := jsonrpc.Parse(out)
+	switch {
+	case err != nil:
+		return nil, err
+	case m.Error != nil:
+		return nil, jsonrpc.RawError(m.Error)
+	}
+	return m.Result, nil
+}
+
 // ServeStatelessBatch is ServeStateless for a batch (2025-03-26): its
 // requests are served at once, and the answers are returned in order as
 // one batch (nil when none is due).

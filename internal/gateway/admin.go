@@ -7,6 +7,7 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -166,6 +167,21 @@ func (s *adminSource) Catalogue(ctx context.Context, role string) []mcp.Catalogu
 }
 
 func (s *adminSource) Sessions() []mcp.SessionInfo { return s.g.server.SessionList() }
+
+func (s *adminSource) TryTool(ctx context.Context, by mcp.Identity, params json.RawMessage) (json.RawMessage, error) {
+	return s.g.server.Call(mcp.WithIdentity(ctx, by), "tools/call", params)
+}
+
+func (s *adminSource) OwnDefinition(ctx context.Context, backend, kind, name string) json.RawMessage {
+	if s.store == nil || backend == "" {
+		return nil
+	}
+	pin, err := s.store.PinOf(ctx, backend, kind, name)
+	if err != nil {
+		return nil
+	}
+	return pin.Definition
+}
 
 func (s *adminSource) Changes(ctx context.Context) ([]store.Pin, error) {
 	if s.store == nil {

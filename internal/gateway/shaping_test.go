@@ -7,6 +7,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -259,15 +260,7 @@ func TestTheConsoleShowsAChangeAndApprovesIt(t *testing.T) {
 	fp := string(page.body)
 	fp = fp[strings.Index(fp, `name="fingerprint" value="`)+len(`name="fingerprint" value="`):]
 	fp = fp[:strings.Index(fp, `"`)]
-	form := url.Values{"backend": {"fx"}, "kind": {"tool"}, "name": {"read"}, "fingerprint": {fp}, "decision": {"approve"}}
-	req, _ := http.NewRequest(http.MethodPost, e.base+"/admin/changes/decide", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Authorization", gwBearer(secret))
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	formPost(t, e, "/admin/changes/decide", secret, url.Values{"backend": {"fx"}, "kind": {"tool"}, "name": {"read"}, "fingerprint": {fp}, "decision": {"approve"}})
 	testkit.WaitFor(t, "the approved tool listed", func() bool { return strings.Contains(ctList(t, e, "/mcp", secret), "IMPORTANT") })
 	if page := e.do(gwRequest{method: http.MethodGet, path: "/admin/changes", auth: gwBearer(secret)}); !strings.Contains(string(page.body), `id="none"`) {
 		t.Error("the change is still on the Changes page after approval")
@@ -280,4 +273,60 @@ func TestTheConsoleShowsAChangeAndApprovesIt(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// The console's Try page makes a form from a tool's schema, and calls it
+// as the admin through the gate and the audit log as any call.
+func TestTheConsoleTriesATool(t *testing.T) {
+	backend := strings.TrimSuffix(httpBackend(t, fixture.New(fixture.Options{})), "}") + headerShaping
+	e := gwStart(t, "listen: 127.0.0.1:0\nbackends: ["+backend+"]\n")
+	bkRun(t, e.gw)
+	secret, _ := e.token("ops", "admin")
+	var page gwReply
+	testkit.WaitFor(t, "the Try page of run_query", func() bool {
+		page = e.do(gwRequest{method: http.MethodGet, path: "/admin/try?name=run_query", auth: gwBearer(secret)})
+		return page.status == http.StatusOK
+	})
+	for _, want := range []string{`name="arg.query"`, `name="arg.priority"`, `type="number"`,
+		"As its backend defines it (test_header_params)", `&#34;description&#34;: &#34;Run a query in the EU.&#34;`,
+		`&#34;x-mcp-header&#34;: &#34;Region&#34;`} {
+		if !strings.Contains(string(page.body), want) {
+			t.Errorf("the form lacks %s", want)
+		}
+	}
+	if strings.Contains(string(page.body), `name="arg.region"`) {
+		t.Error("the form asks for a fixed argument")
+	}
+	post := func(form url.Values) string { return formPost(t, e, "/admin/try", secret, form) }
+	got := post(url.Values{"name": {"run_query"}, "arg.query": {"rain"}, "arg.priority": {"5"}})
+	if !strings.Contains(got, `id="result"`) || !strings.Contains(got, `header params: {&#34;region&#34;:&#34;eu&#34;,&#34;priority&#34;:5,&#34;query&#34;:&#34;rain&#34;}`) {
+		t.Errorf("the answer on the page:\n%s", got[strings.Index(got, "<main"):])
+	}
+	if got := post(url.Values{"name": {"run_query"}, "arg.priority": {"high"}}); !strings.Contains(got, "priority: &#34;high&#34; is not a number") {
+		t.Errorf("a bad number: %s", got[strings.Index(got, "<main"):])
+	}
+	testkit.WaitFor(t, "the tried call audited as the admin's", func() bool {
+		for _, r := range gwTail(t, e.store) {
+			if r.Name == "run_query" && r.Subject == "ops" && r.Outcome == "ok" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// formPost posts form to the console's path as a bearer of secret, and
+// returns the page it answers.
+func formPost(t *testing.T, e *gwEnv, path, secret string, form url.Values) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", gwBearer(secret))
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

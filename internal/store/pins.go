@@ -51,6 +51,8 @@ type PinStore interface {
 	SightPins(ctx context.Context, backend string, seen []Sighting, at time.Time) (pins []Pin, fresh []bool, err error)
 	// PendingPins are the pins awaiting approval, oldest first.
 	PendingPins(ctx context.Context) ([]Pin, error)
+	// PinOf is one entry's pin; ErrNotFound for an entry never seen.
+	PinOf(ctx context.Context, backend, kind, name string) (Pin, error)
 	// ApprovePin approves the pending definition whose fingerprint is
 	// given; RejectPin rejects it. ErrNotFound when it is not pending.
 	ApprovePin(ctx context.Context, backend, kind, name, fingerprint, by string, at time.Time) error
@@ -135,6 +137,17 @@ func (p PinSQL) PendingPins(ctx context.Context) ([]Pin, error) {
 		return rows.Err()
 	})
 	return out, err
+}
+
+// PinOf is PinStore's.
+func (p PinSQL) PinOf(ctx context.Context, backend, kind, name string) (Pin, error) {
+	var pin Pin
+	err := p.Tx(ctx, func(tx SQLTx) error {
+		var err error
+		pin, err = scanPin(tx.QueryRow(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ? AND kind = ? AND name = ?", backend, kind, name))
+		return err
+	})
+	return pin, err
 }
 
 // ApprovePin is PinStore's.

@@ -74,6 +74,13 @@ type Source interface {
 	// one whose fingerprint is given, for by (store.ErrNotFound when it
 	// is not pending).
 	Changes(ctx context.Context) ([]store.Pin, error)
+	// TryTool makes the tools/call of params as by, through the gate, the
+	// rate limit and the audit log as any call: its result, or its error
+	// (a *jsonrpc.Error when the call was answered with one).
+	TryTool(ctx context.Context, by mcp.Identity, params json.RawMessage) (json.RawMessage, error)
+	// OwnDefinition is the definition backend gave its entry of kind
+	// and name as approved (its pin), nil when none is kept.
+	OwnDefinition(ctx context.Context, backend, kind, name string) json.RawMessage
 	DecideChange(ctx context.Context, backend, kind, name, fingerprint string, approve bool, by mcp.Identity) error
 	Sessions() []mcp.SessionInfo
 	Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error)
@@ -200,6 +207,8 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/backends/authorize", h.admin(h.authorizeBackend))
 	m.Handle("GET /admin/catalogue", h.admin(h.catalogue))
 	m.Handle("GET /admin/changes", h.admin(h.changes))
+	m.Handle("GET /admin/try", h.admin(h.try))
+	m.Handle("POST /admin/try", h.admin(h.try))
 	m.Handle("POST /admin/changes/decide", h.admin(h.decideChange))
 	m.Handle("GET /admin/sessions", h.admin(h.sessions))
 	m.Handle("GET /admin/audit", h.admin(h.audit))

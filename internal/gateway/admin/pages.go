@@ -25,7 +25,7 @@ import (
 var templateFiles embed.FS
 
 // pageNames are the pages, each its own template set over the layout.
-var pageNames = []string{"login", "overview", "catalogue", "changes", "sessions", "audit", "tokens", "refused"}
+var pageNames = []string{"login", "overview", "catalogue", "changes", "try", "sessions", "audit", "tokens", "refused"}
 
 type pages struct{ sets map[string]*template.Template }
 
@@ -45,6 +45,7 @@ func parsePages() (*pages, error) {
 		// An invisible or bidirectional-control character is shown,
 		// never rendered (mcp/suspicious.go).
 		"visible": mcp.ShowInvisible,
+		"try":     tryLink,
 	}
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {
@@ -80,7 +81,7 @@ func (h *Handler) render(w http.ResponseWriter, status int, page string, v view)
 		return
 	}
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+v.Nonce+"'; script-src 'nonce-"+v.Nonce+
-		"'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		"'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())

@@ -41,6 +41,12 @@ func testPinsFirstSightChangeApproveReject(t *testing.T, open func(*testing.T) s
 	if p, _ := see("other", "v9", 0); p.Fingerprint != "v9" || p.Pending != "" {
 		t.Fatalf("another backend's pin: %+v", p)
 	}
+	if p, err := s.PinOf(ctx, "gh", "tool", "search"); err != nil || p.Pending != "v2" || p.Fingerprint != "v1" {
+		t.Fatalf("PinOf: %+v %v", p, err)
+	}
+	if _, err := s.PinOf(ctx, "gh", "tool", "never"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("PinOf an entry never seen: %v, want ErrNotFound", err)
+	}
 	pending, err := s.PendingPins(ctx)
 	if err != nil || len(pending) != 1 || pending[0].Backend != "gh" || pending[0].Pending != "v2" {
 		t.Fatalf("PendingPins: %+v %v", pending, err)
