@@ -8,7 +8,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -86,19 +85,23 @@ func scanPin(r Row) (Pin, error) {
 func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, at time.Time) ([]Pin, []bool, error) {
 	pins, fresh := make([]Pin, len(seen)), make([]bool, len(seen))
 	err := p.Tx(ctx, func(tx SQLTx) error {
+		// The backend's pins in one query: a sync of a large catalogue
+		// costs one round trip, and a write only for what is new or
+		// changed.
+		kept, err := p.pinsOf(ctx, tx, backend)
+		if err != nil {
+			return err
+		}
 		for i, s := range seen {
-			pin, err := scanPin(tx.QueryRow(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ? AND kind = ? AND name = ?",
-				backend, s.Kind, s.Name))
+			pin, ok := kept[s.Kind+"\x00"+s.Name]
 			switch {
-			case errors.Is(err, ErrNotFound):
+			case !ok:
 				pin = Pin{Backend: backend, Kind: s.Kind, Name: s.Name, Fingerprint: s.Fingerprint, Definition: s.Definition,
 					ApprovedBy: FirstSight, ApprovedAt: at}
 				if _, err := tx.Exec(ctx, "INSERT INTO catalogue_pins ("+pinColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, '', '', 0, '')",
 					backend, s.Kind, s.Name, s.Fingerprint, string(s.Definition), FirstSight, EncodeTime(at)); err != nil {
 					return err
 				}
-			case err != nil:
-				return err
 			case s.Fingerprint == pin.Fingerprint || s.Fingerprint == pin.Pending || s.Fingerprint == pin.Rejected:
 				// As approved, or a change already known.
 			default:
@@ -109,6 +112,7 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 				}
 			}
 			pins[i] = pin
+			kept[s.Kind+"\x00"+s.Name] = pin // an entry listed twice is one
 		}
 		return nil
 	})
@@ -116,6 +120,24 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 		return nil, nil, fmt.Errorf("pins of %s: %w", backend, err)
 	}
 	return pins, fresh, nil
+}
+
+// pinsOf are backend's pins, by kind and name.
+func (p PinSQL) pinsOf(ctx context.Context, tx SQLTx, backend string) (map[string]Pin, error) {
+	rows, done, err := tx.Query(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ?", backend)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out := map[string]Pin{}
+	for rows.Next() {
+		pin, err := scanPin(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[pin.Kind+"\x00"+pin.Name] = pin
+	}
+	return out, rows.Err()
 }
 
 // PendingPins is PinStore's.

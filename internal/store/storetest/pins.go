@@ -41,6 +41,12 @@ func testPinsFirstSightChangeApproveReject(t *testing.T, open func(*testing.T) s
 	if p, _ := see("other", "v9", 0); p.Fingerprint != "v9" || p.Pending != "" {
 		t.Fatalf("another backend's pin: %+v", p)
 	}
+	// An entry a backend lists twice is seen once.
+	twice := []store.Sighting{{Kind: "prompt", Name: "p", Fingerprint: "a", Definition: json.RawMessage(`{}`)},
+		{Kind: "prompt", Name: "p", Fingerprint: "a", Definition: json.RawMessage(`{}`)}}
+	if pins, _, err := s.SightPins(ctx, "twice", twice, at); err != nil || len(pins) != 2 || pins[1].Fingerprint != "a" {
+		t.Fatalf("an entry listed twice: %+v %v", pins, err)
+	}
 	if p, err := s.PinOf(ctx, "gh", "tool", "search"); err != nil || p.Pending != "v2" || p.Fingerprint != "v1" {
 		t.Fatalf("PinOf: %+v %v", p, err)
 	}
