@@ -94,14 +94,25 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 		}
 		for i, s := range seen {
 			pin, ok := kept[s.Kind+"\x00"+s.Name]
-			switch {
-			case !ok:
+			if !ok {
+				// First sight, unless a replica pinned it meanwhile: then
+				// its pin is the one to compare with.
 				pin = Pin{Backend: backend, Kind: s.Kind, Name: s.Name, Fingerprint: s.Fingerprint, Definition: s.Definition,
 					ApprovedBy: FirstSight, ApprovedAt: at}
-				if _, err := tx.Exec(ctx, "INSERT INTO catalogue_pins ("+pinColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, '', '', 0, '')",
-					backend, s.Kind, s.Name, s.Fingerprint, string(s.Definition), FirstSight, EncodeTime(at)); err != nil {
+				n, err := tx.Exec(ctx, "INSERT INTO catalogue_pins ("+pinColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, '', '', 0, '')"+
+					" ON CONFLICT (backend, kind, name) DO NOTHING",
+					backend, s.Kind, s.Name, s.Fingerprint, string(s.Definition), FirstSight, EncodeTime(at))
+				if err != nil {
 					return err
 				}
+				if n == 0 {
+					if pin, err = scanPin(tx.QueryRow(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ? AND kind = ? AND name = ?",
+						backend, s.Kind, s.Name)); err != nil {
+						return err
+					}
+				}
+			}
+			switch {
 			case s.Fingerprint == pin.Fingerprint || s.Fingerprint == pin.Pending || s.Fingerprint == pin.Rejected:
 				// As approved, or a change already known.
 			default:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,5 +81,35 @@ func testPinsFirstSightChangeApproveReject(t *testing.T, open func(*testing.T) s
 	}
 	if err := s.RejectPin(ctx, "gh", "tool", "search", "v3"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rejecting what is not pending: %v", err)
+	}
+}
+
+// Replicas that see an entry for the first time at once pin it once: none
+// fails, and all agree on the fingerprint pinned.
+func testPinsFirstSightByReplicasAtOnce(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	const replicas = 4
+	got := make([]store.Pin, replicas)
+	errs := make([]error, replicas)
+	var wg sync.WaitGroup
+	for i := range replicas {
+		wg.Go(func() {
+			fp := "fp" + strconv.Itoa(i%2) // two of them saw another definition
+			var pins []store.Pin
+			pins, _, errs[i] = s.SightPins(ctx, "gh", []store.Sighting{{Kind: "tool", Name: "t", Fingerprint: fp, Definition: json.RawMessage(`{}`)}}, time.Now())
+			if len(pins) == 1 {
+				got[i] = pins[0]
+			}
+		})
+	}
+	wg.Wait()
+	for i := range replicas {
+		if errs[i] != nil {
+			t.Fatalf("replica %d: %v", i, errs[i])
+		}
+		if got[i].Fingerprint != got[0].Fingerprint {
+			t.Fatalf("replicas pinned different fingerprints: %q and %q", got[0].Fingerprint, got[i].Fingerprint)
+		}
 	}
 }

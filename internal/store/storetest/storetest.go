@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"AppendAuditBatchAcrossInsertsKeepsOrder", testAppendAuditBatchAcrossInsertsKeepsOrder},
 		{"QueryAuditFiltersAndPagesNewestFirst", testQueryAuditFiltersAndPagesNewestFirst},
 		{"PinsFirstSightChangeApproveReject", testPinsFirstSightChangeApproveReject},
+		{"PinsFirstSightByReplicasAtOnce", testPinsFirstSightByReplicasAtOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}
