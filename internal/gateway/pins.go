@@ -1,9 +1,10 @@
 // pins.go is the gateway's side of pinning (catalogue/pin.go): the pins
 // live in the store, shared by replicas, and catalogue.pinning says what
 // a changed definition does. A change is said once: a log line, a count
-// (mcpgate_definition_changes_total) and an audit record. Held entries
-// are looked at again every pinRecheck, so that an approval made on
-// another replica or with the CLI releases them here.
+// (mcpgate_definition_changes_total) and an audit record. The pins of
+// held entries are read again every pinRecheck, and their backend listed
+// again once one is approved, so that an approval made on another
+// replica or with the CLI releases them here.
 
 package gateway
 
@@ -19,7 +20,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// pinRecheck is how often backends holding entries list them again.
+// pinRecheck is how often the pins of held entries are read again.
 const pinRecheck = 5 * time.Second
 
 // pins is the gateway's pinning: its mode, and the backends holding
@@ -30,7 +31,15 @@ type pins struct {
 	mode string
 
 	mu      sync.Mutex
-	holding map[string]bool // backend → it holds entries
+	holding map[string]held // by backend
+}
+
+// held is what one backend's last listing left held: the entries, each
+// with the fingerprint it was listed with; unverified when the pins could
+// not be read (the backend is then listed again).
+type held struct {
+	entries    []store.Sighting
+	unverified bool
 }
 
 // pinner is the catalogue's Pin, nil when pinning is off or there is no
@@ -40,7 +49,7 @@ func (g *Gateway) pinner(st store.Store) catalogue.Pinner {
 	if mode == config.PinningOff || st == nil {
 		return nil
 	}
-	g.pins = &pins{g: g, st: st, mode: mode, holding: map[string]bool{}}
+	g.pins = &pins{g: g, st: st, mode: mode, holding: map[string]held{}}
 	return g.pins.check
 }
 
@@ -53,28 +62,31 @@ func (p *pins) check(ctx context.Context, backend string, seen []catalogue.Liste
 	now := time.Now().UTC()
 	got, fresh, err := p.st.SightPins(ctx, backend, sights, now)
 	enforce := p.mode == config.PinningEnforce
-	holding := false
+	var h held
 	if err != nil {
 		// Unverified is unapproved under enforce.
 		p.g.log.Error("catalogue: the pins could not be read; under enforce the backend's tools and prompts are held",
 			"backend", backend, "err", err, "pinning", p.mode)
 		for i := range out {
-			out[i].Hold, holding = enforce, enforce
+			out[i].Hold = enforce
 		}
+		h.unverified = enforce
 	}
 	for i, pin := range got {
 		if seen[i].Fingerprint == pin.Fingerprint {
 			continue
 		}
 		out[i].Hold = enforce
-		holding = holding || enforce
+		if enforce {
+			h.entries = append(h.entries, sights[i])
+		}
 		if fresh[i] {
 			p.said(backend, seen[i], pin, now)
 		}
 	}
 	p.mu.Lock()
-	if holding {
-		p.holding[backend] = true
+	if h.unverified || len(h.entries) > 0 {
+		p.holding[backend] = h
 	} else {
 		delete(p.holding, backend)
 	}
@@ -94,21 +106,36 @@ func (p *pins) said(backend string, s catalogue.Listed, pin store.Pin, at time.T
 	}
 }
 
-// recheck lists again, every pinRecheck until ctx ends, the backends
-// holding entries.
+// recheck reads again, every pinRecheck until ctx ends, the pins of the
+// held entries. A backend one of whose held entries was approved (or
+// whose pins could not be read) is listed again. The others are not, as
+// an approval may take days.
 func (p *pins) recheck(ctx context.Context) {
 	tick.Every(ctx, pinRecheck, func(time.Time) bool {
 		p.mu.Lock()
-		names := make([]string, 0, len(p.holding))
-		for name := range p.holding {
-			names = append(names, name)
+		holding := make(map[string]held, len(p.holding))
+		for name, h := range p.holding {
+			holding[name] = h
 		}
 		p.mu.Unlock()
-		for _, name := range names {
-			p.g.backends.Resync(name)
+		for name, h := range holding {
+			if h.unverified || p.approvedAny(ctx, name, h.entries) {
+				p.g.backends.Resync(name)
+			}
 		}
 		return true
 	})
+}
+
+// approvedAny reports whether one of backend's held entries now has the
+// definition it was listed with approved.
+func (p *pins) approvedAny(ctx context.Context, backend string, entries []store.Sighting) bool {
+	for _, e := range entries {
+		if pin, err := p.st.PinOf(ctx, backend, e.Kind, e.Name); err == nil && pin.Fingerprint == e.Fingerprint {
+			return true
+		}
+	}
+	return false
 }
 
 // decide approves or rejects a pending change for by, records it in the
