@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/fixture"
+	"github.com/mcpgate/mcpgate/internal/proxytest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -41,8 +42,11 @@ func TestAShapedToolWorksForEveryBackendKindAndEra(t *testing.T) {
 		"stdio": func(t *testing.T) string {
 			return "{name: fx, kind: stdio, command: [" + strconv.Quote(testkit.Mcpgate(t)) + ", fixture, --stdio], prefix: \"-\"}"
 		},
+		"proxy": func(t *testing.T) string {
+			return "{name: fx, kind: proxy, url: " + strconv.Quote(proxytest.For(t, fixture.New(fixture.Options{}))) + ", prefix: \"-\"}"
+		},
 	}
-	for _, kind := range []string{"http", "http-2025", "stdio"} {
+	for _, kind := range []string{"http", "http-2025", "stdio", "proxy"} {
 		for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
 			t.Run(kind+"/"+string(era), func(t *testing.T) {
 				backend := strings.TrimSuffix(backends[kind](t), "}") + headerShaping
