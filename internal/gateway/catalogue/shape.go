@@ -185,7 +185,9 @@ func checkFixed(schema json.RawMessage, name string, v json.RawMessage) error {
 		return fmt.Errorf("the tool's input schema does not compile: %v", err)
 	}
 	if len(violations) > 0 {
-		return fmt.Errorf("%s does not validate against the argument's schema: %s", v, violations[0].Reason)
+		// The value is not told: a fixed argument may be a credential,
+		// and the validator's reason quotes it.
+		return fmt.Errorf("the fixed value does not validate against the argument's schema (at %s)", violations[0].Path)
 	}
 	return nil
 }

@@ -182,8 +182,11 @@ func TestAShapingRuleThatCannotApplyIsAnErrorNamingIt(t *testing.T) {
 		t.Errorf("listed %v: a tool whose rule cannot apply is withheld, not served unshaped", got)
 	}
 	out := log.String()
+	if strings.Contains(out, "Not A Login") {
+		t.Errorf("the log tells a fixed value (it may be a credential):\n%s", out)
+	}
 	for _, want := range []string{
-		`backends[0].tools[0]: arguments.fixed.owner: \"Not A Login\" does not validate`,
+		`backends[0].tools[0]: arguments.fixed.owner: the fixed value does not validate against the argument's schema (at /owner)`,
 		`backends[0].tools[1]: arguments.defaults.nope: the tool has no argument`,
 		`rule=backends[0].tools[2]`,
 	} {
