@@ -133,3 +133,26 @@ func WithoutMember(obj []byte, key string) ([]byte, error) {
 	}
 	return append(out, obj[closing:]...), nil
 }
+
+// RewriteArray returns the raw array arr with each item replaced by what
+// fn returns, or left out where fn says not to keep it; every kept item
+// keeps its bytes unless fn changed them. Anything but an array is
+// returned as it is, with ok false.
+func RewriteArray(arr []byte, fn func(item json.RawMessage) (json.RawMessage, bool)) (out []byte, ok bool) {
+	var items []json.RawMessage
+	if i := skipSpace(arr, 0); i >= len(arr) || arr[i] != '[' || json.Unmarshal(arr, &items) != nil {
+		return arr, false
+	}
+	out = append(make([]byte, 0, len(arr)), '[')
+	for _, it := range items {
+		v, keep := fn(json.RawMessage(bytes.TrimSpace(it)))
+		if !keep {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']'), true
+}

@@ -140,3 +140,52 @@ func FuzzWithoutMember(f *testing.F) {
 		}
 	})
 }
+
+// RewriteArray maps and filters an array's items, keeping the others'
+// bytes; anything but an array comes back as it was.
+func TestRewriteArrayMapsAndFiltersItems(t *testing.T) {
+	dropTwo := func(it json.RawMessage) (json.RawMessage, bool) {
+		if string(it) == "2" {
+			return nil, false
+		}
+		if string(it) == `"x"` {
+			return json.RawMessage(`"y"`), true
+		}
+		return it, true
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`[1, 2 ,"x", {"a" : 18446744073709551617}]`, `[1,"y",{"a" : 18446744073709551617}]`},
+		{`[2]`, `[]`},
+		{` [] `, `[]`},
+	} {
+		if got, ok := jsonrpc.RewriteArray([]byte(tc.in), dropTwo); !ok || string(got) != tc.want {
+			t.Errorf("RewriteArray(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, in := range []string{`{"a":1}`, `"s"`, ``, `[1,`} {
+		if got, ok := jsonrpc.RewriteArray([]byte(in), dropTwo); ok || string(got) != in {
+			t.Errorf("RewriteArray(%s) = %s, %v; want it back, not ok", in, got, ok)
+		}
+	}
+}
+
+// FuzzRewriteArray: keeping every item gives an array equal to the input.
+func FuzzRewriteArray(f *testing.F) {
+	f.Add(`[1, "a", {"b":[2]}]`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, in string) {
+		out, ok := jsonrpc.RewriteArray([]byte(in), func(it json.RawMessage) (json.RawMessage, bool) { return it, true })
+		if !ok {
+			return
+		}
+		var a, b []json.RawMessage
+		if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal(out, &b) != nil || len(a) != len(b) {
+			t.Fatalf("RewriteArray(%s) = %s", in, out)
+		}
+		for i := range a {
+			if strings.TrimSpace(string(a[i])) != string(b[i]) {
+				t.Fatalf("RewriteArray(%s) = %s: item %d changed", in, out, i)
+			}
+		}
+	})
+}

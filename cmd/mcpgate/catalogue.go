@@ -98,7 +98,7 @@ func catalogueDecideCommand(verb string) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "%sd the change of %s %s of %s\n", map[string]string{"approve": "approve", "reject": "reject"}[verb], kind, printable(name), printable(backend))
+				fmt.Fprintf(cmd.ErrOrStderr(), "%sd the change of %s %s of %s\n", verb, kind, printable(name), printable(backend))
 				return nil
 			}
 			return fmt.Errorf("no change of %s %s of %s awaits approval (mcpgate catalogue pending lists them)", kind, printable(name), printable(backend))

@@ -106,8 +106,7 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 					return err
 				}
 				if n == 0 {
-					if pin, err = scanPin(tx.QueryRow(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ? AND kind = ? AND name = ?",
-						backend, s.Kind, s.Name)); err != nil {
+					if pin, err = p.pinOf(ctx, tx, backend, s.Kind, s.Name); err != nil {
 						return err
 					}
 				}
@@ -133,41 +132,42 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 	return pins, fresh, nil
 }
 
-// pinsOf are backend's pins, by kind and name.
-func (p PinSQL) pinsOf(ctx context.Context, tx SQLTx, backend string) (map[string]Pin, error) {
-	rows, done, err := tx.Query(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ?", backend)
+// queryPins are the pins the query after "SELECT columns FROM
+// catalogue_pins" selects.
+func queryPins(ctx context.Context, tx SQLTx, where string, args ...any) ([]Pin, error) {
+	rows, done, err := tx.Query(ctx, "SELECT "+pinColumns+" FROM catalogue_pins "+where, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	out := map[string]Pin{}
+	var out []Pin
 	for rows.Next() {
 		pin, err := scanPin(rows)
 		if err != nil {
 			return nil, err
 		}
-		out[pin.Kind+"\x00"+pin.Name] = pin
+		out = append(out, pin)
 	}
 	return out, rows.Err()
+}
+
+// pinsOf are backend's pins, by kind and name.
+func (p PinSQL) pinsOf(ctx context.Context, tx SQLTx, backend string) (map[string]Pin, error) {
+	pins, err := queryPins(ctx, tx, "WHERE backend = ?", backend)
+	out := make(map[string]Pin, len(pins))
+	for _, pin := range pins {
+		out[pin.Kind+"\x00"+pin.Name] = pin
+	}
+	return out, err
 }
 
 // PendingPins is PinStore's.
 func (p PinSQL) PendingPins(ctx context.Context) ([]Pin, error) {
 	var out []Pin
 	err := p.Tx(ctx, func(tx SQLTx) error {
-		rows, done, err := tx.Query(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE pending <> '' ORDER BY pending_since, backend, kind, name")
-		if err != nil {
-			return err
-		}
-		defer done()
-		for rows.Next() {
-			pin, err := scanPin(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, pin)
-		}
-		return rows.Err()
+		var err error
+		out, err = queryPins(ctx, tx, "WHERE pending <> '' ORDER BY pending_since, backend, kind, name")
+		return err
 	})
 	return out, err
 }
@@ -177,10 +177,15 @@ func (p PinSQL) PinOf(ctx context.Context, backend, kind, name string) (Pin, err
 	var pin Pin
 	err := p.Tx(ctx, func(tx SQLTx) error {
 		var err error
-		pin, err = scanPin(tx.QueryRow(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ? AND kind = ? AND name = ?", backend, kind, name))
+		pin, err = p.pinOf(ctx, tx, backend, kind, name)
 		return err
 	})
 	return pin, err
+}
+
+// pinOf is one pin, read in tx; ErrNotFound for none.
+func (p PinSQL) pinOf(ctx context.Context, tx SQLTx, backend, kind, name string) (Pin, error) {
+	return scanPin(tx.QueryRow(ctx, "SELECT "+pinColumns+" FROM catalogue_pins WHERE backend = ? AND kind = ? AND name = ?", backend, kind, name))
 }
 
 // ApprovePin is PinStore's.

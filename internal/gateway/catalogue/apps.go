@@ -11,7 +11,6 @@
 package catalogue
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -93,23 +92,21 @@ func (b *Mirror) readResource(ctx context.Context, r *mcp.Request, uri string, _
 // res as it came when there is none.
 func contentsUnder(res json.RawMessage, own, front string) json.RawMessage {
 	contents, err := jsonrpc.Lookup(res, "contents")
-	var items []json.RawMessage
-	if err != nil || json.Unmarshal(contents, &items) != nil {
+	if err != nil {
 		return res
 	}
-	out := []byte("[")
-	for i, it := range items {
+	out, ok := jsonrpc.RewriteArray(contents, func(it json.RawMessage) (json.RawMessage, bool) {
 		if u, ok := jsonrpc.LookupString(it, "uri"); ok && u == own {
 			if re, err := jsonrpc.WithStringMember(it, "uri", front); err == nil {
-				it = re
+				return re, true
 			}
 		}
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, bytes.TrimSpace(it)...)
+		return it, true
+	})
+	if !ok {
+		return res
 	}
-	if re, err := jsonrpc.WithMember(res, "contents", append(out, ']')); err == nil {
+	if re, err := jsonrpc.WithMember(res, "contents", out); err == nil {
 		return re
 	}
 	return res

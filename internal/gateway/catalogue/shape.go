@@ -195,22 +195,11 @@ func checkFixed(schema json.RawMessage, name string, v json.RawMessage) error {
 // withoutStrings is the raw array arr without the strings in drop, the
 // others' bytes kept.
 func withoutStrings(arr json.RawMessage, drop []string) json.RawMessage {
-	var items []json.RawMessage
-	if json.Unmarshal(arr, &items) != nil {
-		return arr
-	}
-	out := []byte("[")
-	for _, it := range items {
+	out, _ := jsonrpc.RewriteArray(arr, func(it json.RawMessage) (json.RawMessage, bool) {
 		var s string
-		if json.Unmarshal(it, &s) == nil && slices.Contains(drop, s) {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, bytes.TrimSpace(it)...)
-	}
-	return append(out, ']')
+		return it, json.Unmarshal(it, &s) != nil || !slices.Contains(drop, s)
+	})
+	return out
 }
 
 // shapePrompt returns the definition callers see of the prompt def: its
@@ -228,28 +217,22 @@ func shapePrompt(s *Shape, orig string, def json.RawMessage) (string, json.RawMe
 		return name, def, nil
 	}
 	args, _ := jsonrpc.Lookup(def, "arguments")
-	var list []json.RawMessage
-	if json.Unmarshal(args, &list) != nil {
-		list = nil
-	}
-	kept, found := []byte("["), map[string]bool{}
-	for _, a := range list {
+	found := map[string]bool{}
+	kept, ok := jsonrpc.RewriteArray(args, func(a json.RawMessage) (json.RawMessage, bool) {
 		n, _ := jsonrpc.LookupString(a, "name")
-		if _, fixed := s.Fixed[n]; fixed {
-			found[n] = true
-			continue
-		}
-		if len(kept) > 1 {
-			kept = append(kept, ',')
-		}
-		kept = append(kept, bytes.TrimSpace(a)...)
+		_, fixed := s.Fixed[n]
+		found[n] = found[n] || fixed
+		return a, !fixed
+	})
+	if !ok {
+		kept = []byte("[]")
 	}
 	for _, n := range slices.Sorted(maps.Keys(s.Fixed)) {
 		if !found[n] {
 			return "", nil, shapeError(s, "arguments.fixed.%s: the prompt has no argument %q", n, n)
 		}
 	}
-	if def, err = jsonrpc.SetMember(def, "arguments", append(kept, ']')); err != nil {
+	if def, err = jsonrpc.SetMember(def, "arguments", kept); err != nil {
 		return "", nil, shapeError(s, "%v", err)
 	}
 	return name, def, nil

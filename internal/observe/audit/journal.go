@@ -87,10 +87,10 @@ type segment struct {
 func segmentPath(prefix string, n int) string { return prefix + "." + strconv.Itoa(n) }
 
 // segments lists the segments under prefix in the order written.
-func segments(prefix string) ([]string, int, error) {
+func segments(prefix string) ([]string, error) {
 	matches, err := filepath.Glob(prefix + ".*")
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	type numbered struct {
 		path string
@@ -104,11 +104,11 @@ func segments(prefix string) ([]string, int, error) {
 		}
 	}
 	slices.SortFunc(found, func(a, b numbered) int { return a.n - b.n })
-	paths, last := make([]string, len(found)), 0
+	paths := make([]string, len(found))
 	for i, f := range found {
-		paths[i], last = f.path, f.n
+		paths[i] = f.path
 	}
-	return paths, last, nil
+	return paths, nil
 }
 
 // openJournal begins a journal of its own for a Log on w, after taking
@@ -174,7 +174,7 @@ func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *sl
 	if err != nil {
 		return fmt.Errorf("audit: journal mark: %w", err)
 	}
-	paths, _, err := segments(prefix)
+	paths, err := segments(prefix)
 	if err != nil {
 		return fmt.Errorf("audit: journal: %w", err)
 	}

@@ -123,10 +123,9 @@ type Log struct {
 
 	group group // Options.Wait's group commit
 	// j is the group commit's journal (NewJournaledLog), nil without
-	// one; jw is the store that keeps its mark, and stored the last
-	// sequence number the store writer has written.
+	// one (its Writer is then a Journaled, which keeps the mark); stored
+	// is the last sequence number the store writer has written.
 	j      *journal
-	jw     Journaled
 	stored uint64
 
 	counters
@@ -175,7 +174,7 @@ func start(w Writer, opts Options, j *journal) *Log {
 		done:        make(chan struct{}),
 	}
 	if j != nil {
-		l.j, l.jw, l.stored = j, w.(Journaled), j.seq
+		l.j, l.stored = j, j.seq
 	}
 	if !opts.Wait || j != nil {
 		l.queue = make(chan store.AuditRecord, opts.Buffer)
@@ -374,7 +373,7 @@ func (l *Log) Close(ctx context.Context) error {
 		// keeps the rest for the next start.
 		var forget func(string) error
 		if l.stored == l.j.seq {
-			forget = func(id string) error { return l.jw.ForgetAuditJournal(ctx, id) }
+			forget = func(id string) error { return l.w.(Journaled).ForgetAuditJournal(ctx, id) }
 		}
 		l.j.close(forget)
 	}
@@ -477,7 +476,7 @@ func (l *Log) append(batch []store.AuditRecord, queued bool) error {
 		return l.w.AppendAudit(l.writeCtx, batch)
 	}
 	through := l.stored + uint64(len(batch))
-	if err := l.jw.AppendAuditThrough(l.writeCtx, batch, l.j.id, through); err != nil {
+	if err := l.w.(Journaled).AppendAuditThrough(l.writeCtx, batch, l.j.id, through); err != nil {
 		return err
 	}
 	l.stored = through
