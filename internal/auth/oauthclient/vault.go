@@ -7,13 +7,12 @@ package oauthclient
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/auth/seal"
 )
 
 // Vault keeps one record per backend.
@@ -39,25 +38,21 @@ type Records interface {
 // SealedVault seals records before Records keeps them.
 type SealedVault struct {
 	Records Records
-	aead    cipher.AEAD
+	box     *seal.Box
 	// NotFound tells Records' "no record" error.
 	NotFound func(error) bool
 }
 
 // NewSealedVault seals with key (32 bytes: AES-256).
 func NewSealedVault(records Records, key []byte, notFound func(error) bool) (*SealedVault, error) {
-	if len(key) != 32 {
-		return nil, fmt.Errorf("oauth: the credentials key must be 32 bytes, not %d", len(key))
+	if len(key) != seal.KeySize {
+		return nil, fmt.Errorf("oauth: the credentials key must be %d bytes, not %d", seal.KeySize, len(key))
 	}
-	block, err := aes.NewCipher(key)
+	box, err := seal.New(key)
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &SealedVault{Records: records, aead: aead, NotFound: notFound}, nil
+	return &SealedVault{Records: records, box: box, NotFound: notFound}, nil
 }
 
 func (v *SealedVault) Load(ctx context.Context, backend string) ([]byte, error) {
@@ -93,21 +88,16 @@ func (v *SealedVault) Update(ctx context.Context, backend string, fn func([]byte
 }
 
 // Seal is nonce‖ciphertext of record, bound to backend.
-func (v *SealedVault) Seal(backend string, record []byte) []byte {
-	nonce := make([]byte, v.aead.NonceSize(), v.aead.NonceSize()+len(record)+v.aead.Overhead())
-	_, _ = rand.Read(nonce)
-	return v.aead.Seal(nonce, nonce, record, []byte(backend))
-}
+func (v *SealedVault) Seal(backend string, record []byte) []byte { return v.box.Seal(backend, record) }
 
 // Open undoes Seal; a record sealed under another key or for another
 // backend, or altered, is refused.
 func (v *SealedVault) Open(backend string, sealed []byte) ([]byte, error) {
-	n := v.aead.NonceSize()
-	if len(sealed) < n+v.aead.Overhead() {
+	out, err := v.box.Open(backend, sealed)
+	switch {
+	case errors.Is(err, seal.ErrShort):
 		return nil, errors.New("oauth: the sealed credentials are too short")
-	}
-	out, err := v.aead.Open(nil, sealed[:n], sealed[n:], []byte(backend))
-	if err != nil {
+	case err != nil:
 		return nil, errors.New("oauth: the sealed credentials do not open with this key (another key, another backend's, or altered)")
 	}
 	return out, nil
