@@ -26,4 +26,7 @@ const (
 	// KindDefinitionChanged: a backend changed the entry's definition
 	// and the change awaits an admin's approval (-32603).
 	KindDefinitionChanged ErrorKind = "definition_changed"
+	// KindCredentialRequired: the backend acts as each caller, and this
+	// one has stored no credential for it (CodeURLElicitationRequired).
+	KindCredentialRequired ErrorKind = "credential_required"
 )

@@ -39,7 +39,18 @@ type Request struct {
 	// metaRaw is params._meta, looked up once as the request is made
 	// (nil when there is none): every reader of _meta reads it here.
 	metaRaw json.RawMessage
+	// actingAs is whom the request was made as where it was relayed
+	// (SetActingAs).
+	actingAs string
 }
+
+// SetActingAs records whom a relay made the request as at its upstream,
+// when not as the gateway itself: "vault:BACKEND", an exchanged token's
+// subject. Observers read it once the request has ended (ActingAs).
+func (r *Request) SetActingAs(who string) { r.actingAs = who }
+
+// ActingAs is what SetActingAs recorded ("": the relay's own identity).
+func (r *Request) ActingAs() string { return r.actingAs }
 
 // Meta is the request's params._meta object, raw, or nil.
 func (r *Request) Meta() json.RawMessage { return r.metaRaw }

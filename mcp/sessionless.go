@@ -58,6 +58,11 @@ const (
 	CodeUnsupportedProtocolVersion = -32022
 )
 
+// CodeURLElicitationRequired (2025-11-25) answers a request that cannot
+// go on until the user has opened a page: its data.elicitations are URL
+// mode elicitations, each with an elicitationId, a url and a message.
+const CodeURLElicitationRequired = -32042
+
 // Sessionless is a request of the sessionless era, its _meta read once:
 // the transport decides the era by it, the server checks and serves it.
 type Sessionless struct {

@@ -14,14 +14,14 @@ func validateBackendSessions(key string, b BackendConfig) error {
 		"session_max":          b.SessionMax != 0,
 	}
 	for _, k := range []string{"session", "session_idle_timeout", "session_max"} {
-		if set[k] && !b.Kind.PerClient() {
-			return bad(key+"."+k, "not used by kind %s (only stdio, http and sse)", b.Kind)
+		if set[k] && !b.Kind.PerClient() && !(b.Identity.PerUser() && b.Kind.PerPrincipal()) {
+			return bad(key+"."+k, "not used by kind %s (only stdio, http and sse, or any per_user backend)", b.Kind)
 		}
 	}
 	if d := b.SessionIdleTimeout; d.invalid != "" {
 		return bad(key+".session_idle_timeout", "%q is not a duration (write 30s, 5m, 1h)", d.invalid)
 	}
-	if p := upstream.CheckSessions(b.Kind, b.Session, b.SessionIdleTimeout.Duration, b.SessionMax); p != nil {
+	if p := upstream.CheckSessions(b.Kind, b.Session, b.Identity.PerUser(), b.SessionIdleTimeout.Duration, b.SessionMax); p != nil {
 		return bad(key+"."+p.Key, "%s", p.Why)
 	}
 	return nil

@@ -39,7 +39,14 @@ func TestBackendSessionKeys(t *testing.T) {
 // it is accepted (key "") or refused naming key.
 func wantBackendKey(t *testing.T, backend, key string) {
 	t.Helper()
-	_, err := Parse([]byte("backends: [" + backend + "]"))
+	wantKey(t, "backends: ["+backend+"]", key)
+}
+
+// wantKey parses doc and fails unless it is accepted (key "") or refused
+// naming key.
+func wantKey(t *testing.T, doc, key string) {
+	t.Helper()
+	_, err := Parse([]byte(doc))
 	if key == "" {
 		if err != nil {
 			t.Fatalf("refused: %v", err)

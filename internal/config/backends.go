@@ -91,6 +91,12 @@ type BackendConfig struct {
 	// is asked. Off by default; a schema the validator cannot compile
 	// leaves its tool unchecked, logged.
 	ValidateArguments bool `yaml:"validate_arguments"`
+	// Identity is whom the backend sees calling: "shared" (the default:
+	// the gateway, with the backend's one credential) or "per_user" (each
+	// calling principal, with their own credential; identity.go).
+	Identity upstream.IdentityMode `yaml:"identity"`
+	// Credential is where a per_user backend's credentials come from.
+	Credential *BackendCredential `yaml:"credential"`
 	// Era is which revisions of MCP the gateway speaks to the backend:
 	// auto (the default: server/discover, then initialize), session
 	// (2024-11-05 … 2025-11-25) or sessionless (2026-07-28; stdio, http
@@ -182,7 +188,7 @@ func (c *Config) validateBackend(key string, b BackendConfig) error {
 	}
 	for _, check := range []func(string, BackendConfig) error{
 		validateBackendOAuth, validateBackendKind, validateBackendSessions, validateBackendEra, validateShortDescriptions,
-		validateShaping,
+		validateShaping, c.validateBackendIdentity,
 	} {
 		if err := check(key, b); err != nil {
 			return err

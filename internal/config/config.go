@@ -68,6 +68,9 @@ type Config struct {
 	// backends that demand access tokens (the authorization code flow an
 	// admin does once; see oauth_client.go).
 	OAuthClient OAuthClientConfig `yaml:"oauth_client"`
+	// Vault names the key that seals each person's stored credentials
+	// for per_user backends (key_from or key_file; identity.go).
+	Vault VaultConfig `yaml:"vault"`
 }
 
 // HTTP configures the MCP endpoint's transports.

@@ -17,6 +17,9 @@ import (
 type keyUse struct {
 	value, needs string
 	kinds        []upstream.Kind
+	// values overrides value for a kind; top goes before backends:.
+	values map[upstream.Kind]string
+	top    string
 }
 
 var everyKind = []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProxy, upstream.KindProcess}
@@ -42,23 +45,27 @@ var backendKeyUse = map[string]keyUse{
 	"call_timeout":         {value: "1m", kinds: everyKind},
 	"max_message_bytes":    {value: "1024", kinds: everyKind},
 	"validate_arguments":   {value: "true", kinds: everyKind},
-	"era":                  {value: "session", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProcess}},
-	"env":                  {value: "{A: b}"},
-	"headers":              {value: "{X-A: b}"},
-	"secrets":              {value: "{A: b}"},
-	"arguments":            {value: "{a: 1}", kinds: []upstream.Kind{upstream.KindProxy}},
-	"token_from":           {value: "T", kinds: []upstream.Kind{upstream.KindProxy}},
-	"tls":                  {value: "{ca_file: /ca}", kinds: []upstream.Kind{upstream.KindProxy}},
-	"token_file":           {value: "/t", kinds: []upstream.Kind{upstream.KindProxy}},
-	"secrets_from":         {value: "{A: B}", kinds: []upstream.Kind{upstream.KindProxy}},
-	"secret_files":         {value: "{A: /f}", kinds: []upstream.Kind{upstream.KindProxy}},
-	"proxy_command":        {value: "[x]", kinds: []upstream.Kind{upstream.KindProcess}},
-	"keepalive":            {value: "10s", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
-	"keepalive_timeout":    {value: "10s", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
-	"postgres":             {value: `"db:5432"`, kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
-	"postgres_from":        {value: "DB", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
-	"postgres_file":        {value: "/f", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
-	"daemon":               {value: `"ws://d:1"`, kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"identity":             {value: "shared", kinds: everyKind},
+	"credential": {value: "{vault: {env: KEY}}", needs: "identity: per_user", top: "vault: {key_from: MCPGATE_TEST_VAULT_KEY}\n",
+		values: map[upstream.Kind]string{upstream.KindHTTP: "{vault: {header: X-Key}}", upstream.KindSSE: "{vault: {header: X-Key}}"},
+		kinds:  []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProcess}},
+	"era":               {value: "session", kinds: []upstream.Kind{upstream.KindStdio, upstream.KindHTTP, upstream.KindSSE, upstream.KindProcess}},
+	"env":               {value: "{A: b}"},
+	"headers":           {value: "{X-A: b}"},
+	"secrets":           {value: "{A: b}"},
+	"arguments":         {value: "{a: 1}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"token_from":        {value: "T", kinds: []upstream.Kind{upstream.KindProxy}},
+	"tls":               {value: "{ca_file: /ca}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"token_file":        {value: "/t", kinds: []upstream.Kind{upstream.KindProxy}},
+	"secrets_from":      {value: "{A: B}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"secret_files":      {value: "{A: /f}", kinds: []upstream.Kind{upstream.KindProxy}},
+	"proxy_command":     {value: "[x]", kinds: []upstream.Kind{upstream.KindProcess}},
+	"keepalive":         {value: "10s", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"keepalive_timeout": {value: "10s", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"postgres":          {value: `"db:5432"`, kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"postgres_from":     {value: "DB", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"postgres_file":     {value: "/f", kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
+	"daemon":            {value: `"ws://d:1"`, kinds: []upstream.Kind{upstream.KindProxy, upstream.KindProcess}},
 }
 
 // kindBase is the least backend of each kind.
@@ -75,6 +82,7 @@ var kindBase = map[upstream.Kind]string{
 // backend takes is in the table, so that a new key must say which kinds
 // use it.
 func TestBackendKeysAreRefusedOnKindsThatDoNotUseThem(t *testing.T) {
+	t.Setenv("MCPGATE_TEST_VAULT_KEY", strings.Repeat("ab", 32))
 	for key := range yamlFields(reflect.TypeFor[BackendConfig]()) {
 		if key == "name" || key == "kind" {
 			continue
@@ -89,7 +97,11 @@ func TestBackendKeysAreRefusedOnKindsThatDoNotUseThem(t *testing.T) {
 			if strings.HasPrefix(base, key+":") {
 				continue // the kind's own required key
 			}
-			doc := "backends:\n  - name: a\n    kind: " + string(kind) + "\n    " + base + "\n    " + key + ": " + use.value + "\n"
+			value := use.value
+			if v, ok := use.values[kind]; ok {
+				value = v
+			}
+			doc := use.top + "backends:\n  - name: a\n    kind: " + string(kind) + "\n    " + base + "\n    " + key + ": " + value + "\n"
 			used := slices.Contains(use.kinds, kind)
 			if used && use.needs != "" {
 				doc += "    " + use.needs + "\n"

@@ -12,7 +12,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -31,12 +30,10 @@ type OAuthClientConfig struct {
 	// ClientName is the client_name the gateway registers (default
 	// "mcpgate").
 	ClientName string `yaml:"client_name"`
-	// KeyFrom names the environment variable holding the key that seals
-	// the backends' tokens in the store, 64 hex digits; KeyFile holds it
-	// instead. Without either the tokens live in memory only, and an
-	// admin authorizes again after a restart.
-	KeyFrom string `yaml:"key_from"`
-	KeyFile string `yaml:"key_file"`
+	// SealingKey (key_from, key_file) names the key that seals the
+	// backends' tokens in the store. Without one the tokens live in
+	// memory only, and an admin authorizes again after a restart.
+	SealingKey `yaml:",inline"`
 	// Disabled: a backend that demands OAuth is not signed in to, only
 	// reported down.
 	Disabled bool `yaml:"disabled"`
@@ -44,36 +41,10 @@ type OAuthClientConfig struct {
 
 // Key is the sealing key (nil: none configured). The error names the
 // key, never its value.
-func (o OAuthClientConfig) Key() ([]byte, error) {
-	var text string
-	switch {
-	case o.KeyFrom != "":
-		v, ok := os.LookupEnv(o.KeyFrom)
-		if !ok {
-			return nil, bad("oauth_client.key_from", "the environment variable %s is not set", o.KeyFrom)
-		}
-		text = v
-	case o.KeyFile != "":
-		b, err := os.ReadFile(o.KeyFile)
-		if err != nil {
-			return nil, bad("oauth_client.key_file", "%v", err)
-		}
-		text = string(b)
-	default:
-		return nil, nil
-	}
-	key, err := ParseSessionKey(text)
-	if err != nil {
-		return nil, bad("oauth_client.key", "%s", strings.Replace(err.Error(), "a session key", "the key", 1))
-	}
-	return key, nil
-}
+func (o OAuthClientConfig) Key() ([]byte, error) { return o.SealingKey.Key("oauth_client") }
 
 func (c *Config) validateOAuthClient() error {
 	o := c.OAuthClient
-	if o.KeyFrom != "" && o.KeyFile != "" {
-		return bad("oauth_client", "name the key in key_from or key_file, not both")
-	}
 	if o.RedirectURL != "" {
 		if err := fetchableURL("oauth_client.redirect_url", o.RedirectURL); err != nil {
 			return err

@@ -61,6 +61,9 @@ func (c *Config) Validate() error {
 	if err := c.validateOAuthClient(); err != nil {
 		return err
 	}
+	if _, err := c.Vault.Key("vault"); err != nil {
+		return err
+	}
 	if err := c.validateCatalogue(); err != nil {
 		return err
 	}

@@ -32,6 +32,10 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 	s.Session, s.SessionIdleTimeout, s.SessionMax = b.Session, b.SessionIdleTimeout.Duration, b.SessionMax
 	s.CallTimeout, s.MaxMessageBytes, s.ValidateArguments = b.CallTimeoutOrDefault(), b.MaxMessageBytes, b.ValidateArguments
 	s.Era = eraFor(b.Era)
+	s.Identity = b.Identity
+	if c := b.Credential; c != nil && c.Vault != nil {
+		s.CredentialHeader, s.CredentialEnv = c.Vault.Header, c.Vault.Env
+	}
 	for _, r := range b.MinRoles {
 		s.MinRoles = append(s.MinRoles, backends.RoleRule{Kind: r.Kind, Name: r.Name, Role: r.Role})
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
+	"github.com/mcpgate/mcpgate/internal/auth/personal"
 	"github.com/mcpgate/mcpgate/internal/cluster"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
@@ -62,7 +63,10 @@ type Gateway struct {
 	roles  *policy.Roles
 	gate   *limitGate // roles and the rate limits in force
 	tokens *auth.Tokens
-	oauth  *auth.OAuthVerifier // nil without auth.oauth
+	// personal is the people's credentials for per_user backends (nil
+	// when vault names no key; personal.go).
+	personal *personal.Credentials
+	oauth    *auth.OAuthVerifier // nil without auth.oauth
 	// backendOAuth is the gateway as an OAuth client of its backends
 	// (backend_oauth.go; nil when oauth_client.disabled).
 	backendOAuth *backendOAuth
@@ -249,6 +253,9 @@ func (g *Gateway) startBackends(specs []backends.Spec, bo backends.Options, st s
 	bo.Claims = g.claims
 	bo.Observe = g.upstreamObserver()
 	bo.Pin = g.pinner(st)
+	if err := g.personalOptions(&bo, st); err != nil {
+		return err
+	}
 	g.backends = backends.NewSet(g.server, bo)
 	for _, s := range specs {
 		if err := g.backends.Add(s); err != nil { // validated above: not expected

@@ -175,7 +175,9 @@ func (l *lcListener) tools(t *testing.T) map[string]string {
 	if err != nil {
 		return nil
 	}
-	var list struct{ Tools []struct{ Name, Description string } }
+	var list struct {
+		Tools []struct{ Name, Description string }
+	}
 	if json.Unmarshal(res, &list) != nil {
 		return nil
 	}

@@ -31,7 +31,7 @@ var layers = [][]string{
 	{"internal/policy", "internal/upstream"},
 	// Transports, the relay, and what plugs into the engine:
 	// authentication and the observers.
-	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalogue", "internal/auth", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
+	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalogue", "internal/auth", "internal/auth/personal", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The search mode's tools, over the engine's catalogue.
 		"internal/gateway/toolsearch"},
 	// Backends and the proxy: transports and the wire put together; what

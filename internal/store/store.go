@@ -80,6 +80,8 @@ type Store interface {
 	// The gateway's sealed credentials towards its backends
 	// (credentials.go).
 	CredentialStore
+	// Each person's own credentials for per_user backends (personal.go).
+	PersonalCredentialStore
 	ConsoleStore
 	// The catalogue's pins (pins.go).
 	PinStore

@@ -65,15 +65,21 @@ const (
 
 // CheckSessions checks a backend's session keys: the mode, whether its
 // kind can give each client a session of its own, and the idle timeout
-// and the cap that only such sessions have.
-func CheckSessions(k Kind, mode SessionMode, idle time.Duration, max int) *TargetProblem {
+// and the cap that only such sessions have. A perUser backend's
+// principals have sessions of their own too.
+func CheckSessions(k Kind, mode SessionMode, perUser bool, idle time.Duration, max int) *TargetProblem {
 	switch mode {
 	case "", SessionShared:
 		switch {
+		case perUser && idle < 0:
+			return &TargetProblem{"session_idle_timeout", "must not be negative"}
+		case perUser && max < 0:
+			return &TargetProblem{"session_max", "must not be negative"}
+		case perUser:
 		case idle != 0:
-			return &TargetProblem{"session_idle_timeout", "needs session: " + string(SessionPerClient)}
+			return &TargetProblem{"session_idle_timeout", "needs session: " + string(SessionPerClient) + " or identity: " + string(IdentityPerUser)}
 		case max != 0:
-			return &TargetProblem{"session_max", "needs session: " + string(SessionPerClient)}
+			return &TargetProblem{"session_max", "needs session: " + string(SessionPerClient) + " or identity: " + string(IdentityPerUser)}
 		}
 		return nil
 	case SessionPerClient:

@@ -56,7 +56,7 @@ func TestSessionKeysAreCheckedOnceForTheConfigurationAndTheBackends(t *testing.T
 		{"no negative idle timeout", upstream.KindSSE, upstream.SessionPerClient, -time.Second, 0, "session_idle_timeout"},
 		{"no negative cap", upstream.KindSSE, upstream.SessionPerClient, 0, -1, "session_max"},
 	} {
-		p := upstream.CheckSessions(c.kind, c.mode, c.idle, c.max)
+		p := upstream.CheckSessions(c.kind, c.mode, false, c.idle, c.max)
 		switch {
 		case c.key == "" && p != nil:
 			t.Errorf("%s: refused: %s: %s", c.name, p.Key, p.Why)

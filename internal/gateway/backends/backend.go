@@ -43,6 +43,15 @@ type Options struct {
 	// Pin, if set, decides which changed tools and prompts are held
 	// (catalogue/pin.go).
 	Pin catalogue.Pinner
+	// Credentials gives per_user backends each principal's credential
+	// (nil: their calls are answered that none is stored).
+	Credentials CredentialSource
+	// CredentialsPage is the URL of the page where a person stores
+	// theirs, named in that answer ("": an admin is asked to).
+	CredentialsPage string
+	// Revoked, if set, is closed once principal is revoked: their
+	// upstream sessions (a per_user backend's children) then end.
+	Revoked func(principal string) <-chan struct{}
 }
 
 func (o Options) withDefaults() Options {
@@ -213,7 +222,7 @@ func (b *Backend) Run(ctx context.Context) error {
 func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	start, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 	defer cancel()
-	conn, err := b.dial(ctx)
+	conn, err := b.dial(ctx, "")
 	if err != nil {
 		return 0, err
 	}
@@ -241,7 +250,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	var router catalogue.Router
-	if b.spec.Session == upstream.SessionPerClient {
+	if b.spec.Session == upstream.SessionPerClient || b.spec.Identity.PerUser() {
 		pool := b.openSessionPool(ctx, client)
 		defer b.closeSessionPool(pool) // after Unsync, before client.Close
 		router = pool

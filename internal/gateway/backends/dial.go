@@ -6,7 +6,9 @@ package backends
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"slices"
 
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -16,8 +18,13 @@ import (
 
 // dial returns a connection to the backend. A stdio child lives until the
 // Conn is closed or ctx ends; closing it ends the child's process group.
-func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
+// personal, if not "", is a per_user principal's own credential: it goes
+// in the header or variable the spec names.
+func (b *Backend) dial(ctx context.Context, personal string) (mcp.Conn, error) {
 	s := b.spec
+	if personal != "" {
+		s = s.withCredential(personal)
+	}
 	switch s.Kind {
 	case upstream.KindStdio:
 		var env []string
@@ -28,25 +35,41 @@ func (b *Backend) dial(ctx context.Context) (mcp.Conn, error) {
 			Name: s.Name, NameInLogger: true, Env: env, Logger: b.log, MaxLineBytes: s.MaxMessageBytes,
 		})
 	case upstream.KindHTTP:
-		return mcphttp.DialStreamable(ctx, s.URL, b.httpOptions())
+		return mcphttp.DialStreamable(ctx, s.URL, b.httpOptions(s))
 	case upstream.KindSSE:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
-		return mcphttp.DialSSE(dctx, s.URL, b.httpOptions())
+		return mcphttp.DialSSE(dctx, s.URL, b.httpOptions(s))
 	case upstream.KindProxy:
 		dctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 		defer cancel()
 		return b.dialWire(dctx, s.URL)
 	case upstream.KindProcess:
-		return b.startProcess(ctx)
+		return b.startProcess(ctx, s.Env)
 	}
 	return nil, fmt.Errorf("backend %s: unknown kind %q", s.Name, s.Kind)
 }
 
-// httpOptions are an http or sse backend's client options: its headers,
-// and its OAuth client's access tokens when it has one.
-func (b *Backend) httpOptions() mcphttp.ClientOptions {
-	s := b.spec
+// withCredential is s with a principal's credential in its header or
+// variable (the spec's own headers and environment are not changed).
+func (s Spec) withCredential(value string) Spec {
+	if s.CredentialHeader != "" {
+		s.Header = s.Header.Clone()
+		if s.Header == nil {
+			s.Header = http.Header{}
+		}
+		s.Header.Set(s.CredentialHeader, value)
+	}
+	if s.CredentialEnv != "" {
+		s.Env = append(slices.Clip(s.Env), s.CredentialEnv+"="+value)
+	}
+	return s
+}
+
+// httpOptions are an http or sse backend's client options (s is its spec,
+// with a principal's credential when it has one): its headers, and its
+// OAuth client's access tokens when it has one.
+func (b *Backend) httpOptions(s Spec) mcphttp.ClientOptions {
 	o := mcphttp.ClientOptions{HTTPClient: b.http, Header: s.Header, Logger: b.log, MaxMessageBytes: s.MaxMessageBytes}
 	switch {
 	case b.oauthClient != nil:

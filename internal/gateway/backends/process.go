@@ -31,7 +31,9 @@ type processConn struct {
 
 // startProcess starts the program and its proxy, waits for both to
 // accept (bounded by StartTimeout), and begins the proxy.
-func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) {
+// env is the spec's environment for the program (with a principal's
+// credential, for a per_user backend).
+func (b *Backend) startProcess(ctx context.Context, specEnv []string) (_ *processConn, err error) {
 	s := b.spec
 	sctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 	defer cancel()
@@ -54,7 +56,7 @@ func (b *Backend) startProcess(ctx context.Context) (_ *processConn, err error) 
 	programAddr := net.JoinHostPort("127.0.0.1", programPort)
 	proxyAddr := net.JoinHostPort("127.0.0.1", proxyPort)
 
-	env := append(append(os.Environ(), s.Env...), "PORT="+programPort)
+	env := append(append(os.Environ(), specEnv...), "PORT="+programPort)
 	// The pairs' ports, free ones for the proxy to listen on and the
 	// program to be told; "" turns a pair the backend has no use for off.
 	pairAddr := func(used bool) (string, error) {

@@ -29,7 +29,7 @@ type UpstreamSession struct {
 // movable reports whether the backend's per-client sessions can follow
 // their front session to another replica.
 func (b *Backend) movable() bool {
-	return b.spec.Session == upstream.SessionPerClient && b.spec.Kind == upstream.KindHTTP
+	return b.spec.Session == upstream.SessionPerClient && b.spec.Kind == upstream.KindHTTP && !b.spec.Identity.PerUser()
 }
 
 func (b *Backend) pool() *sessionPool {
@@ -55,7 +55,7 @@ func (b *Backend) openUpstream(ctx context.Context, front *mcp.Session) (Upstrea
 		defer release()
 	}
 	p.mu.Lock()
-	u := p.byFront[front]
+	u := p.byKey[poolKey{front: front}]
 	p.mu.Unlock()
 	if u == nil || u.conn == nil || u.conn.SessionID() == "" || u.up.Client.Sessionless() {
 		return UpstreamSession{}, false

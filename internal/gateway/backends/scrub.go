@@ -7,6 +7,7 @@
 package backends
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,10 +31,8 @@ func (s Spec) secrets() []string {
 	for _, vs := range s.Header {
 		for _, v := range vs {
 			add(v)
-			// "Bearer TOKEN": the token alone may be quoted too.
-			if _, tok, ok := strings.Cut(v, " "); ok {
-				add(tok)
-			}
+			add(tokenOf(v)) // "Bearer TOKEN": the token alone may be quoted too
+
 		}
 	}
 	for _, kv := range s.Env {
@@ -52,6 +51,25 @@ func (s Spec) secrets() []string {
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// withSecret is secrets and a principal's credential v (and the token of
+// "Bearer TOKEN"), longest first; secrets is not changed.
+func withSecret(secrets []string, v string) []string {
+	out := slices.Clone(secrets)
+	for _, s := range []string{v, tokenOf(v)} {
+		if s = strings.TrimSpace(s); len(s) >= minSecretLen {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// tokenOf is what follows the first space of v ("" for none).
+func tokenOf(v string) string {
+	_, tok, _ := strings.Cut(v, " ")
+	return tok
 }
 
 // scrub returns msg with every secret replaced.

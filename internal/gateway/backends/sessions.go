@@ -77,31 +77,66 @@ type sessionPool struct {
 	// the server's, for an upstream session resumed without one.
 	shared *mcp.Client
 
-	mu      sync.Mutex
-	closed  bool
-	byFront map[*mcp.Session]*upstreamSession
+	mu     sync.Mutex
+	closed bool
+	byKey  map[poolKey]*upstreamSession
 	// resume holds, for front sessions resumed from another replica, the
 	// upstream session to take up at their first call (resume.go).
 	resume map[*mcp.Session]UpstreamSession
 }
 
-// upstreamSession is one front session's upstream session.
+// poolKey is whose an upstream session is: a front session's (session:
+// per-client), a principal's (identity: per_user), or a principal's front
+// session's (both).
+type poolKey struct {
+	front     *mcp.Session
+	principal string
+}
+
+// upstreamSession is one front session's (or principal's) upstream
+// session.
 type upstreamSession struct {
-	front *mcp.Session
-	ready chan struct{} // closed once dialled and initialized, or failed
+	key   poolKey
+	front *mcp.Session // key.front: nil for a principal's
+	// personal is the principal's credential it was opened with ("" for
+	// none): a call that finds another stored retires it (personal.go).
+	personal string
+	ready    chan struct{} // closed once dialled and initialized, or failed
 	// Set before ready is closed.
 	up   catalogue.Session
 	conn *mcphttp.StreamableConn // nil unless the backend is HTTP
 	err  error
 
-	stop     chan struct{} // closed to evict
+	stop     chan struct{} // closed to evict (stopLocked)
 	busy     int           // calls in flight; guarded by sessionPool.mu
 	lastUsed time.Time     // guarded by sessionPool.mu
+	// revoked is closed once its principal is revoked (nil: never).
+	revoked <-chan struct{}
+	// stopped: stop is closed; retired: out of the pool, stopped once its
+	// last call ends. Guarded by sessionPool.mu.
+	stopped, retired bool
+}
+
+// stopLocked ends u, once. p.mu is held.
+func (u *upstreamSession) stopLocked() {
+	if !u.stopped {
+		u.stopped = true
+		close(u.stop)
+	}
+}
+
+// frontDone is what ends u with its front session (nil: nothing, for a
+// principal's).
+func (u *upstreamSession) frontDone() <-chan struct{} {
+	if u.front == nil {
+		return nil
+	}
+	return u.front.Done()
 }
 
 func newSessionPool(ctx context.Context, b *Backend, shared *mcp.Client) *sessionPool {
 	p := &sessionPool{b: b, idle: b.spec.SessionIdleTimeout, max: b.spec.SessionMax, shared: shared,
-		byFront: map[*mcp.Session]*upstreamSession{}, resume: map[*mcp.Session]UpstreamSession{}}
+		byKey: map[poolKey]*upstreamSession{}, resume: map[*mcp.Session]UpstreamSession{}}
 	if p.idle <= 0 {
 		p.idle = DefaultSessionIdleTimeout
 	}
@@ -115,36 +150,61 @@ func newSessionPool(ctx context.Context, b *Backend, shared *mcp.Client) *sessio
 func (p *sessionPool) open() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.byFront)
+	return len(p.byKey)
 }
 
-// Route gives r's front session its upstream session, opening it on the
-// session's first call. A request without a lasting session (stateless
-// HTTP) goes on the shared connection.
+// Route gives r's front session (or its principal, for a per_user
+// backend) its upstream session, opening it on the first call. A request
+// without a lasting session (stateless HTTP) to a shared backend goes on
+// the shared connection.
 func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalogue.Session, func(), error) {
-	if r == nil || r.Session == nil {
-		return catalogue.Session{}, nil, nil
+	var key poolKey
+	var personal string
+	if p.b.spec.Identity.PerUser() {
+		var err error
+		if key.principal, personal, err = p.b.personal(ctx, r); err != nil {
+			return catalogue.Session{}, nil, err
+		}
+		if p.b.spec.Session == upstream.SessionPerClient && r != nil {
+			key.front = r.Session
+		}
+	} else {
+		if r == nil || r.Session == nil {
+			return catalogue.Session{}, nil, nil
+		}
+		key.front = r.Session
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return catalogue.Session{}, nil, errSessionsClosed
 	}
-	u := p.byFront[r.Session]
+	u := p.byKey[key]
+	if u != nil && u.personal != personal {
+		// The principal stored another credential (or an admin did): the
+		// session opened with the old one ends once its calls have.
+		p.retireLocked(u)
+		u = nil
+	}
 	if u == nil {
-		select {
-		case <-r.Session.Done(): // its upstream session would end at once
-			p.mu.Unlock()
-			return catalogue.Session{}, nil, mcp.ErrSessionClosed
-		default:
+		if key.front != nil {
+			select {
+			case <-key.front.Done(): // its upstream session would end at once
+				p.mu.Unlock()
+				return catalogue.Session{}, nil, mcp.ErrSessionClosed
+			default:
+			}
 		}
-		if len(p.byFront) >= p.max && !p.evictLocked() {
+		if len(p.byKey) >= p.max && !p.evictLocked() {
 			p.mu.Unlock()
 			err := fmt.Errorf("%w (%d open, the backend's session max)", ErrSessionsBusy, p.max)
 			return catalogue.Session{}, nil, &catalogue.RouteError{Shown: err.Error(), Err: err}
 		}
-		u = &upstreamSession{front: r.Session, ready: make(chan struct{}), stop: make(chan struct{}), lastUsed: time.Now()}
-		p.byFront[r.Session] = u
+		u = &upstreamSession{key: key, front: key.front, personal: personal, ready: make(chan struct{}), stop: make(chan struct{}), lastUsed: time.Now()}
+		if key.principal != "" && p.b.opts.Revoked != nil {
+			u.revoked = p.b.opts.Revoked(key.principal)
+		}
+		p.byKey[key] = u
 		p.wg.Add(1)
 		go p.run(u)
 	}
@@ -157,6 +217,9 @@ func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalogue.Sess
 			p.mu.Lock()
 			u.busy--
 			u.lastUsed = time.Now()
+			if u.retired && u.busy == 0 {
+				u.stopLocked()
+			}
 			p.mu.Unlock()
 		})
 	}
@@ -173,11 +236,23 @@ func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalogue.Sess
 	return u.up, release, nil
 }
 
+// retireLocked takes u out of the pool: no call picks it again, and it
+// ends once its calls in flight have. p.mu is held.
+func (p *sessionPool) retireLocked(u *upstreamSession) {
+	if p.byKey[u.key] == u {
+		delete(p.byKey, u.key)
+	}
+	u.retired = true
+	if u.busy == 0 {
+		u.stopLocked()
+	}
+}
+
 // evictLocked ends the least recently used upstream session with no call
 // in flight, and reports whether there was one. p.mu is held.
 func (p *sessionPool) evictLocked() bool {
 	var lru *upstreamSession
-	for _, u := range p.byFront {
+	for _, u := range p.byKey {
 		if u.busy == 0 && (lru == nil || u.lastUsed.Before(lru.lastUsed)) {
 			lru = u
 		}
@@ -185,16 +260,16 @@ func (p *sessionPool) evictLocked() bool {
 	if lru == nil {
 		return false
 	}
-	delete(p.byFront, lru.front)
-	close(lru.stop)
+	delete(p.byKey, lru.key)
+	lru.stopLocked()
 	return true
 }
 
 // forget takes u out of the pool, unless it is gone already.
 func (p *sessionPool) forget(u *upstreamSession) {
 	p.mu.Lock()
-	if p.byFront[u.front] == u {
-		delete(p.byFront, u.front)
+	if p.byKey[u.key] == u {
+		delete(p.byKey, u.key)
 	}
 	p.mu.Unlock()
 }
@@ -203,7 +278,7 @@ func (p *sessionPool) forget(u *upstreamSession) {
 // out of the pool before it is closed, so that no new call picks it.
 func (p *sessionPool) run(u *upstreamSession) {
 	defer p.wg.Done()
-	up, conn, err := p.dial(u.front)
+	up, conn, err := p.dial(u)
 	if err != nil {
 		u.err = err
 		// Forgotten before its waiters hear of the failure: one that
@@ -219,7 +294,7 @@ func (p *sessionPool) run(u *upstreamSession) {
 	p.b.log.Debug("backend: upstream session opened", "open", p.open())
 	why := p.keep(u, client)
 	p.forget(u)
-	if conn != nil && u.front.Resumable() && !u.front.EndedByClient() {
+	if conn != nil && u.front != nil && u.front.Resumable() && !u.front.EndedByClient() {
 		// Another replica may hold the front session now: its upstream
 		// session stays open for it (the server's idle timeout ends it
 		// if nobody comes back).
@@ -237,9 +312,14 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 		select {
 		case <-p.ctx.Done():
 			return "backend connection ended"
-		case <-u.front.Done():
+		case <-u.frontDone():
 			return "front session ended"
+		case <-u.revoked:
+			return "its principal was revoked"
 		case <-u.stop:
+			if u.retired {
+				return "retired (another credential, or its principal revoked)"
+			}
 			return "evicted at the session max"
 		case <-client.Done():
 			return "upstream session ended"
@@ -247,8 +327,8 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 			p.mu.Lock()
 			unused := time.Since(u.lastUsed)
 			if u.busy == 0 && unused >= p.idle {
-				if p.byFront[u.front] == u {
-					delete(p.byFront, u.front)
+				if p.byKey[u.key] == u {
+					delete(p.byKey, u.key)
 				}
 				p.mu.Unlock()
 				return "idle"
@@ -263,14 +343,20 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 	}
 }
 
-// dial opens one upstream session: connect, initialize. The secrets of
-// the spec are scrubbed from its error, which reaches the caller.
-func (p *sessionPool) dial(front *mcp.Session) (catalogue.Session, *mcphttp.StreamableConn, error) {
+// dial opens u's upstream session: connect, initialize. The secrets of
+// the spec, and the principal's credential, are scrubbed from its error,
+// which reaches the caller.
+func (p *sessionPool) dial(u *upstreamSession) (catalogue.Session, *mcphttp.StreamableConn, error) {
+	front := u.front
 	start, cancel := context.WithTimeout(p.ctx, p.b.opts.StartTimeout)
 	defer cancel()
-	conn, err := p.b.dial(p.ctx)
+	secrets := p.b.secrets
+	if u.personal != "" {
+		secrets = withSecret(secrets, u.personal)
+	}
+	conn, err := p.b.dial(p.ctx, u.personal)
 	if err != nil {
-		return catalogue.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+		return catalogue.Session{}, nil, errors.New(scrub(err.Error(), secrets))
 	}
 	httpConn, _ := conn.(*mcphttp.StreamableConn)
 	p.mu.Lock()
@@ -293,7 +379,7 @@ func (p *sessionPool) dial(front *mcp.Session) (catalogue.Session, *mcphttp.Stre
 		p.b.log.Debug("backend: upstream session taken up from another replica")
 	} else if err := p.b.connect(start, client); err != nil {
 		_ = client.Close()
-		return catalogue.Session{}, nil, errors.New(scrub(err.Error(), p.b.secrets))
+		return catalogue.Session{}, nil, errors.New(scrub(err.Error(), secrets))
 	}
 	return catalogue.Session{Client: client, Inflight: inflight}, httpConn, nil
 }

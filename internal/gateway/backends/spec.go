@@ -63,6 +63,13 @@ type Spec struct {
 	// each front session then gets an upstream session of its own
 	// (sessions.go). Stdio, http and sse only.
 	Session upstream.SessionMode
+	// Identity is upstream.IdentityShared (the default, "") or
+	// IdentityPerUser: each principal then gets an upstream session of
+	// their own, opened with their own credential (personal.go).
+	Identity upstream.IdentityMode
+	// CredentialHeader (http, sse) or CredentialEnv (stdio, process) is
+	// where a per_user principal's credential goes.
+	CredentialHeader, CredentialEnv string
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
@@ -220,7 +227,10 @@ func (s Spec) Validate() error {
 	if s.Arguments != nil && !json.Valid(s.Arguments) {
 		return bad("arguments are not JSON")
 	}
-	if p := upstream.CheckSessions(s.Kind, s.Session, s.SessionIdleTimeout, s.SessionMax); p != nil {
+	if p := upstream.CheckIdentity(s.Kind, s.Identity, s.Identity.PerUser(), s.CredentialHeader, s.CredentialEnv); p != nil {
+		return bad("%s: %s", p.Key, p.Why)
+	}
+	if p := upstream.CheckSessions(s.Kind, s.Session, s.Identity.PerUser(), s.SessionIdleTimeout, s.SessionMax); p != nil {
 		return bad("%s: %s", p.Key, p.Why)
 	}
 	for i, r := range s.MinRoles {

@@ -32,7 +32,8 @@ type Router interface {
 	// ended. An error is answered -32603 with data.backend; only a
 	// *RouteError's Shown text reaches the caller (the rest, a child's
 	// start failure or a dial error naming an internal address, stays in
-	// the log).
+	// the log). A *jsonrpc.Error is the caller's answer as it is (a
+	// per_user backend's call from someone who stored no credential).
 	Route(ctx context.Context, r *mcp.Request) (u Session, release func(), err error)
 }
 
@@ -52,6 +53,10 @@ func (b *Mirror) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *In
 		return b.client, b.inflight, func() {}, nil
 	}
 	u, release, err := b.router.Route(ctx, r)
+	var answer *jsonrpc.Error
+	if errors.As(err, &answer) {
+		return nil, nil, nil, answer
+	}
 	if err != nil {
 		b.log.Warn("relay: no upstream session", "method", r.Method, "err", err)
 		var shown *RouteError

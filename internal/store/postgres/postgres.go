@@ -208,6 +208,14 @@ var migrations = []string{
 		rejected           text NOT NULL DEFAULT '',
 		PRIMARY KEY (backend, kind, name)
 	);`,
+	// 8: each person's own credentials (store/personal.go), sealed.
+	`CREATE TABLE personal_credentials (
+		principal  text NOT NULL,
+		backend    text NOT NULL,
+		sealed     bytea NOT NULL,
+		updated_at bigint NOT NULL,
+		PRIMARY KEY (principal, backend)
+	);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

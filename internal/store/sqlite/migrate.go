@@ -129,6 +129,14 @@ var migrations = []string{
 		rejected           TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (backend, kind, name)
 	);`,
+	// 10: each person's own credentials (store/personal.go), sealed.
+	`CREATE TABLE personal_credentials (
+		principal  TEXT NOT NULL,
+		backend    TEXT NOT NULL,
+		sealed     BLOB NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (principal, backend)
+	);`,
 }
 
 // migrate brings the schema up to date.

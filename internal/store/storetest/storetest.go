@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"QueryAuditFiltersAndPagesNewestFirst", testQueryAuditFiltersAndPagesNewestFirst},
 		{"PinsFirstSightChangeApproveReject", testPinsFirstSightChangeApproveReject},
 		{"PinsFirstSightByReplicasAtOnce", testPinsFirstSightByReplicasAtOnce},
+		{"PersonalCredentialsAreKeyedByPrincipalAndBackend", testPersonalCredentialsAreKeyedByPrincipalAndBackend},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}

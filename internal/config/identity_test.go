@@ -1,0 +1,54 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// The identity keys: per_user with a vault, its key going in a header
+// for http and sse and in a variable for stdio and process; refused
+// elsewhere and when incomplete, naming the key.
+func TestBackendIdentityKeys(t *testing.T) {
+	t.Setenv("MCPGATE_TEST_VAULT_KEY", strings.Repeat("ab", 32))
+	const stdio = `{name: a, kind: stdio, command: [x]`
+	const http = `{name: a, kind: http, url: "http://127.0.0.1:1/mcp"`
+	tests := []struct {
+		name, backend string
+		key           string // the key refused; "" when valid
+	}{
+		{"shared by default", stdio + `}`, ""},
+		{"per_user http in a header", http + `, identity: per_user, credential: {vault: {header: X-Api-Key}}}`, ""},
+		{"per_user stdio in a variable", stdio + `, identity: per_user, credential: {vault: {env: API_KEY}}}`, ""},
+		{"per_user process", `{name: a, kind: process, command: [x], identity: per_user, credential: {vault: {env: API_KEY}}}`, ""},
+		{"per_user with an idle timeout and a cap", stdio + `, identity: per_user, credential: {vault: {env: K}}, session_idle_timeout: 1m, session_max: 5}`, ""},
+		{"unknown mode", stdio + `, identity: everyone}`, "backends[0].identity"},
+		{"per_user without a credential", http + `, identity: per_user}`, "backends[0].credential"},
+		{"a credential when shared", http + `, credential: {vault: {header: X}}}`, "backends[0].credential"},
+		{"a credential naming no way", http + `, identity: per_user, credential: {}}`, "backends[0].credential"},
+		{"per_user on a proxy", `{name: a, kind: proxy, url: "ws://127.0.0.1:1", identity: per_user, credential: {vault: {env: K}}}`, "backends[0].identity"},
+		{"http's key in a variable", http + `, identity: per_user, credential: {vault: {env: K}}}`, "backends[0].credential.vault.header"},
+		{"stdio's key in a header", stdio + `, identity: per_user, credential: {vault: {header: X}}}`, "backends[0].credential.vault.env"},
+		{"not a header name", http + `, identity: per_user, credential: {vault: {header: "X Key"}}}`, "backends[0].credential.vault.header"},
+		{"not a variable name", stdio + `, identity: per_user, credential: {vault: {env: "1A=B"}}}`, "backends[0].credential.vault.env"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantKey(t, "vault: {key_from: MCPGATE_TEST_VAULT_KEY}\nbackends: ["+tt.backend+"]\n", tt.key)
+		})
+	}
+}
+
+// A vault needs the key that seals it; an unreadable or malformed key is
+// refused naming vault's key, never quoting it.
+func TestTheVaultNeedsItsKey(t *testing.T) {
+	const backend = `backends: [{name: a, kind: stdio, command: [x], identity: per_user, credential: {vault: {env: K}}}]` + "\n"
+	t.Setenv("MCPGATE_TEST_VAULT_KEY", "not-hex-and-secret")
+	wantKey(t, backend, "backends[0].credential.vault")
+	wantKey(t, "vault: {key_from: MCPGATE_TEST_UNSET_KEY}\n"+backend, "vault.key_from")
+	wantKey(t, "vault: {key_file: /nonexistent/key}\n"+backend, "vault.key_file")
+	_, err := Parse([]byte("vault: {key_from: MCPGATE_TEST_VAULT_KEY}\n" + backend))
+	if err == nil || strings.Contains(err.Error(), "not-hex-and-secret") {
+		t.Errorf("a malformed key: %v (must be refused, not quoted)", err)
+	}
+	wantKey(t, "vault: {key_from: A, key_file: /f}\n"+backend, "vault")
+}

@@ -1,0 +1,145 @@
+// personal_test.go: a per_user backend with a vault (issue 29, way 3)
+// sees each caller's own stored key, and nobody else's.
+
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// pvKeyEnv holds the test's vault key.
+const pvKeyEnv = "MCPGATE_TEST_VAULT_KEY"
+
+// pvBackend serves a tool whoami answering the X-Api-Key the request that
+// carried it arrived with (over Streamable HTTP, both eras).
+func pvBackend(t *testing.T) string {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tickets", Version: "1"}})
+	whoami := func(ctx context.Context, _ *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		id, _ := mcp.IdentityFrom(ctx)
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(id.Subject)}})
+	}
+	if err := s.AddTools(&mcp.Tool{Name: "whoami", Description: "Says whose key called.", Handler: whoami}); err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(s, mcphttp.Options{Sessionless: true})
+	t.Cleanup(h.Close)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(mcp.WithIdentity(r.Context(), mcp.Identity{Subject: "key=" + r.Header.Get("X-Api-Key")})))
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// pvText is the text of a tools/call result.
+func pvText(t *testing.T, res json.RawMessage) string {
+	t.Helper()
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(res, &r); err != nil || len(r.Content) != 1 {
+		t.Fatalf("result %s: %v", res, err)
+	}
+	return r.Content[0].Text
+}
+
+// Two people call one per_user backend at once, 2025 and 2026-07-28
+// clients each: every call reaches it with the caller's own key. Before
+// storing one, a person sees the tool listed and a call answered how to
+// get one (-32042, not -32603). A replaced key counts from the next call,
+// a deleted one too; no key reaches the log.
+func TestEachPersonReachesAPerUserBackendWithTheirOwnKey(t *testing.T) {
+	t.Setenv(pvKeyEnv, strings.Repeat("5a", 32))
+	url := pvBackend(t)
+	e := gwStart(t, "listen: 127.0.0.1:0\nvault: {key_from: "+pvKeyEnv+"}\nbackends:\n"+
+		"  - {name: tickets, kind: http, url: "+strconv.Quote(url)+", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n")
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	alice, aliceID := e.token("alice", "viewer")
+	bob, bobID := e.token("bob", "viewer")
+	clients := map[string]*mcp.Client{}
+	for _, who := range []struct {
+		name, secret string
+		era          mcp.Era
+	}{{"alice 2025", alice, mcp.EraSession}, {"alice 2026", alice, mcp.EraSessionless}, {"bob 2025", bob, mcp.EraSession}, {"bob 2026", bob, mcp.EraSessionless}} {
+		conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {gwBearer(who.secret)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mcp.NewClient(conn, mcp.ClientOptions{})
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Connect(ctx, who.era); err != nil {
+			t.Fatal(err)
+		}
+		clients[who.name] = c
+	}
+	testkit.WaitFor(t, "whoami listed to alice, who stored no key yet", func() bool {
+		res, err := clients["alice 2025"].Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
+	})
+	_, err := gwCallTool(ctx, clients["alice 2026"], "tickets__whoami", nil)
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired || !strings.Contains(je.Message, "mcpgate credentials set tickets") ||
+		!strings.Contains(string(je.Data), `"kind":"credential_required"`) {
+		t.Fatalf("a call before storing a key: %v, want -32042 saying how to store one", err)
+	}
+
+	creds := e.gw.Credentials()
+	if err := creds.Set(ctx, aliceID, "tickets", "sk-alice-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := creds.Set(ctx, bobID, "tickets", "sk-bob-1"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for name, c := range clients {
+		want := "key=sk-" + strings.Fields(name)[0] + "-1"
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 40 {
+				res, err := gwCallTool(ctx, c, "tickets__whoami", nil)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					return
+				}
+				if got := pvText(t, res); got != want {
+					t.Errorf("%s reached the backend as %q, want %q", name, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	if err := creds.Set(ctx, aliceID, "tickets", "sk-alice-2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := creds.Delete(ctx, bobID, "tickets"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alice 2025", "alice 2026"} {
+		res, err := gwCallTool(ctx, clients[name], "tickets__whoami", nil)
+		if err != nil || pvText(t, res) != "key=sk-alice-2" {
+			t.Errorf("%s after replacing her key: %s %v", name, res, err)
+		}
+	}
+	for _, name := range []string{"bob 2025", "bob 2026"} {
+		if _, err := gwCallTool(ctx, clients[name], "tickets__whoami", nil); !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired {
+			t.Errorf("%s after deleting his key: %v, want -32042", name, err)
+		}
+	}
+	if logs := e.logs.String(); strings.Contains(logs, "sk-alice") || strings.Contains(logs, "sk-bob") {
+		t.Error("a stored key reached the log")
+	}
+}
