@@ -61,6 +61,8 @@ func pfChildMain() {
 		err = (&ejServer{journal: os.Args[1]}).serveStdio(os.Stdin, os.Stdout)
 	case pgRoleProgram:
 		err = pgServeProgram() // postgres_pair_test.go
+	case pvRoleStdio:
+		err = stdio.Serve(context.Background(), pvStdioServer(), os.Stdin, os.Stdout, stdio.Options{}) // personal_test.go
 	default:
 		return
 	}

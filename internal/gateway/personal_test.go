@@ -7,11 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/testkit"
@@ -141,5 +144,66 @@ func TestEachPersonReachesAPerUserBackendWithTheirOwnKey(t *testing.T) {
 	}
 	if logs := e.logs.String(); strings.Contains(logs, "sk-alice") || strings.Contains(logs, "sk-bob") {
 		t.Error("a stored key reached the log")
+	}
+}
+
+// pvRoleStdio makes the test binary a stdio server whose whoami answers
+// the API_KEY it was started with, and its process id.
+const pvRoleStdio = "personal-stdio"
+
+func pvStdioServer() *mcp.Server {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tickets", Version: "1"}})
+	_ = s.AddTools(&mcp.Tool{Name: "whoami", Description: "Says whose key started it.", Handler: func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("key=" + os.Getenv("API_KEY") + " pid=" + strconv.Itoa(os.Getpid()))}})
+	}})
+	return s
+}
+
+// A stdio per_user backend runs one child per person, started with their
+// own key in the variable the configuration names; revoking a person's
+// token ends their child, and the other person's runs on.
+func TestAPerUserStdioBackendRunsAChildPerPersonUntilTheyAreRevoked(t *testing.T) {
+	t.Setenv(pvKeyEnv, strings.Repeat("5a", 32))
+	t.Setenv("PV_CHILD_ROLE", pvRoleStdio)
+	e := gwStart(t, "listen: 127.0.0.1:0\nvault: {key_from: "+pvKeyEnv+"}\nbackends:\n"+
+		"  - {name: tickets, kind: stdio, command: ["+strconv.Quote(os.Args[0])+"], env_from: {"+bkChildEnv+": PV_CHILD_ROLE},"+
+		" identity: per_user, credential: {vault: {env: API_KEY}}}\n")
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	pids := map[string]int{}
+	for _, name := range []string{"alice", "bob"} {
+		secret, id := e.token(name, "viewer")
+		if err := e.gw.Credentials().Set(ctx, id, "tickets", "sk-"+name); err != nil {
+			t.Fatal(err)
+		}
+		c := e.dial(gwStreamable, gwBearer(secret))
+		testkit.WaitFor(t, "whoami listed", func() bool {
+			res, err := c.Call(ctx, "tools/list", nil)
+			return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
+		})
+		res, err := gwCallTool(ctx, c, "tickets__whoami", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		got := pvText(t, res)
+		if _, err := fmt.Sscanf(got, "key=sk-"+name+" pid=%d", &pid); err != nil {
+			t.Fatalf("%s's child says %q, want her own key", name, got)
+		}
+		pids[name] = pid
+	}
+	if pids["alice"] == pids["bob"] {
+		t.Fatalf("one child (%d) for two people", pids["alice"])
+	}
+	for _, tok := range e.gw.Tokens().List() {
+		if tok.Name == "alice" {
+			if err := e.gw.Tokens().Revoke(ctx, tok.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	testkit.WaitFor(t, "alice's child ended", func() bool { return syscall.Kill(pids["alice"], 0) != nil })
+	if err := syscall.Kill(pids["bob"], 0); err != nil {
+		t.Errorf("bob's child ended with alice's revocation: %v", err)
 	}
 }
