@@ -38,7 +38,7 @@ func auditCommand() *cobra.Command {
 				for _, r := range records {
 					if err := enc.Encode(auditJSON{Time: r.Time, Subject: r.Subject, TokenID: r.TokenID, Role: r.Role,
 						Kind: r.Kind, Name: r.Name, Backend: r.Backend, Outcome: r.Outcome, Code: r.Code,
-						DurationMs: float64(r.Duration) / float64(time.Millisecond)}); err != nil {
+						DurationMs: float64(r.Duration) / float64(time.Millisecond), Origin: r.Origin, Upstream: r.Upstream}); err != nil {
 						return err
 					}
 				}
@@ -80,4 +80,8 @@ type auditJSON struct {
 	Outcome    string    `json:"outcome"`
 	Code       int64     `json:"code"`
 	DurationMs float64   `json:"durationMs"`
+	// Origin is the backend's own name of a renamed entry; Upstream whom
+	// the call was made as at the backend ("vault:BACKEND").
+	Origin   string `json:"origin,omitempty"`
+	Upstream string `json:"upstream,omitempty"`
 }

@@ -145,6 +145,24 @@ func TestEachPersonReachesAPerUserBackendWithTheirOwnKey(t *testing.T) {
 	if logs := e.logs.String(); strings.Contains(logs, "sk-alice") || strings.Contains(logs, "sk-bob") {
 		t.Error("a stored key reached the log")
 	}
+	// The audit names whom each call was made as at the backend: the
+	// caller's stored key, for the calls that had one.
+	if err := e.closeGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	records, err := e.store.TailAudit(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := map[string]int{}
+	for _, r := range records {
+		if r.Name == "tickets__whoami" {
+			as[r.Subject+" "+r.Outcome+" "+r.Upstream]++
+		}
+	}
+	if as["alice ok vault:tickets"] != 82 || as["bob ok vault:tickets"] != 80 || as["alice error "] != 1 || as["bob error "] != 2 {
+		t.Errorf("audited whoami calls by caller, outcome and upstream identity: %v", as)
+	}
 }
 
 // pvRoleStdio makes the test binary a stdio server whose whoami answers

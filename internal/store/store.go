@@ -52,6 +52,9 @@ type AuditRecord struct {
 	// Origin is the backend's own name for the tool or prompt, where the
 	// gateway renamed it (a prefix, shaping; "" otherwise).
 	Origin string
+	// Upstream is whom the call was made as at the backend, when not as
+	// the gateway: "vault:BACKEND" for a per_user backend's stored key.
+	Upstream string
 }
 
 // Store is what mcpgate keeps between runs.

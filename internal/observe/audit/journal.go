@@ -319,6 +319,7 @@ type line struct {
 	Code       int64  `json:"code"`
 	DurationNS int64  `json:"duration_ns"`
 	Origin     string `json:"origin"`
+	Upstream   string `json:"upstream"`
 }
 
 // appendLine appends r's line, as decodeLine reads it.
@@ -339,6 +340,7 @@ func appendLine(b []byte, seq uint64, r store.AuditRecord) []byte {
 	b = strconv.AppendInt(append(b, `,"code":`...), r.Code, 10)
 	b = strconv.AppendInt(append(b, `,"duration_ns":`...), int64(r.Duration), 10)
 	b = jsonrpc.AppendString(append(b, `,"origin":`...), r.Origin)
+	b = jsonrpc.AppendString(append(b, `,"upstream":`...), r.Upstream)
 	return append(b, "}\n"...)
 }
 
@@ -353,7 +355,7 @@ func decodeLine(b []byte) (uint64, store.AuditRecord, bool) {
 		return 0, store.AuditRecord{}, false
 	}
 	r := store.AuditRecord{Subject: l.Subject, TokenID: l.TokenID, Role: l.Role, Kind: l.Kind, Name: l.Name,
-		Backend: l.Backend, Outcome: l.Outcome, Code: l.Code, Duration: time.Duration(l.DurationNS), Origin: l.Origin}
+		Backend: l.Backend, Outcome: l.Outcome, Code: l.Code, Duration: time.Duration(l.DurationNS), Origin: l.Origin, Upstream: l.Upstream}
 	if l.Time != 0 {
 		r.Time = time.Unix(0, l.Time).UTC()
 	}

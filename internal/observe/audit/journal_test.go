@@ -37,7 +37,7 @@ func openStore(t *testing.T, path string) *sqlite.Store {
 func record(i int) store.AuditRecord {
 	return store.AuditRecord{Time: time.Unix(1_700_000_000, int64(i)).UTC(), Subject: "alice \"quoted\"\n", TokenID: "tok_a",
 		Role: "editor", Kind: "tool", Name: fmt.Sprintf("tool_%03d", i), Backend: "b", Outcome: "ok", Code: int64(-i), Duration: time.Duration(i) * time.Microsecond,
-		Origin: fmt.Sprintf("own_%d", i)}
+		Origin: fmt.Sprintf("own_%d", i), Upstream: "vault:b"}
 }
 
 // names are the store's records' names, oldest first.
@@ -269,7 +269,7 @@ func FuzzJournalLine(f *testing.F) {
 	f.Add(uint64(1<<63), int64(-1), "\"\\\n<>&\u2028", "", "", "", "", "", int64(-32602), int64(-5))
 	f.Fuzz(func(t *testing.T, seq uint64, nanos int64, subject, token, kind, name, backend, outcome string, code, dur int64) {
 		r := store.AuditRecord{Subject: subject, TokenID: token, Role: "r", Kind: kind, Name: name, Backend: backend,
-			Outcome: outcome, Code: code, Duration: time.Duration(dur), Origin: backend + "/" + name}
+			Outcome: outcome, Code: code, Duration: time.Duration(dur), Origin: backend + "/" + name, Upstream: "vault:" + backend}
 		if nanos != 0 {
 			r.Time = time.Unix(0, nanos).UTC()
 		}
@@ -287,7 +287,7 @@ func FuzzJournalLine(f *testing.F) {
 		if !ok || gotSeq != seq {
 			t.Fatalf("line %q read back as %d %v", line, gotSeq, ok)
 		}
-		for _, s := range []*string{&r.Subject, &r.TokenID, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Origin} {
+		for _, s := range []*string{&r.Subject, &r.TokenID, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Origin, &r.Upstream} {
 			*s = string([]rune(*s)) // each invalid byte becomes U+FFFD, as in JSON
 		}
 		if !utf8.ValidString(got.Name) || got != r {

@@ -216,6 +216,8 @@ var migrations = []string{
 		updated_at bigint NOT NULL,
 		PRIMARY KEY (principal, backend)
 	);`,
+	// 9: whom a call was made as at the backend (a per_user backend's).
+	`ALTER TABLE audit ADD COLUMN upstream text NOT NULL DEFAULT '';`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

@@ -130,7 +130,7 @@ func (s *Store) auditInsertOf(ctx context.Context, n int) (*sql.Stmt, error) {
 
 // One INSERT carries up to auditRowsPerInsert records: one statement per
 // record cost a bind, a context watch and a step per record, 7.5% of the
-// relay's CPU in the benchmark's profile. 64 rows of 11 columns stay
+// relay's CPU in the benchmark's profile. 64 rows of 12 columns stay
 // below the oldest SQLite limit on parameters (999).
 const auditRowsPerInsert = 64
 

@@ -137,6 +137,8 @@ var migrations = []string{
 		updated_at INTEGER NOT NULL,
 		PRIMARY KEY (principal, backend)
 	);`,
+	// 11: whom a call was made as at the backend (a per_user backend's).
+	`ALTER TABLE audit ADD COLUMN upstream TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema up to date.
