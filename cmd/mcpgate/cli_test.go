@@ -34,10 +34,17 @@ var (
 // and how it exited.
 func cliRun(t *testing.T, bin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return cliRunIn(t, bin, "", args...)
+}
+
+// cliRunIn is cliRun with stdin as the command's standard input.
+func cliRunIn(t *testing.T, bin, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = cliEnv(t)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

@@ -21,7 +21,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), oauthCommand(), auditCommand(), catalogueCommand())
+	root.AddCommand(serveCommand(), proxyCommand(), callCommand(), fixtureCommand(), tokenCommand(), oauthCommand(), auditCommand(), catalogueCommand(), credentialsCommand())
 	addLogFormatFlag(root)
 	usageHints(root)
 	return root

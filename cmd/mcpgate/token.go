@@ -50,7 +50,7 @@ func (f *storeFlags) open(ctx context.Context) (*config.Config, store.Store, err
 	}
 	if !config.StoreIsPostgres(cfg.Store) {
 		if _, err := os.Stat(cfg.Store); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("no store at %s: nothing was created there (mcpgate serve and mcpgate token create make one); check --store or store: in the configuration", printable(cfg.Store))
+			return nil, nil, fmt.Errorf("no store at %s: nothing was created there (mcpgate serve, mcpgate token create and mcpgate credentials set make one); check --store or store: in the configuration", printable(cfg.Store))
 		}
 	}
 	st, err := openStore(ctx, cfg)
