@@ -88,3 +88,24 @@ func TestACredentialThatCannotBeSentIsRefused(t *testing.T) {
 }
 
 func t0() time.Time { return time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC) }
+
+// BenchmarkGet is what a per_user backend's call spends reading the
+// caller's key: one store read and one AES-GCM open.
+func BenchmarkGet(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	c, _ := personal.New(st, bytes.Repeat([]byte{3}, 32))
+	ctx := context.Background()
+	if err := c.Set(ctx, "tok_a", "tickets", "sk-alice"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok, err := c.Get(ctx, "tok_a", "tickets"); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
