@@ -98,6 +98,9 @@ func TestReadmeCommandLinesNameCommandsAndFlagsThatExist(t *testing.T) {
 		t.Errorf("the README uses mcpgate on line %d before saying how to install it (line %d)", first+1, install+1)
 	}
 	for _, line := range lines {
+		if cmdLine, _, redirected := strings.Cut(line, " < "); redirected {
+			line = cmdLine // standard input from a file, as the shell reads it
+		}
 		args := shellWords(line)[1:]
 		root := rootCommand()
 		root.SetOut(io.Discard)
