@@ -67,6 +67,41 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// tab drives the browser of a test: steps, a text, a form submitted.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// do runs steps, failing the test with what on an error.
+func (b tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// text is the text of sel.
+func (b tab) text(sel chromedp.CSS) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(sel))
+	if err != nil {
+		b.t.Fatalf("the text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// submit clicks what submits a form and waits for the page it leads to,
+// returning its status.
+func (b tab) submit(what string, sel chromedp.CSS) int64 {
+	b.t.Helper()
+	resp, err := chromedp.RunResponse(b.ctx, chromedp.Click(sel))
+	if err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+	return resp.Status
+}
+
 // shot saves a full-page screenshot of what the browser shows as name.png.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
@@ -117,20 +152,7 @@ func TestAdminConsoleInABrowser(t *testing.T) {
 	}
 	cliPost(t, mcpURL, viewer, session, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_error_handling","arguments":{}}}`)
 
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel chromedp.CSS) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", sel, err)
-		}
-		return s
-	}
+	do, text, submit := tab{t, ctx}.do, tab{t, ctx}.text, tab{t, ctx}.submit
 	count := func(sel string) int {
 		t.Helper()
 		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`))
@@ -138,15 +160,6 @@ func TestAdminConsoleInABrowser(t *testing.T) {
 			t.Fatalf("counting %s: %v", sel, err)
 		}
 		return n
-	}
-	// submit clicks what submits a form and waits for the page it leads to.
-	submit := func(what string, sel chromedp.CSS) int64 {
-		t.Helper()
-		resp, err := chromedp.RunResponse(ctx, chromedp.Click(sel))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return resp.Status
 	}
 
 	// No session: the login page. A viewer's token is refused there.

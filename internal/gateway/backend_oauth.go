@@ -31,7 +31,7 @@ import (
 // backendOAuth is what the backends' Authorizations share.
 type backendOAuth struct {
 	env    *oauthclient.ClientEnv
-	listen atomic.Pointer[string] // the address serve listens on
+	listen *atomic.Pointer[string] // the address serve listens on (the gateway's)
 
 	mu     sync.Mutex
 	byName map[string]*oauthclient.Authorization
@@ -54,7 +54,7 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 			return nil, err
 		}
 	}
-	b := &backendOAuth{byName: map[string]*oauthclient.Authorization{}}
+	b := &backendOAuth{byName: map[string]*oauthclient.Authorization{}, listen: &g.listening}
 	b.env = &oauthclient.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
 		ConsoleLink: func(name string) string {
 			if g.console == nil {
@@ -79,10 +79,16 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 
 // Listening tells the gateway the address it serves on (host:port), for
 // the links it makes when no public URL is configured.
-func (g *Gateway) Listening(hostport string) {
-	if g.backendOAuth != nil {
-		g.backendOAuth.listen.Store(&hostport)
+func (g *Gateway) Listening(hostport string) { g.listening.Store(&hostport) }
+
+// origin is publicOrigin, on the address the gateway serves on once it is
+// known (the configured one may have port 0).
+func (g *Gateway) origin() string {
+	o := publicOrigin(g.cfg)
+	if p := g.listening.Load(); p != nil && o == "http://"+g.cfg.Listen {
+		return "http://" + *p
 	}
+	return o
 }
 
 // redirectURL is the callback as the admin's browser reaches it: the

@@ -63,6 +63,9 @@ type Gateway struct {
 	roles  *policy.Roles
 	gate   *limitGate // roles and the rate limits in force
 	tokens *auth.Tokens
+	// listening is the address the gateway serves on, once known
+	// (Listening).
+	listening atomic.Pointer[string]
 	// personal is the people's credentials for per_user backends (nil
 	// when vault names no key; personal.go).
 	personal *personal.Credentials

@@ -5,14 +5,18 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/personal"
 	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/gateway/admin"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // OpenCredentials is the people's credentials kept in st, sealed under
@@ -38,6 +42,9 @@ func (g *Gateway) personalOptions(bo *backends.Options, st store.Store) error {
 	}
 	g.personal = c
 	bo.Credentials = c
+	if !g.cfg.Auth.Disabled { // the console serves the page where people store theirs
+		bo.CredentialsPage = func() string { return g.origin() + "/admin/credentials" }
+	}
 	if g.tokens != nil {
 		tokens := g.tokens
 		bo.Revoked = func(principal string) <-chan struct{} {
@@ -75,4 +82,70 @@ func PerUserBackend(cfg *config.Config, name string) error {
 		return ErrNoSuchPerUserBackend
 	}
 	return errors.Join(ErrNoSuchPerUserBackend, errors.New("per_user backends: "+strings.Join(names, ", ")))
+}
+
+// MyCredentials is, for each per_user backend, whether principal stored
+// a credential ("" lists the backends alone).
+func (s *adminSource) MyCredentials(ctx context.Context, principal string) ([]admin.CredentialRow, error) {
+	if s.g.personal == nil {
+		return nil, nil
+	}
+	var rows []admin.CredentialRow
+	for _, st := range s.g.backends.States() {
+		b := s.g.backends.Backend(st.Name)
+		if b == nil {
+			continue
+		}
+		header, env, ok := b.PerUser()
+		if !ok {
+			continue
+		}
+		row := admin.CredentialRow{Backend: st.Name, SentAs: "the header " + header}
+		if header == "" {
+			row.SentAs = "the variable " + env + " of a process of your own"
+		}
+		rows = append(rows, row)
+	}
+	if principal == "" || len(rows) == 0 {
+		return rows, nil
+	}
+	stored, err := s.g.personal.List(ctx, principal)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		for _, c := range stored {
+			if c.Backend == rows[i].Backend {
+				rows[i].Stored, rows[i].UpdatedAt = true, c.UpdatedAt
+			}
+		}
+	}
+	return rows, nil
+}
+
+func (s *adminSource) SetMyCredential(ctx context.Context, by mcp.Identity, backend, value string) error {
+	return s.auditCredential(by, backend, "store", func() error { return s.g.personal.Set(ctx, by.Budget(), backend, value) })
+}
+
+func (s *adminSource) DeleteMyCredential(ctx context.Context, by mcp.Identity, backend string) error {
+	return s.auditCredential(by, backend, "delete", func() error { return s.g.personal.Delete(ctx, by.Budget(), backend) })
+}
+
+// auditCredential runs change (what, of by's credential for backend) and
+// audits it, never the value.
+func (s *adminSource) auditCredential(by mcp.Identity, backend, what string, change func() error) error {
+	if s.g.personal == nil {
+		return ErrNoSuchPerUserBackend
+	}
+	start := time.Now()
+	err := change()
+	if s.g.audit != nil {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		_ = s.g.audit.Record(store.AuditRecord{Time: start.UTC(), Subject: by.Subject, TokenID: by.TokenID, Role: by.Role,
+			Kind: "credential", Name: what, Backend: backend, Outcome: outcome, Duration: time.Since(start)})
+	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ func TestEachPersonReachesAPerUserBackendWithTheirOwnKey(t *testing.T) {
 	e := gwStart(t, "listen: 127.0.0.1:0\nvault: {key_from: "+pvKeyEnv+"}\nbackends:\n"+
 		"  - {name: tickets, kind: http, url: "+strconv.Quote(url)+", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n")
 	bkRun(t, e.gw)
+	e.gw.Listening(strings.TrimPrefix(e.base, "http://"))
 	ctx := testkit.Context(t)
 	alice, aliceID := e.token("alice", "viewer")
 	bob, bobID := e.token("bob", "viewer")
@@ -92,9 +94,11 @@ func TestEachPersonReachesAPerUserBackendWithTheirOwnKey(t *testing.T) {
 	})
 	_, err := gwCallTool(ctx, clients["alice 2026"], "tickets__whoami", nil)
 	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired || !strings.Contains(je.Message, "mcpgate credentials set tickets") ||
-		!strings.Contains(string(je.Data), `"kind":"credential_required"`) {
-		t.Fatalf("a call before storing a key: %v, want -32042 saying how to store one", err)
+	page := e.base + "/admin/credentials"
+	if !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired || !strings.Contains(je.Message, page) ||
+		!strings.Contains(string(je.Data), `"kind":"credential_required"`) || !strings.Contains(string(je.Data), `"mode":"url"`) ||
+		!strings.Contains(string(je.Data), `"url":"`+page+`"`) {
+		t.Fatalf("a call before storing a key: %v %s, want -32042 with the My credentials page as a URL elicitation", err, je.Data)
 	}
 
 	creds := e.gw.Credentials()
@@ -223,5 +227,83 @@ func TestAPerUserStdioBackendRunsAChildPerPersonUntilTheyAreRevoked(t *testing.T
 	testkit.WaitFor(t, "alice's child ended", func() bool { return syscall.Kill(pids["alice"], 0) != nil })
 	if err := syscall.Kill(pids["bob"], 0); err != nil {
 		t.Errorf("bob's child ended with alice's revocation: %v", err)
+	}
+}
+
+// A person of any role logs in to the console where a backend acts as
+// each caller, and gets My credentials only: they store their key (the
+// page never shows it, and their next call uses it), see it stored, and
+// delete it; the admin's pages stay refused; each change is audited
+// without the value. Without a per_user backend a viewer still cannot
+// log in (TestAdminConsoleIsForAdminsOnly).
+func TestAPersonStoresTheirOwnKeyOnMyCredentials(t *testing.T) {
+	t.Setenv(pvKeyEnv, strings.Repeat("5a", 32))
+	e := gwStart(t, "listen: 127.0.0.1:0\nvault: {key_from: "+pvKeyEnv+"}\nbackends:\n"+
+		"  - {name: tickets, kind: http, url: "+strconv.Quote(pvBackend(t))+", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n")
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	viewer, _ := e.token("carol", "viewer")
+	same := map[string]string{"Origin": e.base}
+
+	resp, _ := adminDo(t, e, "POST", "/admin/login", url.Values{"token": {viewer}}, same)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/credentials" {
+		t.Fatalf("a viewer's login: %d to %q, want My credentials", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	cookie := adminLogin(t, e, viewer)
+	hdr := map[string]string{"Cookie": cookie, "Origin": e.base}
+	resp, page := adminDo(t, e, "GET", "/admin/credentials", nil, hdr)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "Not stored") || !strings.Contains(page, "the header X-Api-Key") ||
+		strings.Contains(page, `href="/admin/tokens"`) {
+		t.Fatalf("My credentials before storing: %d\n%s", resp.StatusCode, page)
+	}
+	for _, path := range []string{"/admin/", "/admin/tokens", "/admin/audit"} {
+		if resp, body := adminDo(t, e, "GET", path, nil, hdr); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "My credentials") {
+			t.Errorf("a viewer's GET %s: %d", path, resp.StatusCode)
+		}
+	}
+	csrf := adminCSRF.FindStringSubmatch(page)[1]
+	if resp, _ := adminDo(t, e, "POST", "/admin/credentials", url.Values{"csrf": {"wrong"}, "backend": {"tickets"}, "value": {"sk-carol"}}, hdr); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a store without the session's CSRF token: %d", resp.StatusCode)
+	}
+	if resp, _ := adminDo(t, e, "POST", "/admin/credentials", url.Values{"csrf": {csrf}, "backend": {"tickets"}, "value": {"sk-carol\r\nX-Admin: 1"}}, hdr); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a value with a line break: %d", resp.StatusCode)
+	}
+	resp, _ = adminDo(t, e, "POST", "/admin/credentials", url.Values{"csrf": {csrf}, "backend": {"tickets"}, "value": {"sk-carol-1"}}, hdr)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("store: %d", resp.StatusCode)
+	}
+	_, page = adminDo(t, e, "GET", "/admin/credentials", nil, hdr)
+	if !strings.Contains(page, "Stored") || strings.Contains(page, "sk-carol") {
+		t.Errorf("My credentials after storing (stored, and never shown):\n%s", page)
+	}
+	c := e.dial(gwStreamable, gwBearer(viewer))
+	testkit.WaitFor(t, "whoami listed", func() bool {
+		res, err := c.Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
+	})
+	if res, err := gwCallTool(ctx, c, "tickets__whoami", nil); err != nil || pvText(t, res) != "key=sk-carol-1" {
+		t.Errorf("carol's call after storing her key: %s %v", res, err)
+	}
+	if resp, _ := adminDo(t, e, "POST", "/admin/credentials/delete", url.Values{"csrf": {csrf}, "backend": {"tickets"}}, hdr); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("delete: %d", resp.StatusCode)
+	}
+	if _, err := gwCallTool(ctx, c, "tickets__whoami", nil); err == nil {
+		t.Error("a call after deleting her key succeeded")
+	}
+	if err := e.closeGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	records, err := e.store.TailAudit(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for _, r := range records {
+		if r.Kind == "credential" {
+			changes = append(changes, r.Subject+" "+r.Name+" "+r.Backend+" "+r.Outcome)
+		}
+	}
+	if got := strings.Join(changes, ", "); got != "carol store tickets error, carol store tickets ok, carol delete tickets ok" {
+		t.Errorf("audited credential changes: %s", got)
 	}
 }

@@ -95,6 +95,26 @@ type Source interface {
 	Grants(ctx context.Context) (grants []store.OAuthGrant, ok bool)
 	// RevokeGrant revokes a grant for by; store.ErrNotFound.
 	RevokeGrant(ctx context.Context, id string, by mcp.Identity) error
+
+	// MyCredentials is, for each per_user backend that takes a stored
+	// credential, whether principal has stored one (none: the console
+	// has no page for people who are not admins).
+	MyCredentials(ctx context.Context, principal string) ([]CredentialRow, error)
+	// SetMyCredential stores by's own credential for backend, and
+	// DeleteMyCredential deletes it (store.ErrNotFound when none), each
+	// audited; an error of a value refused says why (personal.ErrBadValue).
+	SetMyCredential(ctx context.Context, by mcp.Identity, backend, value string) error
+	DeleteMyCredential(ctx context.Context, by mcp.Identity, backend string) error
+}
+
+// CredentialRow is one per_user backend on a person's My credentials page.
+type CredentialRow struct {
+	Backend string
+	// SentAs says how the backend gets it: "the header X-Api-Key", "the
+	// variable API_KEY of your own process".
+	SentAs    string
+	Stored    bool
+	UpdatedAt time.Time
 }
 
 // BackendRow is one backend's row.
@@ -217,6 +237,9 @@ func (h *Handler) routes() {
 	m.Handle("POST /admin/tokens", h.admin(h.createToken))
 	m.Handle("POST /admin/tokens/revoke", h.admin(h.revokeToken))
 	m.Handle("POST /admin/grants/revoke", h.admin(h.revokeGrant))
+	m.Handle("GET "+personalPage, h.person(h.credentials))
+	m.Handle("POST "+personalPage, h.person(h.setCredential))
+	m.Handle("POST "+personalPage+"/delete", h.person(h.deleteCredential))
 	m.HandleFunc("/admin", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 	})
@@ -293,8 +316,11 @@ func (h *Handler) open(v string) (claims, bool) {
 
 // caller is who a request is from, once admitted.
 type caller struct {
-	id   mcp.Identity
-	csrf string // "" for a bearer caller
+	id    mcp.Identity
+	csrf  string // "" for a bearer caller
+	admin bool
+	// person: the console has pages of one's own (My credentials).
+	person bool
 }
 
 type adminHandler func(w http.ResponseWriter, r *http.Request, c caller)
@@ -303,7 +329,13 @@ type adminHandler func(w http.ResponseWriter, r *http.Request, c caller)
 // cookie (then a POST must carry the CSRF token and come from this
 // origin). A browser with no session is sent to the login page; anyone
 // else is refused with what they lack.
-func (h *Handler) admin(next adminHandler) http.Handler {
+func (h *Handler) admin(next adminHandler) http.Handler { return h.admit(next, true) }
+
+// person admits anyone signed in, whatever their role, to their own
+// pages (My credentials), as admin admits admins.
+func (h *Handler) person(next adminHandler) http.Handler { return h.admit(next, false) }
+
+func (h *Handler) admit(next adminHandler, adminOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if secret, ok := bearer(r); ok {
 			id, _, err := h.src.Authenticate(r.Context(), secret)
@@ -312,14 +344,18 @@ func (h *Handler) admin(next adminHandler) http.Handler {
 				h.refuse(w, r, http.StatusUnauthorized, "This credential is not valid.")
 				return
 			}
-			if !h.src.IsAdmin(id.Role) {
+			if adminOnly && !h.src.IsAdmin(id.Role) {
 				h.refuse(w, r, http.StatusForbidden, notAdmin(id.Role))
 				return
 			}
-			next(w, r, caller{id: id})
+			next(w, r, caller{id: id, admin: h.src.IsAdmin(id.Role), person: h.personOK(r.Context())})
 			return
 		}
 		c, ok := h.session(r)
+		if ok && adminOnly && !h.src.IsAdmin(c.Role) {
+			h.refuseView(w, http.StatusForbidden, notAdmin(c.Role)+" Your own page is My credentials.", caller{id: c.identity(), csrf: c.CSRF, person: true})
+			return
+		}
 		if !ok {
 			clearCookie(w)
 			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/admin/audit/tail") {
@@ -336,19 +372,20 @@ func (h *Handler) admin(next adminHandler) http.Handler {
 				return
 			}
 		}
-		next(w, r, caller{id: c.identity(), csrf: c.CSRF})
+		next(w, r, caller{id: c.identity(), csrf: c.CSRF, admin: h.src.IsAdmin(c.Role), person: h.personOK(r.Context())})
 	})
 }
 
 // session is the request's console session, when its cookie opens, has
-// not run out, and its credential is still active and an admin's.
+// not run out, and its credential is still active (an admin's, or of
+// someone with pages of their own: personOK).
 func (h *Handler) session(r *http.Request) (claims, bool) {
 	ck, err := r.Cookie(cookieName)
 	if err != nil {
 		return claims{}, false
 	}
 	c, ok := h.open(ck.Value)
-	if !ok || !h.now().Before(c.Until) || !h.src.IsAdmin(c.Role) || !h.src.Active(r.Context(), c.identity()) ||
+	if !ok || !h.now().Before(c.Until) || !(h.src.IsAdmin(c.Role) || h.personOK(r.Context())) || !h.src.Active(r.Context(), c.identity()) ||
 		c.ID == "" || h.src.SessionEnded(r.Context(), c.ID) {
 		return claims{}, false
 	}
@@ -424,8 +461,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.src.IsAdmin(id.Role) {
-		h.loginForm(w, r, http.StatusForbidden, notAdmin(id.Role), next)
-		return
+		if !h.personOK(r.Context()) {
+			h.loginForm(w, r, http.StatusForbidden, notAdmin(id.Role), next)
+			return
+		}
+		next = personalPage // the pages a person who is not an admin has
 	}
 	until := h.now().Add(h.age)
 	if !expires.IsZero() && expires.Before(until) {

@@ -25,7 +25,7 @@ import (
 var templateFiles embed.FS
 
 // pageNames are the pages, each its own template set over the layout.
-var pageNames = []string{"login", "overview", "catalogue", "changes", "try", "sessions", "audit", "tokens", "refused"}
+var pageNames = []string{"login", "overview", "catalogue", "changes", "try", "sessions", "audit", "tokens", "refused", "credentials"}
 
 type pages struct{ sets map[string]*template.Template }
 
@@ -65,9 +65,12 @@ type view struct {
 	Nonce string // the CSP nonce of this response's style and script
 	CSRF  string // "" for a bearer caller
 	Who   string
-	Flash string
-	Error string
-	Data  any
+	// Admin shows the admin's pages in the navigation; Person the pages
+	// of one's own.
+	Admin, Person bool
+	Flash         string
+	Error         string
+	Data          any
 }
 
 // render writes page with data under a CSP that lets run only what this
@@ -91,14 +94,25 @@ func (h *Handler) refuse(w http.ResponseWriter, _ *http.Request, status int, why
 	h.render(w, status, "refused", view{Title: http.StatusText(status), Error: why})
 }
 
+// refuseView refuses a signed-in caller, with their navigation.
+func (h *Handler) refuseView(w http.ResponseWriter, status int, why string, c caller) {
+	v := view{Title: http.StatusText(status), Error: why}
+	h.render(w, status, "refused", *v.from(c))
+}
+
+// from fills in who is signed in, and which pages they have.
 func (v *view) from(c caller) *view {
-	v.CSRF, v.Who = c.csrf, c.id.Subject
+	v.CSRF, v.Who, v.Admin, v.Person = c.csrf, c.id.Subject, c.admin, c.person
 	return v
 }
 
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.session(r); ok {
-		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
+	if c, ok := h.session(r); ok {
+		to := "/admin/"
+		if !h.src.IsAdmin(c.Role) {
+			to = personalPage
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
 	h.loginForm(w, r, http.StatusOK, "", safeNext(r.URL.Query().Get("next")))

@@ -47,8 +47,8 @@ type Options struct {
 	// (nil: their calls are answered that none is stored).
 	Credentials CredentialSource
 	// CredentialsPage is the URL of the page where a person stores
-	// theirs, named in that answer ("": an admin is asked to).
-	CredentialsPage string
+	// theirs, named in that answer (nil: an admin is asked to).
+	CredentialsPage func() string
 	// Revoked, if set, is closed once principal is revoked: their
 	// upstream sessions (a per_user backend's children) then end.
 	Revoked func(principal string) <-chan struct{}

@@ -50,7 +50,10 @@ func (b *Backend) personal(ctx context.Context, r *mcp.Request) (principal, valu
 // naming the page where they store one. A client that knows it offers to
 // open the page; any other shows the message, which names the page too.
 func (b *Backend) credentialRequired() error {
-	page := b.opts.CredentialsPage
+	var page string
+	if b.opts.CredentialsPage != nil {
+		page = b.opts.CredentialsPage()
+	}
 	msg := "Backend " + b.spec.Name + " acts as you, and you have stored no credential for it."
 	if page != "" {
 		msg += " Store yours at " + page + " (My credentials), then call again."
@@ -64,4 +67,10 @@ func (b *Backend) credentialRequired() error {
 		data["elicitations"] = []map[string]string{{"mode": "url", "elicitationId": hex.EncodeToString(id[:]), "url": page, "message": msg}}
 	}
 	return jsonrpc.NewError(mcp.CodeURLElicitationRequired, msg, data)
+}
+
+// PerUser reports whether b gives each principal their own credential,
+// and where it goes: a header (http, sse) or a variable (stdio, process).
+func (b *Backend) PerUser() (header, env string, ok bool) {
+	return b.spec.CredentialHeader, b.spec.CredentialEnv, b.spec.Identity.PerUser()
 }
