@@ -4,7 +4,10 @@
 
 package mcp
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // Identity is who is calling, as authentication resolved them.
 type Identity struct {
@@ -20,7 +23,24 @@ type Identity struct {
 	// View is the form of the catalogue the caller is served (ViewFull
 	// when zero): what its route or its configuration chose.
 	View View
+	// Presented is the token the caller authenticated with, when it is
+	// an identity provider's (a JWT, an OAuth access token of another
+	// issuer): a per_user backend exchanges it for one of its own (RFC
+	// 8693). "" for the gateway's own credentials.
+	Presented Secret `json:"-"`
 }
+
+// Secret is a value never shown: fmt, log/slog and encoding/json print
+// "[secret]"; Reveal is the value, for the one place that sends it.
+type Secret string
+
+// Reveal is the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+func (Secret) String() string               { return "[secret]" }
+func (Secret) GoString() string             { return "[secret]" }
+func (Secret) LogValue() slog.Value         { return slog.StringValue("[secret]") }
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[secret]"`), nil }
 
 // Key identifies the credential a session is bound to: a session opened
 // with one grant is not another grant's, whoever holds both.

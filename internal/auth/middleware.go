@@ -230,6 +230,9 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		if id, at.expires, err = a.oauth.verify(ctx, is, cred, now); err != nil {
 			return mcp.Identity{}, at, err
 		}
+		if is.local == nil { // another issuer's: a backend may exchange it
+			id.Presented = mcp.Secret(cred)
+		}
 		at.tokenID = id.TokenID
 	} else {
 		at.scheme = "jwt"
@@ -239,6 +242,7 @@ func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now tim
 		if id, at.expires, err = a.jwt.verify(ctx, cred, now); err != nil {
 			return mcp.Identity{}, at, err
 		}
+		id.Presented = mcp.Secret(cred)
 		at.tokenID = id.TokenID
 	}
 	at.role = id.Role

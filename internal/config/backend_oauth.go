@@ -107,30 +107,9 @@ func validateBackendOAuth(key string, b BackendConfig) error {
 		return bad(key+".oauth.grant", "%q is not client_credentials, jwt_bearer or authorization_code", o.Grant)
 	case o.Grant == GrantAuthorizationCode:
 		return validateAuthorizationCode(key, b)
-	case o.Grant == GrantJWTBearer:
-		switch {
-		case (o.AssertionFile == "") == (o.AssertionFrom == ""):
-			return bad(key+".oauth", "jwt_bearer: name the workload's JWT in assertion_file or assertion_from, one of them")
-		case o.ClientSecretFrom != "" || o.ClientSecretFile != "" || o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.AuthMethod != "" || o.SigningAlg != "":
-			return bad(key+".oauth", "jwt_bearer: the assertion is the credential; no client secret, private key or auth_method beside it")
-		}
-	case o.AssertionFile != "" || o.AssertionFrom != "":
-		return bad(key+".oauth", "assertion_file and assertion_from go with grant: jwt_bearer")
-	case o.ClientID == "":
-		return bad(key+".oauth.client_id", "required")
-	case o.AuthMethod == "private_key_jwt":
-		switch {
-		case (o.PrivateKeyFrom == "") == (o.PrivateKeyFile == ""):
-			return bad(key+".oauth", "private_key_jwt: name the private key in private_key_from (an environment variable) or private_key_file, one of them")
-		case o.ClientSecretFrom != "" || o.ClientSecretFile != "":
-			return bad(key+".oauth", "private_key_jwt authenticates with the key: no client secret beside it")
-		}
-	case o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.SigningAlg != "":
-		return bad(key+".oauth", "private_key_from, private_key_file and signing_alg go with auth_method: private_key_jwt")
-	case (o.ClientSecretFrom == "") == (o.ClientSecretFile == ""):
-		return bad(key+".oauth", "name the client secret in client_secret_from (an environment variable) or client_secret_file, one of them")
-	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post":
-		return bad(key+".oauth.auth_method", "%q is not client_secret_basic, client_secret_post or private_key_jwt", o.AuthMethod)
+	}
+	if err := validateOAuthClientAuth(key+".oauth", o); err != nil {
+		return err
 	}
 	if _, ok := b.HeadersFrom["Authorization"]; ok {
 		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")
@@ -144,6 +123,39 @@ func validateBackendOAuth(key string, b BackendConfig) error {
 		}
 	}
 	return validateIssuer(key, o)
+}
+
+// validateOAuthClientAuth checks how a client of a token endpoint (at
+// prefix: a backend's oauth, a credential's exchange) authenticates: a
+// workload's assertion (jwt_bearer), a secret, or a private key.
+func validateOAuthClientAuth(prefix string, o *BackendOAuth) error {
+	switch {
+	case o.Grant == GrantJWTBearer:
+		switch {
+		case (o.AssertionFile == "") == (o.AssertionFrom == ""):
+			return bad(prefix, "jwt_bearer: name the workload's JWT in assertion_file or assertion_from, one of them")
+		case o.ClientSecretFrom != "" || o.ClientSecretFile != "" || o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.AuthMethod != "" || o.SigningAlg != "":
+			return bad(prefix, "jwt_bearer: the assertion is the credential; no client secret, private key or auth_method beside it")
+		}
+	case o.AssertionFile != "" || o.AssertionFrom != "":
+		return bad(prefix, "assertion_file and assertion_from go with grant: jwt_bearer")
+	case o.ClientID == "":
+		return bad(prefix+".client_id", "required")
+	case o.AuthMethod == "private_key_jwt":
+		switch {
+		case (o.PrivateKeyFrom == "") == (o.PrivateKeyFile == ""):
+			return bad(prefix, "private_key_jwt: name the private key in private_key_from (an environment variable) or private_key_file, one of them")
+		case o.ClientSecretFrom != "" || o.ClientSecretFile != "":
+			return bad(prefix, "private_key_jwt authenticates with the key: no client secret beside it")
+		}
+	case o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.SigningAlg != "":
+		return bad(prefix, "private_key_from, private_key_file and signing_alg go with auth_method: private_key_jwt")
+	case (o.ClientSecretFrom == "") == (o.ClientSecretFile == ""):
+		return bad(prefix, "name the client secret in client_secret_from (an environment variable) or client_secret_file, one of them")
+	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post":
+		return bad(prefix+".auth_method", "%q is not client_secret_basic, client_secret_post or private_key_jwt", o.AuthMethod)
+	}
+	return nil
 }
 
 // validateIssuer checks oauth.issuer, when set.

@@ -19,6 +19,28 @@ type BackendCredential struct {
 	// Vault: each person stores their own key for the backend (the
 	// console's My credentials page, or mcpgate credentials set).
 	Vault *VaultCredential `yaml:"vault"`
+	// Exchange: the token each caller signed in with (a JWT of auth.jwt,
+	// an access token of an auth.oauth issuer) is exchanged at the
+	// identity provider's token endpoint (RFC 8693). The token it gives,
+	// whose audience is the backend, is sent as the bearer (http, sse).
+	Exchange *ExchangeConfig `yaml:"exchange"`
+}
+
+// ExchangeConfig is how the gateway exchanges a caller's token. The
+// gateway is a client of the token endpoint (token_url, required), with
+// the keys of a backend's oauth (client_id; client_secret_from or
+// client_secret_file, or auth_method: private_key_jwt with a key; scopes).
+type ExchangeConfig struct {
+	BackendOAuth `yaml:",inline"`
+	// Audience is the token's audience asked for (the backend's name at
+	// the provider); Resource its resource (default: the backend's URL).
+	Audience string `yaml:"audience"`
+	Resource string `yaml:"resource"`
+	// SubjectTokenType is what the caller's token is: access_token (the
+	// default), jwt or id_token. RequestedTokenType is what is asked for
+	// (default: the provider's choice).
+	SubjectTokenType   string `yaml:"subject_token_type"`
+	RequestedTokenType string `yaml:"requested_token_type"`
 }
 
 // VaultCredential names where a person's stored key goes.
@@ -93,16 +115,24 @@ func (c *Config) PerUser() bool {
 }
 
 func (c *Config) validateBackendIdentity(key string, b BackendConfig) error {
-	var header, env string
-	vault := b.Credential != nil && b.Credential.Vault != nil
-	if vault {
-		header, env = b.Credential.Vault.Header, b.Credential.Vault.Env
+	var header, env, way string
+	cred := b.Credential
+	vault := cred != nil && cred.Vault != nil
+	switch {
+	case vault && cred.Exchange != nil:
+		return bad(key+".credential", "name one way to get a credential: vault or exchange")
+	case vault:
+		way, header, env = upstream.WayVault, cred.Vault.Header, cred.Vault.Env
+	case cred != nil && cred.Exchange != nil:
+		way = upstream.WayExchange
+	case cred != nil:
+		return bad(key+".credential", "names no way to get a credential (vault or exchange)")
 	}
-	if b.Credential != nil && !vault {
-		return bad(key+".credential", "names no way to get a credential (vault)")
-	}
-	if p := upstream.CheckIdentity(b.Kind, b.Identity, vault, header, env); p != nil {
+	if p := upstream.CheckIdentity(b.Kind, b.Identity, way, header, env); p != nil {
 		return bad(key+"."+p.Key, "%s", p.Why)
+	}
+	if way == upstream.WayExchange {
+		return validateExchange(key, b, cred.Exchange)
 	}
 	if vault {
 		if k, err := c.Vault.Key("vault"); err != nil {
@@ -110,6 +140,41 @@ func (c *Config) validateBackendIdentity(key string, b BackendConfig) error {
 		} else if k == nil {
 			return bad(key+".credential.vault", "needs the key that seals people's credentials: vault.key_file or vault.key_from")
 		}
+	}
+	return nil
+}
+
+// validateExchange checks backend key's credential exchange: a token
+// endpoint, the gateway's client there, and token types RFC 8693 names.
+func validateExchange(key string, b BackendConfig, x *ExchangeConfig) error {
+	prefix := key + ".credential.exchange"
+	switch {
+	case x.Grant != "":
+		return bad(prefix+".grant", "not used: the grant is the token exchange")
+	case x.Issuer != "":
+		return bad(prefix+".issuer", "not used: name the token endpoint in token_url")
+	case x.TokenURL == "":
+		return bad(prefix+".token_url", "required: the identity provider's token endpoint")
+	}
+	if err := fetchableURL(prefix+".token_url", x.TokenURL); err != nil {
+		return err
+	}
+	if err := validateOAuthClientAuth(prefix, &x.BackendOAuth); err != nil {
+		return err
+	}
+	switch x.SubjectTokenType {
+	case "", "access_token", "jwt", "id_token":
+	default:
+		return bad(prefix+".subject_token_type", "%q is not access_token, jwt or id_token", x.SubjectTokenType)
+	}
+	if t := x.RequestedTokenType; t != "" && t != "access_token" && t != "jwt" {
+		return bad(prefix+".requested_token_type", "%q is not access_token or jwt", t)
+	}
+	if _, ok := b.HeadersFrom["Authorization"]; ok {
+		return bad(key+".headers_from.Authorization", "the backend's bearer is each caller's exchanged token: no Authorization header beside it")
+	}
+	if b.OAuth != nil {
+		return bad(prefix, "the backend's bearer is each caller's exchanged token: no oauth beside it")
 	}
 	return nil
 }

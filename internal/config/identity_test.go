@@ -12,6 +12,7 @@ func TestBackendIdentityKeys(t *testing.T) {
 	t.Setenv("MCPGATE_TEST_VAULT_KEY", strings.Repeat("ab", 32))
 	const stdio = `{name: a, kind: stdio, command: [x]`
 	const http = `{name: a, kind: http, url: "http://127.0.0.1:1/mcp"`
+	const xc = `{token_url: "https://idp.example/token", client_id: gw, client_secret_from: S}`
 	tests := []struct {
 		name, backend string
 		key           string // the key refused; "" when valid
@@ -30,6 +31,15 @@ func TestBackendIdentityKeys(t *testing.T) {
 		{"stdio's key in a header", stdio + `, identity: per_user, credential: {vault: {header: X}}}`, "backends[0].credential.vault.env"},
 		{"not a header name", http + `, identity: per_user, credential: {vault: {header: "X Key"}}}`, "backends[0].credential.vault.header"},
 		{"not a variable name", stdio + `, identity: per_user, credential: {vault: {env: "1A=B"}}}`, "backends[0].credential.vault.env"},
+		{"exchange at a token endpoint", http + `, identity: per_user, credential: {exchange: ` + xc + `}}`, ""},
+		{"exchange with a private key", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem, subject_token_type: jwt}}}`, ""},
+		{"exchange and vault both", http + `, identity: per_user, credential: {vault: {header: X}, exchange: ` + xc + `}}`, "backends[0].credential"},
+		{"exchange for stdio", stdio + `, identity: per_user, credential: {exchange: ` + xc + `}}`, "backends[0].credential.exchange"},
+		{"exchange without a token endpoint", http + `, identity: per_user, credential: {exchange: {client_id: gw, client_secret_from: S}}}`, "backends[0].credential.exchange.token_url"},
+		{"exchange without a client", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token"}}}`, "backends[0].credential.exchange.client_id"},
+		{"exchange naming a grant", http + `, identity: per_user, credential: {exchange: {grant: jwt_bearer, token_url: "https://idp.example/token"}}}`, "backends[0].credential.exchange.grant"},
+		{"exchange of an unknown token type", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, subject_token_type: saml}}}`, "backends[0].credential.exchange.subject_token_type"},
+		{"exchange beside a static bearer", http + `, headers_from: {Authorization: T}, identity: per_user, credential: {exchange: ` + xc + `}}`, "backends[0].headers_from.Authorization"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

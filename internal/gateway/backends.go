@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,7 +68,7 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 		}
 	}
 	if o := b.OAuth; o != nil && o.Grant != config.GrantAuthorizationCode {
-		s.OAuth = clientCredentials(key, o, &src, out)
+		s.OAuth = clientCredentials(key+".oauth", o, &src, out)
 	}
 	if bo != nil && wantsAuthorization(b) {
 		var pre *oauthclient.Registration
@@ -81,6 +82,14 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 		}
 		s.Authorization = bo.authorization(b.Name, b.URL, pre, scopes, issuer)
 	}
+	if c := b.Credential; c != nil && c.Exchange != nil {
+		x := c.Exchange
+		if cc := clientCredentials(key+".credential.exchange", &x.BackendOAuth, &src, out); cc != nil {
+			s.Exchange = &oauthclient.TokenExchange{Client: *cc, Audience: x.Audience, Resource: cmp.Or(x.Resource, b.URL),
+				SubjectTokenType:   oauthclient.TokenType(cmp.Or(x.SubjectTokenType, "access_token")),
+				RequestedTokenType: oauthclient.TokenType(x.RequestedTokenType)}
+		}
+	}
 	if err := wireSpec(key, b, &s, &src); err != nil {
 		return s, err
 	}
@@ -93,15 +102,16 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 	return s, nil
 }
 
-// clientCredentials is backend o's client of the client credentials or
-// JWT-bearer grant, its secret, key or assertion read (nil when one could
-// not be: src says why).
+// clientCredentials is o's client of a token endpoint (a backend's
+// client credentials or JWT-bearer grant, a credential's exchange, named
+// by key), its secret, key or assertion read (nil when one could not be:
+// src says why).
 func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *egress.Policy) *oauthclient.ClientCredentials {
 	cc := &oauthclient.ClientCredentials{ClientID: o.ClientID, Scopes: o.Scopes, TokenURL: o.TokenURL, AuthMethod: o.AuthMethod,
 		SigningAlg: o.SigningAlg, Issuer: o.Issuer, Outbound: out}
 	switch {
 	case o.Grant == config.GrantJWTBearer && o.AssertionFrom != "":
-		assertion, _, ok := src.either(key+".oauth.assertion", o.AssertionFrom, "")
+		assertion, _, ok := src.either(key+".assertion", o.AssertionFrom, "")
 		if !ok {
 			return nil
 		}
@@ -110,18 +120,18 @@ func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *eg
 		// Read now, to refuse a configuration that cannot work, and again
 		// at each token request: the platform renews the file.
 		path := o.AssertionFile
-		if _, _, ok := src.either(key+".oauth.assertion", "", path); !ok {
+		if _, _, ok := src.either(key+".assertion", "", path); !ok {
 			return nil
 		}
 		cc.Assertion = func() (string, error) {
 			b, err := os.ReadFile(path)
 			if err != nil {
-				return "", fmt.Errorf("%s: %w", key+".oauth.assertion_file", err)
+				return "", fmt.Errorf("%s: %w", key+".assertion_file", err)
 			}
 			return strings.TrimSpace(string(b)), nil
 		}
 	case o.AuthMethod == oauthclient.PrivateKeyJWT:
-		pemText, where, ok := src.either(key+".oauth.private_key", o.PrivateKeyFrom, o.PrivateKeyFile)
+		pemText, where, ok := src.either(key+".private_key", o.PrivateKeyFrom, o.PrivateKeyFile)
 		if !ok {
 			return nil
 		}
@@ -132,7 +142,7 @@ func clientCredentials(key string, o *config.BackendOAuth, src *sources, out *eg
 		}
 	default:
 		var ok bool
-		if cc.ClientSecret, _, ok = src.either(key+".oauth.client_secret", o.ClientSecretFrom, o.ClientSecretFile); !ok {
+		if cc.ClientSecret, _, ok = src.either(key+".client_secret", o.ClientSecretFrom, o.ClientSecretFile); !ok {
 			return nil
 		}
 	}

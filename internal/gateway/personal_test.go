@@ -17,7 +17,11 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -29,7 +33,10 @@ const pvKeyEnv = "MCPGATE_TEST_VAULT_KEY"
 
 // pvBackend serves a tool whoami answering the X-Api-Key the request that
 // carried it arrived with (over Streamable HTTP, both eras).
-func pvBackend(t *testing.T) string {
+func pvBackend(t *testing.T) string { return pvBackendOf(t, "X-Api-Key") }
+
+// pvBackendOf is pvBackend answering the header named.
+func pvBackendOf(t *testing.T, header string) string {
 	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "tickets", Version: "1"}})
 	whoami := func(ctx context.Context, _ *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
 		id, _ := mcp.IdentityFrom(ctx)
@@ -41,7 +48,7 @@ func pvBackend(t *testing.T) string {
 	h := mcphttp.NewHandler(s, mcphttp.Options{Sessionless: true})
 	t.Cleanup(h.Close)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(mcp.WithIdentity(r.Context(), mcp.Identity{Subject: "key=" + r.Header.Get("X-Api-Key")})))
+		h.ServeHTTP(w, r.WithContext(mcp.WithIdentity(r.Context(), mcp.Identity{Subject: "key=" + r.Header.Get(header)})))
 	}))
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -151,19 +158,7 @@ func TestEachPersonReachesAPerUserBackendWithTheirOwnKey(t *testing.T) {
 	}
 	// The audit names whom each call was made as at the backend: the
 	// caller's stored key, for the calls that had one.
-	if err := e.closeGateway(ctx); err != nil {
-		t.Fatal(err)
-	}
-	records, err := e.store.TailAudit(ctx, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := map[string]int{}
-	for _, r := range records {
-		if r.Name == "tickets__whoami" {
-			as[r.Subject+" "+r.Outcome+" "+r.Upstream]++
-		}
-	}
+	as := pvAudited(t, e)
 	if as["alice ok vault:tickets"] != 82 || as["bob ok vault:tickets"] != 80 || as["alice error "] != 1 || as["bob error "] != 2 {
 		t.Errorf("audited whoami calls by caller, outcome and upstream identity: %v", as)
 	}
@@ -306,4 +301,146 @@ func TestAPersonStoresTheirOwnKeyOnMyCredentials(t *testing.T) {
 	if got := strings.Join(changes, ", "); got != "carol store tickets error, carol store tickets ok, carol delete tickets ok" {
 		t.Errorf("audited credential changes: %s", got)
 	}
+}
+
+// pxSecretEnv holds the gateway's client secret at the identity provider.
+const pxSecretEnv = "MCPGATE_TEST_EXCHANGE_SECRET"
+
+// pxBearer is what the backend saw: the exchanged token's claims.
+func pxBearer(t *testing.T, text string) jwt.MapClaims {
+	t.Helper()
+	tok, ok := strings.CutPrefix(text, "key=Bearer ")
+	claims := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(tok, claims); !ok || err != nil {
+		t.Fatalf("the backend saw %q, not a bearer JWT (%v)", text, err)
+	}
+	return claims
+}
+
+// Two people signed in with their identity provider's tokens call a
+// per_user backend whose credential is exchanged (RFC 8693), in both eras
+// at once: the backend sees, on every call, a token of the caller (its
+// subject), for itself (its audience), saying the gateway acts (act), and
+// never the token they gave the gateway. Each person's token is exchanged
+// once while it lasts, and again once it nears its end. A caller with a
+// service token is told why the backend cannot act as them. The audit names
+// the exchanged token's subject; no token reaches the log.
+func TestEachPersonReachesAnExchangeBackendWithAnExchangedToken(t *testing.T) {
+	is := oauthtest.New(t, "")
+	t.Setenv(pxSecretEnv, oauthtest.ClientCredentialsSecret)
+	url := pvBackendOf(t, "Authorization")
+	e := gwStart(t, "listen: 127.0.0.1:0\nauth: {jwt: {algorithm: RS256, jwks_url: "+strconv.Quote(is.Server.URL+"/jwks")+", issuer: "+strconv.Quote(is.ID)+"}}\n"+
+		"backends:\n  - {name: tickets, kind: http, url: "+strconv.Quote(url)+", identity: per_user,\n"+
+		"     credential: {exchange: {token_url: "+strconv.Quote(is.ID+"/token")+", client_id: gw, client_secret_from: "+pxSecretEnv+", audience: tickets-api}}}\n")
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	tokens := map[string]string{}
+	clients := map[string]*mcp.Client{}
+	for _, who := range []string{"alice", "bob"} {
+		tokens[who] = is.Token(t, map[string]any{"sub": who, "role": "viewer"})
+		for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
+			conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + tokens[who]}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := mcp.NewClient(conn, mcp.ClientOptions{})
+			t.Cleanup(func() { c.Close() })
+			if _, err := c.Connect(ctx, era); err != nil {
+				t.Fatal(err)
+			}
+			clients[who+" "+string(era)] = c
+		}
+	}
+	testkit.WaitFor(t, "whoami listed", func() bool {
+		res, err := clients["alice session"].Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
+	})
+	var wg sync.WaitGroup
+	for name, c := range clients {
+		who := strings.Fields(name)[0]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				res, err := gwCallTool(ctx, c, "tickets__whoami", nil)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					return
+				}
+				claims := pxBearer(t, pvText(t, res))
+				act, _ := claims["act"].(map[string]any)
+				if claims["sub"] != who || claims["aud"] != "tickets-api" || act["sub"] != "gw" || strings.Contains(pvText(t, res), tokens[who]) {
+					t.Errorf("%s reached the backend with %v", name, claims)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := is.Exchanges(); len(got) != 2 || got[0].Resource != url || got[0].Audience != "tickets-api" ||
+		got[0].SubjectTokenType != "urn:ietf:params:oauth:token-type:access_token" {
+		t.Errorf("exchanges after 160 calls by two people: %+v, want one each", got)
+	}
+
+	svc, _ := e.token("ci", "viewer")
+	_, err := gwCallTool(ctx, e.dial(gwStreamable, gwBearer(svc)), "tickets__whoami", nil)
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || !strings.Contains(je.Message, "not a service token") ||
+		!strings.Contains(string(je.Data), `"kind":"credential_required"`) {
+		t.Errorf("a service token's call: %v, want -32001 saying why", err)
+	}
+
+	// A token near its end is exchanged again (the margin is a tenth of
+	// a short life).
+	is.SetExchangeLifetime(2 * time.Second)
+
+	carol := is.Token(t, map[string]any{"sub": "carol", "role": "viewer"})
+	conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + carol}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := mcp.NewClient(conn, mcp.ClientOptions{})
+	t.Cleanup(func() { cc.Close() })
+	if _, err := cc.Connect(ctx, mcp.EraSessionless); err != nil {
+		t.Fatal(err)
+	}
+	before := len(is.Exchanges())
+	testkit.WaitFor(t, "carol's token exchanged again as it nears its end", func() bool {
+		res, err := gwCallTool(ctx, cc, "tickets__whoami", nil)
+		return err == nil && pxBearer(t, pvText(t, res))["sub"] == "carol" && len(is.Exchanges()) >= before+2
+	})
+
+	logs := e.logs.String()
+	for who, tok := range tokens {
+		if strings.Contains(logs, tok) {
+			t.Errorf("%s's token reached the log", who)
+		}
+	}
+	if strings.Contains(logs, oauthtest.ClientCredentialsSecret) {
+		t.Error("the client secret reached the log")
+	}
+	if as := pvAudited(t, e); as["alice ok exchange:alice"] != 40 || as["bob ok exchange:bob"] != 40 {
+		t.Errorf("audited calls by caller, outcome and upstream identity: %v", as)
+	}
+}
+
+// pvAudited ends e's gateway (its audit log flushed) and counts its
+// records of tickets__whoami by caller, outcome and upstream identity.
+func pvAudited(t *testing.T, e *gwEnv) map[string]int {
+	t.Helper()
+	ctx := testkit.Context(t)
+	if err := e.closeGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	records, err := e.store.TailAudit(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := map[string]int{}
+	for _, r := range records {
+		if r.Name == "tickets__whoami" {
+			as[r.Subject+" "+r.Outcome+" "+r.Upstream]++
+		}
+	}
+	return as
 }

@@ -66,6 +66,10 @@ type Issuer struct {
 	// IDTokenClaims override the ID token's claims (a nil value removes
 	// one), for the tests of a relying party's checks.
 	IDTokenClaims map[string]any
+	// exchangeLife is how long an exchanged token lives (default five
+	// minutes; SetExchangeLifetime); exchanges are those granted.
+	exchangeLife time.Duration
+	exchanges    []ExchangeRecord
 }
 
 // AddClient registers a client out of band (a relying party configured
@@ -118,7 +122,7 @@ func New(t testing.TB, path string) *Issuer {
 		"token_endpoint":                        is.ID + "/token",
 		"registration_endpoint":                 is.ID + "/register",
 		"revocation_endpoint":                   is.ID + "/revoke",
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials", TokenExchangeGrant},
 		"token_endpoint_auth_methods_supported": []string{"none"},
 		"response_types_supported":              []string{"code"},
 		"code_challenge_methods_supported":      []string{"S256"},
@@ -255,6 +259,9 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant")
 			return
 		}
+	case TokenExchangeGrant:
+		is.exchange(w, r)
+		return
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return
@@ -284,6 +291,69 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(answer)
+}
+
+// TokenExchangeGrant is RFC 8693's grant_type.
+const TokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// ExchangeRecord is one token exchange the issuer granted.
+type ExchangeRecord struct{ Subject, Audience, Resource, SubjectTokenType string }
+
+// SetExchangeLifetime makes the tokens exchanged from now on live d.
+func (is *Issuer) SetExchangeLifetime(d time.Duration) {
+	is.mu.Lock()
+	is.exchangeLife = d
+	is.mu.Unlock()
+}
+
+// Exchanges are the token exchanges granted so far, oldest first.
+func (is *Issuer) Exchanges() []ExchangeRecord {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return slices.Clone(is.exchanges)
+}
+
+// exchange is RFC 8693's token exchange for the confidential client "gw"
+// (client_secret_basic). The subject token is one this issuer signed,
+// unexpired, of an access token, JWT or ID token type. The token given is
+// of the same subject, for the audience asked for (else the resource),
+// and says the gateway acts for the subject (act, RFC 8693 §4.1). It
+// lives five minutes, or what SetExchangeLifetime says.
+func (is *Issuer) exchange(w http.ResponseWriter, r *http.Request) {
+	if id, secret, ok := r.BasicAuth(); !ok || id != "gw" || secret != ClientCredentialsSecret {
+		oauthError(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	f := r.PostForm
+	switch f.Get("subject_token_type") {
+	case "urn:ietf:params:oauth:token-type:access_token", "urn:ietf:params:oauth:token-type:jwt", "urn:ietf:params:oauth:token-type:id_token":
+	default:
+		oauthError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(f.Get("subject_token"), claims, func(*jwt.Token) (any, error) { return &key().PublicKey, nil },
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(is.ID), jwt.WithExpirationRequired()); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	sub, _ := claims["sub"].(string)
+	aud := cmp.Or(f.Get("audience"), f.Get("resource"))
+	if sub == "" || aud == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_target")
+		return
+	}
+	is.mu.Lock()
+	life := cmp.Or(is.exchangeLife, 5*time.Minute)
+	is.mu.Unlock()
+	access := is.tokenFor(map[string]any{"sub": sub, "aud": aud, "act": map[string]any{"sub": "gw"}, "exp": time.Now().Add(life).Unix()})
+	is.mu.Lock()
+	is.exchanges = append(is.exchanges, ExchangeRecord{Subject: sub, Audience: f.Get("audience"), Resource: f.Get("resource"), SubjectTokenType: f.Get("subject_token_type")})
+	is.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+		"token_type": "Bearer", "expires_in": int(life.Seconds())})
 }
 
 // refreshGrant reads the grant a refresh token this issuer signed carries.

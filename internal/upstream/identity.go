@@ -24,15 +24,21 @@ func (m IdentityMode) PerUser() bool { return m == IdentityPerUser }
 // and its proxy each).
 func (k Kind) PerPrincipal() bool { return k.PerClient() || k == KindProcess }
 
+// The ways a per_user backend gets each principal's credential.
+const (
+	WayVault    = "vault"    // each person's own stored key
+	WayExchange = "exchange" // the caller's token exchanged (RFC 8693)
+)
+
 // CheckIdentity checks a backend's identity keys: the mode, whether its
-// kind can give each principal a session of their own, and where a
-// principal's stored credential goes (a header for http and sse, an
-// environment variable for stdio and process). vault reports whether
-// credential.vault is set; header and env are its keys.
-func CheckIdentity(k Kind, mode IdentityMode, vault bool, header, env string) *TargetProblem {
+// kind can give each principal a session of their own, and way ("" for
+// none). A stored key goes in a header (http, sse) or an environment
+// variable (stdio, process), named by header and env. An exchanged token
+// is an HTTP bearer (http, sse).
+func CheckIdentity(k Kind, mode IdentityMode, way, header, env string) *TargetProblem {
 	switch mode {
 	case "", IdentityShared:
-		if vault {
+		if way != "" {
 			return &TargetProblem{"credential", "needs identity: " + string(IdentityPerUser)}
 		}
 		return nil
@@ -40,13 +46,17 @@ func CheckIdentity(k Kind, mode IdentityMode, vault bool, header, env string) *T
 	default:
 		return &TargetProblem{"identity", fmt.Sprintf("%q is not %s or %s", string(mode), IdentityShared, IdentityPerUser)}
 	}
+	http := k == KindHTTP || k == KindSSE
 	switch {
 	case !k.PerPrincipal():
 		return &TargetProblem{"identity", "per_user is not used by kind " + string(k) + " (only stdio, http, sse and process)"}
-	case !vault:
-		return &TargetProblem{"credential", "required with identity: per_user (vault: each person's own key)"}
+	case way == "":
+		return &TargetProblem{"credential", "required with identity: per_user (vault: each person's own key; exchange: their token exchanged)"}
+	case way == WayExchange && !http:
+		return &TargetProblem{"credential.exchange", "not used by kind " + string(k) + " (the exchanged token is an HTTP bearer: http and sse)"}
+	case way == WayExchange:
+		return nil
 	}
-	http := k == KindHTTP || k == KindSSE
 	switch {
 	case http && header == "":
 		return &TargetProblem{"credential.vault.header", "required for kind " + string(k) + " (the header each person's key is sent in)"}

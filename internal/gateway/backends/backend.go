@@ -110,6 +110,11 @@ type Backend struct {
 	// connection: the token is asked for once and renewed as it expires,
 	// not once per connection.
 	oauthClient func() *http.Client
+
+	// exchanges are the per_user principals' exchanged tokens (personal.go),
+	// by principal; guarded by xmu.
+	xmu       sync.Mutex
+	exchanges map[string]*exchangedToken
 }
 
 // New returns a backend relaying spec's server into front; claims is the

@@ -53,12 +53,16 @@ func (b *Backend) dial(ctx context.Context, personal string) (mcp.Conn, error) {
 // withCredential is s with a principal's credential in its header or
 // variable (the spec's own headers and environment are not changed).
 func (s Spec) withCredential(value string) Spec {
-	if s.CredentialHeader != "" {
+	header := s.CredentialHeader
+	if s.Exchange != nil {
+		header = "Authorization" // "Bearer " and the exchanged token
+	}
+	if header != "" {
 		s.Header = s.Header.Clone()
 		if s.Header == nil {
 			s.Header = http.Header{}
 		}
-		s.Header.Set(s.CredentialHeader, value)
+		s.Header.Set(header, value)
 	}
 	if s.CredentialEnv != "" {
 		s.Env = append(slices.Clip(s.Env), s.CredentialEnv+"="+value)

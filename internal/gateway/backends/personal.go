@@ -10,7 +10,12 @@ package backends
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -28,6 +33,21 @@ type CredentialSource interface {
 func (b *Backend) personal(ctx context.Context, r *mcp.Request) (principal, value string, err error) {
 	id, _ := mcp.IdentityFrom(ctx)
 	principal = id.Budget()
+	if b.spec.Exchange != nil {
+		subject := id.Presented.Reveal()
+		if subject == "" {
+			return "", "", b.exchangeRefused("call with the token it gave you (a JWT or an access token of it), not a service token of the gateway's.")
+		}
+		tok, err := b.exchanged(ctx, principal, subject)
+		if err != nil {
+			b.log.Warn("backend: a caller's token was not exchanged", "err", err)
+			return "", "", b.exchangeRefused("it did not exchange yours (" + err.Error() + ").")
+		}
+		if r != nil {
+			r.SetActingAs(actingAs(b.spec.Name, tok))
+		}
+		return principal, "Bearer " + tok, nil
+	}
 	if b.opts.Credentials == nil {
 		return "", "", b.credentialRequired()
 	}
@@ -73,4 +93,95 @@ func (b *Backend) credentialRequired() error {
 // and where it goes: a header (http, sse) or a variable (stdio, process).
 func (b *Backend) PerUser() (header, env string, ok bool) {
 	return b.spec.CredentialHeader, b.spec.CredentialEnv, b.spec.Identity.PerUser()
+}
+
+// exchangedToken is a principal's token got by exchange, while it lasts.
+type exchangedToken struct {
+	subject [32]byte // the SHA-256 of the caller's token it came from
+	ready   chan struct{}
+	// Set before ready is closed.
+	token   string
+	renewAt time.Time // shortly before it expires
+	err     error
+}
+
+// exchangeMargin is how long before it expires an exchanged token is
+// renewed, at most (a tenth of its life for a shorter one).
+const exchangeMargin = 30 * time.Second
+
+// exchanged is principal's token for b, exchanged for subject (the
+// token they signed in with) at most once while it lasts: concurrent calls
+// wait for one exchange, and a new subject token is exchanged anew.
+func (b *Backend) exchanged(ctx context.Context, principal, subject string) (string, error) {
+	sum := sha256.Sum256([]byte(subject))
+	b.xmu.Lock()
+	if b.exchanges == nil {
+		b.exchanges = map[string]*exchangedToken{}
+	}
+	e := b.exchanges[principal]
+	if e != nil {
+		select {
+		case <-e.ready:
+			if e.err != nil || e.subject != sum || !time.Now().Before(e.renewAt) {
+				e = nil
+			}
+		default:
+			if e.subject != sum {
+				e = nil
+			}
+		}
+	}
+	if e == nil {
+		e = &exchangedToken{subject: sum, ready: make(chan struct{})}
+		b.exchanges[principal] = e
+		go b.exchange(e, subject)
+	}
+	b.xmu.Unlock()
+	select {
+	case <-e.ready:
+		return e.token, e.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// exchange fills e in, bounded by the start timeout.
+func (b *Backend) exchange(e *exchangedToken, subject string) {
+	defer close(e.ready)
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.StartTimeout)
+	defer cancel()
+	x, err := b.spec.Exchange.Exchange(ctx, subject)
+	if err != nil {
+		e.err = errors.New(scrub(err.Error(), withSecret(b.secrets, subject)))
+		return
+	}
+	margin := min(exchangeMargin, time.Until(x.Expires)/10)
+	e.token, e.renewAt = x.Token, x.Expires.Add(-margin)
+}
+
+// forgetExchanged drops principal's exchanged token (they were revoked).
+func (b *Backend) forgetExchanged(principal string) {
+	b.xmu.Lock()
+	delete(b.exchanges, principal)
+	b.xmu.Unlock()
+}
+
+// exchangeRefused is the answer to a call whose token could not be
+// exchanged: none presented (a service token's caller), or the identity
+// provider refused it.
+func (b *Backend) exchangeRefused(why string) error {
+	return jsonrpc.NewError(jsonrpc.CodeForbidden, "Backend "+b.spec.Name+" acts as you, with a token your identity provider gives for your own: "+why,
+		map[string]any{"backend": b.spec.Name, "kind": mcp.KindCredentialRequired})
+}
+
+// actingAs names whom an exchanged token is of: its subject when it is a
+// JWT (read, not verified: the provider made it), else the backend.
+func actingAs(backend, token string) string {
+	claims := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(token, claims); err == nil {
+		if sub, _ := claims["sub"].(string); sub != "" {
+			return "exchange:" + sub
+		}
+	}
+	return "exchange:" + backend
 }

@@ -46,6 +46,9 @@ func (s Spec) secrets() []string {
 	if s.OAuth != nil {
 		add(s.OAuth.ClientSecret)
 	}
+	if s.Exchange != nil {
+		add(s.Exchange.Client.ClientSecret)
+	}
 	if a := s.Authorization; a != nil && a.Pre != nil {
 		add(a.Pre.ClientSecret)
 	}

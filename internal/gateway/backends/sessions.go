@@ -294,6 +294,9 @@ func (p *sessionPool) run(u *upstreamSession) {
 	p.b.log.Debug("backend: upstream session opened", "open", p.open())
 	why := p.keep(u, client)
 	p.forget(u)
+	if why == whyRevoked {
+		p.b.forgetExchanged(u.key.principal)
+	}
 	if conn != nil && u.front != nil && u.front.Resumable() && !u.front.EndedByClient() {
 		// Another replica may hold the front session now: its upstream
 		// session stays open for it (the server's idle timeout ends it
@@ -303,6 +306,10 @@ func (p *sessionPool) run(u *upstreamSession) {
 	_ = client.Close()
 	p.b.log.Debug("backend: upstream session closed", "why", why, "open", p.open())
 }
+
+// whyRevoked is why a principal's upstream session ends when they are
+// revoked: their exchanged token goes with it.
+const whyRevoked = "its principal was revoked"
 
 // keep waits for a reason to end u and returns it.
 func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
@@ -315,7 +322,7 @@ func (p *sessionPool) keep(u *upstreamSession, client *mcp.Client) string {
 		case <-u.frontDone():
 			return "front session ended"
 		case <-u.revoked:
-			return "its principal was revoked"
+			return whyRevoked
 		case <-u.stop:
 			if u.retired {
 				return "retired (another credential, or its principal revoked)"

@@ -68,8 +68,12 @@ type Spec struct {
 	// their own, opened with their own credential (personal.go).
 	Identity upstream.IdentityMode
 	// CredentialHeader (http, sse) or CredentialEnv (stdio, process) is
-	// where a per_user principal's credential goes.
+	// where a per_user principal's stored credential goes.
 	CredentialHeader, CredentialEnv string
+	// Exchange, when set, gets a per_user principal's credential by
+	// exchanging the token they signed in with (RFC 8693; http, sse): it
+	// is sent as the bearer token.
+	Exchange *oauthclient.TokenExchange
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
@@ -227,7 +231,14 @@ func (s Spec) Validate() error {
 	if s.Arguments != nil && !json.Valid(s.Arguments) {
 		return bad("arguments are not JSON")
 	}
-	if p := upstream.CheckIdentity(s.Kind, s.Identity, s.Identity.PerUser(), s.CredentialHeader, s.CredentialEnv); p != nil {
+	way := ""
+	switch {
+	case s.Exchange != nil:
+		way = upstream.WayExchange
+	case s.Identity.PerUser():
+		way = upstream.WayVault
+	}
+	if p := upstream.CheckIdentity(s.Kind, s.Identity, way, s.CredentialHeader, s.CredentialEnv); p != nil {
 		return bad("%s: %s", p.Key, p.Why)
 	}
 	if p := upstream.CheckSessions(s.Kind, s.Session, s.Identity.PerUser(), s.SessionIdleTimeout, s.SessionMax); p != nil {

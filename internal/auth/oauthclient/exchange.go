@@ -1,0 +1,112 @@
+// exchange.go is the gateway exchanging a caller's token for one of a
+// backend's (OAuth 2.0 Token Exchange, RFC 8693). A person signed in to
+// the gateway with their identity provider's token. The gateway presents
+// it to that provider's token endpoint as the subject token, authenticated
+// as its own client (a secret, or a JWT it signs). It gets back a token of
+// the same person whose audience is the backend. The backend so sees who
+// is asking, with that person's rights, and never the token they gave the
+// gateway.
+
+package oauthclient
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// The RFC 8693 grant and the token types it names (§3).
+const (
+	TokenExchangeGrant  = "urn:ietf:params:oauth:grant-type:token-exchange"
+	TokenTypeAccess     = "urn:ietf:params:oauth:token-type:access_token"
+	TokenTypeJWT        = "urn:ietf:params:oauth:token-type:jwt"
+	TokenTypeIDToken    = "urn:ietf:params:oauth:token-type:id_token"
+	tokenTypeURNPrefix  = "urn:ietf:params:oauth:token-type:"
+	defaultExchangeLife = time.Hour // a token whose answer says nothing of its life
+)
+
+// TokenExchange exchanges callers' tokens at one token endpoint.
+type TokenExchange struct {
+	// Client is the gateway at the token endpoint: Client.TokenURL (required),
+	// its id, and how it authenticates (a secret, or private_key_jwt).
+	Client ClientCredentials
+	// SubjectTokenType is what the caller's token is (TokenTypeAccess,
+	// TokenTypeJWT or TokenTypeIDToken; default TokenTypeAccess), and
+	// RequestedTokenType what is asked for ("": the server's choice).
+	SubjectTokenType, RequestedTokenType string
+	// Audience and Resource name the backend (RFC 8693 §2.1; either may
+	// be empty, not both).
+	Audience, Resource string
+}
+
+// Exchanged is a token got by exchange: the access token and when it
+// expires.
+type Exchanged struct {
+	Token   string
+	Expires time.Time
+}
+
+// Exchange presents subject (the caller's token) and returns the token
+// the server gives for it. Errors name the step and the server's error
+// code, never a token or the secret.
+func (x TokenExchange) Exchange(ctx context.Context, subject string) (Exchanged, error) {
+	if subject == "" {
+		return Exchanged{}, errors.New("oauth: token exchange: no subject token")
+	}
+	c := x.Client
+	params := url.Values{
+		"grant_type":         {TokenExchangeGrant},
+		"subject_token":      {subject},
+		"subject_token_type": {cmp.Or(x.SubjectTokenType, TokenTypeAccess)},
+	}
+	for k, v := range map[string]string{"requested_token_type": x.RequestedTokenType, "audience": x.Audience, "resource": x.Resource} {
+		if v != "" {
+			params.Set(k, v)
+		}
+	}
+	style := oauth2.AuthStyleInHeader
+	if c.AuthMethod == "client_secret_post" || c.AuthMethod == PrivateKeyJWT {
+		style = oauth2.AuthStyleInParams
+	}
+	cfg := clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.TokenURL, Scopes: c.Scopes, AuthStyle: style}
+	if c.AuthMethod == PrivateKeyJWT {
+		m, err := signingMethod(c.PrivateKey, c.SigningAlg)
+		if err != nil {
+			return Exchanged{}, err
+		}
+		assertion, err := clientAssertion(c.ClientID, c.TokenURL, c.PrivateKey, m)()
+		if err != nil {
+			return Exchanged{}, err
+		}
+		for k, v := range assertion {
+			params[k] = v
+		}
+		cfg.ClientSecret = ""
+	}
+	cfg.EndpointParams = params
+	hc := c.Outbound.Client(c.TokenURL)
+	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	if err != nil {
+		return Exchanged{}, fmt.Errorf("oauth: token exchange at %s: %w", c.TokenURL, redactRetrieve(err))
+	}
+	exp := tok.Expiry
+	if exp.IsZero() {
+		exp = time.Now().Add(defaultExchangeLife)
+	}
+	return Exchanged{Token: tok.AccessToken, Expires: exp}, nil
+}
+
+// TokenType is RFC 8693's URN of a short token type name (access_token,
+// jwt, id_token, id-jag), or name itself when it is a URN already.
+func TokenType(name string) string {
+	if name == "" || len(name) > 4 && name[:4] == "urn:" {
+		return name
+	}
+	return tokenTypeURNPrefix + name
+}
