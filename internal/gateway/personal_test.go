@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,10 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -443,4 +447,87 @@ func pvAudited(t *testing.T, e *gwEnv) map[string]int {
 		}
 	}
 	return as
+}
+
+// A key stored on one replica is used on the other from its next call,
+// and deleted on the other, is gone on the first from its next call:
+// every call reads the shared store.
+func TestAStoredKeyCountsOnEveryReplicaFromTheNextCall(t *testing.T) {
+	t.Setenv(pvKeyEnv, strings.Repeat("5a", 32))
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
+	db := filepath.Join(t.TempDir(), "mcpgate.db")
+	cfg := func() *config.Config {
+		c, err := config.Parse([]byte("listen: 127.0.0.1:0\naudit: {disabled: true}\nvault: {key_from: " + pvKeyEnv + "}\nbackends:\n" +
+			"  - {name: tickets, kind: http, url: " + strconv.Quote(pvBackend(t)) + ", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Store = db
+		return c
+	}
+	var secret, id string
+	replica := func() *gateway.Gateway {
+		st, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		gw, err := gateway.New(context.Background(), cfg(), gateway.Options{Store: st, Backend: bkFast})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if secret == "" {
+			s, rec, err := gw.Tokens().Create(ctx, "alice", "viewer", time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			secret, id = s, rec.ID
+		}
+		return gw
+	}
+	a := replica()
+	baseA := bkServe(t, a)
+	b := replica() // made after alice's token: it loads it
+	baseB := bkServe(t, b)
+	call := map[string]func() (string, error){}
+	for name, base := range map[string]string{"A": baseA, "B": baseB} {
+		conn, err := mcphttp.DialStreamable(ctx, base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {gwBearer(secret)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mcp.NewClient(conn, mcp.ClientOptions{})
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Connect(ctx, mcp.EraSessionless); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, "whoami listed on "+name, func() bool {
+			res, err := c.Call(ctx, "tools/list", nil)
+			return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
+		})
+		call[name] = func() (string, error) {
+			res, err := gwCallTool(ctx, c, "tickets__whoami", nil)
+			if err != nil {
+				return "", err
+			}
+			return pvText(t, res), nil
+		}
+	}
+	if err := a.Credentials().Set(ctx, id, "tickets", "sk-alice-1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"A", "B"} {
+		if got, err := call[name](); err != nil || got != "key=sk-alice-1" {
+			t.Errorf("replica %s after storing on A: %q %v", name, got, err)
+		}
+	}
+	if err := b.Credentials().Delete(ctx, id, "tickets"); err != nil {
+		t.Fatal(err)
+	}
+	var je *jsonrpc.Error
+	for _, name := range []string{"A", "B"} {
+		if got, err := call[name](); !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired {
+			t.Errorf("replica %s after deleting on B: %q %v, want -32042", name, got, err)
+		}
+	}
 }
