@@ -102,6 +102,27 @@ func (b tab) submit(what string, sel chromedp.CSS) int64 {
 	return resp.Status
 }
 
+// fits fails the test when anything on page reaches past width, the
+// screen's.
+func (b tab) fits(page string, width int) {
+	b.t.Helper()
+	w, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`Math.ceil(Math.max(document.documentElement.scrollWidth,
+		...Array.from(document.querySelectorAll('body *'), e => e.getBoundingClientRect().right)))`))
+	if err != nil || w > width {
+		b.t.Errorf("%s is %d px wide on a %d px screen (%v)", page, w, width, err)
+	}
+}
+
+// looksLikeTheConsole fails the test unless page has the console's look
+// (package look): its dark header bar.
+func (b tab) looksLikeTheConsole(page string) {
+	b.t.Helper()
+	bg, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('header')).backgroundColor`))
+	if err != nil || bg != "rgb(17, 24, 39)" {
+		b.t.Errorf("%s has not the console's look: its header is %q (%v)", page, bg, err)
+	}
+}
+
 // shot saves a full-page screenshot of what the browser shows as name.png.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()

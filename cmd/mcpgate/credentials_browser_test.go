@@ -44,18 +44,11 @@ func TestMyCredentialsInABrowserOnAPhone(t *testing.T) {
 	srv := cliStart(t, bin, "serve", "--config", cfgPath)
 	base := strings.TrimSuffix(cliMCPURLRE.FindString(strings.Join(srv.waitLine(t, "the MCP URL", cliMCPURLRE.MatchString), "\n")), "/mcp")
 
-	do, text, submit := tab{t, ctx}.do, tab{t, ctx}.text, tab{t, ctx}.submit
-	fits := func(page string) {
-		t.Helper()
-		w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
-		if err != nil || w > 390 {
-			t.Errorf("%s is %d px wide on a 390 px screen (%v)", page, w, err)
-		}
-	}
-
+	b := tab{t, ctx}
+	do, text, submit := b.do, b.text, b.submit
 	do("a phone's screen", chromedp.EmulateViewport(390, 844))
 	do("open the console", chromedp.Navigate(base+"/admin/"), chromedp.WaitVisible(chromedp.ID("token")))
-	fits("the login page")
+	b.fits("the login page", 390)
 	shot(t, ctx, "login-phone")
 	do("type the token", chromedp.SendKeys(chromedp.ID("token"), token))
 	if status := submit("log in", "#login"); status != http.StatusOK {
@@ -81,6 +74,7 @@ func TestMyCredentialsInABrowserOnAPhone(t *testing.T) {
 	if err != nil || strings.Contains(html, "sk-dana") {
 		t.Errorf("the page holds the key (%v)", err)
 	}
-	fits("My credentials")
+	b.fits("My credentials", 390)
+	b.looksLikeTheConsole("My credentials")
 	shot(t, ctx, "credentials-phone")
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,9 +45,16 @@ func TestTheSignInPageInABrowser(t *testing.T) {
 	t.Cleanup(cb.Close)
 	_, q := builtinClientRequest(t, base, cb.URL+"/cb", "editor")
 	q.Set("state", "in-the-browser")
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/oauth/authorize?"+q.Encode()), chromedp.WaitVisible(chromedp.ID("token")),
+	// On a phone's width, with the console's look (package look).
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/oauth/authorize?"+q.Encode()), chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), b.secret)); err != nil {
 		t.Fatalf("the sign-in page: %v", err)
+	}
+	page := tab{t, ctx}
+	page.fits("the sign-in page", 390)
+	page.looksLikeTheConsole("the sign-in page")
+	if ask := page.text("#ask"); !strings.Contains(ask, "asks to use this gateway as you") || !strings.Contains(ask, "editor") {
+		t.Errorf("the page does not say what is granted to whom: %q", ask)
 	}
 	shot(t, ctx, "sign-in")
 	wait, cancel := context.WithTimeout(ctx, 20*time.Second)

@@ -15,9 +15,9 @@ const module = "github.com/mcpgate/mcpgate/"
 
 // layers, bottom up. A package imports packages of lower layers only.
 var layers = [][]string{
-	// The outbound policy for fetches on a third party's word, and
-	// sealing at rest: they import nothing of ours.
-	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal"},
+	// The outbound policy for fetches on a third party's word, sealing
+	// at rest, and the pages' look: they import nothing of ours.
+	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
 	{"internal/auth/oauthmeta"},

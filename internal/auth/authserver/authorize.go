@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
+	"github.com/mcpgate/mcpgate/internal/look"
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
@@ -294,30 +295,30 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	}
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>mcpgate — sign in</title>
-<style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}
-.err{background:#fde8e8;border:1px solid #e0a0a0;padding:.6rem;border-radius:4px}
-code{background:#f2f2f2;padding:0 .2rem}input[type=password]{width:100%;padding:.4rem;box-sizing:border-box}
-button{padding:.4rem 1rem;margin-right:.5rem}</style></head><body>
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"style": look.CSS}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · mcpgate</title>
+<style>{{style}}</style></head><body>
+<header><strong>mcpgate</strong></header>
+<main><div class="card login">
 <h1>Sign in to mcpgate</h1>
-{{if .Error}}<p class="err" id="error">{{.Error}}</p>{{end}}
+{{if .Error}}<p class="error" id="error" role="alert">{{.Error}}</p>{{end}}
 {{if .ClientID}}
 <p id="ask"><strong id="client">{{if .Client}}{{.Client}}{{else}}An unnamed client{{end}}</strong>
 (<code id="client-id">{{.ClientID}}</code>) asks to use this gateway as you,
 {{if .Role}}with the role <strong id="role">{{.Role}}</strong>{{else}}with your token's role{{end}},
 and will be sent back to <code id="redirect">{{.RedirectTo}}</code>.</p>
 {{if .Login}}<p id="signed-in">You signed in as <strong id="person">{{.SignedInAs}}</strong> at {{.Provider}}, with the role <strong id="person-role">{{.PersonRole}}</strong>.</p>{{end}}
-<p>The role it gets is never more than {{if .Login}}yours{{else}}your token's{{end}}.</p>
+<p class="muted">The role it gets is never more than {{if .Login}}yours{{else}}your token's{{end}}. Allow only a client you started yourself.</p>
 <form method="post" action="/oauth/authorize">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
 {{end}}{{if .Login}}<input type="hidden" name="login" value="{{.Login}}">
 {{else}}<label for="token">Your service token</label>
 <input type="password" id="token" name="token" autocomplete="off" required>
 {{end}}<p><button type="submit" name="decision" value="allow" id="allow">Allow</button>
-<button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></p>
+<button class="quiet" type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></p>
 </form>
 {{if .UpstreamLink}}<p id="upstream">Or <a id="upstream-link" href="{{.UpstreamLink}}">sign in with {{.UpstreamName}}</a> instead.</p>{{end}}{{end}}
+</div></main>
 </body></html>
 `))

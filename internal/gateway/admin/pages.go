@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/look"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -46,6 +47,7 @@ func parsePages() (*pages, error) {
 		// never rendered (mcp/suspicious.go).
 		"visible": mcp.ShowInvisible,
 		"try":     tryLink,
+		"style":   look.CSS,
 	}
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {
