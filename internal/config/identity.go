@@ -38,9 +38,15 @@ type ExchangeConfig struct {
 	Resource string `yaml:"resource"`
 	// SubjectTokenType is what the caller's token is: access_token (the
 	// default), jwt or id_token. RequestedTokenType is what is asked for
-	// (default: the provider's choice).
+	// (default: the provider's choice): access_token, jwt, or id-jag.
 	SubjectTokenType   string `yaml:"subject_token_type"`
 	RequestedTokenType string `yaml:"requested_token_type"`
+	// Authorization is the gateway's client at the backend's own
+	// authorization server (client_id, a secret or a private key; issuer
+	// to hold it to one), with requested_token_type id-jag. The ID-JAG
+	// is the assertion of its JWT-bearer grant there (MCP's
+	// enterprise-managed authorization).
+	Authorization *BackendOAuth `yaml:"authorization"`
 }
 
 // VaultCredential names where a person's stored key goes.
@@ -167,8 +173,20 @@ func validateExchange(key string, b BackendConfig, x *ExchangeConfig) error {
 	default:
 		return bad(prefix+".subject_token_type", "%q is not access_token, jwt or id_token", x.SubjectTokenType)
 	}
-	if t := x.RequestedTokenType; t != "" && t != "access_token" && t != "jwt" {
-		return bad(prefix+".requested_token_type", "%q is not access_token or jwt", t)
+	if t := x.RequestedTokenType; t != "" && t != "access_token" && t != "jwt" && t != "id-jag" {
+		return bad(prefix+".requested_token_type", "%q is not access_token, jwt or id-jag", t)
+	}
+	switch a := x.Authorization; {
+	case x.RequestedTokenType == "id-jag" && a == nil:
+		return bad(prefix+".authorization", "required with id-jag: the gateway's client at the backend's authorization server, which takes the ID-JAG")
+	case x.RequestedTokenType != "id-jag" && a != nil:
+		return bad(prefix+".authorization", "goes with requested_token_type: id-jag")
+	case a != nil && (a.Grant != "" || a.TokenURL != ""):
+		return bad(prefix+".authorization", "the grant is JWT-bearer with the ID-JAG, at the token endpoint the backend's metadata names: no grant or token_url")
+	case a != nil:
+		if err := validateOAuthClientAuth(prefix+".authorization", a); err != nil {
+			return err
+		}
 	}
 	if _, ok := b.HeadersFrom["Authorization"]; ok {
 		return bad(key+".headers_from.Authorization", "the backend's bearer is each caller's exchanged token: no Authorization header beside it")

@@ -39,6 +39,10 @@ func TestBackendIdentityKeys(t *testing.T) {
 		{"exchange without a client", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token"}}}`, "backends[0].credential.exchange.client_id"},
 		{"exchange naming a grant", http + `, identity: per_user, credential: {exchange: {grant: jwt_bearer, token_url: "https://idp.example/token"}}}`, "backends[0].credential.exchange.grant"},
 		{"exchange of an unknown token type", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, subject_token_type: saml}}}`, "backends[0].credential.exchange.subject_token_type"},
+		{"exchange for an ID-JAG", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, subject_token_type: id_token, requested_token_type: id-jag, authorization: {client_id: mcp-client, client_secret_from: T}}}}`, ""},
+		{"an ID-JAG without its authorization", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, requested_token_type: id-jag}}}`, "backends[0].credential.exchange.authorization"},
+		{"an ID-JAG's authorization without a client", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, requested_token_type: id-jag, authorization: {client_secret_from: T}}}}`, "backends[0].credential.exchange.authorization.client_id"},
+		{"an authorization without an ID-JAG", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, authorization: {client_id: c, client_secret_from: T}}}}`, "backends[0].credential.exchange.authorization"},
 		{"exchange beside a static bearer", http + `, headers_from: {Authorization: T}, identity: per_user, credential: {exchange: ` + xc + `}}`, "backends[0].headers_from.Authorization"},
 	}
 	for _, tt := range tests {

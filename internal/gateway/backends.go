@@ -88,6 +88,9 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 			s.Exchange = &oauthclient.TokenExchange{Client: *cc, Audience: x.Audience, Resource: cmp.Or(x.Resource, b.URL),
 				SubjectTokenType:   oauthclient.TokenType(cmp.Or(x.SubjectTokenType, "access_token")),
 				RequestedTokenType: oauthclient.TokenType(x.RequestedTokenType)}
+			if a := x.Authorization; a != nil {
+				s.Exchange.Grant = clientCredentials(key+".credential.exchange.authorization", a, &src, out)
+			}
 		}
 	}
 	if err := wireSpec(key, b, &s, &src); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
@@ -197,17 +199,8 @@ func TestAPerUserStdioBackendRunsAChildPerPersonUntilTheyAreRevoked(t *testing.T
 		if err := e.gw.Credentials().Set(ctx, id, "tickets", "sk-"+name); err != nil {
 			t.Fatal(err)
 		}
-		c := e.dial(gwStreamable, gwBearer(secret))
-		testkit.WaitFor(t, "whoami listed", func() bool {
-			res, err := c.Call(ctx, "tools/list", nil)
-			return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
-		})
-		res, err := gwCallTool(ctx, c, "tickets__whoami", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var pid int
-		got := pvText(t, res)
+		got := pvWhoami(t, e.dial(gwStreamable, gwBearer(secret)))
 		if _, err := fmt.Sscanf(got, "key=sk-"+name+" pid=%d", &pid); err != nil {
 			t.Fatalf("%s's child says %q, want her own key", name, got)
 		}
@@ -343,16 +336,7 @@ func TestEachPersonReachesAnExchangeBackendWithAnExchangedToken(t *testing.T) {
 	for _, who := range []string{"alice", "bob"} {
 		tokens[who] = is.Token(t, map[string]any{"sub": who, "role": "viewer"})
 		for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
-			conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + tokens[who]}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := mcp.NewClient(conn, mcp.ClientOptions{})
-			t.Cleanup(func() { c.Close() })
-			if _, err := c.Connect(ctx, era); err != nil {
-				t.Fatal(err)
-			}
-			clients[who+" "+string(era)] = c
+			clients[who+" "+string(era)] = pvConnect(t, e.base, "Bearer "+tokens[who], era)
 		}
 	}
 	testkit.WaitFor(t, "whoami listed", func() bool {
@@ -399,15 +383,7 @@ func TestEachPersonReachesAnExchangeBackendWithAnExchangedToken(t *testing.T) {
 	is.SetExchangeLifetime(2 * time.Second)
 
 	carol := is.Token(t, map[string]any{"sub": "carol", "role": "viewer"})
-	conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {"Bearer " + carol}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := mcp.NewClient(conn, mcp.ClientOptions{})
-	t.Cleanup(func() { cc.Close() })
-	if _, err := cc.Connect(ctx, mcp.EraSessionless); err != nil {
-		t.Fatal(err)
-	}
+	cc := pvConnect(t, e.base, "Bearer "+carol, mcp.EraSessionless)
 	before := len(is.Exchanges())
 	testkit.WaitFor(t, "carol's token exchanged again as it nears its end", func() bool {
 		res, err := gwCallTool(ctx, cc, "tickets__whoami", nil)
@@ -530,4 +506,84 @@ func TestAStoredKeyCountsOnEveryReplicaFromTheNextCall(t *testing.T) {
 			t.Errorf("replica %s after deleting on B: %q %v, want -32042", name, got, err)
 		}
 	}
+}
+
+// MCP's enterprise-managed authorization: the person's ID token is
+// exchanged at their identity provider for an ID-JAG whose audience is
+// the backend's authorization server (found from the backend's resource
+// metadata), which grants, for that assertion, an access token of the
+// person for the backend.
+func TestEachPersonReachesAnIDJAGBackendWithTheirOwnToken(t *testing.T) {
+	idp, as := oauthtest.New(t, ""), oauthtest.New(t, "/as")
+	t.Setenv(pxSecretEnv, oauthtest.ClientCredentialsSecret)
+	echo := pvBackendOf(t, "Authorization")
+	mux := http.NewServeMux()
+	var resource string
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"resource": resource, "authorization_servers": []string{as.ID}})
+	})
+	proxy := httptest.NewServer(mux)
+	t.Cleanup(proxy.Close)
+	resource = proxy.URL
+	mux.Handle("/", httputilProxy(t, echo))
+	e := gwStart(t, "listen: 127.0.0.1:0\noutbound: {allow_hosts: [127.0.0.1]}\n"+
+		"auth: {jwt: {algorithm: RS256, jwks_url: "+strconv.Quote(idp.Server.URL+"/jwks")+", issuer: "+strconv.Quote(idp.ID)+"}}\n"+
+		"backends:\n  - {name: tickets, kind: http, url: "+strconv.Quote(resource)+", identity: per_user,\n"+
+		"     credential: {exchange: {token_url: "+strconv.Quote(idp.ID+"/token")+", client_id: gw, client_secret_from: "+pxSecretEnv+
+		", subject_token_type: id_token, requested_token_type: id-jag, authorization: {client_id: gw, client_secret_from: "+pxSecretEnv+"}}}}\n")
+	bkRun(t, e.gw)
+	idToken := idp.Token(t, map[string]any{"sub": "alice", "role": "viewer"})
+	claims := pxBearer(t, pvWhoami(t, pvConnect(t, e.base, "Bearer "+idToken, mcp.EraSessionless)))
+	if claims["iss"] != as.ID || claims["sub"] != "alice" || claims["aud"] != resource {
+		t.Errorf("the backend saw a token %v, want the authorization server's, of alice, for it", claims)
+	}
+	if x := idp.Exchanges(); len(x) != 1 || x[0].Audience != as.ID || x[0].Resource != resource || x[0].SubjectTokenType != oauthclient.TokenTypeIDToken {
+		t.Errorf("the identity provider's exchanges: %+v, want one ID-JAG for the authorization server", x)
+	}
+	if g := as.Granted(); g.GrantType != oauthtest.JWTBearerGrant || g.Resource != resource {
+		t.Errorf("the authorization server granted %+v, want the JWT-bearer grant for the backend", g)
+	}
+}
+
+// httputilProxy forwards every request to target.
+func httputilProxy(t *testing.T, target string) http.Handler {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httputil.NewSingleHostReverseProxy(u)
+}
+
+// pvConnect connects a client of era to the gateway at base, sending
+// authorization (a whole Authorization value) with every request.
+func pvConnect(t *testing.T, base, authorization string, era mcp.Era) *mcp.Client {
+	t.Helper()
+	ctx := testkit.Context(t)
+	conn, err := mcphttp.DialStreamable(ctx, base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {authorization}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(conn, mcp.ClientOptions{})
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Connect(ctx, era); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// pvWhoami calls tickets__whoami through c once it is listed, and returns
+// its text.
+func pvWhoami(t *testing.T, c *mcp.Client) string {
+	t.Helper()
+	ctx := testkit.Context(t)
+	testkit.WaitFor(t, "whoami listed", func() bool {
+		res, err := c.Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"tickets__whoami"`)
+	})
+	res, err := gwCallTool(ctx, c, "tickets__whoami", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pvText(t, res)
 }

@@ -97,6 +97,7 @@ func (is *Issuer) Granted() Granted {
 // grant is what an authorization code stands for.
 type grant struct {
 	client, redirect, challenge, resource, scope, nonce string
+	subject                                             string // "": Subject
 }
 
 // grantJSON is a grant as a refresh token carries it: the refresh keeps
@@ -262,12 +263,17 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	case TokenExchangeGrant:
 		is.exchange(w, r)
 		return
+	case JWTBearerGrant:
+		var ok bool
+		if g, ok = is.idJAGGrant(w, r); !ok {
+			return
+		}
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return
 	}
 	scope := cmp.Or(g.scope, is.Scope)
-	claims := map[string]any{"sub": is.Subject, "scope": scope, "client_id": g.client}
+	claims := map[string]any{"sub": cmp.Or(g.subject, is.Subject), "scope": scope, "client_id": g.client}
 	if g.resource != "" {
 		claims["aud"] = g.resource
 	}
@@ -346,14 +352,59 @@ func (is *Issuer) exchange(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	life := cmp.Or(is.exchangeLife, 5*time.Minute)
 	is.mu.Unlock()
-	access := is.tokenFor(map[string]any{"sub": sub, "aud": aud, "act": map[string]any{"sub": "gw"}, "exp": time.Now().Add(life).Unix()})
+	issued := "urn:ietf:params:oauth:token-type:access_token"
+	var access string
+	if f.Get("requested_token_type") == IDJAGType {
+		// An ID-JAG for the authorization server named as the audience:
+		// who signed in, for which resource (the MCP enterprise-managed
+		// authorization extension).
+		issued = IDJAGType
+		access = is.sign(map[string]any{"sub": sub, "aud": aud, "resource": f.Get("resource"), "client_id": "gw",
+			"exp": time.Now().Add(life).Unix()}, "oauth-id-jag+jwt")
+	} else {
+		access = is.tokenFor(map[string]any{"sub": sub, "aud": aud, "act": map[string]any{"sub": "gw"}, "exp": time.Now().Add(life).Unix()})
+	}
 	is.mu.Lock()
 	is.exchanges = append(is.exchanges, ExchangeRecord{Subject: sub, Audience: f.Get("audience"), Resource: f.Get("resource"), SubjectTokenType: f.Get("subject_token_type")})
 	is.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
-		"token_type": "Bearer", "expires_in": int(life.Seconds())})
+	tokenType := "Bearer"
+	if issued == IDJAGType {
+		tokenType = "N_A" // not an access token (RFC 8693 §2.2.1)
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": access, "issued_token_type": issued,
+		"token_type": tokenType, "expires_in": int(life.Seconds())})
+}
+
+// The JWT-bearer grant (RFC 7523) and the ID-JAG token type.
+const (
+	JWTBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	IDJAGType      = "urn:ietf:params:oauth:token-type:id-jag"
+)
+
+// idJAGGrant takes the JWT-bearer grant of the client "gw"
+// (client_secret_basic) whose assertion is an ID-JAG for this issuer
+// (signed by any issuer of the package, typ oauth-id-jag+jwt, unexpired):
+// a grant of its subject for its resource. It answers the refusal itself.
+func (is *Issuer) idJAGGrant(w http.ResponseWriter, r *http.Request) (grant, bool) {
+	if id, secret, ok := r.BasicAuth(); !ok || id != "gw" || secret != ClientCredentialsSecret {
+		oauthError(w, http.StatusUnauthorized, "invalid_client")
+		return grant{}, false
+	}
+	claims := jwt.MapClaims{}
+	tok, err := jwt.ParseWithClaims(r.PostForm.Get("assertion"), claims, func(*jwt.Token) (any, error) { return &key().PublicKey, nil },
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithAudience(is.ID), jwt.WithExpirationRequired())
+	if err != nil || tok.Header["typ"] != "oauth-id-jag+jwt" {
+		oauthError(w, http.StatusBadRequest, "invalid_grant")
+		return grant{}, false
+	}
+	sub, _ := claims["sub"].(string)
+	resource, _ := claims["resource"].(string)
+	is.mu.Lock()
+	is.granted = Granted{GrantType: JWTBearerGrant, ClientID: "gw", Resource: resource}
+	is.mu.Unlock()
+	return grant{client: "gw", resource: resource, subject: sub}, true
 }
 
 // refreshGrant reads the grant a refresh token this issuer signed carries.
@@ -366,7 +417,7 @@ func (is *Issuer) refreshGrant(tok string) (grant, error) {
 	var j grantJSON
 	s, _ := claims["grant"].(string)
 	err := json.Unmarshal([]byte(s), &j)
-	return grant{j.Client, j.Redirect, j.Challenge, j.Resource, j.Scope, j.Nonce}, err
+	return grant{j.Client, j.Redirect, j.Challenge, j.Resource, j.Scope, j.Nonce, ""}, err
 }
 
 func oauthError(w http.ResponseWriter, status int, code string) {
@@ -385,7 +436,10 @@ func (is *Issuer) Token(t testing.TB, claims map[string]any) string {
 	return is.tokenFor(claims)
 }
 
-func (is *Issuer) tokenFor(claims map[string]any) string {
+func (is *Issuer) tokenFor(claims map[string]any) string { return is.sign(claims, "") }
+
+// sign is tokenFor with the JWT header's typ ("": none).
+func (is *Issuer) sign(claims map[string]any, typ string) string {
 	now := time.Now()
 	c := jwt.MapClaims{"iss": is.ID, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "jti": rand.Text()}
 	for k, v := range claims {
@@ -397,6 +451,9 @@ func (is *Issuer) tokenFor(claims map[string]any) string {
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
 	tok.Header["kid"] = is.kid
+	if typ != "" {
+		tok.Header["typ"] = typ
+	}
 	s, err := tok.SignedString(key())
 	if err != nil {
 		panic(err) // an RSA key of ours signs

@@ -19,14 +19,20 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/mcpgate/mcpgate/internal/egress"
 )
 
 // The RFC 8693 grant and the token types it names (§3).
 const (
-	TokenExchangeGrant  = "urn:ietf:params:oauth:grant-type:token-exchange"
-	TokenTypeAccess     = "urn:ietf:params:oauth:token-type:access_token"
-	TokenTypeJWT        = "urn:ietf:params:oauth:token-type:jwt"
-	TokenTypeIDToken    = "urn:ietf:params:oauth:token-type:id_token"
+	TokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+	TokenTypeAccess    = "urn:ietf:params:oauth:token-type:access_token"
+	TokenTypeJWT       = "urn:ietf:params:oauth:token-type:jwt"
+	TokenTypeIDToken   = "urn:ietf:params:oauth:token-type:id_token"
+	// TokenTypeIDJAG is an identity assertion JWT authorization grant
+	// (ID-JAG): what MCP's enterprise-managed authorization exchanges a
+	// person's ID token for, to present at a server's authorization server.
+	TokenTypeIDJAG      = "urn:ietf:params:oauth:token-type:id-jag"
 	tokenTypeURNPrefix  = "urn:ietf:params:oauth:token-type:"
 	defaultExchangeLife = time.Hour // a token whose answer says nothing of its life
 )
@@ -43,6 +49,13 @@ type TokenExchange struct {
 	// Audience and Resource name the backend (RFC 8693 §2.1; either may
 	// be empty, not both).
 	Audience, Resource string
+	// Grant, with RequestedTokenType TokenTypeIDJAG, is the gateway's
+	// client at the backend's authorization server, found from
+	// Resource's metadata (Grant.Issuer, if set, must be it). The ID-JAG,
+	// whose audience is that server's issuer unless Audience says, is the
+	// assertion of its JWT-bearer grant; the access token it grants is
+	// what Exchange returns.
+	Grant *ClientCredentials
 }
 
 // Exchanged is a token got by exchange: the access token and when it
@@ -59,30 +72,75 @@ func (x TokenExchange) Exchange(ctx context.Context, subject string) (Exchanged,
 	if subject == "" {
 		return Exchanged{}, errors.New("oauth: token exchange: no subject token")
 	}
-	c := x.Client
+	if x.Grant == nil {
+		tok, err := x.exchangeAt(ctx, subject, x.Audience)
+		if err != nil {
+			return Exchanged{}, err
+		}
+		return exchanged(tok), nil
+	}
+	g := x.Grant
+	hc := g.Outbound.Client(x.Resource, g.Issuer)
+	tokenURL, issuer, _, err := discoverTokenEndpoint(context.WithValue(ctx, oauth2.HTTPClient, hc), hc, x.Resource, g.Issuer)
+	if err != nil {
+		return Exchanged{}, err
+	}
+	jag, err := x.exchangeAt(ctx, subject, cmp.Or(x.Audience, issuer))
+	if err != nil {
+		return Exchanged{}, err
+	}
+	params := url.Values{"grant_type": {JWTBearerGrant}, "assertion": {jag.AccessToken}, "resource": {x.Resource}}
+	cfg, err := tokenClient(*g, tokenURL, params)
+	if err != nil {
+		return Exchanged{}, err
+	}
+	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	if err != nil {
+		return Exchanged{}, fmt.Errorf("oauth: the ID-JAG's JWT-bearer grant at %s: %w", egress.Summary(issuer), redactRetrieve(err))
+	}
+	return exchanged(tok), nil
+}
+
+// exchangeAt is the exchange at the token endpoint (RFC 8693) for audience.
+func (x TokenExchange) exchangeAt(ctx context.Context, subject, audience string) (*oauth2.Token, error) {
 	params := url.Values{
 		"grant_type":         {TokenExchangeGrant},
 		"subject_token":      {subject},
 		"subject_token_type": {cmp.Or(x.SubjectTokenType, TokenTypeAccess)},
 	}
-	for k, v := range map[string]string{"requested_token_type": x.RequestedTokenType, "audience": x.Audience, "resource": x.Resource} {
+	for k, v := range map[string]string{"requested_token_type": x.RequestedTokenType, "audience": audience, "resource": x.Resource} {
 		if v != "" {
 			params.Set(k, v)
 		}
 	}
+	cfg, err := tokenClient(x.Client, x.Client.TokenURL, params)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, x.Client.Outbound.Client(x.Client.TokenURL)))
+	if err != nil {
+		return nil, fmt.Errorf("oauth: token exchange at %s: %w", x.Client.TokenURL, redactRetrieve(err))
+	}
+	return tok, nil
+}
+
+// tokenClient is c at tokenURL asking with params: authenticated by its
+// secret (in the header, or the body for client_secret_post) or by a JWT
+// it signs (private_key_jwt, for tokenURL).
+func tokenClient(c ClientCredentials, tokenURL string, params url.Values) (clientcredentials.Config, error) {
 	style := oauth2.AuthStyleInHeader
 	if c.AuthMethod == "client_secret_post" || c.AuthMethod == PrivateKeyJWT {
 		style = oauth2.AuthStyleInParams
 	}
-	cfg := clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.TokenURL, Scopes: c.Scopes, AuthStyle: style}
+	cfg := clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: tokenURL, Scopes: c.Scopes, AuthStyle: style}
 	if c.AuthMethod == PrivateKeyJWT {
 		m, err := signingMethod(c.PrivateKey, c.SigningAlg)
 		if err != nil {
-			return Exchanged{}, err
+			return cfg, err
 		}
-		assertion, err := clientAssertion(c.ClientID, c.TokenURL, c.PrivateKey, m)()
+		assertion, err := clientAssertion(c.ClientID, tokenURL, c.PrivateKey, m)()
 		if err != nil {
-			return Exchanged{}, err
+			return cfg, err
 		}
 		for k, v := range assertion {
 			params[k] = v
@@ -90,16 +148,17 @@ func (x TokenExchange) Exchange(ctx context.Context, subject string) (Exchanged,
 		cfg.ClientSecret = ""
 	}
 	cfg.EndpointParams = params
-	hc := c.Outbound.Client(c.TokenURL)
-	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
-	if err != nil {
-		return Exchanged{}, fmt.Errorf("oauth: token exchange at %s: %w", c.TokenURL, redactRetrieve(err))
-	}
+	return cfg, nil
+}
+
+// exchanged is tok as Exchange returns it: an hour's life when the
+// answer named none.
+func exchanged(tok *oauth2.Token) Exchanged {
 	exp := tok.Expiry
 	if exp.IsZero() {
 		exp = time.Now().Add(defaultExchangeLife)
 	}
-	return Exchanged{Token: tok.AccessToken, Expires: exp}, nil
+	return Exchanged{Token: tok.AccessToken, Expires: exp}
 }
 
 // TokenType is RFC 8693's URN of a short token type name (access_token,

@@ -48,6 +48,9 @@ func (s Spec) secrets() []string {
 	}
 	if s.Exchange != nil {
 		add(s.Exchange.Client.ClientSecret)
+		if s.Exchange.Grant != nil {
+			add(s.Exchange.Grant.ClientSecret)
+		}
 	}
 	if a := s.Authorization; a != nil && a.Pre != nil {
 		add(a.Pre.ClientSecret)
