@@ -154,6 +154,9 @@ func wantsAuthorization(b config.BackendConfig) bool {
 	if b.OAuth != nil {
 		return b.OAuth.Grant == config.GrantAuthorizationCode
 	}
+	if c := b.Credential; c != nil && c.Exchange != nil {
+		return false // each person's exchanged token, and no admin's
+	}
 	for h := range b.HeadersFrom {
 		if strings.EqualFold(h, "Authorization") {
 			return false

@@ -243,7 +243,7 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 		claims.ReserveTools(toolsearch.FindName, toolsearch.CallName)
 	}
 	g.newStartup()
-	g.server.Use(g.awaitBackends, claims.ForwardLogLevel, claims.RelayTasks)
+	g.server.Use(g.awaitBackends, g.personArrives, claims.ForwardLogLevel, claims.RelayTasks)
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}

@@ -6,6 +6,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -148,4 +149,24 @@ func (s *adminSource) auditCredential(by mcp.Identity, backend, what string, cha
 			Kind: "credential", Name: what, Backend: backend, Outcome: outcome, Duration: time.Since(start)})
 	}
 	return err
+}
+
+// arrivingMethods are the requests with which a person may be the first
+// to reach a per_user backend of exchange: listing, or starting.
+var arrivingMethods = map[string]bool{"tools/list": true, "prompts/list": true, "resources/list": true,
+	"initialize": true, "server/discover": true}
+
+// personArrives is the engine middleware that lets a person who lists
+// open a per_user backend of exchange that is down: a server that lets
+// no one in without a person's token is listed with theirs
+// (backends.Backend.Arrive). It costs a map lookup on other requests.
+func (g *Gateway) personArrives(next mcp.Handler) mcp.Handler {
+	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+		if arrivingMethods[r.Method] {
+			if id, ok := mcp.IdentityFrom(ctx); ok && id.Presented != "" {
+				g.backends.Arrive(ctx, id)
+			}
+		}
+		return next.ServeMCP(ctx, r)
+	})
 }

@@ -587,3 +587,38 @@ func pvWhoami(t *testing.T, c *mcp.Client) string {
 	}
 	return pvText(t, res)
 }
+
+// A backend that lets no one in without a person's token (every request
+// answered 401 without one) is listed once the first person lists: the
+// gateway exchanges their token and lists with it. Everyone then sees its
+// tools, and each calls with their own token.
+func TestAnExchangeBackendThatLetsNoOneInIsListedWithTheFirstPersonsToken(t *testing.T) {
+	is := oauthtest.New(t, "")
+	t.Setenv(pxSecretEnv, oauthtest.ClientCredentialsSecret)
+	echo := httputilProxy(t, pvBackendOf(t, "Authorization"))
+	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tickets"`)
+			http.Error(w, "a person's token, please", http.StatusUnauthorized)
+			return
+		}
+		echo.ServeHTTP(w, r)
+	}))
+	t.Cleanup(guarded.Close)
+	e := gwStart(t, "listen: 127.0.0.1:0\nauth: {jwt: {algorithm: RS256, jwks_url: "+strconv.Quote(is.Server.URL+"/jwks")+", issuer: "+strconv.Quote(is.ID)+"}}\n"+
+		"backends:\n  - {name: tickets, kind: http, url: "+strconv.Quote(guarded.URL)+", identity: per_user,\n"+
+		"     credential: {exchange: {token_url: "+strconv.Quote(is.ID+"/token")+", client_id: gw, client_secret_from: "+pxSecretEnv+"}}}\n")
+	bkRun(t, e.gw)
+	testkit.WaitFor(t, "the backend's first attempt, refused", func() bool {
+		_, _, r := bkReadyz(t, e.base)
+		return len(r.Backends) == 1 && !r.Backends[0].Up && r.Backends[0].LastError != ""
+	})
+	alice := pvConnect(t, e.base, "Bearer "+is.Token(t, map[string]any{"sub": "alice", "role": "viewer"}), mcp.EraSessionless)
+	if got := pxBearer(t, pvWhoami(t, alice))["sub"]; got != "alice" {
+		t.Errorf("alice's call reached the backend as %v", got)
+	}
+	bob := pvConnect(t, e.base, "Bearer "+is.Token(t, map[string]any{"sub": "bob", "role": "viewer"}), mcp.EraSession)
+	if got := pxBearer(t, pvWhoami(t, bob))["sub"]; got != "bob" {
+		t.Errorf("bob's call reached the backend as %v", got)
+	}
+}

@@ -115,6 +115,9 @@ type Backend struct {
 	// by principal; guarded by xmu.
 	xmu       sync.Mutex
 	exchanges map[string]*exchangedToken
+	// arrived is told when a person's token was exchanged while the
+	// backend was down: its connection is tried again at once.
+	arrived *signal
 }
 
 // New returns a backend relaying spec's server into front; claims is the
@@ -130,6 +133,7 @@ func New(spec Spec, front *mcp.Server, claims *catalogue.Claims, opts Options) *
 		log:     opts.Logger.With("backend", spec.Name),
 		secrets: spec.secrets(),
 		changed: newSignal(),
+		arrived: newSignal(),
 		resync:  make(chan struct{}, 1),
 		status:  Status{Name: spec.Name, Kind: string(spec.Kind), Since: time.Now()},
 		http:    mcphttp.NewHTTPClient(),
@@ -191,6 +195,7 @@ func (b *Backend) Run(ctx context.Context) error {
 	var delay time.Duration
 	for {
 		b.update(func(s *Status) { s.Connecting = true })
+		arrived := b.arrived.C() // a person's token exchanged from now on
 		uptime, err := b.connectOnce(ctx)
 		if ctx.Err() != nil {
 			b.update(func(s *Status) {
@@ -216,6 +221,9 @@ func (b *Backend) Run(ctx context.Context) error {
 		case <-authorized: // an admin authorized the gateway: at once
 			t.Stop()
 			delay = 0
+		case <-arrived: // a person's token to connect with: at once
+			t.Stop()
+			delay = 0
 		}
 		b.update(func(s *Status) { s.Restarts++ })
 	}
@@ -227,7 +235,7 @@ func (b *Backend) Run(ctx context.Context) error {
 func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	start, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 	defer cancel()
-	conn, err := b.dial(ctx, "")
+	conn, err := b.dial(ctx, b.catalogueCredential())
 	if err != nil {
 		return 0, err
 	}

@@ -185,3 +185,51 @@ func actingAs(backend, token string) string {
 	}
 	return "exchange:" + backend
 }
+
+// catalogueCredential is what the backend's own connection (its
+// catalogue, its pings) carries. For a per_user backend of exchange, whose
+// server may let no one in without a person's token, it is the latest
+// exchanged token of anyone ("" for none, and for other backends). Its
+// entries are so listed to everyone once one person has reached it; what
+// each may do there is decided by their own token at every call.
+func (b *Backend) catalogueCredential() string {
+	if b.spec.Exchange == nil {
+		return ""
+	}
+	b.xmu.Lock()
+	defer b.xmu.Unlock()
+	var best *exchangedToken
+	now := time.Now()
+	for _, e := range b.exchanges {
+		select {
+		case <-e.ready:
+		default:
+			continue
+		}
+		if e.err == nil && now.Before(e.renewAt) && (best == nil || e.renewAt.After(best.renewAt)) {
+			best = e
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return "Bearer " + best.token
+}
+
+// Arrive exchanges id's token for b while b is down and gets its
+// credential by exchange: its own connection may have waited for a
+// person's token to list the catalogue, and is tried again with it at
+// once. It returns when the exchange is done (or failed, logged).
+func (b *Backend) Arrive(ctx context.Context, id mcp.Identity) {
+	if b.spec.Exchange == nil || id.Presented == "" || b.State().Up {
+		return
+	}
+	had := b.catalogueCredential() != ""
+	if _, err := b.exchanged(ctx, id.Budget(), id.Presented.Reveal()); err != nil {
+		b.log.Warn("backend: a caller's token was not exchanged", "err", err)
+		return
+	}
+	if !had { // the connection had nothing to try with; a down server is not retried for every list
+		b.arrived.notify()
+	}
+}

@@ -225,3 +225,14 @@ func (s *Set) Close() {
 	}
 	s.stopping.Wait()
 }
+
+// Arrive tells every backend that is down and gets its credential by
+// exchange of id's token (Backend.Arrive), and returns once each did.
+func (s *Set) Arrive(ctx context.Context, id mcp.Identity) {
+	if id.Presented == "" {
+		return
+	}
+	for _, b := range s.backends() {
+		b.Arrive(ctx, id)
+	}
+}
