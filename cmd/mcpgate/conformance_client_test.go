@@ -117,6 +117,10 @@ var ccScenarios = []struct {
 	// Workload identity federation (SEP-1933): the JWT-bearer grant with
 	// the workload's token, from the file a platform would project.
 	{name: "auth/wif-jwt-bearer", next: true, httpOnly: true, checks: []string{"wif-assertion-verified"}},
+	// Enterprise-managed authorization (SEP-990, an extension): a person's
+	// ID token exchanged for an ID-JAG, presented in the JWT-bearer grant
+	// (conformance_enterprise_test.go).
+	{name: ccEnterpriseScenario, next: true, httpOnly: true, checks: []string{"complete-flow-token-exchange", "complete-flow-jwt-bearer"}},
 }
 
 // ccPathName says what stands between the driver and the mock.
@@ -264,6 +268,9 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	}
 	defer os.RemoveAll(tmp)
 
+	if scenario == ccEnterpriseScenario {
+		return ccDriveEnterprise(ctx, bin, mockURL, tmp)
+	}
 	backend := "x=http:" + mockURL
 	if path == "proxy" {
 		proxy, err := ccStart(ctx, bin, nil, "proxy", "--listen", "127.0.0.1:0", "--upstream", mockURL)

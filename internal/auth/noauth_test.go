@@ -76,3 +76,24 @@ func TestCheckLoopback(t *testing.T) {
 		t.Fatalf("err %v, want ErrNotLoopback", err)
 	}
 }
+
+// With authentication off, a bearer token a request carries is kept as
+// presented (unchecked), for a per_user backend whose identity provider
+// checks it by exchange; without one there is none.
+func TestNoAuthKeepsTheBearerAsPresented(t *testing.T) {
+	var got []string
+	h := auth.NoAuth(mcp.Identity{Subject: "developer", Role: "admin"})(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		id, _ := mcp.IdentityFrom(r.Context())
+		got = append(got, id.Presented.Reveal())
+	}))
+	for _, authorization := range []string{"Bearer eyJ.id-token", ""} {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if len(got) != 2 || got[0] != "eyJ.id-token" || got[1] != "" {
+		t.Errorf("presented: %q", got)
+	}
+}
