@@ -90,7 +90,7 @@ func credentialsSetCommand() *cobra.Command {
 				return err
 			}
 			backend := args[0]
-			if err := gateway.PerUserBackend(cfg, backend); err != nil {
+			if err := gateway.VaultBackend(cfg, backend); err != nil {
 				return fmt.Errorf("%s: %w", printable(backend), err)
 			}
 			st, err := openStore(cmd.Context(), cfg)

@@ -28,7 +28,9 @@ func TestTheCredentialsCommandStoresListsAndDeletesWithoutShowingAValue(t *testi
 	writeText(t, cfgPath, fmt.Sprintf("listen: 127.0.0.1:0\nstore: %q\nauth: {jwt: {algorithm: HS256, secret_env: UNUSED, issuer: https://idp.example}}\n"+
 		"vault: {key_file: %q}\nbackends:\n"+
 		"  - {name: tickets, kind: http, url: \"http://127.0.0.1:1/mcp\", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n"+
-		"  - {name: shared, kind: http, url: \"http://127.0.0.1:1/mcp\"}\n", filepath.Join(dir, "mcpgate.db"), keyFile))
+		"  - {name: shared, kind: http, url: \"http://127.0.0.1:1/mcp\"}\n"+
+		"  - {name: exchanged, kind: http, url: \"http://127.0.0.1:1/mcp\", identity: per_user, credential: {exchange: {token_url: \"http://127.0.0.1:1/token\", client_id: gw, client_secret_from: CC_UNUSED}}}\n",
+		filepath.Join(dir, "mcpgate.db"), keyFile))
 	var seen strings.Builder
 	run := func(stdin string, args ...string) (string, error) {
 		t.Helper()
@@ -43,9 +45,10 @@ func TestTheCredentialsCommandStoresListsAndDeletesWithoutShowingAValue(t *testi
 		t.Fatalf("set for a subject: %v\n%s", err, out)
 	}
 	for what, args := range map[string][]string{
-		"a shared backend": {"credentials", "set", "shared", "--for", "tok_aliceid00000"},
-		"no --for":         {"credentials", "set", "tickets"},
-		"a value argument": {"credentials", "set", "tickets", "sk-in-argv", "--for", "tok_aliceid00000"},
+		"a shared backend":    {"credentials", "set", "shared", "--for", "tok_aliceid00000"},
+		"an exchange backend": {"credentials", "set", "exchanged", "--for", "tok_aliceid00000"},
+		"no --for":            {"credentials", "set", "tickets"},
+		"a value argument":    {"credentials", "set", "tickets", "sk-in-argv", "--for", "tok_aliceid00000"},
 	} {
 		if out, err := run("sk-refused", args...); err == nil {
 			t.Errorf("%s: accepted\n%s", what, out)

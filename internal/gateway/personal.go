@@ -62,31 +62,30 @@ func (g *Gateway) personalOptions(bo *backends.Options, st store.Store) error {
 // vault names no key).
 func (g *Gateway) Credentials() *personal.Credentials { return g.personal }
 
-// ErrNoSuchPerUserBackend is why a credential is refused for a backend
-// that is not configured per_user.
-var ErrNoSuchPerUserBackend = errors.New("no per_user backend of that name")
+// ErrNoVaultBackend is why a credential is refused for a backend that
+// takes no stored one (not per_user, or of exchange).
+var ErrNoVaultBackend = errors.New("no backend of that name takes a stored credential (identity: per_user, credential: vault)")
 
-// PerUserBackend checks that cfg has a per_user backend called name.
-func PerUserBackend(cfg *config.Config, name string) error {
-	for _, b := range cfg.Backends {
-		if b.Name == name && b.Identity.PerUser() {
-			return nil
-		}
-	}
+// VaultBackend checks that cfg has a backend called name that takes each
+// person's stored credential.
+func VaultBackend(cfg *config.Config, name string) error {
 	var names []string
 	for _, b := range cfg.Backends {
-		if b.Identity.PerUser() {
+		if b.Identity.PerUser() && b.Credential != nil && b.Credential.Vault != nil {
+			if b.Name == name {
+				return nil
+			}
 			names = append(names, b.Name)
 		}
 	}
 	if len(names) == 0 {
-		return ErrNoSuchPerUserBackend
+		return ErrNoVaultBackend
 	}
-	return errors.Join(ErrNoSuchPerUserBackend, errors.New("per_user backends: "+strings.Join(names, ", ")))
+	return errors.Join(ErrNoVaultBackend, errors.New("those that do: "+strings.Join(names, ", ")))
 }
 
-// MyCredentials is, for each per_user backend, whether principal stored
-// a credential ("" lists the backends alone).
+// MyCredentials is, for each per_user backend of vault, whether principal
+// stored a credential ("" lists the backends alone).
 func (s *adminSource) MyCredentials(ctx context.Context, principal string) ([]admin.CredentialRow, error) {
 	if s.g.personal == nil {
 		return nil, nil
@@ -97,7 +96,7 @@ func (s *adminSource) MyCredentials(ctx context.Context, principal string) ([]ad
 		if b == nil {
 			continue
 		}
-		header, env, ok := b.PerUser()
+		header, env, ok := b.Vault()
 		if !ok {
 			continue
 		}
@@ -136,7 +135,7 @@ func (s *adminSource) DeleteMyCredential(ctx context.Context, by mcp.Identity, b
 // audits it, never the value.
 func (s *adminSource) auditCredential(by mcp.Identity, backend, what string, change func() error) error {
 	if s.g.personal == nil {
-		return ErrNoSuchPerUserBackend
+		return ErrNoVaultBackend
 	}
 	start := time.Now()
 	err := change()

@@ -230,8 +230,10 @@ func TestAPerUserStdioBackendRunsAChildPerPersonUntilTheyAreRevoked(t *testing.T
 // log in (TestAdminConsoleIsForAdminsOnly).
 func TestAPersonStoresTheirOwnKeyOnMyCredentials(t *testing.T) {
 	t.Setenv(pvKeyEnv, strings.Repeat("5a", 32))
+	t.Setenv(pxSecretEnv, "unused")
 	e := gwStart(t, "listen: 127.0.0.1:0\nvault: {key_from: "+pvKeyEnv+"}\nbackends:\n"+
-		"  - {name: tickets, kind: http, url: "+strconv.Quote(pvBackend(t))+", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n")
+		"  - {name: tickets, kind: http, url: "+strconv.Quote(pvBackend(t))+", identity: per_user, credential: {vault: {header: X-Api-Key}}}\n"+
+		"  - {name: exchanged, kind: http, url: \"http://127.0.0.1:1/mcp\", identity: per_user, credential: {exchange: {token_url: \"http://127.0.0.1:1/token\", client_id: gw, client_secret_from: "+pxSecretEnv+"}}}\n")
 	bkRun(t, e.gw)
 	ctx := testkit.Context(t)
 	viewer, _ := e.token("carol", "viewer")
@@ -245,7 +247,7 @@ func TestAPersonStoresTheirOwnKeyOnMyCredentials(t *testing.T) {
 	hdr := map[string]string{"Cookie": cookie, "Origin": e.base}
 	resp, page := adminDo(t, e, "GET", "/admin/credentials", nil, hdr)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "Not stored") || !strings.Contains(page, "the header X-Api-Key") ||
-		strings.Contains(page, `href="/admin/tokens"`) {
+		strings.Contains(page, `href="/admin/tokens"`) || strings.Contains(page, "exchanged") {
 		t.Fatalf("My credentials before storing: %d\n%s", resp.StatusCode, page)
 	}
 	for _, path := range []string{"/admin/", "/admin/tokens", "/admin/audit"} {

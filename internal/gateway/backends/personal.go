@@ -89,10 +89,11 @@ func (b *Backend) credentialRequired() error {
 	return jsonrpc.NewError(mcp.CodeURLElicitationRequired, msg, data)
 }
 
-// PerUser reports whether b gives each principal their own credential,
-// and where it goes: a header (http, sse) or a variable (stdio, process).
-func (b *Backend) PerUser() (header, env string, ok bool) {
-	return b.spec.CredentialHeader, b.spec.CredentialEnv, b.spec.Identity.PerUser()
+// Vault reports whether b takes each principal's stored credential (a
+// per_user backend of vault, not of exchange), and where it goes: a
+// header (http, sse) or a variable (stdio, process).
+func (b *Backend) Vault() (header, env string, ok bool) {
+	return b.spec.CredentialHeader, b.spec.CredentialEnv, b.spec.Identity.PerUser() && b.spec.Exchange == nil
 }
 
 // exchangedToken is a principal's token got by exchange, while it lasts.
