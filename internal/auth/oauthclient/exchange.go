@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -96,7 +97,8 @@ func (x TokenExchange) Exchange(ctx context.Context, subject string) (Exchanged,
 	}
 	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
 	if err != nil {
-		return Exchanged{}, fmt.Errorf("oauth: the ID-JAG's JWT-bearer grant at %s: %w", egress.Summary(issuer), redactRetrieve(err))
+		return Exchanged{}, fmt.Errorf("oauth: the ID-JAG's JWT-bearer grant at %s: %s", egress.Summary(issuer),
+			without(redactRetrieve(err).Error(), jag.AccessToken))
 	}
 	return exchanged(tok), nil
 }
@@ -119,7 +121,7 @@ func (x TokenExchange) exchangeAt(ctx context.Context, subject, audience string)
 	}
 	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, x.Client.Outbound.Client(x.Client.TokenURL)))
 	if err != nil {
-		return nil, fmt.Errorf("oauth: token exchange at %s: %w", x.Client.TokenURL, redactRetrieve(err))
+		return nil, fmt.Errorf("oauth: token exchange at %s: %s", x.Client.TokenURL, without(redactRetrieve(err).Error(), subject))
 	}
 	return tok, nil
 }
@@ -149,6 +151,15 @@ func tokenClient(c ClientCredentials, tokenURL string, params url.Values) (clien
 	}
 	cfg.EndpointParams = params
 	return cfg, nil
+}
+
+// without is msg with secret cut out: a server's error description may
+// quote the token it was sent.
+func without(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, secret, "[redacted]")
 }
 
 // exchanged is tok as Exchange returns it: an hour's life when the
