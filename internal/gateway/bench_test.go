@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,7 +95,10 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 	// The relayed call: the same tool on a backend MCP server (the bare
 	// engine over Streamable HTTP) behind the gateway. What this row
 	// allocates beyond the two above is the relay's share.
-	b.Run("relayed-http", func(b *testing.B) {
+	// The relayed call, the backend shared, or per_user with each
+	// caller's stored key (read from the store and opened on every call,
+	// on an upstream session of the caller's own).
+	relayed := func(b *testing.B, identity string, store func(ctx context.Context, gw *gateway.Gateway, tokenID string)) {
 		ctx := context.Background()
 		s := mcp.NewServer(mcp.Options{})
 		benchEcho(s)
@@ -102,8 +106,10 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		defer h.Close()
 		backend := httptest.NewServer(h)
 		defer backend.Close()
+		b.Setenv("MCPGATE_BENCH_VAULT_KEY", strings.Repeat("7e", 32))
 		cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 1000000, burst: 1000000}}\n" +
-			"backends: [{name: b, kind: http, url: \"" + backend.URL + "\", prefix: \"-\"}]\n"))
+			"vault: {key_from: MCPGATE_BENCH_VAULT_KEY}\n" +
+			"backends: [{name: b, kind: http, url: \"" + backend.URL + "\", prefix: \"-\"" + identity + "}]\n"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -121,12 +127,23 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		done := make(chan struct{})
 		go func() { defer close(done); gw.Run(runCtx) }()
 		defer func() { cancel(); <-done }()
-		secret, _, err := gw.Tokens().Create(ctx, "bench", "viewer", time.Time{})
+		secret, rec, err := gw.Tokens().Create(ctx, "bench", "viewer", time.Time{})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if store != nil {
+			store(ctx, gw, rec.ID)
 		}
 		ts := httptest.NewServer(gw.Handler())
 		defer ts.Close()
 		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
+	}
+	b.Run("relayed-http", func(b *testing.B) { relayed(b, "", nil) })
+	b.Run("relayed-http-per-user-vault", func(b *testing.B) {
+		relayed(b, ", identity: per_user, credential: {vault: {header: X-Api-Key}}", func(ctx context.Context, gw *gateway.Gateway, id string) {
+			if err := gw.Credentials().Set(ctx, id, "b", "sk-bench"); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }

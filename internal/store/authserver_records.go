@@ -152,7 +152,10 @@ type Row interface{ Scan(dest ...any) error }
 // OAuthSQL implements OAuthStore over a store's transactions: Tx runs fn
 // in one and commits it when fn returns nil.
 type OAuthSQL struct {
-	Tx   func(ctx context.Context, fn func(SQLTx) error) error
+	Tx func(ctx context.Context, fn func(SQLTx) error) error
+	// Read, if set, runs fn's reads without a transaction of Tx's (SQLite's
+	// Tx takes the write lock); nil: Tx.
+	Read func(ctx context.Context, fn func(SQLTx) error) error
 	Name string // "sqlite" or "postgres", for errors
 	// IsDuplicate tells a unique violation of the driver's.
 	IsDuplicate func(error) bool
@@ -181,6 +184,14 @@ func NumberPlaceholders(q string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// read runs fn with Read, else Tx.
+func (s OAuthSQL) read(ctx context.Context, fn func(SQLTx) error) error {
+	if s.Read != nil {
+		return s.Read(ctx, fn)
+	}
+	return s.Tx(ctx, fn)
 }
 
 func (s OAuthSQL) errorf(op string, err error) error {

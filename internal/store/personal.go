@@ -35,7 +35,7 @@ type PersonalCredentialStore interface {
 
 func (s OAuthSQL) PersonalCredential(ctx context.Context, principal, backend string) ([]byte, error) {
 	var sealed []byte
-	err := s.Tx(ctx, func(tx SQLTx) error {
+	err := s.read(ctx, func(tx SQLTx) error {
 		return tx.QueryRow(ctx, `SELECT sealed FROM personal_credentials WHERE principal = ? AND backend = ?`,
 			principal, backend).Scan(&sealed)
 	})
@@ -63,7 +63,7 @@ func (s OAuthSQL) DeletePersonalCredential(ctx context.Context, principal, backe
 
 func (s OAuthSQL) PersonalCredentials(ctx context.Context, principal string) ([]PersonalCredential, error) {
 	var out []PersonalCredential
-	err := s.Tx(ctx, func(tx SQLTx) error {
+	err := s.read(ctx, func(tx SQLTx) error {
 		rows, done, err := tx.Query(ctx, `SELECT principal, backend, updated_at FROM personal_credentials
 			WHERE ? = '' OR principal = ? ORDER BY principal, backend`, principal, principal)
 		if err != nil {

@@ -28,7 +28,20 @@ func (s *Store) oauthTx(ctx context.Context, fn func(store.SQLTx) error) error {
 	return kept
 }
 
-type sqlTx struct{ tx *sql.Tx }
+// oauthRead runs fn's reads outside any transaction: a read on a hot
+// path (a per_user call's credential) does not wait for the write lock.
+func (s *Store) oauthRead(_ context.Context, fn func(store.SQLTx) error) error {
+	return fn(sqlTx{s.db})
+}
+
+// querier is a transaction, or the database for reads alone.
+type querier interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+type sqlTx struct{ tx querier }
 
 func (t sqlTx) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	res, err := t.tx.ExecContext(ctx, q, args...)

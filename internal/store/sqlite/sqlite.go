@@ -70,7 +70,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
 	s := &Store{db: db, path: abs}
-	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "sqlite", IsDuplicate: isUniqueViolation}
+	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Read: s.oauthRead, Name: "sqlite", IsDuplicate: isUniqueViolation}
 	s.PinSQL = store.PinSQL{Tx: s.oauthTx}
 	if err := s.migrateWhenFree(ctx); err != nil {
 		db.Close()
