@@ -165,7 +165,15 @@ func validateExchange(key string, b BackendConfig, x *ExchangeConfig) error {
 	if err := fetchableURL(prefix+".token_url", x.TokenURL); err != nil {
 		return err
 	}
-	if err := validateOAuthClientAuth(prefix, &x.BackendOAuth); err != nil {
+	if x.AssertionFile != "" || x.AssertionFrom != "" {
+		// The gateway authenticates with its workload's own JWT (a client
+		// assertion), read as jwt_bearer's assertion is.
+		a := x.BackendOAuth
+		a.Grant = GrantJWTBearer
+		if err := validateOAuthClientAuth(prefix, &a); err != nil {
+			return err
+		}
+	} else if err := validateOAuthClientAuth(prefix, &x.BackendOAuth); err != nil {
 		return err
 	}
 	switch x.SubjectTokenType {

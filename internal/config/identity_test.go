@@ -33,6 +33,8 @@ func TestBackendIdentityKeys(t *testing.T) {
 		{"not a variable name", stdio + `, identity: per_user, credential: {vault: {env: "1A=B"}}}`, "backends[0].credential.vault.env"},
 		{"exchange at a token endpoint", http + `, identity: per_user, credential: {exchange: ` + xc + `}}`, ""},
 		{"exchange with a private key", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, auth_method: private_key_jwt, private_key_file: /k.pem, subject_token_type: jwt}}}`, ""},
+		{"exchange as the workload", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, assertion_file: /var/run/secrets/token}}}`, ""},
+		{"exchange as the workload and by a secret", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, assertion_file: /t, client_secret_from: S}}}`, "backends[0].credential.exchange"},
 		{"exchange and vault both", http + `, identity: per_user, credential: {vault: {header: X}, exchange: ` + xc + `}}`, "backends[0].credential"},
 		{"exchange for stdio", stdio + `, identity: per_user, credential: {exchange: ` + xc + `}}`, "backends[0].credential.exchange"},
 		{"exchange without a token endpoint", http + `, identity: per_user, credential: {exchange: {client_id: gw, client_secret_from: S}}}`, "backends[0].credential.exchange.token_url"},

@@ -84,7 +84,11 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 	}
 	if c := b.Credential; c != nil && c.Exchange != nil {
 		x := c.Exchange
-		if cc := clientCredentials(key+".credential.exchange", &x.BackendOAuth, &src, out); cc != nil {
+		client := x.BackendOAuth
+		if client.AssertionFile != "" || client.AssertionFrom != "" {
+			client.Grant = config.GrantJWTBearer // read as jwt_bearer's is: a client assertion here
+		}
+		if cc := clientCredentials(key+".credential.exchange", &client, &src, out); cc != nil {
 			s.Exchange = &oauthclient.TokenExchange{Client: *cc, Audience: x.Audience, Resource: cmp.Or(x.Resource, b.URL),
 				SubjectTokenType:   oauthclient.TokenType(cmp.Or(x.SubjectTokenType, "access_token")),
 				RequestedTokenType: oauthclient.TokenType(x.RequestedTokenType)}

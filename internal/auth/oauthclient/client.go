@@ -145,6 +145,9 @@ func signingMethod(key crypto.Signer, alg string) (jwt.SigningMethod, error) {
 // JWTBearerGrant is the JWT-bearer grant's grant_type (RFC 7523 §2.1).
 const JWTBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
+// clientAssertionType is a client authenticated by a JWT (RFC 7523 §2.2).
+const clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
 // freshSource asks for a token with parameters made anew for each token
 // request — an assertion of the moment — beside cfg's (a ReuseTokenSource
 // around it asks only when the token expires).
@@ -191,8 +194,7 @@ func clientAssertion(clientID, audience string, key crypto.Signer, method jwt.Si
 		if err != nil {
 			return nil, fmt.Errorf("oauth: signing the client assertion: %w", err)
 		}
-		return url.Values{"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
-			"client_assertion": {assertion}}, nil
+		return url.Values{"client_assertion_type": {clientAssertionType}, "client_assertion": {assertion}}, nil
 	}
 }
 

@@ -126,15 +126,25 @@ func (x TokenExchange) exchangeAt(ctx context.Context, subject, audience string)
 	return tok, nil
 }
 
-// tokenClient is c at tokenURL asking with params: authenticated by its
-// secret (in the header, or the body for client_secret_post) or by a JWT
-// it signs (private_key_jwt, for tokenURL).
+// tokenClient is c at tokenURL asking with params. It authenticates by
+// its secret (in the header, or the body for client_secret_post), by a
+// JWT it signs (private_key_jwt, for tokenURL), or by its workload's own
+// JWT (c.Assertion: a client assertion, RFC 7523 §2.2).
 func tokenClient(c ClientCredentials, tokenURL string, params url.Values) (clientcredentials.Config, error) {
 	style := oauth2.AuthStyleInHeader
-	if c.AuthMethod == "client_secret_post" || c.AuthMethod == PrivateKeyJWT {
+	if c.AuthMethod == "client_secret_post" || c.AuthMethod == PrivateKeyJWT || c.Assertion != nil {
 		style = oauth2.AuthStyleInParams
 	}
 	cfg := clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: tokenURL, Scopes: c.Scopes, AuthStyle: style}
+	if c.Assertion != nil {
+		a, err := c.Assertion()
+		if err != nil {
+			return cfg, fmt.Errorf("oauth: the workload's assertion: %w", err)
+		}
+		params.Set("client_assertion_type", clientAssertionType)
+		params.Set("client_assertion", a)
+		cfg.ClientSecret = ""
+	}
 	if c.AuthMethod == PrivateKeyJWT {
 		m, err := signingMethod(c.PrivateKey, c.SigningAlg)
 		if err != nil {

@@ -19,9 +19,10 @@ import (
 )
 
 // The token exchange's request, as a token endpoint sees it: RFC 8693's
-// parameters, and the gateway authenticated by its secret in the header
-// or by a JWT it signs for the endpoint (private_key_jwt); a refusal's
-// error names the server's code and never the subject token.
+// parameters. The gateway authenticates by its secret in the header, by a
+// JWT it signs for the endpoint (private_key_jwt), or by its workload's
+// own JWT (a client assertion). A refusal's error names the server's code
+// and never the subject token.
 func TestTheTokenExchangeRequest(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	var mu sync.Mutex
@@ -34,7 +35,7 @@ func TestTheTokenExchangeRequest(t *testing.T) {
 		mu.Lock()
 		forms, basic = append(forms, r.PostForm), append(basic, id+":"+secret)
 		mu.Unlock()
-		if a := r.PostForm.Get("client_assertion"); a != "" {
+		if a := r.PostForm.Get("client_assertion"); a != "" && a != "the-workloads-jwt" {
 			var c jwt.RegisteredClaims
 			if _, err := jwt.ParseWithClaims(a, &c, func(*jwt.Token) (any, error) { return &key.PublicKey, nil },
 				jwt.WithAudience(srv.URL+"/token"), jwt.WithIssuer("gw"), jwt.WithSubject("gw")); err != nil {
@@ -65,6 +66,11 @@ func TestTheTokenExchangeRequest(t *testing.T) {
 	if got, err := x.Exchange(ctx, "bob-jwt"); err != nil || got.Token != "exchanged-bob-jwt" {
 		t.Fatalf("by private_key_jwt: %+v %v", got, err)
 	}
+	x.Client = oauthclient.ClientCredentials{ClientID: "gw", TokenURL: srv.URL + "/token",
+		Assertion: func() (string, error) { return "the-workloads-jwt", nil }}
+	if got, err := x.Exchange(ctx, "carol-jwt"); err != nil || got.Token != "exchanged-carol-jwt" {
+		t.Fatalf("by the workload's assertion: %+v %v", got, err)
+	}
 	_, err = x.Exchange(ctx, "refuse-me")
 	if err == nil || !strings.Contains(err.Error(), "invalid_grant") || strings.Contains(err.Error(), "refuse-me") {
 		t.Errorf("a refusal: %v, want invalid_grant and no subject token", err)
@@ -85,6 +91,10 @@ func TestTheTokenExchangeRequest(t *testing.T) {
 	}
 	if basic[1] != ":" || forms[1].Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || forms[1].Has("client_secret") {
 		t.Errorf("by private_key_jwt: basic %q, form %v", basic[1], forms[1])
+	}
+	if basic[2] != ":" || forms[2].Get("client_assertion") != "the-workloads-jwt" || forms[2].Has("client_secret") ||
+		forms[2].Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		t.Errorf("by the workload's assertion: basic %q, form %v", basic[2], forms[2])
 	}
 	if _, err := x.Exchange(ctx, ""); err == nil {
 		t.Error("an empty subject token was sent")
