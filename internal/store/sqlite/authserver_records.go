@@ -28,10 +28,52 @@ func (s *Store) oauthTx(ctx context.Context, fn func(store.SQLTx) error) error {
 	return kept
 }
 
-// oauthRead runs fn's reads outside any transaction: a read on a hot
-// path (a per_user call's credential) does not wait for the write lock.
+// oauthRead runs fn's reads outside any transaction, each statement
+// prepared once: a read on a hot path (a per_user call's credential) does
+// not wait for the write lock, nor parse its SQL again.
 func (s *Store) oauthRead(_ context.Context, fn func(store.SQLTx) error) error {
-	return fn(sqlTx{s.db})
+	return fn(sqlTx{preparedReads{s}})
+}
+
+// preparedReads is the database, its queries prepared once each (their
+// text is the code's, so the set is small).
+type preparedReads struct{ s *Store }
+
+func (p preparedReads) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	p.s.readMu.Lock()
+	defer p.s.readMu.Unlock()
+	if st := p.s.readStmts[q]; st != nil {
+		return st, nil
+	}
+	st, err := p.s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if p.s.readStmts == nil {
+		p.s.readStmts = map[string]*sql.Stmt{}
+	}
+	p.s.readStmts[q] = st
+	return st, nil
+}
+
+func (p preparedReads) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return p.s.db.ExecContext(ctx, q, args...) // reads only: not cached
+}
+
+func (p preparedReads) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, q)
+	if err != nil {
+		return p.s.db.QueryRowContext(ctx, q, args...) // its error, as the query's
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (p preparedReads) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // querier is a transaction, or the database for reads alone.

@@ -43,6 +43,9 @@ type Store struct {
 	// The audit INSERT of each row count, prepared once (auditInsertOf).
 	auditMu    sync.Mutex
 	auditStmts [auditRowsPerInsert]*sql.Stmt
+	// readStmts are the reads of oauthRead, each prepared once.
+	readMu    sync.Mutex
+	readStmts map[string]*sql.Stmt
 	// OAuthSQL is the authorization server's part, over oauthTx.
 	store.OAuthSQL
 	// PinSQL is the catalogue's pins, over oauthTx.
