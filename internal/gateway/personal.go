@@ -156,14 +156,15 @@ var arrivingMethods = map[string]bool{"tools/list": true, "prompts/list": true, 
 	"initialize": true, "server/discover": true}
 
 // personArrives is the engine middleware that lets a person who lists
-// open a per_user backend of exchange that is down: a server that lets
-// no one in without a person's token is listed with theirs
-// (backends.Backend.Arrive). It costs a map lookup on other requests.
+// open a per_user backend of exchange that is down. A server that lets no
+// one in without a person's token is listed with theirs
+// (backends.Backend.Arrive, in the background: the list does not wait).
+// It costs a map lookup on other requests.
 func (g *Gateway) personArrives(next mcp.Handler) mcp.Handler {
 	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
 		if arrivingMethods[r.Method] {
 			if id, ok := mcp.IdentityFrom(ctx); ok && id.Presented != "" {
-				g.backends.Arrive(ctx, id)
+				g.backends.Arrive(id)
 			}
 		}
 		return next.ServeMCP(ctx, r)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
@@ -116,8 +117,10 @@ type Backend struct {
 	xmu       sync.Mutex
 	exchanges map[string]*exchangedToken
 	// arrived is told when a person's token was exchanged while the
-	// backend was down: its connection is tried again at once.
-	arrived *signal
+	// backend was down: its connection is tried again at once. arriving:
+	// such an exchange is under way (Arrive).
+	arrived  *signal
+	arriving atomic.Bool
 }
 
 // New returns a backend relaying spec's server into front; claims is the

@@ -133,6 +133,9 @@ func (b *Backend) exchanged(ctx context.Context, principal, subject string) (str
 		}
 	}
 	if e == nil {
+		if len(b.exchanges) >= exchangesSwept {
+			b.sweepExchanged()
+		}
 		e = &exchangedToken{subject: sum, ready: make(chan struct{})}
 		b.exchanges[principal] = e
 		go b.exchange(e, subject)
@@ -158,6 +161,26 @@ func (b *Backend) exchange(e *exchangedToken, subject string) {
 	}
 	margin := min(exchangeMargin, time.Until(x.Expires)/10)
 	e.token, e.renewAt = x.Token, x.Expires.Add(-margin)
+}
+
+// exchangesSwept is how many principals' exchanged tokens are kept before
+// those past their time (or failed) are dropped: the map does not grow
+// with every person who ever called.
+const exchangesSwept = 1024
+
+// sweepExchanged drops the exchanged tokens past their renewal time, and
+// the failed exchanges. b.xmu is held.
+func (b *Backend) sweepExchanged() {
+	now := time.Now()
+	for p, e := range b.exchanges {
+		select {
+		case <-e.ready:
+			if e.err != nil || !now.Before(e.renewAt) {
+				delete(b.exchanges, p)
+			}
+		default: // under way
+		}
+	}
 }
 
 // forgetExchanged drops principal's exchanged token (they were revoked).
@@ -217,20 +240,24 @@ func (b *Backend) catalogueCredential() string {
 	return "Bearer " + best.token
 }
 
-// Arrive exchanges id's token for b while b is down and gets its
-// credential by exchange: its own connection may have waited for a
-// person's token to list the catalogue, and is tried again with it at
-// once. It returns when the exchange is done (or failed, logged).
-func (b *Backend) Arrive(ctx context.Context, id mcp.Identity) {
-	if b.spec.Exchange == nil || id.Presented == "" || b.State().Up {
+// Arrive exchanges id's token for b, in the background, while b is down
+// with nothing to connect with. Such a backend is per_user, of exchange,
+// and its server may let no one in without a person's token. Its
+// connection is then tried again at once. One exchange runs at a time,
+// and the request that arrived does not wait for it.
+func (b *Backend) Arrive(id mcp.Identity) {
+	if b.spec.Exchange == nil || id.Presented == "" || b.State().Up || b.catalogueCredential() != "" || !b.arriving.CompareAndSwap(false, true) {
 		return
 	}
-	had := b.catalogueCredential() != ""
-	if _, err := b.exchanged(ctx, id.Budget(), id.Presented.Reveal()); err != nil {
-		b.log.Warn("backend: a caller's token was not exchanged", "err", err)
-		return
-	}
-	if !had { // the connection had nothing to try with; a down server is not retried for every list
+	principal, subject := id.Budget(), id.Presented.Reveal()
+	go func() {
+		defer b.arriving.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), b.opts.StartTimeout)
+		defer cancel()
+		if _, err := b.exchanged(ctx, principal, subject); err != nil {
+			b.log.Warn("backend: a caller's token was not exchanged", "err", err)
+			return
+		}
 		b.arrived.notify()
-	}
+	}()
 }

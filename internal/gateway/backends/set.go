@@ -227,12 +227,12 @@ func (s *Set) Close() {
 }
 
 // Arrive tells every backend that is down and gets its credential by
-// exchange of id's token (Backend.Arrive), and returns once each did.
-func (s *Set) Arrive(ctx context.Context, id mcp.Identity) {
+// exchange of id's token (Backend.Arrive); none is waited for.
+func (s *Set) Arrive(id mcp.Identity) {
 	if id.Presented == "" {
 		return
 	}
 	for _, b := range s.backends() {
-		b.Arrive(ctx, id)
+		b.Arrive(id)
 	}
 }
