@@ -1,16 +1,19 @@
 // audit.go is `mcpgate audit tail`: the latest audit records, oldest first,
 // as a table for people (every value escaped: printable.go) or as JSON
-// lines for machines.
+// lines for machines. A killed gateway's journal is read first.
 
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpgate/mcpgate/internal/observe/audit"
 )
 
 func auditCommand() *cobra.Command {
@@ -28,6 +31,13 @@ func auditCommand() *cobra.Command {
 				return err
 			}
 			defer st.Close()
+			// A killed gateway's last records may wait in its journal
+			// (SQLite): they are written first, as its next start would.
+			if j, ok := st.(audit.Journaled); ok {
+				if err := audit.Recover(cmd.Context(), j, slog.New(slog.DiscardHandler)); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "mcpgate: the journal of a stopped gateway was not read: %v\n", err)
+				}
+			}
 			records, err := st.TailAudit(cmd.Context(), n)
 			if err != nil {
 				return err

@@ -45,13 +45,24 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 				if size == 0 {
 					t.Errorf("the killed process left no journal (segments %v)", left)
 				}
+			},
+			// Before any restart, `mcpgate audit tail` writes what the
+			// journal holds first, and shows it.
+			func(answered int64) {
+				out, stderr, err := cliRun(t, testkit.Mcpgate(t), "audit", "tail", "--store", db, "-n", "100000", "--json")
+				if err != nil {
+					t.Fatalf("audit tail: %v\n%s", err, stderr)
+				}
+				if n := int64(strings.Count(out, `"name":"test_simple_text","backend":"fx","outcome":"ok"`)); n < answered {
+					t.Errorf("audit tail after the kill, before a restart: %d records of %d answered calls", n, answered)
+				}
 			})
 	})
 	t.Run("sqlite-without-journal", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "mcpgate.db")
 		answeredAreAudited(t, fmt.Sprintf("store: %q\naudit: {journal: false}\n", db), func(ctx context.Context) (store.Store, error) {
 			return sqlite.Open(ctx, db)
-		}, nil)
+		}, nil, nil)
 		if left, _ := filepath.Glob(db + "-audit.*"); len(left) > 0 {
 			t.Fatalf("journal segments with the journal off: %v", left)
 		}
@@ -60,15 +71,16 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 		pg := peers.StartPostgres(t)
 		answeredAreAudited(t, fmt.Sprintf("store: %q\n", pg.DSN()), func(ctx context.Context) (store.Store, error) {
 			return postgres.Open(ctx, pg.DSN(), postgres.Options{})
-		}, nil)
+		}, nil, nil)
 	})
 }
 
 // answeredAreAudited is the test on one store. The killed process's
 // records are counted after a restart: with a journal, the restart is
 // what writes the ones the store did not get. afterKill, if set, looks at
-// what the killed process left.
-func answeredAreAudited(t *testing.T, head string, open func(context.Context) (store.Store, error), afterKill func()) {
+// what the killed process left; beforeRestart, if set, reads the store
+// before the restart, told how many calls were answered.
+func answeredAreAudited(t *testing.T, head string, open func(context.Context) (store.Store, error), afterKill func(), beforeRestart func(answered int64)) {
 	srv, url, token := serveStdioFixture(t, head)
 
 	const callers, before = 8, 400 // calls answered before the kill
@@ -102,6 +114,9 @@ func answeredAreAudited(t *testing.T, head string, open func(context.Context) (s
 	<-srv.done
 	if afterKill != nil {
 		afterKill()
+	}
+	if beforeRestart != nil {
+		beforeRestart(answered.Load())
 	}
 	restarted, _, _ := serveStdioFixture(t, head)
 	restarted.stop(t)

@@ -134,6 +134,14 @@ func openJournal(ctx context.Context, w Journaled, log *slog.Logger) (*journal, 
 	return j, nil
 }
 
+// Recover writes to w what the journals of ended processes hold past
+// their marks, as a starting Log does: for a reader of the store, such as
+// `mcpgate audit tail`, after a gateway was killed. A running process's
+// journal is left to it.
+func Recover(ctx context.Context, w Journaled, log *slog.Logger) error {
+	return takeOver(ctx, w, w.AuditJournal(), "", log)
+}
+
 // takeOver recovers every journal under base but own whose lock is free.
 func takeOver(ctx context.Context, w Journaled, base, own string, log *slog.Logger) error {
 	locks, err := filepath.Glob(base + ".*.lock")
