@@ -33,11 +33,8 @@ func Suspicious(def json.RawMessage) []string {
 	}
 	var out []string
 	walkStrings(v, "", func(at, s string) {
-		for _, r := range s {
-			if isInvisible(r) {
-				out = append(out, fmt.Sprintf("invisible or bidirectional-control character U+%04X at %s", r, at))
-				break
-			}
+		if r, ok := firstInvisible(s); ok {
+			out = append(out, fmt.Sprintf("invisible or bidirectional-control character U+%04X at %s", r, at))
 		}
 		if m := modelTag.FindString(s); m != "" {
 			out = append(out, "a tag aimed at the model ("+strconv.QuoteToASCII(m)+") at "+at)
@@ -73,12 +70,13 @@ func walkStrings(v any, at string, fn func(at, s string)) {
 // ShowInvisible is s with each invisible or bidirectional-control
 // character written as ⟨U+XXXX⟩, so that a reviewer sees it.
 func ShowInvisible(s string) string {
-	if !strings.ContainsFunc(s, isInvisible) {
+	if _, any := firstInvisible(s); !any {
 		return s
 	}
+	rs := []rune(s)
 	var b strings.Builder
-	for _, r := range s {
-		if isInvisible(r) {
+	for i, r := range rs {
+		if invisibleAt(rs, i) {
 			fmt.Fprintf(&b, "⟨U+%04X⟩", r)
 			continue
 		}
@@ -87,4 +85,44 @@ func ShowInvisible(s string) string {
 	return b.String()
 }
 
-func isInvisible(r rune) bool { return unicode.Is(unicode.Cf, r) }
+// firstInvisible is the first invisible or bidirectional-control
+// character of s, and whether there is one.
+func firstInvisible(s string) (rune, bool) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
+		return 0, false // most text: no rune slice made
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		if invisibleAt(rs, i) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// zeroWidthJoiner joins emoji into one (👩‍💻); anywhere else it hides.
+const zeroWidthJoiner = '\u200d'
+
+// invisibleAt reports whether rs[i] is a format character (Unicode
+// category Cf, tag characters included) that is not a zero-width joiner
+// between two pictographs, as in an emoji sequence (a skin tone or an
+// emoji presentation selector may stand between).
+func invisibleAt(rs []rune, i int) bool {
+	if !unicode.Is(unicode.Cf, rs[i]) {
+		return false
+	}
+	if rs[i] != zeroWidthJoiner || i == 0 || i+1 == len(rs) {
+		return true
+	}
+	before := i - 1
+	for before > 0 && (rs[before] == '\ufe0f' || rs[before] == '\ufe0e') {
+		before--
+	}
+	return !pictograph(rs[before]) || !pictograph(rs[i+1])
+}
+
+// pictograph reports whether r is an emoji-like symbol: the pictograph
+// blocks, skin tones included, and the other symbols (category So).
+func pictograph(r rune) bool {
+	return r >= 0x1F000 && r <= 0x1FAFF || unicode.Is(unicode.So, r)
+}
