@@ -106,9 +106,11 @@ type Mirror struct {
 
 	mu    sync.Mutex                 // serialises Sync and Unsync
 	owned map[kind]map[string]string // key at the front → definition registered
-	// flagged are the definitions logged as carrying text aimed at the
-	// model, by kind and name: each is said once (flag).
-	flagged map[string]string
+	// seen is what was worked out of each definition the backend listed
+	// (its fingerprint, its scan for text aimed at the model), by kind and
+	// name, kept while it lists the same bytes; seenNext is the next Sync's
+	// (seen.go).
+	seen, seenNext map[string]*seenDef
 }
 
 // New returns a Backend relaying through client, which must be connected
@@ -138,7 +140,7 @@ func New(name string, client *mcp.Client, opts Options) *Mirror {
 	return &Mirror{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
-		owned: map[kind]map[string]string{}, flagged: map[string]string{}, observe: opts.Observe, timeout: opts.CallTimeout,
+		owned: map[kind]map[string]string{}, seen: map[string]*seenDef{}, observe: opts.Observe, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments, shapes: opts.Shapes, pin: opts.Pin, instructions: instructionsOf(client.InitializeResult()),
 		offersLogging: offersLogging(client.InitializeResult()), sessionless: client.Sessionless(),
 	}
@@ -171,6 +173,8 @@ func (b *Mirror) Sync(ctx context.Context, s *mcp.Server) error {
 	defer b.mu.Unlock()
 	b.claims.setLive(b)
 	b.claims.setFront(s)
+	b.seenNext = make(map[string]*seenDef, len(b.seen))
+	defer func() { b.seen, b.seenNext = b.seenNext, nil }() // what is no longer listed is forgotten
 
 	// Pinned (pin.go): tools, prompts, templates and App resources.
 	held := map[kind][]entry{}
@@ -323,17 +327,14 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 // flag logs, once per definition, text in it aimed at the model rather
 // than its reader (mcp.Suspicious). b.mu is held.
 func (b *Mirror) flag(k kind, name string, raw json.RawMessage) {
-	key := string(k) + "/" + name
-	if b.flagged[key] == string(raw) {
+	d := b.seenOf(k, name, raw)
+	if d.scanned {
 		return
 	}
-	flags := mcp.Suspicious(raw)
-	if len(flags) == 0 {
-		delete(b.flagged, key)
-		return
+	d.scanned = true
+	if flags := mcp.Suspicious(raw); len(flags) > 0 {
+		b.log.Warn("relay: a definition carries text aimed at the model, not its reader", "kind", string(k), "name", name, "flags", flags)
 	}
-	b.flagged[key] = string(raw)
-	b.log.Warn("relay: a definition carries text aimed at the model, not its reader", "kind", string(k), "name", name, "flags", flags)
 }
 
 // reconcile claims the listed entries and returns those to register (new or

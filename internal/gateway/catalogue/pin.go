@@ -96,7 +96,7 @@ func (b *Mirror) pinned(ctx context.Context, k kind, es []entry) (serve, held []
 	}
 	seen := make([]Listed, len(es))
 	for i, e := range es {
-		seen[i] = Listed{Kind: roleKind(k), Name: e.orig, Fingerprint: fingerprint(k, e.raw), Definition: e.raw}
+		seen[i] = Listed{Kind: roleKind(k), Name: e.orig, Fingerprint: b.fingerprintOf(k, e.orig, e.raw), Definition: e.raw}
 	}
 	verdicts := b.pin(ctx, b.name, seen)
 	serve = es[:0:0]
