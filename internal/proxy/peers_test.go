@@ -8,8 +8,6 @@ package proxy
 import (
 	"encoding/json"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,25 +54,7 @@ func TestServerEverythingOverStdio(t *testing.T) {
 }
 
 func TestServerEverythingAsAContractProgram(t *testing.T) {
-	p := peers.Require(t)
-	port := freePort(t)
-	cmd := exec.Command(p.Node22, p.ServerEverything, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+port)
-	listening := &watchFor{phrase: "listening on port", seen: make(chan struct{})}
-	cmd.Stderr = listening
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	select { // it says when it listens
-	case <-listening.seen:
-	case <-testCtx(t).Done():
-		t.Fatal("the server never said it listens")
-	}
-
+	port := startEverythingPort(t)
 	u := newUpstream(t, UpstreamConfig{Kind: upstream.KindContract, URL: ContractURL(port)})
 	everythingWorks(t, u)
 }

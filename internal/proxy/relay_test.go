@@ -8,6 +8,8 @@ package proxy
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -128,30 +130,66 @@ func want(t *testing.T, what string, got []byte, part string) {
 // interface (it has no host option); this machine has no other network.
 func startEverythingHTTP(t *testing.T) string {
 	t.Helper()
+	return "http://127.0.0.1:" + startEverythingPort(t) + "/mcp"
+}
+
+// startEverythingPort starts server-everything over Streamable HTTP and
+// returns its port, once it answers there as itself. It listens on every
+// interface: a test server of another package may hold the port it was
+// given on 127.0.0.1 meanwhile, and would answer in its place, so the
+// answer is checked and another port tried.
+func startEverythingPort(t *testing.T) string {
+	t.Helper()
 	p := peers.Require(t)
-	port := freePort(t)
-	cmd := exec.Command(p.Node22, p.ServerEverything, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+port)
-	listening := &watchFor{phrase: "listening on port", seen: make(chan struct{})}
-	cmd.Stderr = listening
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for range 5 {
+		port := freePort(t)
+		cmd := exec.Command(p.Node22, p.ServerEverything, "streamableHttp")
+		cmd.Env = append(os.Environ(), "PORT="+port)
+		listening := &watchFor{phrase: "listening on port", seen: make(chan struct{})}
+		cmd.Stderr = listening
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		stop := func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		select { // it says so once it listens: no need to poll its port
+		case <-listening.seen:
+		case err := <-exited:
+			t.Logf("server-everything exited before listening on %s (%v); another port", port, err)
+			continue
+		case <-testCtx(t).Done():
+			stop()
+			t.Fatalf("server-everything never said it listens:\n%s", stderrOf(listening))
+		}
+		if everythingAnswersAt(t, port) {
+			t.Cleanup(stop)
+			return port
+		}
+		stop()
+		t.Logf("another server answers on %s, not server-everything; another port", port)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	select { // it says so once it listens: no need to poll its port
-	case <-listening.seen:
-	case err := <-exited:
-		exited <- err
-		t.Fatalf("server-everything exited before listening (%v):\n%s", err, stderrOf(listening))
-	case <-testCtx(t).Done():
-		t.Fatalf("server-everything never said it listens:\n%s", stderrOf(listening))
+	t.Fatal("server-everything found no port of its own in 5 tries")
+	return ""
+}
+
+// everythingAnswersAt reports whether initialize at port is answered by
+// server-everything.
+func everythingAnswersAt(t *testing.T, port string) bool {
+	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, "http://127.0.0.1:"+port+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
 	}
-	return "http://127.0.0.1:" + port + "/mcp"
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	return strings.Contains(string(b), `"mcp-servers/everything"`)
 }
 
 func stderrOf(w *watchFor) string {
