@@ -71,6 +71,39 @@ func cliStart(t *testing.T, bin string, args ...string) *cliProc {
 	return cliStartIn(t, "", cliEnv(t), bin, args...)
 }
 
+// cliStartOnFreeAddr calls start with a free loopback address until the
+// mcpgate it starts serves there, and returns it and the address. Another
+// process may take a free address before mcpgate binds it; mcpgate then
+// exits saying so, and another is tried (3 tries).
+func cliStartOnFreeAddr(t *testing.T, start func(addr string) *cliProc) (*cliProc, string) {
+	t.Helper()
+	for try := 1; ; try++ {
+		addr := freeAddr(t)
+		p := start(addr)
+		select {
+		case line, ok := <-p.lines: // the first line comes once it listens
+			if ok {
+				rest := p.lines
+				p.lines = make(chan string, 256)
+				go func() {
+					p.lines <- line
+					for l := range rest {
+						p.lines <- l
+					}
+					close(p.lines)
+				}()
+				return p, addr
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("mcpgate printed nothing in 30s; stderr:\n%s", p.stderr)
+		}
+		<-p.done
+		if try == 3 || !strings.Contains(p.stderr.String(), "address already in use") {
+			t.Fatalf("mcpgate exited (%v) before serving; stderr:\n%s", p.err, p.stderr)
+		}
+	}
+}
+
 // cliStartIn is cliStart in the folder dir ("": this one) with env.
 func cliStartIn(t *testing.T, dir string, env []string, bin string, args ...string) *cliProc {
 	t.Helper()

@@ -28,13 +28,14 @@ func TestTheTypeScriptSDKsOAuthClientConnects(t *testing.T) {
 	bin := testkit.Mcpgate(t)
 	is := oauthtest.New(t, "/realm")
 	is.Scope = "mcp:read"
-	addr := freeAddr(t)
-	resource := "http://" + addr + "/mcp"
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mcpgate.yaml")
-	writeText(t, cfg, "listen: "+addr+"\nstore: "+filepath.Join(dir, "mcpgate.db")+"\nauth:\n  oauth:\n    resource: "+resource+
-		"\n    authorization_servers: [{issuer: \""+is.ID+"\"}]\n    scopes: {mcp:read: viewer, mcp:admin: admin}\n")
-	srv := cliStart(t, bin, "serve", "--config", cfg)
+	srv, addr := cliStartOnFreeAddr(t, func(addr string) *cliProc {
+		writeText(t, cfg, "listen: "+addr+"\nstore: "+filepath.Join(dir, "mcpgate.db")+"\nauth:\n  oauth:\n    resource: http://"+addr+"/mcp"+
+			"\n    authorization_servers: [{issuer: \""+is.ID+"\"}]\n    scopes: {mcp:read: viewer, mcp:admin: admin}\n")
+		return cliStart(t, bin, "serve", "--config", cfg)
+	})
+	resource := "http://" + addr + "/mcp"
 	srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
 
 	steps, out := runOAuthClient(t, p, srv, resource)
@@ -142,21 +143,23 @@ type builtinServe struct {
 
 func startBuiltinServe(t *testing.T, bin, role string, oauthLines ...string) builtinServe {
 	t.Helper()
-	b := builtinServe{addr: freeAddr(t)}
+	var b builtinServe
 	dir := t.TempDir()
 	b.db = filepath.Join(dir, "mcpgate.db")
 	cfg := filepath.Join(dir, "mcpgate.yaml")
-	yaml := "listen: " + b.addr + "\nstore: " + b.db + "\nauth:\n  oauth:\n    resource: http://" + b.addr + "/mcp\n    builtin: true\n"
-	for _, l := range oauthLines {
-		yaml += "    " + l + "\n"
-	}
-	writeText(t, cfg, yaml)
 	out, stderr, err := cliRun(t, bin, "token", "create", "--store", b.db, "--name", "ada", "--role", role)
 	if err != nil {
 		t.Fatalf("token create: %v\n%s", err, stderr)
 	}
 	b.secret = cliTokenRE.FindString(out)
-	b.srv = cliStart(t, bin, "serve", "--config", cfg)
+	b.srv, b.addr = cliStartOnFreeAddr(t, func(addr string) *cliProc {
+		yaml := "listen: " + addr + "\nstore: " + b.db + "\nauth:\n  oauth:\n    resource: http://" + addr + "/mcp\n    builtin: true\n"
+		for _, l := range oauthLines {
+			yaml += "    " + l + "\n"
+		}
+		writeText(t, cfg, yaml)
+		return cliStart(t, bin, "serve", "--config", cfg)
+	})
 	b.srv.waitLine(t, "the connect line", func(l string) bool { return strings.HasPrefix(l, "connect:") })
 	return b
 }
