@@ -62,7 +62,9 @@ type cliProc struct {
 	lines  chan string // stdout, closed at its end
 	stderr *testkit.Output
 	done   chan struct{} // closed once the process has exited
-	err    error         // how it exited, once done is closed
+	// printed is closed once the process printed its first line.
+	printed chan struct{}
+	err     error // how it exited, once done is closed
 }
 
 // cliStart starts the binary; the test's cleanup stops it.
@@ -81,19 +83,9 @@ func cliStartOnFreeAddr(t *testing.T, start func(addr string) *cliProc) (*cliPro
 		addr := freeAddr(t)
 		p := start(addr)
 		select {
-		case line, ok := <-p.lines: // the first line comes once it listens
-			if ok {
-				rest := p.lines
-				p.lines = make(chan string, 256)
-				go func() {
-					p.lines <- line
-					for l := range rest {
-						p.lines <- l
-					}
-					close(p.lines)
-				}()
-				return p, addr
-			}
+		case <-p.printed: // its first line comes once it listens
+			return p, addr
+		case <-p.done:
 		case <-time.After(30 * time.Second):
 			t.Fatalf("mcpgate printed nothing in 30s; stderr:\n%s", p.stderr)
 		}
@@ -107,7 +99,8 @@ func cliStartOnFreeAddr(t *testing.T, start func(addr string) *cliProc) (*cliPro
 // cliStartIn is cliStart in the folder dir ("": this one) with env.
 func cliStartIn(t *testing.T, dir string, env []string, bin string, args ...string) *cliProc {
 	t.Helper()
-	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &testkit.Output{}, done: make(chan struct{})}
+	p := &cliProc{cmd: exec.Command(bin, args...), lines: make(chan string, 256), stderr: &testkit.Output{}, done: make(chan struct{}),
+		printed: make(chan struct{})}
 	p.cmd.Dir, p.cmd.Env = dir, env
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
@@ -119,8 +112,11 @@ func cliStartIn(t *testing.T, dir string, env []string, bin string, args ...stri
 	}
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
+		for first := true; sc.Scan(); first = false {
 			p.lines <- sc.Text()
+			if first {
+				close(p.printed)
+			}
 		}
 		close(p.lines)
 		p.err = p.cmd.Wait() // after the last read from the pipe, as os/exec asks
