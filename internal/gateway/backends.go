@@ -89,6 +89,7 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 			client.Grant = config.GrantJWTBearer // read as jwt_bearer's is: a client assertion here
 		}
 		if cc := clientCredentials(key+".credential.exchange", &client, &src, out); cc != nil {
+			s.CredentialHeader = "Authorization" // "Bearer " and the caller's exchanged token
 			s.Exchange = &oauthclient.TokenExchange{Client: *cc, Audience: x.Audience, Resource: cmp.Or(x.Resource, b.URL),
 				SubjectTokenType:   oauthclient.TokenType(cmp.Or(x.SubjectTokenType, "access_token")),
 				RequestedTokenType: oauthclient.TokenType(x.RequestedTokenType)}

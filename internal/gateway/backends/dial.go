@@ -53,16 +53,12 @@ func (b *Backend) dial(ctx context.Context, personal string) (mcp.Conn, error) {
 // withCredential is s with a principal's credential in its header or
 // variable (the spec's own headers and environment are not changed).
 func (s Spec) withCredential(value string) Spec {
-	header := s.CredentialHeader
-	if s.Exchange != nil {
-		header = "Authorization" // "Bearer " and the exchanged token
-	}
-	if header != "" {
+	if s.CredentialHeader != "" {
 		s.Header = s.Header.Clone()
 		if s.Header == nil {
 			s.Header = http.Header{}
 		}
-		s.Header.Set(header, value)
+		s.Header.Set(s.CredentialHeader, value)
 	}
 	if s.CredentialEnv != "" {
 		s.Env = append(slices.Clip(s.Env), s.CredentialEnv+"="+value)

@@ -68,7 +68,8 @@ type Spec struct {
 	// their own, opened with their own credential (personal.go).
 	Identity upstream.IdentityMode
 	// CredentialHeader (http, sse) or CredentialEnv (stdio, process) is
-	// where a per_user principal's stored credential goes.
+	// where a per_user principal's credential goes: their stored one, or
+	// "Bearer " and their exchanged token in Authorization.
 	CredentialHeader, CredentialEnv string
 	// Exchange, when set, gets a per_user principal's credential by
 	// exchanging the token they signed in with (RFC 8693; http, sse): it
