@@ -8,6 +8,8 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -51,16 +53,43 @@ func (s OAuthSQL) DeleteBackendCredential(ctx context.Context, name string) erro
 }
 
 func (s OAuthSQL) UpdateBackendCredential(ctx context.Context, name string, at time.Time, fn func(sealed []byte) ([]byte, error)) error {
-	return s.errorf("update backend credential", s.Tx(ctx, func(tx SQLTx) error {
-		// A row to lock, even for a backend with no record yet: two first
+	return s.errorf("update backend credential", s.updateSealed(ctx, sealedRow{"backend_credentials", []string{"name"}, []any{name}}, at, fn))
+}
+
+// sealedRow is one row of a table of sealed records: the table, its key
+// columns and their values.
+type sealedRow struct {
+	table string
+	cols  []string
+	vals  []any
+}
+
+func (r sealedRow) where() string {
+	w := ""
+	for i, c := range r.cols {
+		if i > 0 {
+			w += " AND "
+		}
+		w += c + " = ?"
+	}
+	return " WHERE " + w
+}
+
+// updateSealed runs fn on row's sealed record (nil: none) with the row
+// locked, and saves what fn returns (nil: nothing changes). Two replicas
+// updating one record take turns: the second's fn sees the first's result.
+func (s OAuthSQL) updateSealed(ctx context.Context, row sealedRow, at time.Time, fn func(sealed []byte) ([]byte, error)) error {
+	return s.Tx(ctx, func(tx SQLTx) error {
+		// A row to lock, even for a record not made yet: two first
 		// updates must take turns too. An empty one stands for none.
-		created, err := tx.Exec(ctx, `INSERT INTO backend_credentials (name, sealed, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (name) DO NOTHING`, name, []byte{}, at.UnixNano())
+		marks := strings.Repeat("?, ", len(row.cols))
+		created, err := tx.Exec(ctx, `INSERT INTO `+row.table+` (`+strings.Join(row.cols, ", ")+`, sealed, updated_at) VALUES (`+marks+`?, ?)
+			ON CONFLICT (`+strings.Join(row.cols, ", ")+`) DO NOTHING`, append(slices.Clone(row.vals), []byte{}, at.UnixNano())...)
 		if err != nil {
 			return err
 		}
 		var old []byte
-		if err := tx.QueryRow(ctx, `SELECT sealed FROM backend_credentials WHERE name = ?`+s.LockRow, name).Scan(&old); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT sealed FROM `+row.table+row.where()+s.LockRow, row.vals...).Scan(&old); err != nil {
 			return err
 		}
 		if len(old) == 0 {
@@ -71,12 +100,12 @@ func (s OAuthSQL) UpdateBackendCredential(ctx context.Context, name string, at t
 		case err != nil:
 			return err
 		case next == nil && created > 0:
-			_, err = tx.Exec(ctx, `DELETE FROM backend_credentials WHERE name = ?`, name)
+			_, err = tx.Exec(ctx, `DELETE FROM `+row.table+row.where(), row.vals...)
 			return err
 		case next == nil:
 			return nil
 		}
-		_, err = tx.Exec(ctx, `UPDATE backend_credentials SET sealed = ?, updated_at = ? WHERE name = ?`, next, at.UnixNano(), name)
+		_, err = tx.Exec(ctx, `UPDATE `+row.table+` SET sealed = ?, updated_at = ?`+row.where(), append([]any{next, at.UnixNano()}, row.vals...)...)
 		return err
-	}))
+	})
 }

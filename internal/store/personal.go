@@ -28,6 +28,10 @@ type PersonalCredentialStore interface {
 	PutPersonalCredential(ctx context.Context, principal, backend string, sealed []byte, at time.Time) error
 	// DeletePersonalCredential forgets it; ErrNotFound when there was none.
 	DeletePersonalCredential(ctx context.Context, principal, backend string) error
+	// UpdatePersonalCredential runs fn on the sealed value (nil: none)
+	// with it locked, and stores what fn returns (nil: nothing changes),
+	// as UpdateBackendCredential does: replicas take turns.
+	UpdatePersonalCredential(ctx context.Context, principal, backend string, at time.Time, fn func(sealed []byte) ([]byte, error)) error
 	// PersonalCredentials lists principal's ("" for everyone's), by
 	// principal then backend, without values.
 	PersonalCredentials(ctx context.Context, principal string) ([]PersonalCredential, error)
@@ -59,6 +63,11 @@ func (s OAuthSQL) DeletePersonalCredential(ctx context.Context, principal, backe
 		}
 		return err
 	}))
+}
+
+func (s OAuthSQL) UpdatePersonalCredential(ctx context.Context, principal, backend string, at time.Time, fn func(sealed []byte) ([]byte, error)) error {
+	row := sealedRow{"personal_credentials", []string{"principal", "backend"}, []any{principal, backend}}
+	return s.errorf("update personal credential", s.updateSealed(ctx, row, at, fn))
 }
 
 func (s OAuthSQL) PersonalCredentials(ctx context.Context, principal string) ([]PersonalCredential, error) {

@@ -317,11 +317,25 @@ func testBackendCredentialRoundTrips(t *testing.T, open func(*testing.T) store.S
 // and an error from fn leaves the record as it was.
 func testBackendCredentialUpdatesTakeTurns(t *testing.T, open func(*testing.T) store.Store) {
 	s, ctx := open(t), context.Background()
+	sealedUpdatesTakeTurns(t, func(fn func([]byte) ([]byte, error)) error { return s.UpdateBackendCredential(ctx, "x", t0, fn) },
+		func() ([]byte, error) { return s.BackendCredential(ctx, "x") })
+}
+
+// sealedUpdatesTakeTurns is the rule of every locked update of a sealed
+// record (update), read back by read.
+func sealedUpdatesTakeTurns(t *testing.T, update func(fn func([]byte) ([]byte, error)) error, read func() ([]byte, error)) {
+	t.Helper()
+	if err := update(func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a no-op update of no record: %q, %v; want none (ErrNotFound)", got, err)
+	}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for range 10 {
-				if err := s.UpdateBackendCredential(ctx, "x", t0, func(old []byte) ([]byte, error) {
+				if err := update(func(old []byte) ([]byte, error) {
 					n := 0
 					if old != nil {
 						fmt.Sscan(string(old), &n)
@@ -334,17 +348,17 @@ func testBackendCredentialUpdatesTakeTurns(t *testing.T, open func(*testing.T) s
 		})
 	}
 	wg.Wait()
-	if got, err := s.BackendCredential(ctx, "x"); err != nil || string(got) != "40" {
+	if got, err := read(); err != nil || string(got) != "40" {
 		t.Fatalf("after 40 updates in 4 goroutines: %q, %v", got, err)
 	}
-	if err := s.UpdateBackendCredential(ctx, "x", t0, func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+	if err := update(func([]byte) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	if err := s.UpdateBackendCredential(ctx, "x", t0, func([]byte) ([]byte, error) { return []byte("lost"), boom }); !errors.Is(err, boom) {
+	if err := update(func([]byte) ([]byte, error) { return []byte("lost"), boom }); !errors.Is(err, boom) {
 		t.Fatalf("an update whose fn fails: %v, want its error", err)
 	}
-	if got, _ := s.BackendCredential(ctx, "x"); string(got) != "40" {
+	if got, _ := read(); string(got) != "40" {
 		t.Errorf("after a no-op and a failed update: %q, want 40", got)
 	}
 }

@@ -73,3 +73,22 @@ func testPersonalCredentialsAreKeyedByPrincipalAndBackend(t *testing.T, open fun
 		t.Errorf("another principal's, after the delete: %q, %v", got, err)
 	}
 }
+
+// testPersonalCredentialUpdatesTakeTurns: a person's record updated
+// concurrently loses no update, as a backend's does; another person's and
+// another backend's are untouched.
+func testPersonalCredentialUpdatesTakeTurns(t *testing.T, open func(*testing.T) store.Store) {
+	s, ctx := open(t), context.Background()
+	if err := s.PutPersonalCredential(ctx, "tok_b", "tickets", []byte("b's"), t0); err != nil {
+		t.Fatal(err)
+	}
+	sealedUpdatesTakeTurns(t, func(fn func([]byte) ([]byte, error)) error {
+		return s.UpdatePersonalCredential(ctx, "tok_a", "tickets", t0, fn)
+	}, func() ([]byte, error) { return s.PersonalCredential(ctx, "tok_a", "tickets") })
+	if got, err := s.PersonalCredential(ctx, "tok_b", "tickets"); err != nil || string(got) != "b's" {
+		t.Errorf("another person's: %q, %v", got, err)
+	}
+	if _, err := s.PersonalCredential(ctx, "tok_a", "mail"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another backend's: %v, want none", err)
+	}
+}

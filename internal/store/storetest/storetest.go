@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"PinsFirstSightChangeApproveReject", testPinsFirstSightChangeApproveReject},
 		{"PinsFirstSightByReplicasAtOnce", testPinsFirstSightByReplicasAtOnce},
 		{"PersonalCredentialsAreKeyedByPrincipalAndBackend", testPersonalCredentialsAreKeyedByPrincipalAndBackend},
+		{"PersonalCredentialUpdatesTakeTurns", testPersonalCredentialUpdatesTakeTurns},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}
