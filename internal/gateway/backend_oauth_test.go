@@ -67,7 +67,7 @@ func newBOBackend(t *testing.T, is *oauthtest.Issuer) *boBackend {
 		b.mu.Lock()
 		b.seen = append(b.seen, r.Header.Get("Authorization"))
 		b.mu.Unlock()
-		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || boAudience(tok) != b.url {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || oauthtest.Claim(tok, "aud") != b.url {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+b.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -78,21 +78,6 @@ func newBOBackend(t *testing.T, is *oauthtest.Issuer) *boBackend {
 	b.url = b.srv.URL + "/mcp"
 	t.Cleanup(func() { h.Close(); b.srv.CloseClientConnections(); b.srv.Close() })
 	return b
-}
-
-// boAudience is a token's aud (read unverified: the backend trusts its
-// one issuer in this test).
-func boAudience(tok string) string {
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	var c struct {
-		Aud string `json:"aud"`
-	}
-	_ = json.Unmarshal(raw, &c)
-	return c.Aud
 }
 
 // boKeyFile is a file holding a fresh oauth_client key, as hex.

@@ -7,7 +7,7 @@
 // client registration (RFC 7591) and the resource indicator (RFC 8707):
 // exact redirect URIs, one-use codes, the verifier checked. It signs with a
 // real key over a real socket; only the person signing in is made up (the
-// authorization endpoint approves at once, as Subject).
+// authorization endpoint approves at once, as Subject or the login_hint).
 package oauthtest
 
 import (
@@ -105,6 +105,7 @@ type grant struct {
 // unexported fields marshalled to {}, and a refresh lost them).
 type grantJSON struct {
 	Client, Redirect, Challenge, Resource, Scope, Nonce string
+	Subject                                             string `json:",omitempty"`
 }
 
 // New starts an issuer whose identifier has the given path ("" or
@@ -189,7 +190,9 @@ func (is *Issuer) register(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(md)
 }
 
-// authorize approves at once, as Subject, and redirects with a code.
+// authorize approves at once, as the login_hint when there is one (a
+// test's stand-in for the person who signs in), else as Subject, and
+// redirects with a code.
 func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	is.mu.Lock()
@@ -210,7 +213,7 @@ func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
 	code := rand.Text()
 	is.mu.Lock()
 	is.codes[code] = grant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
-		resource: q.Get("resource"), scope: q.Get("scope"), nonce: q.Get("nonce")}
+		resource: q.Get("resource"), scope: q.Get("scope"), nonce: q.Get("nonce"), subject: q.Get("login_hint")}
 	is.mu.Unlock()
 	to, _ := url.Parse(redirect)
 	v := to.Query()
@@ -278,7 +281,7 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 		claims["aud"] = g.resource
 	}
 	access := is.tokenFor(claims)
-	refresh, _ := json.Marshal(grantJSON{g.client, g.redirect, g.challenge, g.resource, g.scope, g.nonce})
+	refresh, _ := json.Marshal(grantJSON{g.client, g.redirect, g.challenge, g.resource, g.scope, g.nonce, g.subject})
 	is.mu.Lock()
 	is.Issued++
 	is.mu.Unlock()
@@ -417,7 +420,7 @@ func (is *Issuer) refreshGrant(tok string) (grant, error) {
 	var j grantJSON
 	s, _ := claims["grant"].(string)
 	err := json.Unmarshal([]byte(s), &j)
-	return grant{j.Client, j.Redirect, j.Challenge, j.Resource, j.Scope, j.Nonce, ""}, err
+	return grant{j.Client, j.Redirect, j.Challenge, j.Resource, j.Scope, j.Nonce, j.Subject}, err
 }
 
 func oauthError(w http.ResponseWriter, status int, code string) {
@@ -463,3 +466,17 @@ func (is *Issuer) sign(claims map[string]any, typ string) string {
 
 // Scope is scopes as a token's scope claim holds them.
 func Scope(scopes ...string) string { return strings.Join(scopes, " ") }
+
+// Claim is a string claim of a JWT, read without verifying it ("" for
+// none): what a test's resource, trusting its one issuer, reads of a token.
+func Claim(tok, name string) string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c map[string]any
+	_ = json.Unmarshal(raw, &c)
+	s, _ := c[name].(string)
+	return s
+}

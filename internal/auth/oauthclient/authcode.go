@@ -30,6 +30,7 @@
 package oauthclient
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -137,6 +138,11 @@ type Authorization struct {
 	// another is refused until an admin forgets the authorization.
 	Issuer string
 	Env    *ClientEnv
+	// Owner is the principal whose authorization this is, at their own
+	// word (identity: per_user, people.go); "" for the gateway's own,
+	// which an admin gives. Its record is kept in Vault, not Env's.
+	Owner string
+	Vault Vault
 
 	// ready: the record was loaded once; engaged: the backend has asked
 	// for OAuth (a challenge, or a record). A backend that never did is
@@ -228,10 +234,30 @@ func (a *Authorization) http() *http.Client {
 }
 
 func (a *Authorization) log() *slog.Logger {
-	if a.Env.Logger != nil {
-		return a.Env.Logger.With("backend", a.Backend)
+	l := cmp.Or(a.Env.Logger, slog.Default()).With("backend", a.Backend)
+	if a.Owner != "" {
+		l = l.With("for", a.Owner)
 	}
-	return slog.Default().With("backend", a.Backend)
+	return l
+}
+
+// vault keeps the record: the owner's, else the gateway's (nil: none, in
+// memory).
+func (a *Authorization) vault() Vault {
+	if a.Owner != "" {
+		return a.Vault
+	}
+	return a.Env.Vault
+}
+
+// stateName is what a state is signed for: the backend, and the owner
+// when there is one, so that a state made for one person's authorization
+// completes no one else's.
+func (a *Authorization) stateName() string {
+	if a.Owner == "" {
+		return a.Backend
+	}
+	return a.Backend + "\x00" + a.Owner
 }
 
 // load reads the record from the vault (under a.mu), once, and again
@@ -246,11 +272,11 @@ func (a *Authorization) load(ctx context.Context, force bool) {
 	if a.loaded && !force {
 		return
 	}
-	if a.Env.Vault == nil {
+	if a.vault() == nil {
 		a.loaded = true
 		return
 	}
-	b, err := a.Env.Vault.Load(ctx, a.Backend)
+	b, err := a.vault().Load(ctx, a.Backend)
 	if err != nil {
 		a.log().Warn("backend credentials unreadable", "err", err)
 		return
@@ -266,11 +292,11 @@ func (a *Authorization) load(ctx context.Context, force bool) {
 }
 
 func (a *Authorization) save(ctx context.Context) {
-	if a.Env.Vault == nil {
+	if a.vault() == nil {
 		return
 	}
 	b, _ := json.Marshal(a.rec)
-	if err := a.Env.Vault.Save(ctx, a.Backend, b); err != nil {
+	if err := a.vault().Save(ctx, a.Backend, b); err != nil {
 		a.log().Error("backend credentials not saved", "err", err)
 	}
 }

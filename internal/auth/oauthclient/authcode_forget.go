@@ -31,9 +31,9 @@ func (a *Authorization) Forget(ctx context.Context) (hadToken bool, revokeErr er
 		dropped = rec.Token
 		rec.Token, rec.Pending, rec.Failure, rec.Refused, rec.DPoPKey, rec.Issuer = nil, nil, "", "", "", ""
 	}
-	if a.Env.Vault == nil {
+	if a.vault() == nil {
 		drop(&a.rec)
-	} else if err := a.Env.Vault.Update(ctx, a.Backend, func(old []byte) ([]byte, error) {
+	} else if err := a.vault().Update(ctx, a.Backend, func(old []byte) ([]byte, error) {
 		var rec record
 		if old != nil {
 			if err := json.Unmarshal(old, &rec); err != nil {
@@ -47,7 +47,11 @@ func (a *Authorization) Forget(ctx context.Context) (hadToken bool, revokeErr er
 		return false, err
 	}
 	a.logged = ""
-	a.log().Warn("backend authorization forgotten: its next refusal asks an admin again", "had_token", dropped != nil)
+	who := "an admin"
+	if a.Owner != "" {
+		who = "its person"
+	}
+	a.log().Warn("backend authorization forgotten: its next refusal asks "+who+" again", "had_token", dropped != nil)
 	if dropped == nil {
 		return false, nil
 	}

@@ -82,12 +82,12 @@ func (a *Authorization) linkServes(p *pending, want []string) bool {
 // callback, wherever it lands, completes it. A link overwritten by another
 // would fail, and a token overwritten would be lost.
 func (a *Authorization) saveLink(ctx context.Context, want []string, loaded *tokenSet) {
-	if a.Env.Vault == nil {
+	if a.vault() == nil {
 		return
 	}
 	mine, _ := json.Marshal(a.rec)
 	var theirs *record
-	err := a.Env.Vault.Update(ctx, a.Backend, func(old []byte) ([]byte, error) {
+	err := a.vault().Update(ctx, a.Backend, func(old []byte) ([]byte, error) {
 		var cur record
 		if old != nil && json.Unmarshal(old, &cur) == nil {
 			newToken := cur.Token != nil && (loaded == nil || cur.Token.Access != loaded.Access)
@@ -219,7 +219,11 @@ func (a *Authorization) pin(issuer string) error {
 
 // announce logs the link waiting for the admin, once.
 func (a *Authorization) announce() {
-	if p := a.rec.Pending; p != nil && a.logged != p.Link {
+	if p := a.rec.Pending; p != nil && a.logged != p.Link && a.Owner != "" {
+		a.logged = p.Link // theirs to open, from their own page: the log names no link
+		a.log().Info("backend asks a person to authorize it: their link waits on their My credentials page",
+			"issuer", egress.Summary(p.Issuer), "scope", egress.Summary(p.Scope))
+	} else if p != nil && a.logged != p.Link {
 		a.logged = p.Link
 		open := p.Link // no console (authentication off, loopback only): the log is the only place
 		if a.Env.ConsoleLink != nil {
@@ -237,7 +241,7 @@ func (a *Authorization) announce() {
 func (a *Authorization) newState() string {
 	b := make([]byte, stateNonceBytes, stateNonceBytes+stateTagBytes)
 	_, _ = rand.Read(b)
-	b = append(b, a.Env.stateTag(a.Backend, b)...)
+	b = append(b, a.Env.stateTag(a.stateName(), b)...)
 	return base64.RawURLEncoding.EncodeToString([]byte(a.Backend)) + "." + base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -252,7 +256,7 @@ func (a *Authorization) signedState(state string) bool {
 	if err != nil || len(b) != stateNonceBytes+stateTagBytes {
 		return false
 	}
-	return hmac.Equal(b[stateNonceBytes:], a.Env.stateTag(a.Backend, b[:stateNonceBytes]))
+	return hmac.Equal(b[stateNonceBytes:], a.Env.stateTag(a.stateName(), b[:stateNonceBytes]))
 }
 
 // StateBackend is the backend a callback's state names ("": none).

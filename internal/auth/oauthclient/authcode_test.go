@@ -84,20 +84,8 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// tokenScopes reads the scope claim of an issuer's JWT (unverified: the
-// resource trusts its one issuer in this test).
-func tokenScopes(tok string) []string {
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return nil
-	}
-	b, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	var c struct {
-		Scope string `json:"scope"`
-	}
-	_ = json.Unmarshal(b, &c)
-	return strings.Fields(c.Scope)
-}
+// tokenScopes reads the scope claim of an issuer's JWT.
+func tokenScopes(tok string) []string { return strings.Fields(oauthtest.Claim(tok, "scope")) }
 
 // memRecords is a store's CredentialStore in memory.
 type memRecords struct {

@@ -180,7 +180,7 @@ func (a *Authorization) refresh(ctx context.Context) bool {
 			if err := json.Unmarshal(raw, &rec); err != nil {
 				return nil, err
 			}
-		} else if a.Env.Vault == nil {
+		} else if a.vault() == nil {
 			rec = a.rec
 		}
 		a.rec = rec
@@ -224,10 +224,10 @@ func (a *Authorization) refresh(ctx context.Context) bool {
 		return json.Marshal(a.rec)
 	}
 	var err error
-	if a.Env.Vault == nil {
+	if a.vault() == nil {
 		_, err = update(nil)
 	} else {
-		err = a.Env.Vault.Update(ctx, a.Backend, update)
+		err = a.vault().Update(ctx, a.Backend, update)
 	}
 	if err != nil {
 		a.log().Error("backend credentials not updated", "err", err)

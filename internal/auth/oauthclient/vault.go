@@ -41,6 +41,22 @@ type SealedVault struct {
 	box     *seal.Box
 	// NotFound tells Records' "no record" error.
 	NotFound func(error) bool
+	// owner is bound into every seal beside the backend (people.go).
+	owner string
+}
+
+// ForOwner is a vault of owner's own records, kept in records and sealed
+// as v's are, owner bound in: no person's record opens as another's.
+func (v *SealedVault) ForOwner(owner string, records Records) *SealedVault {
+	return &SealedVault{Records: records, box: v.box, NotFound: v.NotFound, owner: owner}
+}
+
+// bound is what a record of backend is sealed to.
+func (v *SealedVault) bound(backend string) string {
+	if v.owner == "" {
+		return backend
+	}
+	return "person\x00" + v.owner + "\x00" + backend
 }
 
 // NewSealedVault seals with key (32 bytes: AES-256).
@@ -88,12 +104,14 @@ func (v *SealedVault) Update(ctx context.Context, backend string, fn func([]byte
 }
 
 // Seal is nonce‖ciphertext of record, bound to backend.
-func (v *SealedVault) Seal(backend string, record []byte) []byte { return v.box.Seal(backend, record) }
+func (v *SealedVault) Seal(backend string, record []byte) []byte {
+	return v.box.Seal(v.bound(backend), record)
+}
 
 // Open undoes Seal; a record sealed under another key or for another
 // backend, or altered, is refused.
 func (v *SealedVault) Open(backend string, sealed []byte) ([]byte, error) {
-	out, err := v.box.Open(backend, sealed)
+	out, err := v.box.Open(v.bound(backend), sealed)
 	switch {
 	case errors.Is(err, seal.ErrShort):
 		return nil, errors.New("oauth: the sealed credentials are too short")

@@ -1,0 +1,164 @@
+// people.go is the second way of identity: per_user. Each person
+// authorizes the backend themselves, at its authorization server, and the
+// gateway keeps their tokens apart from everyone else's. Each gets an
+// Authorization whose Owner is them, its record sealed with them bound in.
+// A person's first call without a token is sent to a page of theirs that
+// begins (Link); the gateway completes the callback only from the browser
+// that began it. The tokens are sent and renewed as the gateway's own are
+// (authcode_transport.go), and nothing is retried on a person's behalf.
+
+package oauthclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+)
+
+// People is each person's Authorization of one backend.
+type People struct {
+	Backend  string // the backend's name
+	Resource string // its MCP URL
+	Pre      *Registration
+	Scopes   []string
+	Issuer   string
+	Env      *ClientEnv
+	// Vault is where owner's record is kept.
+	Vault func(owner string) Vault
+
+	mu      sync.Mutex
+	byOwner map[string]*Authorization
+	// latest is the Authorization that last completed, or was last found
+	// holding a token: the backend's own connection (its catalogue)
+	// carries its token (Wrap).
+	latest atomic.Pointer[Authorization]
+}
+
+// peopleKept is how many people's Authorizations are kept in memory before
+// they are dropped (their records stay in the vault; the next call of each
+// reads theirs again).
+const peopleKept = 1024
+
+// Same reports whether p serves the backend at resource with this client,
+// scopes and issuer (a reload then keeps it).
+func (p *People) Same(resource string, pre *Registration, scopes []string, issuer string) bool {
+	return p.Resource == resource && reflect.DeepEqual(p.Pre, pre) && slices.Equal(p.Scopes, scopes) && p.Issuer == issuer
+}
+
+// For is owner's Authorization of the backend.
+func (p *People) For(owner string) *Authorization {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a := p.byOwner[owner]; a != nil {
+		return a
+	}
+	if p.byOwner == nil || len(p.byOwner) >= peopleKept {
+		p.byOwner = map[string]*Authorization{}
+	}
+	a := &Authorization{Backend: p.Backend, Resource: p.Resource, Pre: p.Pre, Scopes: p.Scopes, Issuer: p.Issuer,
+		Env: p.Env, Owner: owner, Vault: p.Vault(owner)}
+	a.engaged.Store(true) // the backend asks every person for OAuth
+	p.byOwner[owner] = a
+	return a
+}
+
+// Holds reports whether owner holds a token for the backend, their record
+// read anew: one forgotten on another replica counts at once.
+func (p *People) Holds(ctx context.Context, owner string) bool {
+	a := p.For(owner)
+	if !a.holds(ctx) {
+		return false
+	}
+	p.latest.CompareAndSwap(nil, a)
+	return true
+}
+
+// Link is the link owner opens to authorize the backend: the one waiting
+// while it serves, else a new one. "" with no error: they hold a token
+// and no more scope is asked for.
+func (p *People) Link(ctx context.Context, owner string) (string, error) {
+	return p.For(owner).link(ctx)
+}
+
+// Callback completes owner's authorization with the authorization
+// server's answer q (Authorization.Callback).
+func (p *People) Callback(ctx context.Context, owner string, q url.Values) error {
+	a := p.For(owner)
+	if err := a.Callback(ctx, q); err != nil {
+		return err
+	}
+	p.latest.Store(a)
+	return nil
+}
+
+// Forget drops owner's authorization, its refresh token revoked at the
+// authorization server (Authorization.Forget).
+func (p *People) Forget(ctx context.Context, owner string) (hadToken bool, revokeErr error) {
+	a := p.For(owner)
+	if p.latest.Load() == a {
+		p.latest.Store(nil)
+	}
+	return a.Forget(ctx)
+}
+
+// Status is owner's authorization as their page shows it.
+func (p *People) Status(ctx context.Context, owner string) AuthorizationStatus {
+	return p.For(owner).Status(ctx)
+}
+
+// Wrap is base sending, on the backend's own connection (its catalogue,
+// its pings), the token of the person who last authorized it here, or
+// none before anyone has. Every call of a person carries their own.
+func (p *People) Wrap(base http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if a := p.latest.Load(); a != nil {
+			return a.Wrap(base).RoundTrip(req)
+		}
+		return base.RoundTrip(req)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// holds reports whether a token is held, the record read anew.
+func (a *Authorization) holds(ctx context.Context) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	return a.rec.Token != nil
+}
+
+// link is the link to open now: the one waiting while it serves, else,
+// with no token, a new one, the backend's resource metadata discovered
+// without a challenge. "" with no error: a token is held.
+func (a *Authorization) link(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	if p := a.rec.Pending; a.linkServes(p, a.Scopes) {
+		return p.Link, nil
+	}
+	if a.rec.Token != nil {
+		return "", nil
+	}
+	if err := a.begin(ctx, oauthmeta.Challenge{}, nil); err != nil {
+		a.rec.Pending = nil
+		a.fail(ctx, err.Error())
+		a.save(ctx)
+		return "", err
+	}
+	a.saveLink(ctx, a.Scopes, nil)
+	a.announce()
+	if p := a.rec.Pending; p != nil && a.rec.Token == nil {
+		return p.Link, nil
+	}
+	return "", nil
+}
