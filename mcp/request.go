@@ -47,7 +47,11 @@ type Request struct {
 // SetActingAs records whom a relay made the request as at its upstream,
 // when not as the gateway itself: "vault:BACKEND", an exchanged token's
 // subject. Observers read it once the request has ended (ActingAs).
-func (r *Request) SetActingAs(who string) { r.actingAs = who }
+func (r *Request) SetActingAs(who string) {
+	if r != nil { // a call with no request: nobody to record it for
+		r.actingAs = who
+	}
+}
 
 // ActingAs is what SetActingAs recorded ("": the relay's own identity).
 func (r *Request) ActingAs() string { return r.actingAs }

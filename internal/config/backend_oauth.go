@@ -70,30 +70,39 @@ const (
 // validateAuthorizationCode checks a pre-registered client of the
 // authorization code grant: a client_id, and a secret or none.
 func validateAuthorizationCode(key string, b BackendConfig) error {
-	o := b.OAuth
+	return validateAuthorizationCodeClient(key, key+".oauth", b.OAuth, b)
+}
+
+// validateAuthorizationCodeClient checks o, at prefix in backend key: a
+// client of the authorization code grant registered out of band (a
+// backend's oauth, a credential's oauth).
+func validateAuthorizationCodeClient(key, prefix string, o *BackendOAuth, b BackendConfig) error {
 	switch {
 	case o.ClientID == "":
-		return bad(key+".oauth.client_id", "required: the client registered at the backend's authorization server (leave oauth out for a client registered by the gateway)")
+		return bad(prefix+".client_id", "required: the client registered at the backend's authorization server (leave it out, and the rest, for a client registered by the gateway)")
 	case o.ClientSecretFrom != "" && o.ClientSecretFile != "":
-		return bad(key+".oauth", "name the client secret in client_secret_from or client_secret_file, not both")
+		return bad(prefix, "name the client secret in client_secret_from or client_secret_file, not both")
 	case o.TokenURL != "":
-		return bad(key+".oauth.token_url", "not used by the authorization code grant: the endpoints are discovered")
+		return bad(prefix+".token_url", "not used by the authorization code grant: the endpoints are discovered")
 	case o.PrivateKeyFrom != "" || o.PrivateKeyFile != "" || o.SigningAlg != "":
-		return bad(key+".oauth", "private_key_jwt is served for the client credentials grant only")
+		return bad(prefix, "private_key_jwt is served for the client credentials grant only")
 	case o.AssertionFile != "" || o.AssertionFrom != "":
-		return bad(key+".oauth", "assertion_file and assertion_from go with grant: jwt_bearer")
+		return bad(prefix, "assertion_file and assertion_from go with grant: jwt_bearer")
 	case o.AuthMethod != "" && o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post" && o.AuthMethod != "none":
-		return bad(key+".oauth.auth_method", "%q is not client_secret_basic, client_secret_post or none", o.AuthMethod)
+		return bad(prefix+".auth_method", "%q is not client_secret_basic, client_secret_post or none", o.AuthMethod)
 	case o.AuthMethod != "" && (o.AuthMethod == "none") != (o.ClientSecretFrom == "" && o.ClientSecretFile == ""):
-		return bad(key+".oauth.auth_method", "%s with a client secret named: %v", o.AuthMethod, o.ClientSecretFrom != "" || o.ClientSecretFile != "")
+		return bad(prefix+".auth_method", "%s with a client secret named: %v", o.AuthMethod, o.ClientSecretFrom != "" || o.ClientSecretFile != "")
 	}
 	if _, ok := b.HeadersFrom["Authorization"]; ok {
 		return bad(key+".headers_from.Authorization", "the backend's tokens come from oauth: no Authorization header beside it")
 	}
 	if (o.ClientSecretFrom != "" || o.ClientSecretFile != "") && o.Issuer == "" {
-		return bad(key+".oauth.issuer", "required with a client secret: the authorization server it may be sent to (a backend that names its own would receive it)")
+		return bad(prefix+".issuer", "required with a client secret: the authorization server it may be sent to (a backend that names its own would receive it)")
 	}
-	return validateIssuer(key, o)
+	if o.Issuer == "" {
+		return nil
+	}
+	return fetchableURL(prefix+".issuer", o.Issuer)
 }
 
 func validateBackendOAuth(key string, b BackendConfig) error {

@@ -1,8 +1,9 @@
 // identity.go is whom a backend sees calling. With identity: per_user,
-// every call carries the calling principal's own credential. For now that
-// is credential.vault: each person's own key, stored sealed under the key
-// that vault: names, and sent as the header or environment variable
-// credential.vault names.
+// every call carries the calling principal's own credential. It is got
+// one of three ways (credential). vault: their own key, stored sealed
+// under the key that vault: names. exchange: their token, exchanged at the
+// identity provider. oauth: their own authorization of the backend, its
+// tokens sealed under vault's key too.
 
 package config
 
@@ -24,6 +25,13 @@ type BackendCredential struct {
 	// identity provider's token endpoint (RFC 8693). The token it gives,
 	// whose audience is the backend, is sent as the bearer (http, sse).
 	Exchange *ExchangeConfig `yaml:"exchange"`
+	// OAuth: each person authorizes the backend themselves at its
+	// authorization server, from a link the gateway gives them, and their
+	// token is sent as the bearer (http, sse). Empty ({}) for a client the
+	// gateway registers (metadata document or dynamic registration), or a
+	// client registered out of band: client_id, client_secret_from or
+	// client_secret_file with issuer, auth_method, scopes.
+	OAuth *BackendOAuth `yaml:"oauth"`
 }
 
 // ExchangeConfig is how the gateway exchanges a caller's token. The
@@ -123,31 +131,74 @@ func (c *Config) PerUser() bool {
 func (c *Config) validateBackendIdentity(key string, b BackendConfig) error {
 	var header, env, way string
 	cred := b.Credential
-	vault := cred != nil && cred.Vault != nil
-	switch {
-	case vault && cred.Exchange != nil:
-		return bad(key+".credential", "name one way to get a credential: vault or exchange")
-	case vault:
-		way, header, env = upstream.WayVault, cred.Vault.Header, cred.Vault.Env
-	case cred != nil && cred.Exchange != nil:
-		way = upstream.WayExchange
-	case cred != nil:
-		return bad(key+".credential", "names no way to get a credential (vault or exchange)")
+	if cred != nil {
+		ways := 0
+		for _, set := range []bool{cred.Vault != nil, cred.Exchange != nil, cred.OAuth != nil} {
+			if set {
+				ways++
+			}
+		}
+		switch {
+		case ways > 1:
+			return bad(key+".credential", "name one way to get a credential: vault, exchange or oauth")
+		case cred.Vault != nil:
+			way, header, env = upstream.WayVault, cred.Vault.Header, cred.Vault.Env
+		case cred.Exchange != nil:
+			way = upstream.WayExchange
+		case cred.OAuth != nil:
+			way = upstream.WayOAuth
+		default:
+			return bad(key+".credential", "names no way to get a credential (vault, exchange or oauth)")
+		}
 	}
 	if p := upstream.CheckIdentity(b.Kind, b.Identity, way, header, env); p != nil {
 		return bad(key+"."+p.Key, "%s", p.Why)
 	}
-	if way == upstream.WayExchange {
+	switch way {
+	case upstream.WayExchange:
 		return validateExchange(key, b, cred.Exchange)
+	case upstream.WayOAuth:
+		if err := c.validatePersonalOAuth(key, b); err != nil {
+			return err
+		}
 	}
-	if vault {
+	if way == upstream.WayVault || way == upstream.WayOAuth {
 		if k, err := c.Vault.Key("vault"); err != nil {
 			return err
 		} else if k == nil {
-			return bad(key+".credential.vault", "needs the key that seals people's credentials: vault.key_file or vault.key_from")
+			return bad(key+".credential."+way, "needs the key that seals people's credentials: vault.key_file or vault.key_from")
 		}
 	}
 	return nil
+}
+
+// validatePersonalOAuth checks backend key's credential.oauth: a client
+// the gateway registers, or one registered out of band, and a console
+// where each person begins (authentication on).
+func (c *Config) validatePersonalOAuth(key string, b BackendConfig) error {
+	o := b.Credential.OAuth
+	switch {
+	case c.Auth.Disabled:
+		return bad(key+".credential.oauth", "needs authentication on: each person authorizes the backend as themselves, from their own console page")
+	case c.OAuthClient.Disabled:
+		return bad(key+".credential.oauth", "needs the gateway's OAuth client: oauth_client.disabled is set")
+	case b.OAuth != nil:
+		return bad(key+".oauth", "not beside credential.oauth: each person's own authorization is the backend's only one")
+	case o.Grant != "" && o.Grant != GrantAuthorizationCode:
+		return bad(key+".credential.oauth.grant", "not used: each person signs in by the authorization code grant")
+	}
+	if _, ok := b.HeadersFrom["Authorization"]; ok {
+		return bad(key+".headers_from.Authorization", "the backend's bearer is each person's own token: no Authorization header beside it")
+	}
+	if o.ClientID == "" && o.ClientSecretFrom == "" && o.ClientSecretFile == "" && o.AuthMethod == "" && o.TokenURL == "" &&
+		o.PrivateKeyFrom == "" && o.PrivateKeyFile == "" && o.AssertionFile == "" && o.AssertionFrom == "" && o.SigningAlg == "" {
+		// A client the gateway registers; scopes and issuer may be set.
+		if o.Issuer == "" {
+			return nil
+		}
+		return fetchableURL(key+".credential.oauth.issuer", o.Issuer)
+	}
+	return validateAuthorizationCodeClient(key, key+".credential.oauth", o, b)
 }
 
 // validateExchange checks backend key's credential exchange: a token

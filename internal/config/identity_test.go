@@ -46,6 +46,19 @@ func TestBackendIdentityKeys(t *testing.T) {
 		{"an ID-JAG's authorization without a client", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, requested_token_type: id-jag, authorization: {client_secret_from: T}}}}`, "backends[0].credential.exchange.authorization.client_id"},
 		{"an authorization without an ID-JAG", http + `, identity: per_user, credential: {exchange: {token_url: "https://idp.example/token", client_id: gw, client_secret_from: S, authorization: {client_id: c, client_secret_from: T}}}}`, "backends[0].credential.exchange.authorization"},
 		{"exchange beside a static bearer", http + `, headers_from: {Authorization: T}, identity: per_user, credential: {exchange: ` + xc + `}}`, "backends[0].headers_from.Authorization"},
+		{"oauth with a client the gateway registers", http + `, identity: per_user, credential: {oauth: {}}}`, ""},
+		{"oauth with scopes and an issuer", http + `, identity: per_user, credential: {oauth: {scopes: [repo], issuer: "https://as.example"}}}`, ""},
+		{"oauth with a client registered out of band", http + `, identity: per_user, credential: {oauth: {client_id: gw, client_secret_from: S, issuer: "https://as.example"}}}`, ""},
+		{"oauth with a public client", http + `, identity: per_user, credential: {oauth: {client_id: gw, auth_method: none}}}`, ""},
+		{"oauth's secret with no issuer", http + `, identity: per_user, credential: {oauth: {client_id: gw, client_secret_from: S}}}`, "backends[0].credential.oauth.issuer"},
+		{"oauth's secret with no client", http + `, identity: per_user, credential: {oauth: {client_secret_from: S, issuer: "https://as.example"}}}`, "backends[0].credential.oauth.client_id"},
+		{"oauth of another grant", http + `, identity: per_user, credential: {oauth: {grant: client_credentials}}}`, "backends[0].credential.oauth.grant"},
+		{"oauth with a token endpoint", http + `, identity: per_user, credential: {oauth: {client_id: gw, token_url: "https://as.example/token"}}}`, "backends[0].credential.oauth.token_url"},
+		{"oauth for stdio", stdio + `, identity: per_user, credential: {oauth: {}}}`, "backends[0].credential.oauth"},
+		{"oauth when shared", http + `, credential: {oauth: {}}}`, "backends[0].credential"},
+		{"oauth and vault both", http + `, identity: per_user, credential: {vault: {header: X}, oauth: {}}}`, "backends[0].credential"},
+		{"oauth beside the backend's own", http + `, oauth: {grant: authorization_code, client_id: c}, identity: per_user, credential: {oauth: {}}}`, "backends[0].oauth"},
+		{"oauth beside a static bearer", http + `, headers_from: {Authorization: T}, identity: per_user, credential: {oauth: {}}}`, "backends[0].headers_from.Authorization"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,4 +80,16 @@ func TestTheVaultNeedsItsKey(t *testing.T) {
 		t.Errorf("a malformed key: %v (must be refused, not quoted)", err)
 	}
 	wantKey(t, "vault: {key_from: A, key_file: /f}\n"+backend, "vault")
+	wantKey(t, `backends: [{name: a, kind: http, url: "http://127.0.0.1:1/mcp", identity: per_user, credential: {oauth: {}}}]`, "backends[0].credential.oauth")
+}
+
+// Each person authorizes a backend of credential.oauth from their own
+// console page, through the gateway's OAuth client: there is no page with
+// authentication off, and no client with oauth_client disabled.
+func TestPersonalOAuthNeedsAuthentication(t *testing.T) {
+	t.Setenv("MCPGATE_TEST_VAULT_KEY", strings.Repeat("ab", 32))
+	wantKey(t, "auth: {disabled: true}\nvault: {key_from: MCPGATE_TEST_VAULT_KEY}\n"+
+		`backends: [{name: a, kind: http, url: "http://127.0.0.1:1/mcp", identity: per_user, credential: {oauth: {}}}]`, "backends[0].credential.oauth")
+	wantKey(t, "oauth_client: {disabled: true}\nvault: {key_from: MCPGATE_TEST_VAULT_KEY}\n"+
+		`backends: [{name: a, kind: http, url: "http://127.0.0.1:1/mcp", identity: per_user, credential: {oauth: {}}}]`, "backends[0].credential.oauth")
 }

@@ -10,6 +10,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -21,9 +22,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/look"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 )
@@ -35,6 +38,12 @@ type backendOAuth struct {
 
 	mu     sync.Mutex
 	byName map[string]*oauthclient.Authorization
+	// byPeople is each per_user backend of oauth's People; personVault
+	// keeps a person's records (personal_credentials, sealed under a key
+	// of vault's own; in memory with no store).
+	byPeople    map[string]*oauthclient.People
+	personVault func(owner string) oauthclient.Vault
+	memory      map[string]*oauthclient.MemoryVault
 }
 
 // newBackendOAuth is the backends' OAuth client (nil when
@@ -54,7 +63,10 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 			return nil, err
 		}
 	}
-	b := &backendOAuth{byName: map[string]*oauthclient.Authorization{}, listen: &g.listening}
+	b := &backendOAuth{byName: map[string]*oauthclient.Authorization{}, byPeople: map[string]*oauthclient.People{}, listen: &g.listening}
+	if err := b.keepPeople(g.cfg, st); err != nil {
+		return nil, err
+	}
 	b.env = &oauthclient.ClientEnv{RedirectURL: func() string { return b.redirectURL(g.cfg) }, ClientName: o.ClientName,
 		ConsoleLink: func(name string) string {
 			if g.console == nil {
@@ -75,6 +87,68 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 		}
 	}
 	return b, nil
+}
+
+// keepPeople says where each person's own authorizations are kept: their
+// personal_credentials rows, sealed under a key derived from vault's, so
+// that neither a stored key nor an authorization opens as the other.
+func (b *backendOAuth) keepPeople(cfg *config.Config, st store.Store) error {
+	key, err := cfg.Vault.Key("vault")
+	if err != nil {
+		return err
+	}
+	if key == nil || st == nil {
+		b.memory = map[string]*oauthclient.MemoryVault{}
+		b.personVault = func(owner string) oauthclient.Vault {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if b.memory[owner] == nil {
+				b.memory[owner] = &oauthclient.MemoryVault{}
+			}
+			return b.memory[owner]
+		}
+		return nil
+	}
+	sum := sha256.Sum256(append([]byte("mcpgate people's backend authorizations\x00"), key...))
+	base, err := oauthclient.NewSealedVault(nil, sum[:], func(err error) bool { return errors.Is(err, store.ErrNotFound) })
+	if err != nil {
+		return err
+	}
+	b.personVault = func(owner string) oauthclient.Vault { return base.ForOwner(owner, personRecords{st, owner}) }
+	return nil
+}
+
+// personRecords are one person's records in the store's
+// personal_credentials, as a vault keeps them.
+type personRecords struct {
+	st    store.PersonalCredentialStore
+	owner string
+}
+
+func (r personRecords) BackendCredential(ctx context.Context, name string) ([]byte, error) {
+	return r.st.PersonalCredential(ctx, r.owner, name)
+}
+
+func (r personRecords) PutBackendCredential(ctx context.Context, name string, sealed []byte, at time.Time) error {
+	return r.st.PutPersonalCredential(ctx, r.owner, name, sealed, at)
+}
+
+func (r personRecords) UpdateBackendCredential(ctx context.Context, name string, at time.Time, fn func([]byte) ([]byte, error)) error {
+	return r.st.UpdatePersonalCredential(ctx, r.owner, name, at, fn)
+}
+
+// people is the per_user backend's People: the one it had while its URL,
+// client, scopes and issuer are the same, else a new one (each person's
+// record is theirs still).
+func (b *backendOAuth) people(name, resource string, pre *oauthclient.Registration, scopes []string, issuer string) *oauthclient.People {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p := b.byPeople[name]; p != nil && p.Same(resource, pre, scopes, issuer) {
+		return p
+	}
+	p := &oauthclient.People{Backend: name, Resource: resource, Pre: pre, Scopes: scopes, Issuer: issuer, Env: b.env, Vault: b.personVault}
+	b.byPeople[name] = p
+	return p
 }
 
 // Listening tells the gateway the address it serves on (host:port), for
@@ -154,8 +228,8 @@ func wantsAuthorization(b config.BackendConfig) bool {
 	if b.OAuth != nil {
 		return b.OAuth.Grant == config.GrantAuthorizationCode
 	}
-	if c := b.Credential; c != nil && c.Exchange != nil {
-		return false // each person's exchanged token, and no admin's
+	if c := b.Credential; c != nil && (c.Exchange != nil || c.OAuth != nil) {
+		return false // each person's own token, and no admin's
 	}
 	for h := range b.HeadersFrom {
 		if strings.EqualFold(h, "Authorization") {
@@ -186,13 +260,29 @@ func (g *Gateway) mountBackendOAuth(root *http.ServeMux) {
 	}
 }
 
-var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>mcpgate: {{.Title}}</title></head>
-<body><h1>{{.Title}}</h1><p>{{.Text}}</p><p><a href="/admin/">Back to the console</a></p></body></html>
+var callbackPage = template.Must(template.New("callback").Funcs(template.FuncMap{"style": look.CSS}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} · mcpgate</title>
+<style>{{style}}</style></head><body>
+<header><strong>mcpgate</strong></header>
+<main><div class="card">
+<h1 id="title">{{.Title}}</h1>
+<p id="text"{{if .Failed}} class="error" role="alert"{{end}}>{{.Text}}</p>
+<p><a href="{{.Back}}">{{if .Person}}Back to My credentials{{else}}Back to the console{{end}}</a></p>
+</div></main>
+</body></html>
 `))
 
+// callbackAnswer is the page the callback shows.
+type callbackAnswer struct {
+	Title, Text, Back string
+	Failed, Person    bool
+}
+
 // serveBackendCallback takes an authorization server's answer: the state
-// names the backend, whose Authorization checks the rest.
+// names the backend, whose Authorization checks the rest, or, for a
+// per_user backend of oauth, the Authorization of the person whose
+// browser began it.
 func (g *Gateway) serveBackendCallback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
@@ -200,37 +290,57 @@ func (g *Gateway) serveBackendCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name := oauthclient.StateBackend(q.Get("state"))
 	var a *oauthclient.Authorization
-	if b := g.backends.Backend(name); b != nil {
-		a = b.Authorization()
+	var people *oauthclient.People
+	b := g.backends.Backend(name)
+	if b != nil {
+		a, people = b.Authorization(), b.People()
 	}
-	page := struct{ Title, Text string }{"Authorized", "The gateway holds a token for backend " + name + " now; it connects at once."}
-	status := http.StatusOK
-	who, asked := g.authorizationAsked(r, q.Get("state"))
+	page := callbackAnswer{Title: "Authorized", Text: "The gateway holds a token for backend " + name + " now; it connects at once.", Back: "/admin/"}
+	refuse := func(status int, text string) {
+		page.Title, page.Text, page.Failed = "Not authorized", text, true
+		w.WriteHeader(status)
+	}
+	who, principal, asked := g.authorizationAsked(r, q.Get("state"))
 	switch {
-	case a == nil:
-		page, status = struct{ Title, Text string }{"Not authorized", "This answer names no backend that waits for an authorization."}, http.StatusBadRequest
-	case !asked:
-		page, status = struct{ Title, Text string }{"Not authorized", "This answer does not come from the browser of an admin who opened the authorization from the console: open it there (Backends, Authorize the gateway)."}, http.StatusForbidden
+	case a == nil && people == nil:
+		refuse(http.StatusBadRequest, "This answer names no backend that waits for an authorization.")
+	case !asked || people == nil && principal != "":
+		refuse(http.StatusForbidden, "This answer does not come from the browser that opened the authorization from the console: open it there (Backends, Authorize the gateway; or, for a backend that acts as you, My credentials).")
 		g.log.Warn("backend authorization refused at the callback: not asked from the console by this browser", "backend", name)
+	case people != nil && principal == "":
+		refuse(http.StatusForbidden, "Backend "+name+" acts as each person: authorize it as yourself, from your own page (My credentials).")
+		g.log.Warn("backend authorization refused at the callback: a person's backend, not begun by a person", "backend", name)
+	case people != nil:
+		page.Person, page.Back = true, personalPage
+		if err := people.Callback(r.Context(), principal, q); err != nil {
+			refuse(http.StatusBadRequest, "Backend "+name+": "+err.Error())
+			g.log.Warn("backend authorization refused at the callback", "backend", name, "for", principal, "err", err)
+			break
+		}
+		b.Authorized()
+		page.Text = "Backend " + name + " acts as you now: the gateway holds your token for it, sends it on your calls only, and renews it. Call the tool again from your client."
+		g.log.Info("backend authorized by a person", "backend", name, "for", principal, "by", who)
 	default:
 		if err := a.Callback(r.Context(), q); err != nil {
-			page, status = struct{ Title, Text string }{"Not authorized", "Backend " + name + ": " + err.Error()}, http.StatusBadRequest
+			refuse(http.StatusBadRequest, "Backend "+name+": "+err.Error())
 			g.log.Warn("backend authorization refused at the callback", "backend", name, "err", err)
 		} else if who != "" {
 			g.log.Info("backend authorized", "backend", name, "by", who)
 		}
 	}
-	w.WriteHeader(status)
 	_ = callbackPage.Execute(w, page)
 }
+
+// personalPage is the console's My credentials page.
+const personalPage = "/admin/credentials"
 
 // authorizationAsked reports whether the callback r comes from the
 // browser of an admin who opened the authorization from the console, and
 // who. Without a console (authentication off, loopback only) there is no
 // admin to bind to.
-func (g *Gateway) authorizationAsked(r *http.Request, state string) (string, bool) {
+func (g *Gateway) authorizationAsked(r *http.Request, state string) (subject, principal string, ok bool) {
 	if g.console == nil {
-		return "", true
+		return "", "", true
 	}
 	return g.console.AuthorizationAsked(r, state)
 }

@@ -71,16 +71,15 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 		s.OAuth = clientCredentials(key+".oauth", o, &src, out)
 	}
 	if bo != nil && wantsAuthorization(b) {
-		var pre *oauthclient.Registration
-		var scopes []string
-		var issuer string
-		if o := b.OAuth; o != nil {
-			pre, scopes, issuer = &oauthclient.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}, o.Scopes, o.Issuer
-			if o.ClientSecretFrom != "" || o.ClientSecretFile != "" {
-				pre.ClientSecret, _, _ = src.either(key+".oauth.client_secret", o.ClientSecretFrom, o.ClientSecretFile)
-			}
-		}
+		pre, scopes, issuer := authorizationClient(key+".oauth", b.OAuth, &src)
 		s.Authorization = bo.authorization(b.Name, b.URL, pre, scopes, issuer)
+	}
+	if c := b.Credential; c != nil && c.OAuth != nil {
+		if bo == nil {
+			return s, fmt.Errorf("%s.credential.oauth: each person's authorization needs the gateway's OAuth client (oauth_client.disabled is set)", key)
+		}
+		pre, scopes, issuer := authorizationClient(key+".credential.oauth", c.OAuth, &src)
+		s.People = bo.people(b.Name, b.URL, pre, scopes, issuer)
 	}
 	if c := b.Credential; c != nil && c.Exchange != nil {
 		x := c.Exchange
@@ -108,6 +107,23 @@ func backendSpec(key string, b config.BackendConfig, bo *backendOAuth, out *egre
 		return s, fmt.Errorf("%s: %w", key, err)
 	}
 	return s, nil
+}
+
+// authorizationClient is o's client of the authorization code grant (at
+// key; o nil: one the gateway registers): the client registered out of
+// band (nil: none), its secret read, the scopes and the issuer.
+func authorizationClient(key string, o *config.BackendOAuth, src *sources) (*oauthclient.Registration, []string, string) {
+	if o == nil {
+		return nil, nil, ""
+	}
+	var pre *oauthclient.Registration
+	if o.ClientID != "" {
+		pre = &oauthclient.Registration{ClientID: o.ClientID, AuthMethod: o.AuthMethod}
+		if o.ClientSecretFrom != "" || o.ClientSecretFile != "" {
+			pre.ClientSecret, _, _ = src.either(key+".client_secret", o.ClientSecretFrom, o.ClientSecretFile)
+		}
+	}
+	return pre, o.Scopes, o.Issuer
 }
 
 // clientCredentials is o's client of a token endpoint (a backend's

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/auth/personal"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
@@ -44,7 +45,7 @@ func (g *Gateway) personalOptions(bo *backends.Options, st store.Store) error {
 	g.personal = c
 	bo.Credentials = c
 	if !g.cfg.Auth.Disabled { // the console serves the page where people store theirs
-		bo.CredentialsPage = func() string { return g.origin() + "/admin/credentials" }
+		bo.CredentialsPage = func() string { return g.origin() + personalPage }
 	}
 	if g.tokens != nil {
 		tokens := g.tokens
@@ -85,7 +86,8 @@ func VaultBackend(cfg *config.Config, name string) error {
 }
 
 // MyCredentials is, for each per_user backend of vault, whether principal
-// stored a credential ("" lists the backends alone).
+// stored a credential, and for each of oauth, how their authorization
+// stands ("" lists the backends alone).
 func (s *adminSource) MyCredentials(ctx context.Context, principal string) ([]admin.CredentialRow, error) {
 	if s.g.personal == nil {
 		return nil, nil
@@ -94,6 +96,16 @@ func (s *adminSource) MyCredentials(ctx context.Context, principal string) ([]ad
 	for _, st := range s.g.backends.States() {
 		b := s.g.backends.Backend(st.Name)
 		if b == nil {
+			continue
+		}
+		if people := b.People(); people != nil {
+			row := admin.CredentialRow{Backend: st.Name, Authorize: true, SentAs: "your own token, from its authorization server"}
+			if principal != "" {
+				a := people.Status(ctx, principal)
+				row.Authorization = admin.PersonAuthorization{Authorized: a.Authorized, Issuer: a.Issuer, Scope: a.Scope, Expiry: a.Expiry,
+					Waiting: a.Link != "", Failure: a.Failure}
+			}
+			rows = append(rows, row)
 			continue
 		}
 		header, env, ok := b.Vault()
@@ -131,6 +143,38 @@ func (s *adminSource) DeleteMyCredential(ctx context.Context, by mcp.Identity, b
 	return s.auditCredential(by, backend, "delete", func() error { return s.g.personal.Delete(ctx, by.Budget(), backend) })
 }
 
+// people is backend's People, for a person's own authorization.
+func (s *adminSource) people(backend string) (*oauthclient.People, error) {
+	if b := s.g.backends.Backend(backend); b != nil && b.People() != nil {
+		return b.People(), nil
+	}
+	return nil, errors.New("no backend called " + backend + " is one each person authorizes")
+}
+
+func (s *adminSource) AuthorizeMine(ctx context.Context, by mcp.Identity, backend string) (link string, err error) {
+	people, err := s.people(backend)
+	if err != nil {
+		return "", err
+	}
+	err = s.auditCredential(by, backend, "authorize", func() error {
+		link, err = people.Link(ctx, by.Budget())
+		return err
+	})
+	return link, err
+}
+
+func (s *adminSource) ForgetMine(ctx context.Context, by mcp.Identity, backend string) (had bool, err error) {
+	people, err := s.people(backend)
+	if err != nil {
+		return false, err
+	}
+	err = s.auditCredential(by, backend, "revoke", func() error {
+		had, err = people.Forget(ctx, by.Budget())
+		return err
+	})
+	return had, err
+}
+
 // auditCredential runs change (what, of by's credential for backend) and
 // audits it, never the value.
 func (s *adminSource) auditCredential(by mcp.Identity, backend, what string, change func() error) error {
@@ -151,19 +195,19 @@ func (s *adminSource) auditCredential(by mcp.Identity, backend, what string, cha
 }
 
 // arrivingMethods are the requests with which a person may be the first
-// to reach a per_user backend of exchange: listing, or starting.
+// to reach a per_user backend of exchange or oauth: listing, or starting.
 var arrivingMethods = map[string]bool{"tools/list": true, "prompts/list": true, "resources/list": true,
 	"initialize": true, "server/discover": true}
 
 // personArrives is the engine middleware that lets a person who lists
-// open a per_user backend of exchange that is down. A server that lets no
-// one in without a person's token is listed with theirs
+// open a per_user backend of exchange or oauth that is down. A server that
+// lets no one in without a person's token is listed with theirs
 // (backends.Backend.Arrive, in the background: the list does not wait).
 // It costs a map lookup on other requests.
 func (g *Gateway) personArrives(next mcp.Handler) mcp.Handler {
 	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
 		if arrivingMethods[r.Method] {
-			if id, ok := mcp.IdentityFrom(ctx); ok && id.Presented != "" {
+			if id, ok := mcp.IdentityFrom(ctx); ok {
 				g.backends.Arrive(id)
 			}
 		}

@@ -28,6 +28,7 @@ func (k Kind) PerPrincipal() bool { return k.PerClient() || k == KindProcess }
 const (
 	WayVault    = "vault"    // each person's own stored key
 	WayExchange = "exchange" // the caller's token exchanged (RFC 8693)
+	WayOAuth    = "oauth"    // each person's own authorization of the backend
 )
 
 // CheckIdentity checks a backend's identity keys: the mode, whether its
@@ -51,10 +52,10 @@ func CheckIdentity(k Kind, mode IdentityMode, way, header, env string) *TargetPr
 	case !k.PerPrincipal():
 		return &TargetProblem{"identity", "per_user is not used by kind " + string(k) + " (only stdio, http, sse and process)"}
 	case way == "":
-		return &TargetProblem{"credential", "required with identity: per_user (vault: each person's own key; exchange: their token exchanged)"}
-	case way == WayExchange && !http:
-		return &TargetProblem{"credential.exchange", "not used by kind " + string(k) + " (the exchanged token is an HTTP bearer: http and sse)"}
-	case way == WayExchange:
+		return &TargetProblem{"credential", "required with identity: per_user (vault: each person's own key; exchange: their token exchanged; oauth: their own authorization)"}
+	case (way == WayExchange || way == WayOAuth) && !http:
+		return &TargetProblem{"credential." + way, "not used by kind " + string(k) + " (the token is an HTTP bearer: http and sse)"}
+	case way == WayExchange || way == WayOAuth:
 		return nil
 	}
 	switch {

@@ -68,16 +68,21 @@ func (p *People) For(owner string) *Authorization {
 	return a
 }
 
-// Holds reports whether owner holds a token for the backend, their record
-// read anew: one forgotten on another replica counts at once.
-func (p *People) Holds(ctx context.Context, owner string) bool {
+// Holds is the access token owner holds for the backend, if any, their
+// record read anew: one forgotten on another replica counts at once. It
+// names whom the backend sees; the transport sends it, renewed as due.
+func (p *People) Holds(ctx context.Context, owner string) (token string, ok bool) {
 	a := p.For(owner)
-	if !a.holds(ctx) {
-		return false
+	if token = a.held(ctx); token == "" {
+		return "", false
 	}
 	p.latest.CompareAndSwap(nil, a)
-	return true
+	return token, true
 }
+
+// Reaches reports whether the backend's own connection has a person's
+// token to carry (Wrap).
+func (p *People) Reaches() bool { return p.latest.Load() != nil }
 
 // Link is the link owner opens to authorize the backend: the one waiting
 // while it serves, else a new one. "" with no error: they hold a token
@@ -128,12 +133,15 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// holds reports whether a token is held, the record read anew.
-func (a *Authorization) holds(ctx context.Context) bool {
+// held is the access token held ("": none), the record read anew.
+func (a *Authorization) held(ctx context.Context) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.load(ctx, true)
-	return a.rec.Token != nil
+	if a.rec.Token == nil {
+		return ""
+	}
+	return a.rec.Token.Access
 }
 
 // link is the link to open now: the one waiting while it serves, else,

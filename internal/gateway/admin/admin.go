@@ -105,6 +105,12 @@ type Source interface {
 	// audited; an error of a value refused says why (personal.ErrBadValue).
 	SetMyCredential(ctx context.Context, by mcp.Identity, backend, value string) error
 	DeleteMyCredential(ctx context.Context, by mcp.Identity, backend string) error
+	// AuthorizeMine is the link by opens to authorize backend as
+	// themselves ("" with no error: they have); ForgetMine drops by's
+	// authorization of it, revoked at its authorization server (the
+	// error says why not there), each audited.
+	AuthorizeMine(ctx context.Context, by mcp.Identity, backend string) (string, error)
+	ForgetMine(ctx context.Context, by mcp.Identity, backend string) (hadToken bool, err error)
 }
 
 // CredentialRow is one per_user backend on a person's My credentials page.
@@ -115,6 +121,22 @@ type CredentialRow struct {
 	SentAs    string
 	Stored    bool
 	UpdatedAt time.Time
+	// Authorize: each person authorizes the backend themselves
+	// (credential: oauth), and Authorization says how theirs stands.
+	Authorize     bool
+	Authorization PersonAuthorization
+}
+
+// PersonAuthorization is a person's own authorization of a backend.
+type PersonAuthorization struct {
+	Authorized bool
+	Issuer     string // the authorization server
+	Scope      string
+	Expiry     time.Time // the access token's (renewed before it)
+	// Waiting: a link is waiting for them (a sign-in begun, or more
+	// scope asked for); Failure is why the last attempt got no token.
+	Waiting bool
+	Failure string
 }
 
 // BackendRow is one backend's row.
@@ -240,6 +262,8 @@ func (h *Handler) routes() {
 	m.Handle("GET "+personalPage, h.person(h.credentials))
 	m.Handle("POST "+personalPage, h.person(h.setCredential))
 	m.Handle("POST "+personalPage+"/delete", h.person(h.deleteCredential))
+	m.Handle("GET "+personalPage+"/authorize", h.person(h.authorizeMine))
+	m.Handle("POST "+personalPage+"/revoke", h.person(h.forgetMine))
 	m.HandleFunc("/admin", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 	})

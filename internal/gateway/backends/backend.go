@@ -238,7 +238,7 @@ func (b *Backend) Run(ctx context.Context) error {
 func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	start, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
 	defer cancel()
-	conn, err := b.dial(ctx, b.catalogueCredential())
+	conn, err := b.dial(ctx, credential{value: b.catalogueCredential()})
 	if err != nil {
 		return 0, err
 	}

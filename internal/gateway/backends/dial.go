@@ -18,12 +18,16 @@ import (
 
 // dial returns a connection to the backend. A stdio child lives until the
 // Conn is closed or ctx ends; closing it ends the child's process group.
-// personal, if not "", is a per_user principal's own credential: it goes
-// in the header or variable the spec names.
-func (b *Backend) dial(ctx context.Context, personal string) (mcp.Conn, error) {
+// c, when set, is a per_user principal's own credential: a value goes in
+// the header or variable the spec names; an authorization sends its
+// tokens.
+func (b *Backend) dial(ctx context.Context, c credential) (mcp.Conn, error) {
 	s := b.spec
-	if personal != "" {
-		s = s.withCredential(personal)
+	if c.value != "" {
+		s = s.withCredential(c.value)
+	}
+	if c.authz != nil {
+		s.Authorization, s.People = c.authz, nil
 	}
 	switch s.Kind {
 	case upstream.KindStdio:
@@ -76,6 +80,8 @@ func (b *Backend) httpOptions(s Spec) mcphttp.ClientOptions {
 		o.HTTPClient = b.oauthClient()
 	case s.Authorization != nil:
 		o.WrapTransport = s.Authorization.Wrap
+	case s.People != nil:
+		o.WrapTransport = s.People.Wrap
 	}
 	return o
 }

@@ -13,10 +13,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net/url"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -29,55 +31,78 @@ type CredentialSource interface {
 	Get(ctx context.Context, principal, backend string) (value string, ok bool, err error)
 }
 
-// personal is the calling principal and their credential for b.
-func (b *Backend) personal(ctx context.Context, r *mcp.Request) (principal, value string, err error) {
-	id, _ := mcp.IdentityFrom(ctx)
-	principal = id.Budget()
-	if b.spec.Exchange != nil {
-		subject := id.Presented.Reveal()
-		if subject == "" {
-			return "", "", b.exchangeRefused("call with the token it gave you (a JWT or an access token of it), not a service token of the gateway's.")
-		}
-		tok, err := b.exchanged(ctx, principal, subject)
-		if err != nil {
-			b.log.Warn("backend: a caller's token was not exchanged", "err", err)
-			return "", "", b.exchangeRefused("it did not exchange yours (" + err.Error() + ").")
-		}
-		if r != nil {
-			r.SetActingAs(actingAs(b.spec.Name, tok))
-		}
-		return principal, "Bearer " + tok, nil
-	}
-	if b.opts.Credentials == nil {
-		return "", "", b.credentialRequired()
-	}
-	value, ok, err := b.opts.Credentials.Get(ctx, principal, b.spec.Name)
-	if err != nil {
-		b.log.Error("backend: a principal's credential could not be read", "err", err)
-		return "", "", &catalogue.RouteError{Shown: "your credential for it could not be read", Err: err}
-	}
-	if !ok {
-		return "", "", b.credentialRequired()
-	}
-	if r != nil {
-		r.SetActingAs("vault:" + b.spec.Name)
-	}
-	return principal, value, nil
+// credential is a per_user principal's own credential for a backend.
+type credential struct {
+	principal string
+	// value goes in the header or variable the spec names: a stored key,
+	// or "Bearer " and an exchanged token.
+	value string
+	// authz is the principal's own authorization of the backend, whose
+	// tokens are sent and renewed (credential: oauth).
+	authz *oauthclient.Authorization
 }
 
-// credentialRequired is the answer to a call whose principal has stored
-// no credential for b: the URL elicitation required error (2025-11-25),
-// naming the page where they store one. A client that knows it offers to
-// open the page; any other shows the message, which names the page too.
+// personal is the calling principal's credential for b.
+func (b *Backend) personal(ctx context.Context, r *mcp.Request) (credential, error) {
+	id, _ := mcp.IdentityFrom(ctx)
+	c := credential{principal: id.Budget()}
+	switch {
+	case b.spec.Exchange != nil:
+		subject := id.Presented.Reveal()
+		if subject == "" {
+			return c, b.exchangeRefused("call with the token it gave you (a JWT or an access token of it), not a service token of the gateway's.")
+		}
+		tok, err := b.exchanged(ctx, c.principal, subject)
+		if err != nil {
+			b.log.Warn("backend: a caller's token was not exchanged", "err", err)
+			return c, b.exchangeRefused("it did not exchange yours (" + err.Error() + ").")
+		}
+		r.SetActingAs(actingAs("exchange", b.spec.Name, tok))
+		c.value = "Bearer " + tok
+		return c, nil
+	case b.spec.People != nil:
+		tok, ok := b.spec.People.Holds(ctx, c.principal)
+		if !ok {
+			return c, b.credentialRequired()
+		}
+		r.SetActingAs(actingAs("oauth", b.spec.Name, tok))
+		c.authz = b.spec.People.For(c.principal)
+		return c, nil
+	case b.opts.Credentials == nil:
+		return c, b.credentialRequired()
+	}
+	value, ok, err := b.opts.Credentials.Get(ctx, c.principal, b.spec.Name)
+	if err != nil {
+		b.log.Error("backend: a principal's credential could not be read", "err", err)
+		return c, &catalogue.RouteError{Shown: "your credential for it could not be read", Err: err}
+	}
+	if !ok {
+		return c, b.credentialRequired()
+	}
+	r.SetActingAs("vault:" + b.spec.Name)
+	c.value = value
+	return c, nil
+}
+
+// credentialRequired is the answer to a call whose principal has no
+// credential for b yet: the URL elicitation required error (2025-11-25),
+// naming the page where they store one, or where they begin their
+// authorization of b. A client that knows it offers to open the page; any
+// other shows the message, which names the page too.
 func (b *Backend) credentialRequired() error {
 	var page string
 	if b.opts.CredentialsPage != nil {
 		page = b.opts.CredentialsPage()
 	}
 	msg := "Backend " + b.spec.Name + " acts as you, and you have stored no credential for it."
-	if page != "" {
+	switch {
+	case b.spec.People != nil && page != "":
+		page += "/authorize?backend=" + url.QueryEscape(b.spec.Name)
+		msg = "Backend " + b.spec.Name + " acts as you, and you have not authorized it yet. Open " + page +
+			" to sign in at its authorization server, then call again."
+	case page != "":
 		msg += " Store yours at " + page + " (My credentials), then call again."
-	} else {
+	default:
 		msg += " Ask an admin to store yours (mcpgate credentials set " + b.spec.Name + " --for YOU), then call again."
 	}
 	var id [8]byte
@@ -90,11 +115,15 @@ func (b *Backend) credentialRequired() error {
 }
 
 // Vault reports whether b takes each principal's stored credential (a
-// per_user backend of vault, not of exchange), and where it goes: a
-// header (http, sse) or a variable (stdio, process).
+// per_user backend of vault, not of exchange or oauth), and where it goes:
+// a header (http, sse) or a variable (stdio, process).
 func (b *Backend) Vault() (header, env string, ok bool) {
-	return b.spec.CredentialHeader, b.spec.CredentialEnv, b.spec.Identity.PerUser() && b.spec.Exchange == nil
+	return b.spec.CredentialHeader, b.spec.CredentialEnv, b.spec.Identity.PerUser() && b.spec.Exchange == nil && b.spec.People == nil
 }
+
+// People is each person's own authorization of b (nil unless b is
+// per_user, of oauth).
+func (b *Backend) People() *oauthclient.People { return b.spec.People }
 
 // exchangedToken is a principal's token got by exchange, while it lasts.
 type exchangedToken struct {
@@ -198,16 +227,16 @@ func (b *Backend) exchangeRefused(why string) error {
 		map[string]any{"backend": b.spec.Name, "kind": mcp.KindCredentialRequired})
 }
 
-// actingAs names whom an exchanged token is of: its subject when it is a
-// JWT (read, not verified: the provider made it), else the backend.
-func actingAs(backend, token string) string {
+// actingAs names whom a token got by way is of: its subject when it is a
+// JWT (read, not verified: its issuer made it), else the backend.
+func actingAs(way, backend, token string) string {
 	claims := jwt.MapClaims{}
 	if _, _, err := jwt.NewParser().ParseUnverified(token, claims); err == nil {
 		if sub, _ := claims["sub"].(string); sub != "" {
-			return "exchange:" + sub
+			return way + ":" + sub
 		}
 	}
-	return "exchange:" + backend
+	return way + ":" + backend
 }
 
 // catalogueCredential is what the backend's own connection (its
@@ -240,13 +269,16 @@ func (b *Backend) catalogueCredential() string {
 	return "Bearer " + best.token
 }
 
-// Arrive exchanges id's token for b, in the background, while b is down
-// with nothing to connect with. Such a backend is per_user, of exchange,
-// and its server may let no one in without a person's token. Its
-// connection is then tried again at once. One exchange runs at a time,
+// Arrive finds a credential for b's own connection in id's, in the
+// background, while b is down with nothing to connect with. Such a backend
+// is per_user, of exchange or oauth, and its server may let no one in
+// without a person's token: id's is exchanged, or the token id holds is
+// read. Its connection is then tried again at once. One runs at a time,
 // and the request that arrived does not wait for it.
 func (b *Backend) Arrive(id mcp.Identity) {
-	if b.spec.Exchange == nil || id.Presented == "" || b.State().Up || b.catalogueCredential() != "" || !b.arriving.CompareAndSwap(false, true) {
+	exchange := b.spec.Exchange != nil && id.Presented != "" && b.catalogueCredential() == ""
+	people := b.spec.People != nil && !b.spec.People.Reaches()
+	if !exchange && !people || b.State().Up || !b.arriving.CompareAndSwap(false, true) {
 		return
 	}
 	principal, subject := id.Budget(), id.Presented.Reveal()
@@ -254,6 +286,12 @@ func (b *Backend) Arrive(id mcp.Identity) {
 		defer b.arriving.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.StartTimeout)
 		defer cancel()
+		if people {
+			if _, ok := b.spec.People.Holds(ctx, principal); ok {
+				b.arrived.notify()
+			}
+			return
+		}
 		if _, err := b.exchanged(ctx, principal, subject); err != nil {
 			b.log.Warn("backend: a caller's token was not exchanged", "err", err)
 			return
@@ -261,3 +299,7 @@ func (b *Backend) Arrive(id mcp.Identity) {
 		b.arrived.notify()
 	}()
 }
+
+// Authorized tells b that a person has just authorized it: a backend
+// down with nothing to connect with tries again at once, with their token.
+func (b *Backend) Authorized() { b.arrived.notify() }

@@ -55,6 +55,9 @@ func (s Spec) secrets() []string {
 	if a := s.Authorization; a != nil && a.Pre != nil {
 		add(a.Pre.ClientSecret)
 	}
+	if p := s.People; p != nil && p.Pre != nil {
+		add(p.Pre.ClientSecret)
+	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }

@@ -98,9 +98,10 @@ type poolKey struct {
 type upstreamSession struct {
 	key   poolKey
 	front *mcp.Session // key.front: nil for a principal's
-	// personal is the principal's credential it was opened with ("" for
-	// none): a call that finds another stored retires it (personal.go).
-	personal string
+	// personal is the principal's credential it was opened with (none
+	// for a shared backend): a call that finds another retires it
+	// (personal.go).
+	personal credential
 	ready    chan struct{} // closed once dialled and initialized, or failed
 	// Set before ready is closed.
 	up   catalogue.Session
@@ -159,12 +160,13 @@ func (p *sessionPool) open() int {
 // the shared connection.
 func (p *sessionPool) Route(ctx context.Context, r *mcp.Request) (catalogue.Session, func(), error) {
 	var key poolKey
-	var personal string
+	var personal credential
 	if p.b.spec.Identity.PerUser() {
 		var err error
-		if key.principal, personal, err = p.b.personal(ctx, r); err != nil {
+		if personal, err = p.b.personal(ctx, r); err != nil {
 			return catalogue.Session{}, nil, err
 		}
+		key.principal = personal.principal
 		if p.b.spec.Session == upstream.SessionPerClient && r != nil {
 			key.front = r.Session
 		}
@@ -358,8 +360,8 @@ func (p *sessionPool) dial(u *upstreamSession) (catalogue.Session, *mcphttp.Stre
 	start, cancel := context.WithTimeout(p.ctx, p.b.opts.StartTimeout)
 	defer cancel()
 	secrets := p.b.secrets
-	if u.personal != "" {
-		secrets = withSecret(secrets, u.personal)
+	if u.personal.value != "" {
+		secrets = withSecret(secrets, u.personal.value)
 	}
 	conn, err := p.b.dial(p.ctx, u.personal)
 	if err != nil {

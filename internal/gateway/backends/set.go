@@ -226,12 +226,10 @@ func (s *Set) Close() {
 	s.stopping.Wait()
 }
 
-// Arrive tells every backend that is down and gets its credential by
-// exchange of id's token (Backend.Arrive); none is waited for.
+// Arrive tells every backend that is down and gets its credential from
+// the person id, by exchange or their own authorization (Backend.Arrive);
+// none is waited for.
 func (s *Set) Arrive(id mcp.Identity) {
-	if id.Presented == "" {
-		return
-	}
 	for _, b := range s.backends() {
 		b.Arrive(id)
 	}

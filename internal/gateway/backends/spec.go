@@ -75,6 +75,10 @@ type Spec struct {
 	// exchanging the token they signed in with (RFC 8693; http, sse): it
 	// is sent as the bearer token.
 	Exchange *oauthclient.TokenExchange
+	// People, when set, is each per_user principal's own authorization of
+	// the backend (http, sse): their calls carry their token, and the
+	// backend's own connection that of the person who last authorized it.
+	People *oauthclient.People
 	// SessionIdleTimeout ends a per-client upstream session unused for
 	// that long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
@@ -236,6 +240,8 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Exchange != nil:
 		way = upstream.WayExchange
+	case s.People != nil:
+		way = upstream.WayOAuth
 	case s.Identity.PerUser():
 		way = upstream.WayVault
 	}
