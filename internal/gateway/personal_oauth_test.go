@@ -5,9 +5,13 @@
 package gateway_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
@@ -19,6 +23,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // poBackend is a backend that lets in only tokens its issuer minted for
@@ -53,18 +58,36 @@ func poBackend(t *testing.T, is *oauthtest.Issuer) string {
 // the page the callback showed.
 func poSignIn(t *testing.T, e *gwEnv, page, cookie, who string) string {
 	t.Helper()
-	path := strings.TrimPrefix(page, e.base)
-	link, browser := boStartAuthorization(t, e, path, map[string]string{"Cookie": cookie})
-	resp, err := browser.Get(link + "&login_hint=" + url.QueryEscape(who))
+	body, err := poBrowse(e, page, cookie, who)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return body
+}
+
+// poBrowse is poSignIn as a browser does it, on any goroutine.
+func poBrowse(e *gwEnv, page, cookie, who string) (string, error) {
+	jar, _ := cookiejar.New(nil)
+	u, _ := url.Parse(e.base)
+	jar.SetCookies(u, []*http.Cookie{{Name: strings.Split(cookie, "=")[0], Value: strings.SplitN(cookie, "=", 2)[1]}})
+	browser := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		if strings.HasSuffix(req.URL.Path, "/authorize") && req.URL.Query().Get("login_hint") == "" && req.URL.Host != u.Host {
+			q := req.URL.Query()
+			q.Set("login_hint", who) // the person signs in as themselves
+			req.URL.RawQuery = q.Encode()
+		}
+		return nil
+	}}
+	resp, err := browser.Get(page)
+	if err != nil {
+		return "", err
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/oauth/callback" {
-		t.Fatalf("%s's callback: %d at %s\n%s", who, resp.StatusCode, resp.Request.URL, body)
+		return "", fmt.Errorf("%s's callback: %d at %s\n%s", who, resp.StatusCode, resp.Request.URL, body)
 	}
-	return string(body)
+	return string(body), nil
 }
 
 // Two people reach one per_user backend of oauth. The first person's
@@ -178,5 +201,72 @@ func TestEachPersonAuthorizesAnOAuthBackendThemselves(t *testing.T) {
 	as := pvAudited(t, e)
 	if as["alice ok oauth:alice"] != 41 || as["bob ok oauth:bob"] != 40 || as["bob error "] != 2 {
 		t.Errorf("audited whoami calls by caller, outcome and upstream identity: %v", as)
+	}
+}
+
+// A client of a 2025 session that declared URL-mode elicitation is asked
+// on the call's own stream to open the page that begins the caller's
+// authorization. Once they accept, and sign in, the same call goes on with
+// their token, and the client is told the elicitation completed.
+func TestAPersonIsAskedToAuthorizeByAURLElicitationAndTheCallGoesOn(t *testing.T) {
+	t.Setenv(pvKeyEnv, strings.Repeat("5a", 32))
+	is := oauthtest.New(t, "")
+	e := gwStart(t, "listen: 127.0.0.1:0\nvault: {key_from: "+pvKeyEnv+"}\n"+boLoopbackIdP+"backends:\n"+
+		"  - {name: tickets, kind: http, url: "+strconv.Quote(poBackend(t, is))+", identity: per_user, credential: {oauth: {}}}\n")
+	e.gw.Listening(strings.TrimPrefix(e.base, "http://"))
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	alice, _ := e.token("alice", "viewer")
+	carol, _ := e.token("carol", "viewer")
+	page := e.base + "/admin/credentials/authorize?backend=tickets"
+	poSignIn(t, e, page, adminLogin(t, e, alice), "alice") // the backend is listed from now on
+	carolCookie := adminLogin(t, e, carol)
+
+	asked := make(chan string, 1)
+	signedIn := make(chan error, 1)
+	completed := make(chan string, 1)
+	conn, err := mcphttp.DialStreamable(ctx, e.base+"/mcp", mcphttp.ClientOptions{Header: http.Header{"Authorization": {gwBearer(carol)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(conn, mcp.ClientOptions{Capabilities: json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`),
+		OnRequest: func(_ context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
+			var p struct{ Mode, URL, ElicitationID string }
+			if m.Method != "elicitation/create" || json.Unmarshal(m.Params, &p) != nil || p.Mode != "url" {
+				return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "not this", nil)
+			}
+			asked <- p.URL
+			go func() { // the person opens the page once the client has answered
+				_, err := poBrowse(e, p.URL, carolCookie, "carol")
+				signedIn <- err
+			}()
+			return json.RawMessage(`{"action":"accept"}`), nil
+		},
+		OnNotification: func(m *jsonrpc.Message) {
+			if m.Method == "notifications/elicitation/complete" {
+				id, _ := jsonrpc.LookupString(m.Params, "elicitationId")
+				completed <- id
+			}
+		}})
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Connect(ctx, mcp.EraSession); err != nil {
+		t.Fatal(err)
+	}
+	if got := pxBearer(t, pvWhoami(t, c))["sub"]; got != "carol" {
+		t.Fatalf("carol's call went on as %v", got)
+	}
+	if got := <-asked; got != page {
+		t.Errorf("the elicitation's URL: %q, want %q", got, page)
+	}
+	if err := <-signedIn; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-completed:
+		if id == "" {
+			t.Error("notifications/elicitation/complete names no elicitation")
+		}
+	default:
+		t.Error("the client was not told the elicitation completed")
 	}
 }

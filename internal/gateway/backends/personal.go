@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"time"
@@ -63,7 +64,9 @@ func (b *Backend) personal(ctx context.Context, r *mcp.Request) (credential, err
 	case b.spec.People != nil:
 		tok, ok := b.spec.People.Holds(ctx, c.principal)
 		if !ok {
-			return c, b.credentialRequired()
+			if tok, ok = b.askToAuthorize(ctx, r, c.principal); !ok {
+				return c, b.credentialRequired()
+			}
 		}
 		r.SetActingAs(actingAs("oauth", b.spec.Name, tok))
 		c.authz = b.spec.People.For(c.principal)
@@ -112,6 +115,61 @@ func (b *Backend) credentialRequired() error {
 		data["elicitations"] = []map[string]string{{"mode": "url", "elicitationId": hex.EncodeToString(id[:]), "url": page, "message": msg}}
 	}
 	return jsonrpc.NewError(mcp.CodeURLElicitationRequired, msg, data)
+}
+
+// authorizeWait bounds how long a call waits for its person to finish the
+// authorization they accepted to open, and authorizePoll how often it
+// reads their record meanwhile (the callback may land on another replica).
+const (
+	authorizeWait = 10 * time.Minute
+	authorizePoll = 2 * time.Second
+)
+
+// askToAuthorize asks the person calling, by a URL-mode elicitation on the
+// call's own stream, to open the page that begins their authorization of
+// b. Only a client of a session that declared URL elicitation is asked.
+// Once they accept, the call waits for the authorization to complete and
+// goes on with their token; notifications/elicitation/complete tells the
+// client. ok is false when they were not asked, declined, or did not finish
+// in time: the call is then answered -32042.
+func (b *Backend) askToAuthorize(ctx context.Context, r *mcp.Request, principal string) (token string, ok bool) {
+	if r == nil || r.Session == nil || r.MultiRoundTrip() || b.opts.CredentialsPage == nil || !urlElicitation(r.ClientCapabilities()) {
+		return "", false
+	}
+	page := b.opts.CredentialsPage() + "/authorize?backend=" + url.QueryEscape(b.spec.Name)
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
+	id := hex.EncodeToString(raw[:])
+	res, err := r.Call(ctx, "elicitation/create", map[string]string{"mode": "url", "elicitationId": id, "url": page,
+		"message": "Backend " + b.spec.Name + " acts as you. Sign in at its authorization server to let the gateway call it as you; your call goes on once you have."})
+	if action, _ := jsonrpc.LookupString(res, "action"); err != nil || action != "accept" {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(ctx, authorizeWait)
+	defer cancel()
+	poll := time.NewTicker(authorizePoll)
+	defer poll.Stop()
+	for {
+		done := b.spec.People.For(principal).Authorized() // completed here
+		if token, ok = b.spec.People.Holds(ctx, principal); ok {
+			_ = r.Notify(ctx, "notifications/elicitation/complete", map[string]string{"elicitationId": id})
+			return token, true
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-done:
+		case <-poll.C: // or on another replica
+		}
+	}
+}
+
+// urlElicitation reports whether capabilities declare URL-mode
+// elicitation (2025-11-25: elicitation.url).
+func urlElicitation(capabilities json.RawMessage) bool {
+	e, _ := jsonrpc.Lookup(capabilities, "elicitation")
+	u, _ := jsonrpc.Lookup(e, "url")
+	return len(u) > 0 && string(u) != "null"
 }
 
 // Vault reports whether b takes each principal's stored credential (a
