@@ -1,5 +1,6 @@
 // credentials.go is `mcpgate credentials`: an admin stores, lists and
-// deletes people's own credentials for per_user backends (the vault).
+// deletes people's own credentials for per_user backends (the vault), and
+// revokes a person's own authorization of a backend of oauth.
 // A value is read from standard input, never from an argument (which
 // other users of the machine can read, and shells keep in their
 // history), and is never printed again.
@@ -21,6 +22,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 )
 
 func credentialsCommand() *cobra.Command {
@@ -132,9 +134,10 @@ func credentialsListCommand() *cobra.Command {
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "PRINCIPAL\tBACKEND\tSTORED")
+			fmt.Fprintln(w, "PRINCIPAL\tBACKEND\tKIND\tSTORED")
 			for _, c := range list {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", shownPrincipal(c.Principal), printable(c.Backend), c.UpdatedAt.Format(time.RFC3339))
+				kind := map[string]string{upstream.WayVault: "key", upstream.WayOAuth: "authorization"}[gateway.PersonalWay(cfg, c.Backend)]
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", shownPrincipal(c.Principal), printable(c.Backend), dash(kind), c.UpdatedAt.Format(time.RFC3339))
 			}
 			return w.Flush()
 		}),
@@ -149,10 +152,23 @@ func credentialsDeleteCommand() *cobra.Command {
 	var pf principalFlags
 	cmd := &cobra.Command{
 		Use:   "delete BACKEND --for PRINCIPAL",
-		Short: "Delete PRINCIPAL's credential for a backend: their next call, on every replica, has none",
+		Short: "Delete PRINCIPAL's credential for a backend (an authorization is revoked at its server first): their next call, on every replica, has none",
 		Args:  cobra.ExactArgs(1),
 		RunE: sf.withStore(func(cmd *cobra.Command, args []string, cfg *config.Config, st store.Store) error {
-			err := st.DeletePersonalCredential(cmd.Context(), pf.principal(cfg), args[0])
+			who, backend := pf.principal(cfg), args[0]
+			if _, err := st.PersonalCredential(cmd.Context(), who, backend); err == nil && gateway.PersonalWay(cfg, backend) == upstream.WayOAuth {
+				had, err := gateway.ForgetAuthorization(cmd.Context(), cfg, st, backend, who)
+				switch {
+				case err != nil && !had:
+					return err
+				case err != nil:
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s's token could not be revoked at %s's authorization server (%v): revoke the gateway's access there too\n",
+						shownPrincipal(who), printable(backend), err)
+				case had:
+					fmt.Fprintf(cmd.ErrOrStderr(), "revoked %s's authorization of %s at its authorization server\n", shownPrincipal(who), printable(backend))
+				}
+			}
+			err := st.DeletePersonalCredential(cmd.Context(), who, backend)
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("%s has no credential stored for %s (mcpgate credentials list)", shownPrincipal(pf.principal(cfg)), printable(args[0]))
 			}

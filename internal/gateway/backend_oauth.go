@@ -318,7 +318,7 @@ func (g *Gateway) serveBackendCallback(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		b.Authorized()
-		page.Text = "Backend " + name + " acts as you now: the gateway holds your token for it, sends it on your calls only, and renews it. Call the tool again from your client."
+		page.Text = "Backend " + name + " acts as you now: the gateway holds your token for it, sends it on your calls only, and renews it. A call of yours that waits for it goes on now; otherwise, call the tool again from your client."
 		g.log.Info("backend authorized by a person", "backend", name, "for", principal, "by", who)
 	default:
 		if err := a.Callback(r.Context(), q); err != nil {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
+	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -98,17 +102,27 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 	// The relayed call, the backend shared, or per_user with each
 	// caller's stored key (read from the store and opened on every call,
 	// on an upstream session of the caller's own).
+	// With oauth, the backend names an authorization server in its
+	// resource metadata (it checks no token: the gateway's cost is what
+	// is measured), and the caller authorizes it once, as a person does.
 	relayed := func(b *testing.B, identity string, store func(ctx context.Context, gw *gateway.Gateway, tokenID string)) {
 		ctx := context.Background()
 		s := mcp.NewServer(mcp.Options{})
 		benchEcho(s)
 		h := mcphttp.NewHandler(s, mcphttp.Options{})
 		defer h.Close()
-		backend := httptest.NewServer(h)
+		is := oauthtest.New(b, "")
+		mux := http.NewServeMux()
+		backend := httptest.NewServer(mux)
 		defer backend.Close()
+		mux.Handle("/", h)
+		mux.HandleFunc("GET /.well-known/oauth-protected-resource", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"resource":"`+backend.URL+`","authorization_servers":["`+is.ID+`"]}`)
+		})
 		b.Setenv("MCPGATE_BENCH_VAULT_KEY", strings.Repeat("7e", 32))
 		cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 1000000, burst: 1000000}}\n" +
-			"vault: {key_from: MCPGATE_BENCH_VAULT_KEY}\n" +
+			"vault: {key_from: MCPGATE_BENCH_VAULT_KEY}\noutbound: {allow_hosts: [127.0.0.1]}\n" +
 			"backends: [{name: b, kind: http, url: \"" + backend.URL + "\", prefix: \"-\"" + identity + "}]\n"))
 		if err != nil {
 			b.Fatal(err)
@@ -136,6 +150,10 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		}
 		ts := httptest.NewServer(gw.Handler())
 		defer ts.Close()
+		gw.Listening(strings.TrimPrefix(ts.URL, "http://"))
+		if strings.Contains(identity, "oauth") {
+			benchAuthorize(b, ts.URL, secret)
+		}
 		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
 	}
 	b.Run("relayed-http", func(b *testing.B) { relayed(b, "", nil) })
@@ -146,4 +164,26 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 			}
 		})
 	})
+	b.Run("relayed-http-per-user-oauth", func(b *testing.B) { relayed(b, ", identity: per_user, credential: {oauth: {}}", nil) })
+}
+
+// benchAuthorize has the holder of secret authorize backend b of the
+// gateway at base, as a person does from My credentials.
+func benchAuthorize(b *testing.B, base, secret string) {
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.PostForm(base+"/admin/login", url.Values{"token": {secret}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = browser.Get(base + "/admin/credentials/authorize?backend=b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "acts as you now") {
+		b.Fatalf("the authorization: %d\n%s", resp.StatusCode, page)
+	}
 }

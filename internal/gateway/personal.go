@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -83,6 +84,47 @@ func VaultBackend(cfg *config.Config, name string) error {
 		return ErrNoVaultBackend
 	}
 	return errors.Join(ErrNoVaultBackend, errors.New("those that do: "+strings.Join(names, ", ")))
+}
+
+// PersonalWay is how backend name of cfg gets each person's own
+// credential: upstream.WayVault, WayExchange or WayOAuth ("": it is not a
+// per_user backend of cfg).
+func PersonalWay(cfg *config.Config, name string) string {
+	for _, b := range cfg.Backends {
+		switch c := b.Credential; {
+		case b.Name != name || !b.Identity.PerUser() || c == nil:
+		case c.Vault != nil:
+			return upstream.WayVault
+		case c.Exchange != nil:
+			return upstream.WayExchange
+		case c.OAuth != nil:
+			return upstream.WayOAuth
+		}
+	}
+	return ""
+}
+
+// ForgetAuthorization drops principal's own authorization of backend (a
+// per_user backend of oauth of cfg), kept in st. Its refresh token is
+// revoked at the authorization server first: the error says why not, and
+// it is dropped anyway. Their next call, on every replica, has none. had
+// says whether there was a token.
+func ForgetAuthorization(ctx context.Context, cfg *config.Config, st store.Store, backend, principal string) (had bool, err error) {
+	var url string
+	for _, b := range cfg.Backends {
+		if b.Name == backend {
+			url = b.URL
+		}
+	}
+	if PersonalWay(cfg, backend) != upstream.WayOAuth {
+		return false, errors.New("no backend of that name is one each person authorizes (identity: per_user, credential: oauth)")
+	}
+	bo := &backendOAuth{byPeople: map[string]*oauthclient.People{}}
+	if err := bo.keepPeople(cfg, st); err != nil {
+		return false, err
+	}
+	bo.env = &oauthclient.ClientEnv{RedirectURL: func() string { return "" }, Outbound: outbound(cfg.Outbound)}
+	return bo.people(backend, url, nil, nil, "").Forget(ctx, principal)
 }
 
 // MyCredentials is, for each per_user backend of vault, whether principal

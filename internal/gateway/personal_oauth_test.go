@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,29 +26,11 @@ import (
 )
 
 // poBackend is a backend that lets in only tokens its issuer minted for
-// it (a 401 naming its resource metadata otherwise), and whose whoami
-// answers the bearer it was called with. It returns its MCP URL.
+// it, and whose whoami answers the bearer it was called with. It returns
+// its MCP URL.
 func poBackend(t *testing.T, is *oauthtest.Issuer) string {
 	t.Helper()
-	echo := httputilProxy(t, pvBackendOf(t, "Authorization"))
-	var resource string
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	resource = srv.URL + "/mcp"
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"resource":`+strconv.Quote(resource)+`,"authorization_servers":[`+strconv.Quote(is.ID)+`]}`)
-	})
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || oauthtest.Claim(tok, "aud") != resource {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		echo.ServeHTTP(w, r)
-	})
-	return resource
+	return is.Protect(t, httputilProxy(t, pvBackendOf(t, "Authorization")))
 }
 
 // poSignIn has the person whose console session is cookie authorize

@@ -480,3 +480,28 @@ func Claim(tok, name string) string {
 	s, _ := c[name].(string)
 	return s
 }
+
+// Protect serves h as a protected resource of the issuer, stopped when the
+// test ends: its resource metadata (RFC 9728) names the issuer, and a
+// request without a token the issuer minted for it is answered 401 naming
+// that metadata. It returns the resource's URL (its path /mcp).
+func (is *Issuer) Protect(t testing.TB, h http.Handler) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	resource, metadata := srv.URL+"/mcp", srv.URL+"/.well-known/oauth-protected-resource/mcp"
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"resource": resource, "authorization_servers": []string{is.ID}})
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || Claim(tok, "aud") != resource {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadata+`"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	return resource
+}

@@ -154,11 +154,15 @@ type Authorization struct {
 	fetchOnce sync.Once
 	fetch     *http.Client // under the outbound policy (http)
 
-	mu      sync.Mutex
-	loaded  bool
-	rec     record
-	logged  string // the failure or link last logged (once each)
-	authzed chan struct{}
+	mu     sync.Mutex
+	loaded bool
+	rec    record
+	// heldRaw is a person's record as held last read, and heldAccess its
+	// access token (people.go).
+	heldRaw    []byte
+	heldAccess string
+	logged     string // the failure or link last logged (once each)
+	authzed    chan struct{}
 }
 
 // record is what is kept for a backend, sealed.
@@ -281,14 +285,21 @@ func (a *Authorization) load(ctx context.Context, force bool) {
 		a.log().Warn("backend credentials unreadable", "err", err)
 		return
 	}
+	a.take(b)
+}
+
+// take decodes b, the record as the vault holds it, into a.rec (under
+// a.mu); false when it does not decode.
+func (a *Authorization) take(b []byte) bool {
 	var r record
 	if b != nil {
 		if err := json.Unmarshal(b, &r); err != nil {
 			a.log().Warn("backend credentials unreadable", "err", err)
-			return
+			return false
 		}
 	}
 	a.rec, a.loaded = r, true
+	return true
 }
 
 func (a *Authorization) save(ctx context.Context) {

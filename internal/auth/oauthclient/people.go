@@ -10,6 +10,7 @@
 package oauthclient
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
@@ -133,15 +134,29 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// held is the access token held ("": none), the record read anew.
+// held is the access token held ("": none), the record read anew. A
+// record read as it was last time is not decoded again: a person's is
+// read at every call.
 func (a *Authorization) held(ctx context.Context) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.load(ctx, true)
-	if a.rec.Token == nil {
+	if a.vault() == nil {
+		a.load(ctx, false)
+	} else if b, err := a.vault().Load(ctx, a.Backend); err != nil {
+		a.log().Warn("backend credentials unreadable", "err", err)
 		return ""
+	} else if a.loaded && b != nil && bytes.Equal(b, a.heldRaw) {
+		return a.heldAccess
+	} else if !a.take(b) {
+		return ""
+	} else {
+		a.heldRaw = b
 	}
-	return a.rec.Token.Access
+	a.heldAccess = ""
+	if a.rec.Token != nil {
+		a.heldAccess = a.rec.Token.Access
+	}
+	return a.heldAccess
 }
 
 // link is the link to open now: the one waiting while it serves, else,

@@ -116,6 +116,9 @@ type Backend struct {
 	// by principal; guarded by xmu.
 	xmu       sync.Mutex
 	exchanges map[string]*exchangedToken
+	// actors names whom each principal's latest token is of, read once
+	// per token (personal.go); guarded by xmu.
+	actors map[string]actor
 	// arrived is told when a person's token was exchanged while the
 	// backend was down: its connection is tried again at once. arriving:
 	// such an exchange is under way (Arrive).

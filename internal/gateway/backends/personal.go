@@ -58,7 +58,7 @@ func (b *Backend) personal(ctx context.Context, r *mcp.Request) (credential, err
 			b.log.Warn("backend: a caller's token was not exchanged", "err", err)
 			return c, b.exchangeRefused("it did not exchange yours (" + err.Error() + ").")
 		}
-		r.SetActingAs(actingAs("exchange", b.spec.Name, tok))
+		r.SetActingAs(b.actingAs(c.principal, "exchange", tok))
 		c.value = "Bearer " + tok
 		return c, nil
 	case b.spec.People != nil:
@@ -68,7 +68,7 @@ func (b *Backend) personal(ctx context.Context, r *mcp.Request) (credential, err
 				return c, b.credentialRequired()
 			}
 		}
-		r.SetActingAs(actingAs("oauth", b.spec.Name, tok))
+		r.SetActingAs(b.actingAs(c.principal, "oauth", tok))
 		c.authz = b.spec.People.For(c.principal)
 		return c, nil
 	case b.opts.Credentials == nil:
@@ -283,6 +283,25 @@ func (b *Backend) forgetExchanged(principal string) {
 func (b *Backend) exchangeRefused(why string) error {
 	return jsonrpc.NewError(jsonrpc.CodeForbidden, "Backend "+b.spec.Name+" acts as you, with a token your identity provider gives for your own: "+why,
 		map[string]any{"backend": b.spec.Name, "kind": mcp.KindCredentialRequired})
+}
+
+// actor is whom a principal's token is of, for as long as it is theirs.
+type actor struct{ token, who string }
+
+// actingAs is actingAs of principal's token, read once while it stays
+// the same: the audit names it on every call.
+func (b *Backend) actingAs(principal, way, token string) string {
+	b.xmu.Lock()
+	defer b.xmu.Unlock()
+	if a, ok := b.actors[principal]; ok && a.token == token {
+		return a.who
+	}
+	if b.actors == nil || len(b.actors) >= exchangesSwept {
+		b.actors = map[string]actor{}
+	}
+	who := actingAs(way, b.spec.Name, token)
+	b.actors[principal] = actor{token, who}
+	return who
 }
 
 // actingAs names whom a token got by way is of: its subject when it is a
