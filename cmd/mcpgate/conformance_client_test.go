@@ -124,7 +124,8 @@ var ccScenarios = []struct {
 }
 
 // ccPathName says what stands between the driver and the mock.
-var ccPathName = map[string]string{"http": "mcpgate serve (http backend)", "proxy": "mcpgate proxy and serve (proxy backend)"}
+var ccPathName = map[string]string{"http": "mcpgate serve (http backend)", "proxy": "mcpgate proxy and serve (proxy backend)",
+	"person": "mcpgate serve (http backend, each person's own authorization)"}
 
 type ccCheck struct {
 	ID           string `json:"id"`
@@ -167,11 +168,20 @@ func TestConformanceClientScenarios(t *testing.T) {
 		}
 		// The authorization code flow towards the backend: the gateway's
 		// http backend client, at each revision the scenario is in.
+		// Some of them again with the backend per_user: each person's own
+		// authorization, begun from My credentials.
 		for _, sc := range ccAuthScenarios {
 			for _, era := range sc.eras() {
 				t.Run(suite.name+"/"+era+"/http/"+sc.name, func(t *testing.T) {
 					t.Parallel()
 					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, "http", sc.name, era, sc.checks)
+				})
+			}
+			if sc.person {
+				era := sc.eras()[0]
+				t.Run(suite.name+"/"+era+"/person/"+sc.name, func(t *testing.T) {
+					t.Parallel()
+					ccRunAndGrade(t, p, ref, suite.entry, suite.name, bin, "person", sc.name, era, sc.checks)
 				})
 			}
 		}
@@ -326,7 +336,7 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 	}
 	authCode := strings.HasPrefix(scenario, "auth/") && !strings.HasPrefix(scenario, "auth/client-credentials") && scenario != "auth/wif-jwt-bearer"
 	if authCode {
-		extra, cfg, err := ccAuthConfig(tmp, mockURL, scenario)
+		extra, cfg, err := ccAuthConfig(tmp, mockURL, scenario, path == "person")
 		if err != nil {
 			return err
 		}
@@ -337,7 +347,10 @@ func ccDrive(path, bin, mockURL, scenario string) error {
 		return err
 	}
 	defer serve.stop()
-	if authCode {
+	switch {
+	case authCode && path == "person":
+		return ccDrivePerson(ctx, serve, scenario)
+	case authCode:
 		return ccDriveAuth(ctx, serve, ccWatchLog(serve.stderr), scenario)
 	}
 	gwURL, token, err := ccServing(serve)

@@ -27,15 +27,20 @@ import (
 // carried sent: the admin is asked (again) to authorize. It is not asked
 // when a link is waiting for the scopes already. Nor is it when the backend
 // refused a token that holds the very scopes it challenges for, or when
-// there is a token now that the refused request did not carry.
+// there is a token now that the refused request did not carry (a 401 or a
+// 403 alike).
 func (a *Authorization) challenged(ctx context.Context, status int, ch oauthmeta.Challenge, sent string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.engaged.Store(true)
 	a.load(ctx, true)
 	loaded := a.rec.Token // what the store held: a token other than it, when this link is stored, is another replica's
-	if t := a.rec.Token; status == http.StatusUnauthorized && t != nil && t.Access != sent {
-		return // a token this request did not carry (another replica's, or a refresh's): the next one sends it
+	if t := a.rec.Token; t != nil && t.Access != sent {
+		// A token this request did not carry (another replica's, a
+		// refresh's, or an authorization that completed while it was on
+		// its way): the next one sends it. A 403 to the old one says
+		// nothing of what the new one may do.
+		return
 	}
 	var held []string
 	if t := a.rec.Token; t != nil {

@@ -16,8 +16,10 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 )
@@ -160,18 +162,20 @@ func (a *Authorization) held(ctx context.Context) string {
 }
 
 // link is the link to open now: the one waiting while it serves, else,
-// with no token, a new one, the backend's resource metadata discovered
-// without a challenge. "" with no error: a token is held.
+// with no token, a new one. The backend is asked first, without a token,
+// so that its challenge names the scope to ask for (a 401's, as for the
+// gateway's own); one that does not challenge gets a link from its
+// resource metadata alone. "" with no error: a token is held.
 func (a *Authorization) link(ctx context.Context) (string, error) {
+	if l, done := a.waiting(ctx); done {
+		return l, nil
+	}
+	a.probe(ctx)
+	if l, done := a.waiting(ctx); done {
+		return l, nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.load(ctx, true)
-	if p := a.rec.Pending; a.linkServes(p, a.Scopes) {
-		return p.Link, nil
-	}
-	if a.rec.Token != nil {
-		return "", nil
-	}
 	if err := a.begin(ctx, oauthmeta.Challenge{}, nil); err != nil {
 		a.rec.Pending = nil
 		a.fail(ctx, err.Error())
@@ -185,3 +189,40 @@ func (a *Authorization) link(ctx context.Context) (string, error) {
 	}
 	return "", nil
 }
+
+// waiting is the link waiting while it serves, or "" when a token is
+// held; done is false when there is neither.
+func (a *Authorization) waiting(ctx context.Context) (link string, done bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.load(ctx, true)
+	if p := a.rec.Pending; a.linkServes(p, a.Scopes) {
+		return p.Link, true
+	}
+	return "", a.rec.Token != nil
+}
+
+// probe asks the backend, without a token, for its challenge: a ping,
+// which a server that wants a token refuses with a 401 naming the scope.
+// The transport meets the challenge (challenged), which makes the link.
+func (a *Authorization) probe(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, probeWithin)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.Resource, strings.NewReader(`{"jsonrpc":"2.0","id":"mcpgate-authorize","method":"ping"}`))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	base := a.http().Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := a.Wrap(base).RoundTrip(req)
+	if err == nil {
+		drain(resp)
+	}
+}
+
+// probeWithin bounds the probe.
+const probeWithin = 10 * time.Second

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -148,5 +149,33 @@ func TestTheBackendsOwnConnectionCarriesTheLatestPersonsToken(t *testing.T) {
 	r.mu.Unlock()
 	if oauthtest.Claim(last, "sub") != "alice" {
 		t.Errorf("the catalogue's request went as %q, want alice", oauthtest.Claim(last, "sub"))
+	}
+}
+
+// A person's token refused for want of a scope makes a link for the scopes
+// held and asked together, which their page then offers (Link), while the
+// token they hold keeps serving what it may.
+func TestAPersonIsAskedForMoreScopeFromTheirPage(t *testing.T) {
+	r := newACResource(t)
+	p, _ := peopleOf(t, r)
+	ctx := context.Background()
+	signIn(t, p, "tok_alice", "alice")
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/mcp/write", nil)
+	resp, err := p.For("tok_alice").Wrap(http.DefaultTransport).RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("write with a read token: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	link, err := p.Link(ctx, "tok_alice")
+	if err != nil || link == "" {
+		t.Fatalf("the step-up link: %q %v", link, err)
+	}
+	u, _ := url.Parse(link)
+	if got := u.Query().Get("scope"); got != "read write" {
+		t.Errorf("the step-up link asks for %q, want \"read write\"", got)
+	}
+	signIn(t, p, "tok_alice", "alice")
+	if tok, _ := p.Holds(ctx, "tok_alice"); !slices.Contains(tokenScopes(tok), "write") {
+		t.Errorf("after the step-up, alice's token grants %v", tokenScopes(tok))
 	}
 }
