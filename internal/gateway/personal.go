@@ -48,11 +48,18 @@ func (g *Gateway) personalOptions(bo *backends.Options, st store.Store) error {
 	if !g.cfg.Auth.Disabled { // the console serves the page where people store theirs
 		bo.CredentialsPage = func() string { return g.origin() + personalPage }
 	}
-	if g.tokens != nil {
-		tokens := g.tokens
+	if g.tokens != nil || g.authServer != nil {
+		tokens, grants := g.tokens, g.authServer
 		bo.Revoked = func(principal string) <-chan struct{} {
-			if id, ok := auth.PrincipalToken(principal); ok {
+			// A service token's holder is revoked with their token (a
+			// grant they made with it is but one credential of theirs); a
+			// person signed in upstream, with a grant of theirs.
+			id, isToken := auth.PrincipalToken(principal)
+			switch {
+			case isToken && tokens != nil:
 				return tokens.Revoked(id)
+			case !isToken && grants != nil:
+				return grants.Revoked(principal)
 			}
 			return nil
 		}

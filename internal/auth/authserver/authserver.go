@@ -151,6 +151,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	active map[string]time.Time // grant id → until when it is taken as active
+	// revoked are the channels Revoked gave, by principal.
+	revoked map[string]chan struct{}
 }
 
 // New checks cfg.
@@ -346,11 +348,7 @@ func (s *Server) Verify(ctx context.Context, token string, now time.Time) (mcp.I
 	// The grant is the credential; its principal is the service token it
 	// was proven with, or the person an upstream provider signed in: one
 	// person's grants spend one budget (Identity.Budget).
-	principal := c.Token
-	if c.Token == "" {
-		principal = auth.SubjectPrincipal(s.cfg.Issuer, c.Subject)
-	}
-	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.Grant, Principal: principal}, c.ExpiresAt.Time, nil
+	return mcp.Identity{Subject: c.Subject, Role: c.Role, TokenID: c.Grant, Principal: s.principal(c.Token, c.Subject)}, c.ExpiresAt.Time, nil
 }
 
 // provingTokenActive reports whether the service token a grant was made
@@ -422,13 +420,56 @@ func (s *Server) grantActive(ctx context.Context, id, tid string, now time.Time)
 	return nil
 }
 
-// Revoke revokes grant id now, here at once.
+// Revoke revokes grant id now, here at once: what this replica holds
+// open for its principal ends (Revoked).
 func (s *Server) Revoke(ctx context.Context, id string) error {
+	g, gerr := s.cfg.Store.OAuthGrant(ctx, id)
 	if err := s.cfg.Store.RevokeOAuthGrant(ctx, id, s.cfg.Now().UTC()); err != nil {
 		return err
 	}
 	s.forget(id)
+	if gerr == nil {
+		s.signalRevoked(s.principal(g.TokenID, g.Subject))
+	}
 	return nil
+}
+
+// principal is whom a grant made with service token tid ("": through the
+// upstream provider) for subject acts for (mcp.Identity.Principal).
+func (s *Server) principal(tid, subject string) string {
+	if tid != "" {
+		return tid
+	}
+	return auth.SubjectPrincipal(s.cfg.Issuer, subject)
+}
+
+// Revoked is closed once a grant of principal is revoked on this
+// replica, by an admin or by its client (RFC 7009). What the replica
+// holds open for them ends then: a per_user backend's upstream sessions
+// and children. Their next call, with a grant still good, opens anew.
+func (s *Server) Revoked(principal string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.revoked == nil {
+		s.revoked = map[string]chan struct{}{}
+	}
+	ch, ok := s.revoked[principal]
+	if !ok {
+		ch = make(chan struct{})
+		s.revoked[principal] = ch
+	}
+	return ch
+}
+
+// signalRevoked closes principal's channel, if someone watches it; the
+// next watcher gets a new one.
+func (s *Server) signalRevoked(principal string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch, ok := s.revoked[principal]; ok {
+		close(ch)
+		delete(s.revoked, principal)
+	}
 }
 
 // RevokeGrant is an admin's revocation of grant id, audited under the

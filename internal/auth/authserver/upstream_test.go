@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/egress/egresstest"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // upstreamRig is a built-in server whose page also signs people in at an
@@ -284,5 +285,57 @@ func TestAnUpstreamGrantIsCheckedAtTheProviderDaily(t *testing.T) {
 	mu.Unlock()
 	if again := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.RefreshToken}, "client_id": {client}}); again.Error != "invalid_grant" {
 		t.Errorf("a refresh a day after the provider's sign-in: %+v, want invalid_grant", again)
+	}
+}
+
+// A grant's revocation, by an admin or by its client (RFC 7009), closes
+// what Revoked gave for the person it acts for (their principal, as their
+// access token names it), and nobody else's; the next watcher of the same
+// person waits for the next revocation.
+func TestRevokingAGrantTellsWhatIsHeldOpenForItsPerson(t *testing.T) {
+	r, is := upstreamRig(t)
+	client := r.register("http://127.0.0.1:9/cb")
+	grant := func(who string) (mcp.Identity, string) {
+		t.Helper()
+		is.Subject = who
+		b := newBrowser(t)
+		_, page := b.get(b.atProvider(b.toProvider(r, r.authorizeQuery(client, "http://127.0.0.1:9/cb"))).String())
+		back, _ := url.Parse(b.consent(r, page, nil).Header.Get("Location"))
+		a := r.exchange(client, "http://127.0.0.1:9/cb", back.Query().Get("code"))
+		id, _, err := r.srv.Verify(context.Background(), a.AccessToken, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, a.RefreshToken
+	}
+	alice, _ := grant("person@test-idp")
+	bob, bobRefresh := grant("viewer@test-idp")
+	aliceGone, bobGone := r.srv.Revoked(alice.Principal), r.srv.Revoked(bob.Principal)
+	if err := r.srv.RevokeGrant(context.Background(), alice.TokenID, mcp.Identity{Subject: "root", Role: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-aliceGone:
+	default:
+		t.Fatal("alice's grant revoked by an admin, and what is held open for her was not told")
+	}
+	select {
+	case <-bobGone:
+		t.Fatal("alice's revocation told bob's")
+	default:
+	}
+	if again := r.srv.Revoked(alice.Principal); again == aliceGone {
+		t.Error("a new watcher of alice got the closed channel")
+	}
+	form := url.Values{"token": {bobRefresh}, "client_id": {client}}
+	resp, err := http.PostForm(r.http.URL+authserver.RevokePath, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case <-bobGone:
+	default:
+		t.Errorf("bob's grant revoked by its client (%d), and what is held open for him was not told", resp.StatusCode)
 	}
 }
