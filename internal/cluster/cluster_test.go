@@ -207,6 +207,34 @@ func TestTokenEventsReachEveryReplicaAndMissesAreCaughtUp(t *testing.T) {
 	}
 }
 
+// A person's grant revoked on one replica is heard on another, by their
+// principal, as it was sent.
+func TestAPersonsRevocationReachesEveryReplica(t *testing.T) {
+	srv := peers.StartRedis(t)
+	ra, rb := open(t, srv), open(t, srv)
+	heard, up := make(chan cluster.TokenEvent, 1), make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rb.Watch(ctx, func(ev cluster.TokenEvent) { heard <- ev }, func() { up <- struct{}{} })
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	<-up
+	const alice = "subject:https://idp.example\x01alice smith"
+	if err := ra.Publish(ctx, cluster.TokenEvent{Principal: alice}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-heard:
+		if ev != (cluster.TokenEvent{Principal: alice}) {
+			t.Errorf("heard %+v", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other replica did not hear the revocation")
+	}
+}
+
 // sealedReplica is one replica's Streamable HTTP endpoint with sealed
 // sessions shared in Redis; X-Test-Identity names the caller.
 func sealedReplica(t *testing.T, r *cluster.Redis, limit int) string {

@@ -7,6 +7,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strconv"
 	"strings"
@@ -17,14 +18,20 @@ import (
 
 var errShortReply = errors.New("redis: unexpected reply")
 
-// TokenEvent is a token created (RevokedAt zero) or revoked.
+// TokenEvent is a token created (RevokedAt zero) or revoked, or a grant
+// of a person revoked (Principal set, the rest zero): what every replica
+// holds open for that person ends.
 type TokenEvent struct {
 	ID        string
 	RevokedAt time.Time
+	Principal string
 }
 
 func (e TokenEvent) encode() string {
-	if e.RevokedAt.IsZero() {
+	switch {
+	case e.Principal != "":
+		return "principal " + base64.RawURLEncoding.EncodeToString([]byte(e.Principal))
+	case e.RevokedAt.IsZero():
 		return "created " + e.ID
 	}
 	return "revoked " + e.ID + " " + strconv.FormatInt(e.RevokedAt.UnixNano(), 10)
@@ -33,6 +40,9 @@ func (e TokenEvent) encode() string {
 func decodeTokenEvent(s string) (TokenEvent, bool) {
 	kind, rest, _ := strings.Cut(s, " ")
 	switch kind {
+	case "principal":
+		p, err := base64.RawURLEncoding.DecodeString(rest)
+		return TokenEvent{Principal: string(p)}, err == nil && len(p) > 0
 	case "created":
 		return TokenEvent{ID: rest}, rest != "" && !strings.Contains(rest, " ")
 	case "revoked":

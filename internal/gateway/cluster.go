@@ -48,9 +48,30 @@ func (g *Gateway) announceTokens() {
 	})
 }
 
+// announceGrants publishes the principal of each grant revoked here, so
+// that the other replicas end what they hold open for that person.
+func (g *Gateway) announceGrants() {
+	if g.cluster == nil || g.authServer == nil {
+		return
+	}
+	g.authServer.Announce(func(principal string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := g.cluster.Publish(ctx, cluster.TokenEvent{Principal: principal}); err != nil {
+			g.log.Warn("redis: a grant's revocation was not announced; other replicas end its person's upstream sessions when idle", "err", err)
+		}
+	})
+}
+
 // watchTokens applies the other replicas' token events until ctx ends.
 func (g *Gateway) watchTokens(ctx context.Context) {
 	g.cluster.Watch(ctx, func(ev cluster.TokenEvent) {
+		if ev.Principal != "" {
+			if g.authServer != nil {
+				g.authServer.Heard(ev.Principal)
+			}
+			return
+		}
 		if err := g.tokens.Heard(ctx, ev.ID, ev.RevokedAt); err != nil && ctx.Err() == nil {
 			g.log.Warn("token refresh failed", "err", err)
 		}

@@ -51,6 +51,7 @@ func (g *Gateway) oauthVerifier(ctx context.Context, st store.Store) (*auth.OAut
 			return nil, "", fmt.Errorf("auth.oauth.builtin: %w", err)
 		}
 		g.authServer, cfg.Local = as, as
+		g.announceGrants()
 	}
 	for _, s := range o.AuthorizationServers {
 		cfg.Issuers = append(cfg.Issuers, auth.OAuthIssuer{Issuer: s.Issuer, Algorithm: s.Algorithm, JWKSURL: s.JWKSURL, RoleClaim: s.RoleClaim})

@@ -151,8 +151,10 @@ type Server struct {
 
 	mu     sync.Mutex
 	active map[string]time.Time // grant id → until when it is taken as active
-	// revoked are the channels Revoked gave, by principal.
-	revoked map[string]chan struct{}
+	// revoked are the channels Revoked gave, by principal; announce is
+	// told of each revocation here (Announce).
+	revoked  map[string]chan struct{}
+	announce func(principal string)
 }
 
 // New checks cfg.
@@ -429,9 +431,24 @@ func (s *Server) Revoke(ctx context.Context, id string) error {
 	}
 	s.forget(id)
 	if gerr == nil {
-		s.signalRevoked(s.principal(g.TokenID, g.Subject))
+		p := s.principal(g.TokenID, g.Subject)
+		s.Heard(p)
+		s.mu.Lock()
+		announce := s.announce
+		s.mu.Unlock()
+		if announce != nil {
+			announce(p)
+		}
 	}
 	return nil
+}
+
+// Announce has fn told of each grant revoked on this replica, by its
+// principal, for the other replicas to hear (Heard).
+func (s *Server) Announce(fn func(principal string)) {
+	s.mu.Lock()
+	s.announce = fn
+	s.mu.Unlock()
 }
 
 // principal is whom a grant made with service token tid ("": through the
@@ -461,9 +478,10 @@ func (s *Server) Revoked(principal string) <-chan struct{} {
 	return ch
 }
 
-// signalRevoked closes principal's channel, if someone watches it; the
-// next watcher gets a new one.
-func (s *Server) signalRevoked(principal string) {
+// Heard closes principal's channel (Revoked), if someone watches it: a
+// grant of theirs was revoked, here or on another replica. The next
+// watcher gets a new one.
+func (s *Server) Heard(principal string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ch, ok := s.revoked[principal]; ok {
