@@ -78,6 +78,12 @@ func (r *results) ratios() {
 	div("mcpgate-http-2026 / mcpgate-http calls/s (c=16): a sessionless call against a session call", "mcpgate-http-2026", c16, "mcpgate-http", c16, 0.95)
 	div("mcpgate-http / mcpgate-http-audit-async calls/s (c=16): what waiting for the audit record's group commit costs", "mcpgate-http", c16, "mcpgate-http-audit-async", c16, 0)
 	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target)", true
+	// What ten policy rules cost a call, in the gateway process's CPU
+	// time, each.
+	if g, b := r.find("mcpgate-http-rules10", c16), r.find("mcpgate-http", c16); g != nil && b != nil && g.CPUusPerCall > 0 && b.CPUusPerCall > 0 {
+		v := (g.CPUusPerCall - b.CPUusPerCall) / 10
+		r.Ratios = append(r.Ratios, ratio{Name: "(mcpgate-http-rules10 − mcpgate-http CPU µs/call) / 10 (c=16): one policy rule's cost", Value: v, Unit: "µs", Target: "≤ 5", Met: v <= 5})
+	}
 	if g, d := r.find("mcpgate-http", c16), r.find("direct", c16); g != nil && d != nil {
 		v := g.Stats.P50us - d.Stats.P50us
 		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − direct p50 (c=16)", Value: v, Unit: "µs", Target: "≤ 100", Met: v <= 100})

@@ -175,6 +175,13 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	if err != nil {
 		return nil, cleanup, err
 	}
+	// The same with ten policy rules, each matched and passed: what the
+	// rules cost a call, in the same run.
+	gwRules, err := e.startGateway(ctx, "mcpgate-http-rules10", "mcpgate-http with ten policy rules (CEL), each matched and passed",
+		httpBackendYAML(backend)+rulesYAML(10), 0)
+	if err != nil {
+		return nil, cleanup, err
+	}
 	gwStdio, err := e.startGateway(ctx, "mcpgate-stdio", "mcpgate serve, stdio backend (mcpgate fixture --stdio), no prefix, service token, audit on", e.stdioBackendYAML(), 0)
 	if err != nil {
 		return nil, cleanup, err
@@ -199,7 +206,7 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		return nil, cleanup, err
 	}
 	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
-	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwStdio, sdkHTTP, sdkStdio}
+	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwRules, gwStdio, sdkHTTP, sdkStdio}
 	shared, lb1, lb3, stopReplicas, err := e.replicaTargets(ctx)
 	closers = append(closers, stopReplicas)
 	if err != nil {

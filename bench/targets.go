@@ -108,6 +108,17 @@ func httpBackendYAML(url string) string {
 	return fmt.Sprintf("  - name: fixture\n    kind: http\n    url: %q\n    prefix: \"-\"\n", url)
 }
 
+// rulesYAML is n policy rules that every call of the bench's token (an
+// admin's) to the fixture matches, and passes: each reads the principal,
+// the request and its arguments.
+func rulesYAML(n int) string {
+	out := "policy:\n  rules:\n"
+	for i := range n {
+		out += fmt.Sprintf("    - {name: r%d, match: 'request.backend == \"fixture\" && principal.role == \"admin\"', deny_unless: 'request.arguments.size() < 100 && request.entry != \"r%d\"'}\n", i, i)
+	}
+	return out
+}
+
 func (e *env) stdioBackendYAML() string {
 	return fmt.Sprintf("  - name: fixture\n    kind: stdio\n    command: [%q, \"fixture\", \"--stdio\"]\n    prefix: \"-\"\n", e.mcpgate)
 }

@@ -46,6 +46,14 @@ type Gate interface {
 	Admit(ctx context.Context, e Entry) error
 }
 
+// A RequestGate is a Gate that reads the request it admits too (its
+// arguments, its client): the engine calls AdmitRequest in Admit's place
+// for a request that names an entry.
+type RequestGate interface {
+	Gate
+	AdmitRequest(ctx context.Context, e Entry, r *Request) error
+}
+
 // openGate lets everyone see and use everything; it is the default when no
 // access control is configured.
 type openGate struct{}

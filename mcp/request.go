@@ -40,8 +40,9 @@ type Request struct {
 	// (nil when there is none): every reader of _meta reads it here.
 	metaRaw json.RawMessage
 	// actingAs is whom the request was made as where it was relayed
-	// (SetActingAs).
-	actingAs string
+	// (SetActingAs); deniedBy the gate's rule that refused it
+	// (SetDeniedBy).
+	actingAs, deniedBy string
 }
 
 // SetActingAs records whom a relay made the request as at its upstream,
@@ -55,6 +56,29 @@ func (r *Request) SetActingAs(who string) {
 
 // ActingAs is what SetActingAs recorded ("": the relay's own identity).
 func (r *Request) ActingAs() string { return r.actingAs }
+
+// SetDeniedBy records the name of the gate's rule that refused the
+// request, for the observers (DeniedBy).
+func (r *Request) SetDeniedBy(rule string) {
+	if r != nil {
+		r.deniedBy = rule
+	}
+}
+
+// DeniedBy is what SetDeniedBy recorded ("": no rule refused it).
+func (r *Request) DeniedBy() string { return r.deniedBy }
+
+// ClientName is the name the client gave itself: at initialize, or in
+// the request's own _meta (2026-07-28); "" when it gave none.
+func (r *Request) ClientName() string {
+	if r.Session != nil {
+		name, _ := jsonrpc.LookupString(r.Session.ClientInfo(), "name")
+		return name
+	}
+	info, _ := jsonrpc.Lookup(r.metaRaw, MetaClientInfo)
+	name, _ := jsonrpc.LookupString(info, "name")
+	return name
+}
 
 // Meta is the request's params._meta object, raw, or nil.
 func (r *Request) Meta() json.RawMessage { return r.metaRaw }

@@ -140,16 +140,23 @@ func (s *Server) unknownEntry(ctx context.Context, t *Target, notFound error) er
 // after every middleware added with Use: no middleware can serve a call
 // the gate has not admitted.
 func gateMiddleware(g Gate) Middleware {
+	rg, _ := g.(RequestGate)
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
 			if t := r.Target(); t != nil && t.Found && r.refused == nil {
 				// A tool that only delegates (Tool.Delegates) spends
 				// nothing of its own: the call it makes is admitted.
 				delegates := t.tool != nil && t.tool.Delegates && g.Visible(ctx, t.Entry)
-				if !delegates {
-					if err := g.Admit(ctx, t.Entry); err != nil {
-						return nil, err
-					}
+				var err error
+				switch {
+				case delegates:
+				case rg != nil:
+					err = rg.AdmitRequest(ctx, t.Entry, r)
+				default:
+					err = g.Admit(ctx, t.Entry)
+				}
+				if err != nil {
+					return nil, err
 				}
 			}
 			return next.ServeMCP(ctx, r)

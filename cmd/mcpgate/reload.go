@@ -130,5 +130,5 @@ func (r *reloader) reload(ctx context.Context, why string) {
 	}
 	r.log.Info("configuration reloaded", "trigger", why, "file", r.flags.config,
 		"added", rep.Added, "removed", rep.Removed, "restarted", rep.Restarted,
-		"unchanged", len(rep.Unchanged), "rate_limits", rep.RateLimits, "need_restart", rep.NeedRestart)
+		"unchanged", len(rep.Unchanged), "rate_limits", rep.RateLimits, "policy", rep.Policy, "need_restart", rep.NeedRestart)
 }

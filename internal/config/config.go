@@ -71,6 +71,8 @@ type Config struct {
 	// Vault names the key that seals each person's stored credentials
 	// for per_user backends (key_from or key_file; identity.go).
 	Vault VaultConfig `yaml:"vault"`
+	// Policy is the gate's rules in CEL, finer than roles (rules.go).
+	Policy PolicyConfig `yaml:"policy"`
 }
 
 // HTTP configures the MCP endpoint's transports.

@@ -67,6 +67,9 @@ func (c *Config) Validate() error {
 	if err := c.validateCatalogue(); err != nil {
 		return err
 	}
+	if err := c.validatePolicy(); err != nil {
+		return err
+	}
 	if err := c.validateOAuth(); err != nil {
 		return err
 	}

@@ -23,22 +23,15 @@ import (
 // schemas carry prose.
 func ctBackend(t *testing.T) string {
 	t.Helper()
-	back := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "ct-back", Version: "1"}})
 	schema := json.RawMessage(`{"type":"object","description":"The query.","properties":{"q":{"type":"string","description":"What to look for, in words.","minLength":1}},"required":["q"]}`)
 	ok := func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
 		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("found")}})
 	}
-	if err := back.AddTools(
+	return gwToolServer(t, "ct-back",
 		&mcp.Tool{Name: "search", Description: "Searches every document of the index for the words given, ranking them by relevance.", InputSchema: schema, Handler: ok},
 		&mcp.Tool{Name: "fetch", Description: "Fetches one document. It reads the document by its id and returns its text.", InputSchema: schema, Handler: ok},
 		&mcp.Tool{Name: "tiny", Description: "Tiny.", InputSchema: schema, Handler: ok},
-	); err != nil {
-		t.Fatal(err)
-	}
-	h := mcphttp.NewHandler(back, mcphttp.Options{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() { h.Close(); ts.CloseClientConnections(); ts.Close() })
-	return ts.URL
+	)
 }
 
 // ctList is tools/list at path for secret, raw, in a session of its own.

@@ -180,6 +180,11 @@ func (g *Gateway) newGate(o Options) error {
 	}
 	g.cluster = o.Cluster
 	g.gate = newLimitGate(g.roles, rules, o.Now, shared, g.sharedBucketsFailed)
+	cel, err := policy.CompileRules(g.cfg.Policy.Specs(), g.log)
+	if err != nil {
+		return err
+	}
+	g.gate.setRules(cel)
 	return nil
 }
 

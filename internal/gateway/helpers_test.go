@@ -501,3 +501,18 @@ func gwFileBytes(t *testing.T, dbPath string) []byte {
 	}
 	return all
 }
+
+// gwToolServer is an MCP server called name serving tools over Streamable
+// HTTP (both eras) on a loopback test server, stopped when the test ends.
+// It returns its URL.
+func gwToolServer(t *testing.T, name string, tools ...*mcp.Tool) string {
+	t.Helper()
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: name, Version: "1"}})
+	if err := s.AddTools(tools...); err != nil {
+		t.Fatal(err)
+	}
+	h := mcphttp.NewHandler(s, mcphttp.Options{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.CloseClientConnections(); ts.Close() })
+	return ts.URL
+}

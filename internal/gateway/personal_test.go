@@ -27,6 +27,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
+	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -410,6 +411,18 @@ func TestEachPersonReachesAnExchangeBackendWithAnExchangedToken(t *testing.T) {
 // records of tickets__whoami by caller, outcome and upstream identity.
 func pvAudited(t *testing.T, e *gwEnv) map[string]int {
 	t.Helper()
+	return gwAudited(t, e, func(r store.AuditRecord) string {
+		if r.Name != "tickets__whoami" {
+			return ""
+		}
+		return r.Subject + " " + r.Outcome + " " + r.Upstream
+	})
+}
+
+// gwAudited closes the gateway and counts its audit records by key ("":
+// not counted).
+func gwAudited(t *testing.T, e *gwEnv, key func(store.AuditRecord) string) map[string]int {
+	t.Helper()
 	ctx := testkit.Context(t)
 	if err := e.closeGateway(ctx); err != nil {
 		t.Fatal(err)
@@ -418,13 +431,13 @@ func pvAudited(t *testing.T, e *gwEnv) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := map[string]int{}
+	by := map[string]int{}
 	for _, r := range records {
-		if r.Name == "tickets__whoami" {
-			as[r.Subject+" "+r.Outcome+" "+r.Upstream]++
+		if k := key(r); k != "" {
+			by[k]++
 		}
 	}
-	return as
+	return by
 }
 
 // A key stored on one replica is used on the other from its next call,

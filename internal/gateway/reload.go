@@ -37,6 +37,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
+	"github.com/mcpgate/mcpgate/internal/policy"
 )
 
 // ReloadReport says what a Reload changed. Names are sorted.
@@ -45,8 +46,9 @@ type ReloadReport struct {
 	Removed   []string // backends stopped, their entries gone
 	Restarted []string // backends stopped and started with a new Spec
 	Unchanged []string // backends left running untouched
-	// RateLimits is true when new rate limits were put in force.
-	RateLimits bool
+	// RateLimits is true when new rate limits were put in force, and
+	// Policy when new policy rules were.
+	RateLimits, Policy bool
 	// NeedRestart names the keys whose new value was not applied (listen,
 	// store, http, auth, roles, audit, metrics): their running value stays
 	// until the gateway is restarted.
@@ -55,7 +57,7 @@ type ReloadReport struct {
 
 // Changed reports whether the reload changed anything.
 func (r ReloadReport) Changed() bool {
-	return len(r.Added)+len(r.Removed)+len(r.Restarted) > 0 || r.RateLimits
+	return len(r.Added)+len(r.Removed)+len(r.Restarted) > 0 || r.RateLimits || r.Policy
 }
 
 // reloadState is what the running gateway was built from, as a reload
@@ -104,6 +106,10 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload refused: %w", err)
 	}
+	cel, err := policy.CompileRules(next.Policy.Specs(), g.log)
+	if err != nil {
+		return ReloadReport{}, fmt.Errorf("reload refused: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return ReloadReport{}, err
 	}
@@ -115,6 +121,11 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 		g.gate.set(g.roles, rules)
 		rep.RateLimits = true
 		g.log.Info("reload: rate limits in force")
+	}
+	if !reflect.DeepEqual(next.Policy, r.running.Policy) {
+		g.gate.setRules(cel)
+		rep.Policy = true
+		g.log.Info("reload: policy rules in force", "rules", cel.Len())
 	}
 
 	wanted := make(map[string]backends.Spec, len(specs))

@@ -1,6 +1,6 @@
 // reload_gate.go is the call gate as the engine holds it: a pointer to the
 // current policy.Gate and its rate limiter, swapped whole when a reload
-// brings new rate limits. The engine's gate is fixed when the server is
+// brings new rate limits or new policy rules. The engine's gate is fixed when the server is
 // built, so the swap happens behind it; a call reads one consistent pair,
 // never the old roles with the new limiter.
 
@@ -25,6 +25,9 @@ type limitGate struct {
 	shared policy.SharedBuckets
 	onErr  func(error)
 	cur    atomic.Pointer[gatePair]
+	// rules are the policy's rules in force (CEL), kept across a change
+	// of rate limits; set and setRules run one at a time (a reload's).
+	rules *policy.Rules
 }
 
 type gatePair struct {
@@ -32,7 +35,7 @@ type gatePair struct {
 	limiter *policy.Limiter
 }
 
-var _ mcp.Gate = (*limitGate)(nil)
+var _ mcp.RequestGate = (*limitGate)(nil)
 
 // newLimitGate gates by roles and by rules (which must be valid), reading
 // time from now (time.Now when nil).
@@ -52,7 +55,19 @@ func (g *limitGate) set(roles *policy.Roles, rules policy.LimitRules) {
 	if g.shared != nil {
 		l = l.WithShared(g.shared, g.onErr)
 	}
-	g.cur.Store(&gatePair{gate: policy.NewGate(roles, l), limiter: l})
+	g.cur.Store(&gatePair{gate: policy.NewGate(roles, l).WithRules(g.rules), limiter: l})
+}
+
+// setRules puts new policy rules in force, the whole set at once; the
+// rate buckets go on as they were.
+func (g *limitGate) setRules(rs *policy.Rules) {
+	g.rules = rs
+	cur := g.cur.Load()
+	g.cur.Store(&gatePair{gate: cur.gate.WithRules(rs), limiter: cur.limiter})
+}
+
+func (g *limitGate) AdmitRequest(ctx context.Context, e mcp.Entry, r *mcp.Request) error {
+	return g.cur.Load().gate.AdmitRequest(ctx, e, r)
 }
 
 func (g *limitGate) Visible(ctx context.Context, e mcp.Entry) bool {

@@ -1,7 +1,7 @@
-// Package policy decides who may see and use what in an mcpgate server: the
-// role hierarchy (Roles), the gate the MCP engine consults before every
-// tools/call, resources/read and prompts/get (Gate), and per-caller token
-// buckets (Limiter).
+// Package policy decides who may see and use what in an mcpgate server.
+// It holds the role hierarchy (Roles), the gate the MCP engine consults
+// before every tools/call, resources/read and prompts/get (Gate), rules in
+// CEL finer than roles (Rules), and per-caller token buckets (Limiter).
 //
 // The model, in the order a call meets it:
 //
@@ -12,7 +12,10 @@
 //  3. A call is admitted by role first (Gate.Admit): a refusal is -32001
 //     naming the role required, so that the agent asks for a better
 //     credential instead of retrying.
-//  4. Then by rate: a refusal is -32000 with an honest retryAfterSeconds.
+//  4. Then by the rules (rules.go): a denial is -32001 with the rule's
+//     message, and spends no budget either. A rule decided without the
+//     arguments hides the entry too (Gate.Visible).
+//  5. Then by rate: a refusal is -32000 with an honest retryAfterSeconds.
 //     Role comes first so that a caller knocking on a door it may never
 //     open does not drain the budget it needs for the doors it may.
 //

@@ -15,13 +15,21 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// Gate decides by role, then by rate.
+// Gate decides by role, then by the rules, then by rate.
 type Gate struct {
 	roles   *Roles
 	limiter *Limiter
+	rules   *Rules
 }
 
-var _ mcp.Gate = (*Gate)(nil)
+var _ mcp.RequestGate = (*Gate)(nil)
+
+// WithRules is g deciding by rs too, after the role and before the rate.
+func (g *Gate) WithRules(rs *Rules) *Gate {
+	c := *g
+	c.rules = rs
+	return &c
+}
 
 // NewGate returns a gate over roles (the base roles only when nil) and
 // limiter (no rate limits when nil).
@@ -37,7 +45,7 @@ func NewGate(roles *Roles, limiter *Limiter) *Gate {
 // construction: both are Roles.Allows.
 func (g *Gate) Visible(ctx context.Context, e mcp.Entry) bool {
 	id, ok := mcp.IdentityFrom(ctx)
-	return ok && g.roles.Allows(id.Role, e.MinRole)
+	return ok && g.roles.Allows(id.Role, e.MinRole) && g.rules.Visible(id, e)
 }
 
 // Admit refuses a call the caller's role does not reach with -32001, and
@@ -47,10 +55,19 @@ func (g *Gate) Visible(ctx context.Context, e mcp.Entry) bool {
 // Opening a session (mcp.KindSession) is only rate limited: what a caller
 // may see and use is decided entry by entry, and a caller whose role
 // reaches nothing still gets a session that lists nothing, as before.
-func (g *Gate) Admit(ctx context.Context, e mcp.Entry) error {
+func (g *Gate) Admit(ctx context.Context, e mcp.Entry) error { return g.AdmitRequest(ctx, e, nil) }
+
+// AdmitRequest is Admit with the request r (nil: none) for the rules to
+// read: a rule's denial is -32001 too, and spends no rate budget.
+func (g *Gate) AdmitRequest(ctx context.Context, e mcp.Entry, r *mcp.Request) error {
 	id, ok := mcp.IdentityFrom(ctx)
 	if e.Kind != mcp.KindSession && (!ok || !g.roles.Allows(id.Role, e.MinRole)) {
 		return g.forbidden(id, e)
+	}
+	if e.Kind != mcp.KindSession {
+		if err := g.rules.Check(ctx, id, e, r); err != nil {
+			return err
+		}
 	}
 	if g.limiter == nil {
 		return nil

@@ -55,6 +55,8 @@ type AuditRecord struct {
 	// Upstream is whom the call was made as at the backend, when not as
 	// the gateway: "vault:BACKEND" for a per_user backend's stored key.
 	Upstream string
+	// Rule is the policy rule that denied the call ("": none did).
+	Rule string
 }
 
 // Store is what mcpgate keeps between runs.

@@ -218,6 +218,8 @@ var migrations = []string{
 	);`,
 	// 9: whom a call was made as at the backend (a per_user backend's).
 	`ALTER TABLE audit ADD COLUMN upstream text NOT NULL DEFAULT '';`,
+	// 10: the policy rule that denied a call.
+	`ALTER TABLE audit ADD COLUMN rule text NOT NULL DEFAULT '';`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

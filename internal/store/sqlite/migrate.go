@@ -139,6 +139,8 @@ var migrations = []string{
 	);`,
 	// 11: whom a call was made as at the backend (a per_user backend's).
 	`ALTER TABLE audit ADD COLUMN upstream TEXT NOT NULL DEFAULT '';`,
+	// 12: the policy rule that denied a call.
+	`ALTER TABLE audit ADD COLUMN rule TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema up to date.

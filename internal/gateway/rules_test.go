@@ -1,0 +1,112 @@
+// rules_test.go: the policy's rules in CEL (issue 30, part 1) decide
+// calls to a relayed backend, in both eras, after the role and before the
+// rate limit, and hide what they deny whatever the arguments.
+
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// prFiles is a backend with read(path), which answers the path, and
+// restart_service.
+func prFiles(t *testing.T) string {
+	t.Helper()
+	read := func(_ context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
+		var a struct{ Path string }
+		_ = json.Unmarshal(args, &a)
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(a.Path)}})
+	}
+	restart := func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("restarted")}})
+	}
+	return gwToolServer(t, "files", &mcp.Tool{Name: "read", Description: "Reads a file.", Handler: read},
+		&mcp.Tool{Name: "restart_service", Description: "Restarts it.", Handler: restart})
+}
+
+const prRules = "policy:\n  rules:\n" +
+	"    - {name: docs-only-for-viewers, match: 'request.backend == \"files\" && request.origin == \"read\" && principal.role == \"viewer\"',\n" +
+	"       deny_unless: 'request.arguments.path.startsWith(\"/srv/docs/\")', message: \"Viewers may read only under /srv/docs.\"}\n" +
+	"    - {name: admins-restart, match: 'request.origin == \"restart_service\"', deny_unless: 'principal.role == \"admin\"'}\n"
+
+// A viewer, in either era, reads under /srv/docs and is refused
+// elsewhere, -32001 with the rule's message and its name in the data; the
+// refusals spend none of their rate budget (a burst of 2: the two reads
+// after three refusals pass) and are audited with the rule's name. The
+// restart, denied to anyone but an admin whatever its arguments, is not
+// listed to a viewer; an admin lists and calls it. A reload without the
+// rules lets the viewer read anywhere.
+func TestPolicyRulesDecideCallsAfterTheRoleAndBeforeTheRate(t *testing.T) {
+	backend := "backends:\n  - {name: files, kind: http, url: " + strconv.Quote(prFiles(t)) + "}\n"
+	e := gwStart(t, "listen: 127.0.0.1:0\nrate_limits: {default: {rate: 0.001, burst: 2}}\n"+backend+prRules)
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	viewer, _ := e.token("vic", "viewer")
+	admin, _ := e.token("ada", "admin")
+	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
+		c := pvConnect(t, e.base, gwBearer(viewer), era)
+		testkit.WaitFor(t, "files__read listed", func() bool {
+			res, err := c.Call(ctx, "tools/list", nil)
+			return err == nil && strings.Contains(string(res), `"files__read"`)
+		})
+		if res, _ := c.Call(ctx, "tools/list", nil); strings.Contains(string(res), "restart_service") {
+			t.Errorf("era %v: the restart is listed to a viewer", era)
+		}
+		for range 3 {
+			_, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/etc/passwd"})
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || je.Message != "Viewers may read only under /srv/docs." ||
+				!strings.Contains(string(je.Data), `"rule":"docs-only-for-viewers"`) {
+				t.Fatalf("era %v: a read outside /srv/docs: %v %s", era, err, je.Data)
+			}
+		}
+		if _, err := gwCallTool(ctx, c, "files__restart_service", nil); err == nil {
+			t.Errorf("era %v: a viewer restarted the service", era)
+		}
+	}
+	// The budget is one per token, both eras alike: the refusals above
+	// spent none of its two.
+	c := pvConnect(t, e.base, gwBearer(viewer), mcp.EraSession)
+	for i := range 2 {
+		res, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/srv/docs/a.md"})
+		if err != nil || pvText(t, res) != "/srv/docs/a.md" {
+			t.Fatalf("read %d under /srv/docs: %s %v (the refusals spent the rate budget?)", i, res, err)
+		}
+	}
+	a := pvConnect(t, e.base, gwBearer(admin), mcp.EraSessionless)
+	if res, _ := a.Call(ctx, "tools/list", nil); !strings.Contains(string(res), "files__restart_service") {
+		t.Error("the restart is not listed to an admin")
+	}
+	if res, err := gwCallTool(ctx, a, "files__restart_service", nil); err != nil || pvText(t, res) != "restarted" {
+		t.Errorf("an admin's restart: %s %v", res, err)
+	}
+
+	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 0.001, burst: 2}}\n" + backend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = e.cfg.Store
+	rep, err := e.gw.Reload(ctx, cfg)
+	if err != nil || !rep.Policy {
+		t.Fatalf("reload without the rules: %+v %v", rep, err)
+	}
+	if _, err := gwCallTool(ctx, pvConnect(t, e.base, gwBearer(admin), mcp.EraSession), "files__read", map[string]any{"path": "/etc/passwd"}); err != nil {
+		t.Errorf("a read anywhere once the rules are gone: %v", err)
+	}
+
+	by := gwAudited(t, e, func(r store.AuditRecord) string { return r.Subject + " " + r.Outcome + " " + r.Rule })
+	if by["vic forbidden docs-only-for-viewers"] != 6 || by["vic forbidden admins-restart"] != 2 || by["vic ok "] != 2 {
+		t.Errorf("audited by caller, outcome and rule: %v", by)
+	}
+}

@@ -1,0 +1,368 @@
+// rules.go is the gate's rules in CEL (cel.dev/cel-go, the language
+// Kubernetes and Envoy evaluate): finer than roles, they read who calls
+// (principal), what is called and with what (request), and the time
+// (now). A rule whose match holds denies the call unless its deny_unless
+// holds too. Expressions are compiled and type-checked once, when the
+// configuration loads, and run under a cost limit, so that none can stall
+// a call. A rule that fails at run time denies, and the log says why.
+
+package policy
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// RuleSpec is one rule as configured.
+type RuleSpec struct {
+	Name string
+	// Match selects the calls the rule is about ("": every call).
+	Match string
+	// DenyUnless is what a matched call must satisfy to go on.
+	DenyUnless string
+	// Message is what a denied caller is told ("": the rule's name).
+	Message string
+}
+
+// Rules are compiled rules, evaluated in order; the first to deny wins.
+type Rules struct {
+	rules []*celRule
+	log   *slog.Logger
+	// claims: an expression reads the principal's claims or groups,
+	// which are decoded then.
+	claims bool
+}
+
+type celRule struct {
+	spec RuleSpec
+	// match is nil for a rule of every call; partial programs decide
+	// what they can without the request's arguments (Visible).
+	match, deny               cel.Program
+	matchPartial, denyPartial cel.Program
+	// arguments: an expression reads request.arguments (decoded then).
+	arguments bool
+}
+
+// ruleCostLimit bounds what one expression with a comprehension may
+// spend, in CEL's cost units: generous for a rule, far short of a stalled
+// call.
+const ruleCostLimit = 100_000
+
+// celEnv is the rules' environment: the three variables and CEL's string
+// extensions.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("principal", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("now", cel.TimestampType),
+		ext.Strings(),
+	)
+})
+
+// unknownArguments marks request.arguments unknown, for what a list
+// decides without them.
+var unknownArguments = cel.AttributePattern("request").QualString("arguments")
+
+// RuleError is a rule refused when it is compiled: Key names the rule's
+// key (policy.rules[2].match), Msg the rule and what is wrong, at which
+// position of the expression.
+type RuleError struct{ Key, Msg string }
+
+func (e *RuleError) Error() string { return e.Key + ": " + e.Msg }
+
+// CompileRules compiles and type-checks specs; a *RuleError names the
+// rule, its key and the position in the expression.
+func CompileRules(specs []RuleSpec, log *slog.Logger) (*Rules, error) {
+	env, err := celEnv()
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	out := &Rules{log: log}
+	seen := map[string]bool{}
+	for i, s := range specs {
+		where := fmt.Sprintf("policy.rules[%d]", i)
+		switch {
+		case s.Name == "":
+			return nil, &RuleError{where + ".name", "required"}
+		case seen[s.Name]:
+			return nil, &RuleError{where + ".name", fmt.Sprintf("%q names another rule too", s.Name)}
+		case s.DenyUnless == "":
+			return nil, &RuleError{where + ".deny_unless", "required (rule " + s.Name + "): what a matched call must satisfy"}
+		}
+		seen[s.Name] = true
+		r := &celRule{spec: s}
+		if s.Match != "" {
+			if r.match, r.matchPartial, err = compileRule(env, s.Match); err != nil {
+				return nil, &RuleError{where + ".match", "rule " + s.Name + ": " + err.Error()}
+			}
+		}
+		if r.deny, r.denyPartial, err = compileRule(env, s.DenyUnless); err != nil {
+			return nil, &RuleError{where + ".deny_unless", "rule " + s.Name + ": " + err.Error()}
+		}
+		text := s.Match + " " + s.DenyUnless
+		r.arguments = strings.Contains(text, "arguments")
+		out.claims = out.claims || strings.Contains(text, "claims") || strings.Contains(text, "groups")
+		out.rules = append(out.rules, r)
+	}
+	return out, nil
+}
+
+// compileRule is expr's program, and its partial twin.
+func compileRule(env *cel.Env, expr string) (full, partial cel.Program, err error) {
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return nil, nil, errors.New(strings.TrimPrefix(iss.Err().Error(), "ERROR: "))
+	}
+	if !ast.OutputType().IsExactType(cel.BoolType) {
+		return nil, nil, fmt.Errorf("is %s, not a bool", ast.OutputType())
+	}
+	// Only a comprehension (all, exists, map, filter) can spend more than
+	// its input's size: those run under the cost limit, whose tracking
+	// doubles what a rule costs, and the others without.
+	var fullOpts, partialOpts []cel.ProgramOption
+	if loops(ast) {
+		fullOpts = append(fullOpts, cel.CostLimit(ruleCostLimit))
+		partialOpts = append(partialOpts, cel.CostLimit(ruleCostLimit))
+	}
+	if full, err = env.Program(ast, append(fullOpts, cel.EvalOptions(cel.OptOptimize))...); err != nil {
+		return nil, nil, err
+	}
+	partial, err = env.Program(ast, append(partialOpts, cel.EvalOptions(cel.OptPartialEval))...)
+	return full, partial, err
+}
+
+// loops reports whether a holds a comprehension.
+func loops(a *cel.Ast) bool {
+	found := false
+	celast.PreOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		found = found || e.Kind() == celast.ComprehensionKind
+	}))
+	return found
+}
+
+// Len is the number of rules.
+func (rs *Rules) Len() int {
+	if rs == nil {
+		return 0
+	}
+	return len(rs.rules)
+}
+
+// Denied is the data of a -32001 refusal by a rule.
+type Denied struct {
+	Kind mcp.ErrorKind `json:"kind"` // always mcp.KindForbidden
+	Rule string        `json:"rule"` // the rule that denied
+}
+
+// Check answers whether the call r (nil: none, its entry e alone) of id
+// may go on: nil, or the -32001 of the first rule that denies it, whose
+// name r records for the audit.
+func (rs *Rules) Check(ctx context.Context, id mcp.Identity, e mcp.Entry, r *mcp.Request) error {
+	if rs.Len() == 0 {
+		return nil
+	}
+	v := newVars(id, e, r, time.Now(), rs.claims)
+	for _, ru := range rs.rules {
+		ok, err := ru.allows(v)
+		if err != nil {
+			rs.log.Warn("policy: a rule failed, and so denied the call", "rule", ru.spec.Name, "entry", e.Name, "err", err)
+		}
+		if ok && err == nil {
+			continue
+		}
+		r.SetDeniedBy(ru.spec.Name)
+		msg := ru.spec.Message
+		if msg == "" {
+			msg = "denied by policy rule " + ru.spec.Name
+		}
+		return jsonrpc.NewError(jsonrpc.CodeForbidden, msg, Denied{Kind: mcp.KindForbidden, Rule: ru.spec.Name})
+	}
+	return nil
+}
+
+// Visible reports whether no rule denies id entry e whatever its
+// arguments: a rule that needs them to decide leaves e listed.
+func (rs *Rules) Visible(id mcp.Identity, e mcp.Entry) bool {
+	if rs.Len() == 0 {
+		return true
+	}
+	v := newVars(id, e, nil, time.Now(), rs.claims)
+	v.partial = true
+	for _, ru := range rs.rules {
+		if ru.match != nil {
+			m, err := decide(ru.matchPartial, v)
+			if err != nil || m == nil {
+				continue // undecided without the arguments, or failing: listed
+			}
+			if !*m {
+				continue
+			}
+		}
+		d, err := decide(ru.denyPartial, v)
+		if err == nil && d != nil && !*d {
+			return false
+		}
+	}
+	return true
+}
+
+// allows evaluates the rule on v: true when it does not match or its
+// deny_unless holds.
+func (ru *celRule) allows(v *vars) (bool, error) {
+	if ru.arguments {
+		v.decodeArguments()
+	}
+	if ru.match != nil {
+		m, err := evalBool(ru.match, v)
+		if err != nil || !m {
+			return !m && err == nil, err
+		}
+	}
+	return evalBool(ru.deny, v)
+}
+
+func evalBool(p cel.Program, v *vars) (bool, error) {
+	out, _, err := p.Eval(v)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, fmt.Errorf("the expression gave %v, not a bool", out)
+	}
+	return b, nil
+}
+
+// decide is p on v, partially: nil when it needs what v does not know.
+func decide(p cel.Program, v *vars) (*bool, error) {
+	out, _, err := p.Eval(v)
+	if err != nil {
+		return nil, err
+	}
+	if types.IsUnknown(out) {
+		return nil, nil
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return nil, fmt.Errorf("the expression gave %v, not a bool", out)
+	}
+	return &b, nil
+}
+
+// vars are a call's variables, as the rules read them.
+type vars struct {
+	principal map[string]any
+	request   map[string]any
+	now       ref.Val
+	r         *mcp.Request
+	decoded   bool
+	// partial: request.arguments are unknown (Visible).
+	partial bool
+}
+
+var _ interpreter.PartialActivation = (*vars)(nil)
+
+func newVars(id mcp.Identity, e mcp.Entry, r *mcp.Request, now time.Time, withClaims bool) *vars {
+	claims := map[string]any{}
+	if withClaims {
+		claims = presentedClaims(id)
+	}
+	groups, _ := claims["groups"].([]any)
+	if groups == nil {
+		groups = []any{}
+	}
+	principal := map[string]any{"subject": id.Subject, "role": id.Role, "token": id.TokenID, "id": id.Budget(),
+		"groups": groups, "claims": claims}
+	request := map[string]any{"entry": e.Name, "kind": string(e.Kind), "backend": e.Owner, "origin": e.Origin,
+		"arguments": map[string]any{}, "uri": "", "method": "", "era": "", "client": ""}
+	if e.Origin == "" {
+		request["origin"] = e.Name
+	}
+	if e.Kind == mcp.KindResource {
+		request["uri"] = e.Name
+	}
+	if r != nil {
+		request["method"], request["client"] = r.Method, r.ClientName()
+		request["era"] = "2025"
+		if r.Version() >= mcp.Version20260728 {
+			request["era"] = "2026"
+		}
+		if r.Version() == "" {
+			request["era"] = ""
+		}
+	}
+	return &vars{principal: principal, request: request, now: types.Timestamp{Time: now}, r: r}
+}
+
+// decodeArguments reads the request's arguments, once.
+func (v *vars) decodeArguments() {
+	if v.decoded || v.r == nil {
+		return
+	}
+	v.decoded = true
+	raw, _ := jsonrpc.Lookup(v.r.Params, "arguments")
+	var args map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
+		v.request["arguments"] = args
+	}
+}
+
+func (v *vars) ResolveName(name string) (any, bool) {
+	switch name {
+	case "principal":
+		return v.principal, true
+	case "request":
+		return v.request, true
+	case "now":
+		return v.now, true
+	}
+	return nil, false
+}
+
+func (v *vars) Parent() interpreter.Activation { return nil }
+
+// UnknownAttributePatterns marks the arguments unknown in a partial
+// evaluation, and nothing in a full one.
+func (v *vars) UnknownAttributePatterns() []*interpreter.AttributePattern {
+	if v.partial {
+		return []*interpreter.AttributePattern{unknownArguments}
+	}
+	return nil
+}
+
+// presentedClaims are the claims of the token id presented, when it is a
+// JWT (verified at authentication: read here, not checked again); empty
+// for the gateway's own credentials.
+func presentedClaims(id mcp.Identity) map[string]any {
+	claims := map[string]any{}
+	parts := strings.Split(id.Presented.Reveal(), ".")
+	if len(parts) != 3 {
+		return claims
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return claims
+	}
+	_ = json.Unmarshal(raw, &claims)
+	return claims
+}
