@@ -41,8 +41,9 @@ type Request struct {
 	metaRaw json.RawMessage
 	// actingAs is whom the request was made as where it was relayed
 	// (SetActingAs); deniedBy the gate's rule that refused it
-	// (SetDeniedBy).
-	actingAs, deniedBy string
+	// (SetDeniedBy); redacted what was taken out of its answer
+	// (SetRedacted).
+	actingAs, deniedBy, redacted string
 }
 
 // SetActingAs records whom a relay made the request as at its upstream,
@@ -67,6 +68,38 @@ func (r *Request) SetDeniedBy(rule string) {
 
 // DeniedBy is what SetDeniedBy recorded ("": no rule refused it).
 func (r *Request) DeniedBy() string { return r.deniedBy }
+
+// SetRedacted records what an interceptor took out of the answer, as
+// pattern=count pairs, for the observers (Redacted).
+func (r *Request) SetRedacted(counts string) {
+	if r != nil {
+		r.redacted = counts
+	}
+}
+
+// Redacted is what SetRedacted recorded ("": nothing).
+func (r *Request) Redacted() string { return r.redacted }
+
+// ReplaceArguments puts args, a JSON object, in place of the arguments of
+// a tools/call or prompts/get, whose entry and _meta stay as they were.
+// The params so made pass the engine's checks of their keys again.
+func (r *Request) ReplaceArguments(args json.RawMessage) error {
+	if r.Method != "tools/call" && r.Method != "prompts/get" {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s has no arguments to replace", r.Method)
+	}
+	if len(args) == 0 || args[0] != '{' || !json.Valid(args) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "the arguments that replace %s's are not a JSON object", r.Method)
+	}
+	params, err := jsonrpc.SetMember(r.Params, "arguments", args)
+	if err != nil {
+		return err
+	}
+	if err := checkParamKeys(r.Method, params); err != nil {
+		return err
+	}
+	r.Params = params
+	return nil
+}
 
 // ClientName is the name the client gave itself: at initialize, or in
 // the request's own _meta (2026-07-28); "" when it gave none.

@@ -82,7 +82,8 @@ type Server struct {
 	mu       sync.Mutex
 	methods  map[string]Handler
 	mws      []Middleware
-	chain    Handler // built on first use
+	admitted []Middleware // inside the gate (UseAdmitted)
+	chain    Handler      // built on first use
 	sessions map[*Session]struct{}
 	// listeners are the open subscriptions/listen (listen.go).
 	listeners map[*listener]struct{}
@@ -168,6 +169,17 @@ func (s *Server) Use(mw ...Middleware) {
 	s.chain = nil
 }
 
+// UseAdmitted adds middleware inside the gate, outermost first: it sees
+// only the requests the gate admitted (hooks that check or change a call
+// the caller may make). It must be called before the server serves its
+// first request.
+func (s *Server) UseAdmitted(mw ...Middleware) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.admitted = append(s.admitted, mw...)
+	s.chain = nil
+}
+
 func (s *Server) handler() Handler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,6 +189,7 @@ func (s *Server) handler() Handler {
 		// the first middleware: none of them (the relay of tasks/* among
 		// them) may act on keys a backend would read otherwise.
 		mws := append(append([]Middleware{refusedFirst}, s.mws...), gateMiddleware(s.gate))
+		mws = append(mws, s.admitted...)
 		s.chain = Chain(HandlerFunc(func(ctx context.Context, r *Request) (json.RawMessage, error) {
 			h, ok := methods[r.Method]
 			if !ok {

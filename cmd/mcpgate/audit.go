@@ -48,7 +48,7 @@ func auditCommand() *cobra.Command {
 				for _, r := range records {
 					if err := enc.Encode(auditJSON{Time: r.Time, Subject: r.Subject, TokenID: r.TokenID, Role: r.Role,
 						Kind: r.Kind, Name: r.Name, Backend: r.Backend, Outcome: r.Outcome, Code: r.Code,
-						DurationMs: float64(r.Duration) / float64(time.Millisecond), Origin: r.Origin, Upstream: r.Upstream, Rule: r.Rule}); err != nil {
+						DurationMs: float64(r.Duration) / float64(time.Millisecond), Origin: r.Origin, Upstream: r.Upstream, Rule: r.Rule, Redacted: r.Redacted}); err != nil {
 						return err
 					}
 				}
@@ -94,6 +94,8 @@ type auditJSON struct {
 	// the call was made as at the backend ("vault:BACKEND").
 	Origin   string `json:"origin,omitempty"`
 	Upstream string `json:"upstream,omitempty"`
-	// Rule is the policy rule that denied the call.
-	Rule string `json:"rule,omitempty"`
+	// Rule is the policy rule (or interceptor) that denied the call;
+	// Redacted what the redactor took out of its answer.
+	Rule     string `json:"rule,omitempty"`
+	Redacted string `json:"redacted,omitempty"`
 }

@@ -73,6 +73,9 @@ type Config struct {
 	Vault VaultConfig `yaml:"vault"`
 	// Policy is the gate's rules in CEL, finer than roles (rules.go).
 	Policy PolicyConfig `yaml:"policy"`
+	// Interceptors are hooks called at fixed points of every gated call
+	// the gate admitted, in order (interceptors.go).
+	Interceptors []InterceptorConfig `yaml:"interceptors"`
 }
 
 // HTTP configures the MCP endpoint's transports.

@@ -70,6 +70,9 @@ func (c *Config) Validate() error {
 	if err := c.validatePolicy(); err != nil {
 		return err
 	}
+	if err := c.validateInterceptors(); err != nil {
+		return err
+	}
 	if err := c.validateOAuth(); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/gateway/toolsearch"
+	"github.com/mcpgate/mcpgate/internal/intercept"
 	"github.com/mcpgate/mcpgate/internal/observe/audit"
 	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
@@ -80,6 +81,8 @@ type Gateway struct {
 	audit      *audit.Log
 	pins       *pins // nil: pinning off (pins.go)
 	metrics    *metrics.Metrics
+	// intercepts are the interceptors in force (intercept.go).
+	intercepts atomic.Pointer[intercept.Chain]
 	tracer     *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
@@ -249,6 +252,12 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 	}
 	g.newStartup()
 	g.server.Use(g.awaitBackends, g.personArrives, claims.ForwardLogLevel, claims.RelayTasks)
+	chain, err := g.newIntercepts(cfg)
+	if err != nil {
+		return err
+	}
+	g.intercepts.Store(chain)
+	g.server.UseAdmitted(g.intercepted)
 	if o.Catalogue != nil {
 		o.Catalogue(g.server)
 	}

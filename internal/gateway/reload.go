@@ -47,7 +47,7 @@ type ReloadReport struct {
 	Restarted []string // backends stopped and started with a new Spec
 	Unchanged []string // backends left running untouched
 	// RateLimits is true when new rate limits were put in force, and
-	// Policy when new policy rules were.
+	// Policy when new policy rules or interceptors were.
 	RateLimits, Policy bool
 	// NeedRestart names the keys whose new value was not applied (listen,
 	// store, http, auth, roles, audit, metrics): their running value stays
@@ -110,6 +110,10 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload refused: %w", err)
 	}
+	chain, err := g.newIntercepts(&next)
+	if err != nil {
+		return ReloadReport{}, fmt.Errorf("reload refused: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return ReloadReport{}, err
 	}
@@ -126,6 +130,11 @@ func (g *Gateway) Reload(ctx context.Context, cfg *config.Config) (ReloadReport,
 		g.gate.setRules(cel)
 		rep.Policy = true
 		g.log.Info("reload: policy rules in force", "rules", cel.Len())
+	}
+	if !reflect.DeepEqual(next.Interceptors, r.running.Interceptors) {
+		g.intercepts.Store(chain)
+		rep.Policy = true
+		g.log.Info("reload: interceptors in force", "interceptors", chain.Len())
 	}
 
 	wanted := make(map[string]backends.Spec, len(specs))

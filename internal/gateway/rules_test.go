@@ -8,6 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,5 +111,53 @@ func TestPolicyRulesDecideCallsAfterTheRoleAndBeforeTheRate(t *testing.T) {
 	by := gwAudited(t, e, func(r store.AuditRecord) string { return r.Subject + " " + r.Outcome + " " + r.Rule })
 	if by["vic forbidden docs-only-for-viewers"] != 6 || by["vic forbidden admins-restart"] != 2 || by["vic ok "] != 2 {
 		t.Errorf("audited by caller, outcome and rule: %v", by)
+	}
+}
+
+// Interceptors run inside the gate, on a relayed call: a webhook denies a
+// read it matches (-32001, audited with its name), the redactor takes a
+// secret out of an answer (audited and counted by pattern), and the
+// metrics count each interceptor's outcomes.
+func TestInterceptorsCheckAndChangeAdmittedCalls(t *testing.T) {
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "/etc/") {
+			_, _ = io.WriteString(w, `{"decision":"deny","message":"Not /etc."}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"decision":"allow"}`)
+	}))
+	t.Cleanup(hook.Close)
+	e := gwStart(t, "listen: 127.0.0.1:0\nbackends:\n  - {name: files, kind: http, url: "+strconv.Quote(prFiles(t))+"}\n"+
+		"interceptors:\n  - {name: dlp, url: "+strconv.Quote(hook.URL)+", on: [request], match: 'request.backend == \"files\"'}\n"+
+		"  - {name: secrets, builtin: redact}\n")
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	viewer, _ := e.token("vic", "viewer")
+	admin, _ := e.token("ada", "admin")
+	c := pvConnect(t, e.base, gwBearer(viewer), mcp.EraSessionless)
+	testkit.WaitFor(t, "files__read listed", func() bool {
+		res, err := c.Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"files__read"`)
+	})
+	_, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/etc/shadow"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || je.Message != "Not /etc." {
+		t.Fatalf("a read the hook denies: %v", err)
+	}
+	res, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/srv/AKIAIOSFODNN7EXAMPLE.txt"})
+	if err != nil || pvText(t, res) != "/srv/[REDACTED:aws_access_key_id].txt" {
+		t.Fatalf("a read whose answer holds a key: %s %v", res, err)
+	}
+	rep := mtScrape(e, gwBearer(admin))
+	for _, want := range []string{`mcpgate_interceptor_calls_total{interceptor="dlp",outcome="deny"} 1`, `mcpgate_interceptor_calls_total{interceptor="dlp",outcome="allow"} 1`,
+		`mcpgate_interceptor_calls_total{interceptor="secrets",outcome="redact"} 1`, `mcpgate_redactions_total{pattern="aws_access_key_id"} 1`} {
+		if !strings.Contains(string(rep.body), want) {
+			t.Errorf("the metrics lack %s", want)
+		}
+	}
+	by := gwAudited(t, e, func(r store.AuditRecord) string { return r.Outcome + " " + r.Rule + " " + r.Redacted })
+	if by["forbidden interceptor:dlp "] != 1 || by["ok  aws_access_key_id=1"] != 1 {
+		t.Errorf("audited by outcome, rule and redactions: %v", by)
 	}
 }

@@ -33,7 +33,10 @@ var layers = [][]string{
 	// authentication and the observers.
 	{"mcphttp", "stdio", "wiremcp", "internal/fixture", "internal/gateway/catalogue", "internal/auth", "internal/auth/personal", "internal/observe/audit", "internal/observe/metrics", "internal/observe/telemetry", "internal/mcptest",
 		// The search mode's tools, over the engine's catalogue.
-		"internal/gateway/toolsearch"},
+		"internal/gateway/toolsearch",
+		// Hooks that check or change an admitted call, matched by the
+		// policy's expressions.
+		"internal/intercept"},
 	// Backends and the proxy: transports and the wire put together; what
 	// replicas share (Redis), for the gate's buckets and the transport's
 	// sessions.

@@ -366,3 +366,37 @@ func presentedClaims(id mcp.Identity) map[string]any {
 	_ = json.Unmarshal(raw, &claims)
 	return claims
 }
+
+// Condition is one expression over the rules' variables, on its own: an
+// interceptor's match.
+type Condition struct {
+	prg               cel.Program
+	arguments, claims bool
+}
+
+// CompileCondition compiles and type-checks expr; the error says where
+// in it.
+func CompileCondition(expr string) (*Condition, error) {
+	env, err := celEnv()
+	if err != nil {
+		return nil, err
+	}
+	prg, _, err := compileRule(env, expr)
+	if err != nil {
+		return nil, err
+	}
+	return &Condition{prg: prg, arguments: strings.Contains(expr, "arguments"),
+		claims: strings.Contains(expr, "claims") || strings.Contains(expr, "groups")}, nil
+}
+
+// Holds evaluates c for the call r of id to entry e (a nil c holds).
+func (c *Condition) Holds(id mcp.Identity, e mcp.Entry, r *mcp.Request) (bool, error) {
+	if c == nil {
+		return true, nil
+	}
+	v := newVars(id, e, r, time.Now(), c.claims)
+	if c.arguments {
+		v.decodeArguments()
+	}
+	return evalBool(c.prg, v)
+}

@@ -55,8 +55,12 @@ type AuditRecord struct {
 	// Upstream is whom the call was made as at the backend, when not as
 	// the gateway: "vault:BACKEND" for a per_user backend's stored key.
 	Upstream string
-	// Rule is the policy rule that denied the call ("": none did).
+	// Rule is the policy rule ("interceptor:NAME": the interceptor) that
+	// denied the call ("": none did).
 	Rule string
+	// Redacted is what the redactor took out of the answer, as
+	// pattern=count pairs ("": nothing).
+	Redacted string
 }
 
 // Store is what mcpgate keeps between runs.

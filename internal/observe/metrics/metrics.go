@@ -37,6 +37,8 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec // kind, backend
 	rateLimited *prometheus.CounterVec   // role
 	changes     *prometheus.CounterVec   // backend, kind
+	intercepted *prometheus.CounterVec   // interceptor, outcome
+	redacted    *prometheus.CounterVec   // pattern
 
 	codes *codeSet
 	// series is the last hour of calls and errors (series.go).
@@ -73,9 +75,17 @@ func New() *Metrics {
 			Name: "mcpgate_definition_changes_total",
 			Help: "Tool and prompt definitions a backend changed from the approved one (catalogue.pinning), counted once each, by backend and kind.",
 		}, []string{"backend", "kind"}),
+		intercepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_interceptor_calls_total",
+			Help: "Interceptor calls by interceptor and outcome: allow, deny, mutate, redact, error_open (it failed; the call went on), error_closed (it failed; the call was refused).",
+		}, []string{"interceptor", "outcome"}),
+		redacted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_redactions_total",
+			Help: "Secrets the redactor replaced in answers, by pattern.",
+		}, []string{"pattern"}),
 		codes: newCodeSet(maxCodes),
 	}
-	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited, m.changes,
+	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited, m.changes, m.intercepted, m.redacted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -84,6 +94,16 @@ func New() *Metrics {
 // approved.
 func (m *Metrics) DefinitionChanged(backend, kind string) {
 	m.changes.WithLabelValues(label(backend), kind).Inc()
+}
+
+// Intercepted counts one call of an interceptor, by its outcome.
+func (m *Metrics) Intercepted(interceptor, outcome string) {
+	m.intercepted.WithLabelValues(label(interceptor), outcome).Inc()
+}
+
+// Redacted counts n secrets of pattern replaced.
+func (m *Metrics) Redacted(pattern string, n int) {
+	m.redacted.WithLabelValues(label(pattern)).Add(float64(n))
 }
 
 // Handler serves the registry in the Prometheus exposition format. It

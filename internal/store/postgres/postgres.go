@@ -220,6 +220,8 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN upstream text NOT NULL DEFAULT '';`,
 	// 10: the policy rule that denied a call.
 	`ALTER TABLE audit ADD COLUMN rule text NOT NULL DEFAULT '';`,
+	// 11: what the redactor took out of an answer.
+	`ALTER TABLE audit ADD COLUMN redacted text NOT NULL DEFAULT '';`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

@@ -141,6 +141,8 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN upstream TEXT NOT NULL DEFAULT '';`,
 	// 12: the policy rule that denied a call.
 	`ALTER TABLE audit ADD COLUMN rule TEXT NOT NULL DEFAULT '';`,
+	// 13: what the redactor took out of an answer.
+	`ALTER TABLE audit ADD COLUMN redacted TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema up to date.
