@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -159,5 +160,81 @@ func TestInterceptorsCheckAndChangeAdmittedCalls(t *testing.T) {
 	by := gwAudited(t, e, func(r store.AuditRecord) string { return r.Outcome + " " + r.Rule + " " + r.Redacted })
 	if by["forbidden interceptor:dlp "] != 1 || by["ok  aws_access_key_id=1"] != 1 {
 		t.Errorf("audited by outcome, rule and redactions: %v", by)
+	}
+}
+
+// Each mode and each failure of a real HTTP hook, on relayed calls: a
+// hook allows, denies, gives the arguments the backend gets, gives the
+// result the caller gets; a hook too slow, unreachable or answering
+// nonsense lets the call go on or refuses it as its fail says.
+func TestEveryHookModeAndFailureThroughTheGateway(t *testing.T) {
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var doc struct{ Phase string }
+		_ = json.NewDecoder(r.Body).Decode(&doc)
+		switch r.URL.Path {
+		case "/deny":
+			_, _ = io.WriteString(w, `{"decision":"deny","message":"No."}`)
+		case "/mutate-args":
+			_, _ = io.WriteString(w, `{"decision":"allow","arguments":{"path":"/rewritten"}}`)
+		case "/mutate-result":
+			_, _ = io.WriteString(w, `{"decision":"allow","result":{"content":[{"type":"text","text":"replaced"}]}}`)
+		case "/slow":
+			<-r.Context().Done() // answers only once the gateway has given up
+		case "/nonsense":
+			_, _ = io.WriteString(w, `{"verdict":"fine"}`)
+		default:
+			_, _ = io.WriteString(w, `{"decision":"allow"}`)
+		}
+	}))
+	t.Cleanup(hooks.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	gone := closed.URL
+	closed.Close()
+	cases := []struct {
+		name, url, extra string
+		want             string // the text answered; "" for a -32001
+	}{
+		{"allow", hooks.URL + "/allow", "", "/srv/a"},
+		{"deny", hooks.URL + "/deny", "", ""},
+		{"mutate-args", hooks.URL + "/mutate-args", "mode: mutate, on: [request]", "/rewritten"},
+		{"mutate-result", hooks.URL + "/mutate-result", "mode: mutate, on: [response]", "replaced"},
+		{"slow-open", hooks.URL + "/slow", "timeout: 50ms, fail: open", "/srv/a"},
+		{"slow-closed", hooks.URL + "/slow", "timeout: 50ms", ""},
+		{"gone-open", gone, "fail: open", "/srv/a"},
+		{"gone-closed", gone, "", ""},
+		{"nonsense-open", hooks.URL + "/nonsense", "fail: open", "/srv/a"},
+		{"nonsense-closed", hooks.URL + "/nonsense", "fail: closed", ""},
+	}
+	yaml := "listen: 127.0.0.1:0\nbackends:\n  - {name: files, kind: http, url: " + strconv.Quote(prFiles(t)) + "}\ninterceptors:\n"
+	for _, c := range cases {
+		yaml += fmt.Sprintf("  - {name: %s, url: %q, match: 'request.arguments.case == %q'", c.name, c.url, c.name)
+		if c.extra != "" {
+			yaml += ", " + c.extra
+		}
+		yaml += "}\n"
+	}
+	e := gwStart(t, yaml)
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	editor, _ := e.token("ed", "editor")
+	c := pvConnect(t, e.base, gwBearer(editor), mcp.EraSession)
+	testkit.WaitFor(t, "files__read listed", func() bool {
+		res, err := c.Call(ctx, "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"files__read"`)
+	})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/srv/a", "case": tc.name})
+			if tc.want != "" {
+				if err != nil || pvText(t, res) != tc.want {
+					t.Errorf("%s %v, want %q", res, err, tc.want)
+				}
+				return
+			}
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || !strings.Contains(string(je.Data), `"interceptor":"`+tc.name+`"`) {
+				t.Errorf("%v, want -32001 by %s", err, tc.name)
+			}
+		})
 	}
 }

@@ -241,16 +241,23 @@ func (c *Chain) onResponse(ctx context.Context, h *hook, id mcp.Identity, r *mcp
 		}
 		d.Error = je
 	}
+	// A hook that fails open leaves the answer as it was.
+	keep := func(err error) (json.RawMessage, error) {
+		if ferr := c.failed(h, r, err); ferr != nil {
+			return nil, ferr
+		}
+		return res, callErr
+	}
 	a, err := c.ask(ctx, h, d)
 	if err != nil {
-		return nil, c.failed(h, r, err)
+		return keep(err)
 	}
 	switch {
 	case a.Decision == "deny":
 		return nil, c.deny(h, r, a.Message)
 	case h.spec.Mutate && len(a.Result) > 0 && callErr == nil:
 		if err := sameShape(r.Method, a.Result); err != nil {
-			return nil, c.failed(h, r, fmt.Errorf("its result: %w", err))
+			return keep(fmt.Errorf("its result: %w", err))
 		}
 		c.counted(h, Mutated)
 		return a.Result, nil
@@ -303,9 +310,29 @@ func (c *Chain) ask(ctx context.Context, h *hook, d document) (answer, error) {
 	case resp.StatusCode != http.StatusOK:
 		return answer{}, fmt.Errorf("it answered HTTP %d", resp.StatusCode)
 	}
+	return decodeAnswer(raw)
+}
+
+// errAnswer is a hook's answer that is not one.
+var errAnswer = errors.New(`its answer is not {"decision": "allow" or "deny", ...}`)
+
+// decodeAnswer reads a hook's answer: a JSON object whose decision is
+// allow or deny, its arguments and result objects when it gives them.
+func decodeAnswer(raw []byte) (answer, error) {
 	var a answer
 	if err := json.Unmarshal(raw, &a); err != nil || (a.Decision != "allow" && a.Decision != "deny") {
-		return answer{}, errors.New(`its answer is not {"decision": "allow" or "deny", ...}`)
+		return answer{}, errAnswer
+	}
+	for _, v := range []json.RawMessage{a.Arguments, a.Result} {
+		if len(v) > 0 && string(v) != "null" && v[0] != '{' {
+			return answer{}, errAnswer
+		}
+	}
+	if string(a.Arguments) == "null" {
+		a.Arguments = nil
+	}
+	if string(a.Result) == "null" {
+		a.Result = nil
 	}
 	return a, nil
 }

@@ -218,3 +218,26 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// FuzzHookAnswer: whatever a hook answers, the decoder says allow or deny
+// or refuses it; what it takes as arguments or a result is a JSON object.
+func FuzzHookAnswer(f *testing.F) {
+	for _, s := range []string{`{"decision":"allow"}`, `{"decision":"deny","message":"no"}`, `{"decision":"allow","arguments":{"a":1}}`,
+		`{"decision":"allow","result":{"content":[]}}`, `{"decision":"maybe"}`, `[]`, `{"decision":"allow","arguments":[1]}`, `{"decision":"allow","result":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		decision, args, result, err := intercept.DecodeAnswerForTest(raw)
+		if err != nil {
+			return
+		}
+		if decision != "allow" && decision != "deny" {
+			t.Fatalf("%q decoded to decision %q", raw, decision)
+		}
+		for _, v := range []json.RawMessage{args, result} {
+			if len(v) > 0 && (v[0] != '{' || !json.Valid(v)) {
+				t.Fatalf("%q gave %q, not an object", raw, v)
+			}
+		}
+	})
+}
