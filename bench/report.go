@@ -84,6 +84,14 @@ func (r *results) ratios() {
 		v := (g.CPUusPerCall - b.CPUusPerCall) / 10
 		r.Ratios = append(r.Ratios, ratio{Name: "(mcpgate-http-rules10 − mcpgate-http CPU µs/call) / 10 (c=16): one policy rule's cost", Value: v, Unit: "µs", Target: "≤ 5", Met: v <= 5})
 	}
+	// What one webhook on loopback costs a call: the gateway's CPU time,
+	// and the time to answer with nothing queued.
+	if g, b := r.find("mcpgate-http-hook", c16), r.find("mcpgate-http", c16); g != nil && b != nil && g.CPUusPerCall > 0 && b.CPUusPerCall > 0 {
+		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http-hook − mcpgate-http CPU µs/call (c=16): one interceptor's webhook, the gateway's side",
+			Value: g.CPUusPerCall - b.CPUusPerCall, Unit: "µs", Target: "(no target)", Met: true})
+	}
+	div("mcpgate-http-hook / mcpgate-http calls/s (c=16): one interceptor's webhook on loopback", "mcpgate-http-hook", c16, "mcpgate-http", c16, 0)
+	r.Ratios[len(r.Ratios)-1].Target, r.Ratios[len(r.Ratios)-1].Met = "(no target)", true
 	if g, d := r.find("mcpgate-http", c16), r.find("direct", c16); g != nil && d != nil {
 		v := g.Stats.P50us - d.Stats.P50us
 		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − direct p50 (c=16)", Value: v, Unit: "µs", Target: "≤ 100", Met: v <= 100})

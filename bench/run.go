@@ -182,6 +182,18 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	if err != nil {
 		return nil, cleanup, err
 	}
+	// The same with one validating webhook on loopback, before each call:
+	// what asking a hook costs the gateway, in the same run.
+	hookURL, stopHook, err := startAllowHook()
+	if err != nil {
+		return nil, cleanup, err
+	}
+	closers = append(closers, stopHook)
+	gwHook, err := e.startGateway(ctx, "mcpgate-http-hook", "mcpgate-http with one interceptor: a webhook on loopback asked before each call, allowing it",
+		httpBackendYAML(backend)+fmt.Sprintf("interceptors:\n  - {name: allow, url: %q, on: [request]}\n", hookURL), 0)
+	if err != nil {
+		return nil, cleanup, err
+	}
 	gwStdio, err := e.startGateway(ctx, "mcpgate-stdio", "mcpgate serve, stdio backend (mcpgate fixture --stdio), no prefix, service token, audit on", e.stdioBackendYAML(), 0)
 	if err != nil {
 		return nil, cleanup, err
@@ -206,7 +218,7 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		return nil, cleanup, err
 	}
 	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
-	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwRules, gwStdio, sdkHTTP, sdkStdio}
+	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwRules, gwHook, gwStdio, sdkHTTP, sdkStdio}
 	shared, lb1, lb3, stopReplicas, err := e.replicaTargets(ctx)
 	closers = append(closers, stopReplicas)
 	if err != nil {

@@ -8,6 +8,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -117,6 +119,22 @@ func rulesYAML(n int) string {
 		out += fmt.Sprintf("    - {name: r%d, match: 'request.backend == \"fixture\" && principal.role == \"admin\"', deny_unless: 'request.arguments.size() < 100 && request.entry != \"r%d\"'}\n", i, i)
 	}
 	return out
+}
+
+// startAllowHook serves, on loopback in this process, a webhook that
+// reads each document and allows the call; it returns its URL.
+func startAllowHook() (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"decision":"allow"}`)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/hook", func() { _ = srv.Close() }, nil
 }
 
 func (e *env) stdioBackendYAML() string {

@@ -81,8 +81,10 @@ type Gateway struct {
 	audit      *audit.Log
 	pins       *pins // nil: pinning off (pins.go)
 	metrics    *metrics.Metrics
-	// intercepts are the interceptors in force (intercept.go).
+	// intercepts are the interceptors in force (intercept.go), and
+	// hookCounts their outcomes, for the console.
 	intercepts atomic.Pointer[intercept.Chain]
+	hookCounts outcomeCounts
 	tracer     *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.

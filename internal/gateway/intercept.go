@@ -7,17 +7,100 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/config"
+	"github.com/mcpgate/mcpgate/internal/gateway/admin"
 	"github.com/mcpgate/mcpgate/internal/intercept"
+	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// newIntercepts builds cfg's interceptors, counted in the metrics.
+// newIntercepts builds cfg's interceptors, counted in the metrics and
+// for the console.
 func (g *Gateway) newIntercepts(cfg *config.Config) (*intercept.Chain, error) {
 	return intercept.New(cfg.InterceptorSpecs(), intercept.Options{Client: &http.Client{}, Logger: g.log,
-		Count: g.metrics.Intercepted, Redacted: g.metrics.Redacted})
+		Count: func(name, outcome string) {
+			g.metrics.Intercepted(name, outcome)
+			g.hookCounts.add(name, outcome)
+		}, Redacted: g.metrics.Redacted})
+}
+
+// outcomeCounts counts each interceptor's outcomes, for the console.
+type outcomeCounts struct {
+	mu sync.Mutex
+	m  map[string]map[string]int64
+}
+
+func (o *outcomeCounts) add(name, outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]map[string]int64{}
+	}
+	if o.m[name] == nil {
+		o.m[name] = map[string]int64{}
+	}
+	o.m[name][outcome]++
+}
+
+// of is name's counts, by outcome in order.
+func (o *outcomeCounts) of(name string) []admin.OutcomeCount {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []admin.OutcomeCount
+	for _, k := range slices.Sorted(maps.Keys(o.m[name])) {
+		out = append(out, admin.OutcomeCount{Outcome: k, N: o.m[name][k]})
+	}
+	return out
+}
+
+// Policy is the rules and interceptors in force, with their counts and
+// the audit's latest refusals of each.
+func (s *adminSource) Policy(ctx context.Context) admin.PolicyView {
+	g := s.g
+	recent := func(rule string) []store.AuditRecord {
+		if s.store == nil {
+			return nil
+		}
+		page, err := s.store.QueryAudit(ctx, store.AuditQuery{Rule: rule, Limit: 5})
+		if err != nil {
+			g.log.Warn("admin: the policy's refusals could not be read", "err", err)
+			return nil
+		}
+		return page.Records
+	}
+	var v admin.PolicyView
+	for _, r := range g.gate.currentRules().Stats() {
+		v.Rules = append(v.Rules, admin.PolicyRuleRow{Name: r.Name, Match: r.Match, DenyUnless: r.DenyUnless, Message: r.Message,
+			Passed: r.Passed, Denied: r.Denied, Recent: recent(r.Name)})
+	}
+	for _, h := range g.intercepts.Load().Specs() {
+		row := admin.InterceptorRow{Name: h.Name, Calls: h.URL, Match: h.Match, Mode: "validate", Fail: "closed",
+			Outcomes: g.hookCounts.of(h.Name), Recent: recent("interceptor:" + h.Name)}
+		if h.Builtin != "" {
+			row.Calls = "builtin: " + h.Builtin
+		}
+		switch {
+		case h.Request && h.Response:
+			row.On = "request and response"
+		case h.Request:
+			row.On = "request"
+		default:
+			row.On = "response"
+		}
+		if h.Mutate {
+			row.Mode = "mutate"
+		}
+		if h.FailOpen {
+			row.Fail = "open"
+		}
+		v.Interceptors = append(v.Interceptors, row)
+	}
+	return v
 }
 
 // intercepted is the engine middleware that runs the chain in force.

@@ -33,6 +33,7 @@ type limitGate struct {
 type gatePair struct {
 	gate    *policy.Gate
 	limiter *policy.Limiter
+	rules   *policy.Rules
 }
 
 var _ mcp.RequestGate = (*limitGate)(nil)
@@ -55,7 +56,7 @@ func (g *limitGate) set(roles *policy.Roles, rules policy.LimitRules) {
 	if g.shared != nil {
 		l = l.WithShared(g.shared, g.onErr)
 	}
-	g.cur.Store(&gatePair{gate: policy.NewGate(roles, l).WithRules(g.rules), limiter: l})
+	g.cur.Store(&gatePair{gate: policy.NewGate(roles, l).WithRules(g.rules), limiter: l, rules: g.rules})
 }
 
 // setRules puts new policy rules in force, the whole set at once; the
@@ -63,8 +64,11 @@ func (g *limitGate) set(roles *policy.Roles, rules policy.LimitRules) {
 func (g *limitGate) setRules(rs *policy.Rules) {
 	g.rules = rs
 	cur := g.cur.Load()
-	g.cur.Store(&gatePair{gate: cur.gate.WithRules(rs), limiter: cur.limiter})
+	g.cur.Store(&gatePair{gate: cur.gate.WithRules(rs), limiter: cur.limiter, rules: rs})
 }
+
+// currentRules are the policy rules in force.
+func (g *limitGate) currentRules() *policy.Rules { return g.cur.Load().rules }
 
 func (g *limitGate) AdmitRequest(ctx context.Context, e mcp.Entry, r *mcp.Request) error {
 	return g.cur.Load().gate.AdmitRequest(ctx, e, r)

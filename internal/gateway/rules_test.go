@@ -95,6 +95,14 @@ func TestPolicyRulesDecideCallsAfterTheRoleAndBeforeTheRate(t *testing.T) {
 	if res, err := gwCallTool(ctx, a, "files__restart_service", nil); err != nil || pvText(t, res) != "restarted" {
 		t.Errorf("an admin's restart: %s %v", res, err)
 	}
+	// The console's Policy page shows each rule, its counts and its
+	// latest refusals (once the audit has them).
+	cookie := adminLogin(t, e, admin)
+	testkit.WaitFor(t, "the policy page with the refusals", func() bool {
+		_, page := adminDo(t, e, "GET", "/admin/policy", nil, map[string]string{"Cookie": cookie})
+		return strings.Contains(page, `data-rule="docs-only-for-viewers"`) && strings.Contains(page, "<strong>6 denied</strong>") &&
+			strings.Contains(page, "2 passed") && strings.Count(page, "<td>vic</td>") >= 7
+	})
 
 	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nrate_limits: {default: {rate: 0.001, burst: 2}}\n" + backend))
 	if err != nil {
@@ -150,6 +158,12 @@ func TestInterceptorsCheckAndChangeAdmittedCalls(t *testing.T) {
 	if err != nil || pvText(t, res) != "/srv/[REDACTED:aws_access_key_id].txt" {
 		t.Fatalf("a read whose answer holds a key: %s %v", res, err)
 	}
+	cookie := adminLogin(t, e, admin)
+	testkit.WaitFor(t, "the policy page with the interceptors", func() bool {
+		_, page := adminDo(t, e, "GET", "/admin/policy", nil, map[string]string{"Cookie": cookie})
+		return strings.Contains(page, `data-interceptor="dlp"`) && strings.Contains(page, "allow 1, deny 1") &&
+			strings.Contains(page, `data-interceptor="secrets"`) && strings.Contains(page, "builtin: redact") && strings.Contains(page, "<td>vic</td>")
+	})
 	rep := mtScrape(e, gwBearer(admin))
 	for _, want := range []string{`mcpgate_interceptor_calls_total{interceptor="dlp",outcome="deny"} 1`, `mcpgate_interceptor_calls_total{interceptor="dlp",outcome="allow"} 1`,
 		`mcpgate_interceptor_calls_total{interceptor="secrets",outcome="redact"} 1`, `mcpgate_redactions_total{pattern="aws_access_key_id"} 1`} {

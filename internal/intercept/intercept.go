@@ -125,6 +125,18 @@ func New(specs []HookSpec, o Options) (*Chain, error) {
 	return c, nil
 }
 
+// Specs are the interceptors, in order, as configured.
+func (c *Chain) Specs() []HookSpec {
+	if c == nil {
+		return nil
+	}
+	out := make([]HookSpec, len(c.hooks))
+	for i, h := range c.hooks {
+		out[i] = h.spec
+	}
+	return out
+}
+
 // Len is the number of interceptors.
 func (c *Chain) Len() int {
 	if c == nil {

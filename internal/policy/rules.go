@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cel.dev/cel-go/cel"
@@ -58,6 +59,8 @@ type celRule struct {
 	matchPartial, denyPartial cel.Program
 	// arguments: an expression reads request.arguments (decoded then).
 	arguments bool
+	// passed and denied count the calls it matched, by its decision.
+	passed, denied atomic.Int64
 }
 
 // ruleCostLimit bounds what one expression with a comprehension may
@@ -183,13 +186,17 @@ func (rs *Rules) Check(ctx context.Context, id mcp.Identity, e mcp.Entry, r *mcp
 	}
 	v := newVars(id, e, r, time.Now(), rs.claims)
 	for _, ru := range rs.rules {
-		ok, err := ru.allows(v)
+		ok, matched, err := ru.allows(v)
 		if err != nil {
 			rs.log.Warn("policy: a rule failed, and so denied the call", "rule", ru.spec.Name, "entry", e.Name, "err", err)
 		}
 		if ok && err == nil {
+			if matched {
+				ru.passed.Add(1)
+			}
 			continue
 		}
+		ru.denied.Add(1)
 		r.SetDeniedBy(ru.spec.Name)
 		msg := ru.spec.Message
 		if msg == "" {
@@ -227,18 +234,38 @@ func (rs *Rules) Visible(id mcp.Identity, e mcp.Entry) bool {
 }
 
 // allows evaluates the rule on v: true when it does not match or its
-// deny_unless holds.
-func (ru *celRule) allows(v *vars) (bool, error) {
+// deny_unless holds; matched says whether it matched.
+func (ru *celRule) allows(v *vars) (ok, matched bool, err error) {
 	if ru.arguments {
 		v.decodeArguments()
 	}
 	if ru.match != nil {
 		m, err := evalBool(ru.match, v)
 		if err != nil || !m {
-			return !m && err == nil, err
+			return !m && err == nil, false, err
 		}
 	}
-	return evalBool(ru.deny, v)
+	ok, err = evalBool(ru.deny, v)
+	return ok, true, err
+}
+
+// RuleStat is one rule as configured, and how many calls it matched
+// since it was put in force, by its decision.
+type RuleStat struct {
+	RuleSpec
+	Passed, Denied int64
+}
+
+// Stats are the rules, in order, with their counts.
+func (rs *Rules) Stats() []RuleStat {
+	if rs == nil {
+		return nil
+	}
+	out := make([]RuleStat, len(rs.rules))
+	for i, ru := range rs.rules {
+		out[i] = RuleStat{RuleSpec: ru.spec, Passed: ru.passed.Load(), Denied: ru.denied.Load()}
+	}
+	return out
 }
 
 func evalBool(p cel.Program, v *vars) (bool, error) {

@@ -18,6 +18,7 @@ type AuditQuery struct {
 	Identity string    // the caller's subject or token id, exactly
 	Entry    string    // part of the entry's name (tool, prompt, resource URI)
 	Outcome  string    // exactly (ok, tool_error, forbidden, …)
+	Rule     string    // the rule or interceptor that denied it, exactly
 	Since    time.Time // at or after
 	Until    time.Time // before
 	// After is a page's Next: only records older than that page's last.
@@ -86,6 +87,9 @@ func AuditWhere(q AuditQuery, d Dialect) (string, []any, error) {
 	}
 	if q.Outcome != "" {
 		conds = append(conds, "outcome = "+arg(q.Outcome))
+	}
+	if q.Rule != "" {
+		conds = append(conds, "rule = "+arg(q.Rule))
 	}
 	if !q.Since.IsZero() {
 		conds = append(conds, "time >= "+arg(EncodeTime(q.Since)))

@@ -110,6 +110,9 @@ type Source interface {
 	// authorization of it, revoked at its authorization server (the
 	// error says why not there), each audited.
 	AuthorizeMine(ctx context.Context, by mcp.Identity, backend string) (string, error)
+	// Policy is the rules and interceptors in force, with their counts
+	// and latest refusals.
+	Policy(ctx context.Context) PolicyView
 	ForgetMine(ctx context.Context, by mcp.Identity, backend string) (hadToken bool, err error)
 }
 
@@ -253,6 +256,7 @@ func (h *Handler) routes() {
 	m.Handle("POST /admin/try", h.admin(h.try))
 	m.Handle("POST /admin/changes/decide", h.admin(h.decideChange))
 	m.Handle("GET /admin/sessions", h.admin(h.sessions))
+	m.Handle("GET /admin/policy", h.admin(h.policy))
 	m.Handle("GET /admin/audit", h.admin(h.audit))
 	m.Handle("GET /admin/audit/tail", h.admin(h.auditTail))
 	m.Handle("GET /admin/tokens", h.admin(h.tokens))

@@ -26,7 +26,7 @@ import (
 var templateFiles embed.FS
 
 // pageNames are the pages, each its own template set over the layout.
-var pageNames = []string{"login", "overview", "catalogue", "changes", "try", "sessions", "audit", "tokens", "refused", "credentials"}
+var pageNames = []string{"login", "overview", "catalogue", "changes", "try", "sessions", "audit", "tokens", "refused", "credentials", "policy"}
 
 type pages struct{ sets map[string]*template.Template }
 

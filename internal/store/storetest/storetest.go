@@ -345,7 +345,7 @@ func firstDiff(got, want []store.AuditRecord) string {
 }
 
 // QueryAudit matches every filter set: identity by subject or token id,
-// part of the name, the outcome, a time range. It pages newest first by
+// part of the name, the outcome, the rule that denied, a time range. It pages newest first by
 // (time, written order), without losing or repeating a record, even where
 // records share a time across a page's end.
 func testQueryAuditFiltersAndPagesNewestFirst(t *testing.T, open func(*testing.T) store.Store) {
@@ -354,7 +354,7 @@ func testQueryAuditFiltersAndPagesNewestFirst(t *testing.T, open func(*testing.T
 	at := func(sec int) time.Time { return time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC) }
 	records := []store.AuditRecord{
 		{Time: at(3), Subject: "ann", TokenID: "tok_a", Name: "fs__read_file", Outcome: "ok"},
-		{Time: at(1), Subject: "bob", TokenID: "tok_b", Name: "fs__write_file", Outcome: "forbidden"},
+		{Time: at(1), Subject: "bob", TokenID: "tok_b", Name: "fs__write_file", Outcome: "forbidden", Rule: "no-writes"},
 		{Time: at(2), Subject: "ann", TokenID: "tok_a", Name: "greet", Outcome: "ok"},
 		{Time: at(2), Subject: "ann", TokenID: "tok_a2", Name: "fs__read_file", Outcome: "tool_error"},
 		{Time: at(2), Subject: "bob", TokenID: "tok_b", Name: "mem://100%_x", Outcome: "ok"},
@@ -396,6 +396,7 @@ func testQueryAuditFiltersAndPagesNewestFirst(t *testing.T, open func(*testing.T
 		{"pages of two", store.AuditQuery{Limit: 2}, newestFirst},
 		{"subject", store.AuditQuery{Identity: "bob"}, []string{"mem://100%_x@2/tok_b", "fs__write_file@1/tok_b"}},
 		{"token id", store.AuditQuery{Identity: "tok_a2"}, []string{"fs__read_file@2/tok_a2"}},
+		{"the rule that denied", store.AuditQuery{Rule: "no-writes"}, []string{"fs__write_file@1/tok_b"}},
 		{"part of the name", store.AuditQuery{Entry: "read", Limit: 2}, []string{"fs__read_file@5/", "fs__read_file@3/tok_a", "fs__read_file@2/tok_a2"}},
 		{"a name with wildcard characters", store.AuditQuery{Entry: "%_"}, []string{"mem://100%_x@2/tok_b"}},
 		{"outcome", store.AuditQuery{Outcome: "ok"}, []string{"fs__read_file@3/tok_a", "mem://100%_x@2/tok_b", "greet@2/tok_a"}},
