@@ -186,7 +186,9 @@ func (u *Upstream) listenParams() (json.RawMessage, <-chan struct{}) {
 }
 
 // subscribe adds uri to the resources subscribed to, or takes it out, and
-// waits (up to ackWait) for the listen opened again to be acknowledged.
+// waits (up to ackWait) for a listen acknowledged with that change: the
+// acknowledgement names the resources it carries, so that one of a listen
+// opened before the change, read late, does not count.
 func (u *Upstream) subscribe(ctx context.Context, uri string, on bool) {
 	u.subMu.Lock()
 	if _, had := u.subs[uri]; had == on {
@@ -201,10 +203,8 @@ func (u *Upstream) subscribe(ctx context.Context, uri string, on bool) {
 	} else {
 		delete(u.subs, uri)
 	}
-	if u.acked == nil {
-		u.acked = make(chan struct{})
-	}
-	acked := u.acked
+	w := subWait{uri: uri, on: on, acked: make(chan struct{})}
+	u.awaiting = append(u.awaiting, w)
 	if u.subsChanged != nil {
 		close(u.subsChanged)
 	}
@@ -213,22 +213,42 @@ func (u *Upstream) subscribe(ctx context.Context, uri string, on bool) {
 	t := time.NewTimer(ackWait)
 	defer t.Stop()
 	select {
-	case <-acked:
+	case <-w.acked:
+		return
 	case <-t.C:
 		u.log.Info("upstream subscriptions/listen not acknowledged after a subscribe; answering anyway", "uri", uri)
 	case <-ctx.Done():
 	}
+	u.subMu.Lock()
+	u.awaiting = slices.DeleteFunc(u.awaiting, func(x subWait) bool { return x.acked == w.acked })
+	u.subMu.Unlock()
+}
+
+// subWait is a subscribe waiting for a listen acknowledged with uri
+// subscribed to (on) or not.
+type subWait struct {
+	uri   string
+	on    bool
+	acked chan struct{}
 }
 
 // publishNote hands a notification from the upstream to the hub; the
-// acknowledgement of the proxy's own listen is not the gateway's.
+// acknowledgement of the proxy's own listen is not the gateway's, and
+// ends the waits of the subscribes it carries.
 func (u *Upstream) publishNote(m *jsonrpc.Message) {
 	if m.Method == "notifications/subscriptions/acknowledged" {
-		u.subMu.Lock()
-		if u.acked != nil {
-			close(u.acked)
+		var ack struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
 		}
-		u.acked = make(chan struct{})
+		_ = json.Unmarshal(m.Params, &ack)
+		u.subMu.Lock()
+		u.awaiting = slices.DeleteFunc(u.awaiting, func(w subWait) bool {
+			if slices.Contains(ack.ResourceSubscriptions, w.uri) == w.on {
+				close(w.acked)
+				return true
+			}
+			return false
+		})
 		u.subMu.Unlock()
 		return
 	}

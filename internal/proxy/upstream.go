@@ -95,12 +95,12 @@ type Upstream struct {
 	level  atomic.Pointer[mcp.LogLevel]
 	inputs atomic.Uint64
 	// subs are the resources subscribed to on a sessionless upstream;
-	// subsChanged is closed when they change, acked at each
-	// acknowledgement of a listen (sessionless.go).
+	// subsChanged is closed when they change; awaiting are the subscribes
+	// waiting for a listen acknowledged with their change (sessionless.go).
 	subMu       sync.Mutex
 	subs        map[string]struct{}
 	subsChanged chan struct{}
-	acked       chan struct{}
+	awaiting    []subWait
 }
 
 // AskFunc answers one request the MCP server sent its client, with the
