@@ -185,8 +185,8 @@ func (u *Upstream) listenParams() (json.RawMessage, <-chan struct{}) {
 	return upstream.ListenParams(slices.Collect(maps.Keys(u.subs))), u.subsChanged
 }
 
-// subscribe adds uri to the resources subscribed to, or takes it out, and
-// waits (up to ackWait) for a listen acknowledged with that change: the
+// subscribe adds uri to the resources subscribed to, or takes it out. It
+// waits (up to ackWait) for a listen acknowledged with that change. The
 // acknowledgement names the resources it carries, so that one of a listen
 // opened before the change, read late, does not count.
 func (u *Upstream) subscribe(ctx context.Context, uri string, on bool) {
