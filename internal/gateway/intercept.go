@@ -22,7 +22,11 @@ import (
 // newIntercepts builds cfg's interceptors, counted in the metrics and
 // for the console.
 func (g *Gateway) newIntercepts(cfg *config.Config) (*intercept.Chain, error) {
-	return intercept.New(cfg.InterceptorSpecs(), intercept.Options{Client: &http.Client{}, Logger: g.log,
+	// Calls in flight each hold a connection to a hook: kept for the next
+	// ones, not two per host as net/http's default keeps.
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 256
+	return intercept.New(cfg.InterceptorSpecs(), intercept.Options{Client: &http.Client{Transport: t}, Logger: g.log,
 		Count: func(name, outcome string) {
 			g.metrics.Intercepted(name, outcome)
 			g.hookCounts.add(name, outcome)
