@@ -4,6 +4,8 @@
 package config
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"time"
@@ -18,7 +20,12 @@ type InterceptorConfig struct {
 	Name string `yaml:"name"`
 	// URL is the webhook it POSTs each call's document to (http or
 	// https); it answers {"decision": "allow" or "deny", "message": ...}.
+	// With tool, it is an MCP server's URL (Streamable HTTP) instead.
 	URL string `yaml:"url"`
+	// Tool makes the interceptor a tool of the MCP server at url, called
+	// with the document as its arguments; it answers the same object in
+	// its structured content, or as JSON in its text.
+	Tool string `yaml:"tool"`
 	// Builtin names one in the binary instead: redact (the answer side:
 	// private keys, cloud credentials, known token formats, and patterns).
 	Builtin string `yaml:"builtin"`
@@ -44,7 +51,7 @@ type InterceptorConfig struct {
 func (c *Config) InterceptorSpecs() []intercept.HookSpec {
 	out := make([]intercept.HookSpec, 0, len(c.Interceptors))
 	for _, ic := range c.Interceptors {
-		s := intercept.HookSpec{Name: ic.Name, URL: ic.URL, Builtin: ic.Builtin, Match: ic.Match, Mutate: ic.Mode == "mutate",
+		s := intercept.HookSpec{Name: ic.Name, URL: ic.URL, Tool: ic.Tool, Builtin: ic.Builtin, Match: ic.Match, Mutate: ic.Mode == "mutate",
 			Timeout: time.Duration(ic.Timeout.Duration), FailOpen: ic.Fail == "open"}
 		for _, on := range ic.On {
 			s.Request, s.Response = s.Request || on == "request", s.Response || on == "response"
@@ -79,6 +86,8 @@ func (c *Config) validateInterceptors() error {
 			return bad(key+".fail", "%q is not open or closed", ic.Fail)
 		case ic.Builtin == "" && len(ic.Patterns) > 0:
 			return bad(key+".patterns", "only the redactor takes patterns")
+		case ic.Tool != "" && ic.URL == "":
+			return bad(key+".tool", "names a tool of the MCP server at url: url is required")
 		}
 		seen[ic.Name] = true
 		for j, on := range ic.On {
@@ -92,7 +101,8 @@ func (c *Config) validateInterceptors() error {
 			}
 		}
 	}
-	if _, err := intercept.New(c.InterceptorSpecs(), intercept.Options{}); err != nil {
+	noCall := func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) { return nil, nil }
+	if _, err := intercept.New(c.InterceptorSpecs(), intercept.Options{CallTool: noCall}); err != nil {
 		return bad("interceptors", "%v", err)
 	}
 	return nil

@@ -16,6 +16,8 @@ func TestInterceptorKeys(t *testing.T) {
 	for _, c := range []struct{ name, doc, key string }{
 		{"a webhook", `{name: dlp, url: "https://dlp.internal/hook", on: [request], match: 'request.backend == "files"', mode: mutate, timeout: 500ms, fail: open}`, ""},
 		{"the redactor", `{name: secrets, builtin: redact, patterns: {ticket: 'TICKET-[0-9]+'}}`, ""},
+		{"an MCP server's tool", `{name: check, url: "http://127.0.0.1:9/mcp", tool: check}`, ""},
+		{"a tool without its server", `{name: check, tool: check}`, "interceptors[0]"},
 		{"no name", `{url: "https://h/x"}`, "interceptors[0].name"},
 		{"neither url nor builtin", `{name: a}`, "interceptors[0]"},
 		{"both", `{name: a, url: "https://h/x", builtin: redact}`, "interceptors[0]"},

@@ -85,6 +85,9 @@ type Gateway struct {
 	// hookCounts their outcomes, for the console.
 	intercepts atomic.Pointer[intercept.Chain]
 	hookCounts outcomeCounts
+	hookTools  hookClients
+	hookOnce   sync.Once
+	hookHTTP   *http.Transport // the webhooks' connections
 	tracer     *telemetry.Tracer
 	// backends relays the configured backends; always there, empty when
 	// none is configured, so that a reload can add the first one.
@@ -475,6 +478,10 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.endStartup()
 	errLegacy := g.EndSessions()
+	g.hookTools.close()
+	if g.hookHTTP != nil {
+		g.hookHTTP.CloseIdleConnections()
+	}
 	var errAudit error
 	if g.audit != nil {
 		errAudit = g.audit.Close(ctx)

@@ -7,6 +7,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -17,20 +18,92 @@ import (
 	"github.com/mcpgate/mcpgate/internal/intercept"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // newIntercepts builds cfg's interceptors, counted in the metrics and
 // for the console.
 func (g *Gateway) newIntercepts(cfg *config.Config) (*intercept.Chain, error) {
-	// Calls in flight each hold a connection to a hook: kept for the next
-	// ones, not two per host as net/http's default keeps.
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 256
-	return intercept.New(cfg.InterceptorSpecs(), intercept.Options{Client: &http.Client{Transport: t}, Logger: g.log,
+	g.hookOnce.Do(func() {
+		// Calls in flight each hold a connection to a hook: kept for the
+		// next ones, not two per host as net/http's default keeps. The
+		// gateway's Close closes them.
+		g.hookHTTP = http.DefaultTransport.(*http.Transport).Clone()
+		g.hookHTTP.MaxIdleConnsPerHost = 256
+	})
+	return intercept.New(cfg.InterceptorSpecs(), intercept.Options{Client: &http.Client{Transport: g.hookHTTP}, Logger: g.log, CallTool: g.hookTools.call,
 		Count: func(name, outcome string) {
 			g.metrics.Intercepted(name, outcome)
 			g.hookCounts.add(name, outcome)
 		}, Redacted: g.metrics.Redacted})
+}
+
+// hookClients are the gateway's clients of the MCP servers whose tools are
+// interceptors: one session each, opened at the first call and again
+// after it ends.
+type hookClients struct {
+	mu      sync.Mutex
+	clients map[string]*mcp.Client
+}
+
+// call calls tool on the MCP server at url (Streamable HTTP, 2025-11-25).
+func (h *hookClients) call(ctx context.Context, url, tool string, args json.RawMessage) (json.RawMessage, error) {
+	c, err := h.client(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": args})
+	res, err := c.Call(ctx, "tools/call", params)
+	if err != nil && errors.Is(err, mcp.ErrClosed) {
+		h.forget(url, c)
+	}
+	return res, err
+}
+
+func (h *hookClients) client(ctx context.Context, url string) (*mcp.Client, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.clients[url]; c != nil {
+		select {
+		case <-c.Done():
+			delete(h.clients, url)
+		default:
+			return c, nil
+		}
+	}
+	conn, err := mcphttp.DialStreamable(context.WithoutCancel(ctx), url, mcphttp.ClientOptions{})
+	if err != nil {
+		return nil, err
+	}
+	c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "mcpgate-interceptor", Version: "1"}})
+	if _, err := c.Initialize(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	if h.clients == nil {
+		h.clients = map[string]*mcp.Client{}
+	}
+	h.clients[url] = c
+	return c, nil
+}
+
+func (h *hookClients) forget(url string, c *mcp.Client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.clients[url] == c {
+		delete(h.clients, url)
+	}
+	_ = c.Close()
+}
+
+// close ends every session (the gateway's Close).
+func (h *hookClients) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for url, c := range h.clients {
+		_ = c.Close()
+		delete(h.clients, url)
+	}
 }
 
 // outcomeCounts counts each interceptor's outcomes, for the console.

@@ -39,6 +39,17 @@ func prFiles(t *testing.T) string {
 		&mcp.Tool{Name: "restart_service", Description: "Restarts it.", Handler: restart})
 }
 
+// prConnect is a client of era for secret, once files__read is listed.
+func prConnect(t *testing.T, e *gwEnv, secret string, era mcp.Era) *mcp.Client {
+	t.Helper()
+	c := pvConnect(t, e.base, gwBearer(secret), era)
+	testkit.WaitFor(t, "files__read listed", func() bool {
+		res, err := c.Call(testkit.Context(t), "tools/list", nil)
+		return err == nil && strings.Contains(string(res), `"files__read"`)
+	})
+	return c
+}
+
 const prRules = "policy:\n  rules:\n" +
 	"    - {name: docs-only-for-viewers, match: 'request.backend == \"files\" && request.origin == \"read\" && principal.role == \"viewer\"',\n" +
 	"       deny_unless: 'request.arguments.path.startsWith(\"/srv/docs/\")', message: \"Viewers may read only under /srv/docs.\"}\n" +
@@ -144,11 +155,7 @@ func TestInterceptorsCheckAndChangeAdmittedCalls(t *testing.T) {
 	ctx := testkit.Context(t)
 	viewer, _ := e.token("vic", "viewer")
 	admin, _ := e.token("ada", "admin")
-	c := pvConnect(t, e.base, gwBearer(viewer), mcp.EraSessionless)
-	testkit.WaitFor(t, "files__read listed", func() bool {
-		res, err := c.Call(ctx, "tools/list", nil)
-		return err == nil && strings.Contains(string(res), `"files__read"`)
-	})
+	c := prConnect(t, e, viewer, mcp.EraSessionless)
 	_, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/etc/shadow"})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || je.Message != "Not /etc." {
@@ -231,11 +238,7 @@ func TestEveryHookModeAndFailureThroughTheGateway(t *testing.T) {
 	bkRun(t, e.gw)
 	ctx := testkit.Context(t)
 	editor, _ := e.token("ed", "editor")
-	c := pvConnect(t, e.base, gwBearer(editor), mcp.EraSession)
-	testkit.WaitFor(t, "files__read listed", func() bool {
-		res, err := c.Call(ctx, "tools/list", nil)
-		return err == nil && strings.Contains(string(res), `"files__read"`)
-	})
+	c := prConnect(t, e, editor, mcp.EraSession)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/srv/a", "case": tc.name})
@@ -250,5 +253,47 @@ func TestEveryHookModeAndFailureThroughTheGateway(t *testing.T) {
 				t.Errorf("%v, want -32001 by %s", err, tc.name)
 			}
 		})
+	}
+}
+
+// An interceptor may be a tool of an MCP server: called with the call's
+// document, it answers in its structured content (allow or deny), or in
+// JSON text. A reload without the interceptors lets what they denied go on.
+func TestAnMCPServersToolIsAnInterceptor(t *testing.T) {
+	check := func(_ context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
+		var doc struct {
+			Params struct{ Arguments struct{ Path string } }
+		}
+		_ = json.Unmarshal(args, &doc)
+		if strings.HasPrefix(doc.Params.Arguments.Path, "/etc/") {
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(`{"decision":"deny","message":"Checked: not /etc."}`)}})
+		}
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("allowed")}, StructuredContent: json.RawMessage(`{"decision":"allow"}`)})
+	}
+	checker := gwToolServer(t, "checker", &mcp.Tool{Name: "check", Description: "Checks a call.", Handler: check})
+	backend := "backends:\n  - {name: files, kind: http, url: " + strconv.Quote(prFiles(t)) + "}\n"
+	e := gwStart(t, "listen: 127.0.0.1:0\n"+backend+"interceptors:\n  - {name: checker, url: "+strconv.Quote(checker)+", tool: check, on: [request]}\n")
+	bkRun(t, e.gw)
+	ctx := testkit.Context(t)
+	editor, _ := e.token("ed", "editor")
+	c := prConnect(t, e, editor, mcp.EraSession)
+	if res, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/srv/a"}); err != nil || pvText(t, res) != "/srv/a" {
+		t.Fatalf("a read the tool allows: %s %v", res, err)
+	}
+	_, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/etc/shadow"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || je.Message != "Checked: not /etc." {
+		t.Fatalf("a read the tool denies: %v", err)
+	}
+	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\n" + backend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = e.cfg.Store
+	if rep, err := e.gw.Reload(ctx, cfg); err != nil || !rep.Policy {
+		t.Fatalf("reload without the interceptors: %+v %v", rep, err)
+	}
+	if _, err := gwCallTool(ctx, c, "files__read", map[string]any{"path": "/etc/shadow"}); err != nil {
+		t.Errorf("the read once the interceptor is gone: %v", err)
 	}
 }

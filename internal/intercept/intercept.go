@@ -27,8 +27,13 @@ import (
 // HookSpec is one interceptor as configured.
 type HookSpec struct {
 	Name string
-	// URL is the webhook's; "" for a built-in one (Builtin).
+	// URL is the webhook's, or the MCP server's (Tool); "" for a
+	// built-in one (Builtin).
 	URL string
+	// Tool, when set, makes the hook an MCP server's tool, called with the
+	// document as its arguments; it answers in its structured content (or
+	// its text, as JSON).
+	Tool string
 	// Builtin names one that ships in the binary: "redact".
 	Builtin string
 	// Request and Response say where it is called: before the backend,
@@ -73,7 +78,12 @@ type Chain struct {
 	// pattern's replacements.
 	count    func(interceptor, outcome string)
 	redacted func(pattern string, n int)
+	callTool CallTool
 }
+
+// CallTool calls tool of the MCP server at url with args and returns the
+// result of its tools/call.
+type CallTool func(ctx context.Context, url, tool string, args json.RawMessage) (json.RawMessage, error)
 
 type hook struct {
 	spec  HookSpec
@@ -90,11 +100,13 @@ type Options struct {
 	Logger   *slog.Logger
 	Count    func(interceptor, outcome string)
 	Redacted func(pattern string, n int)
+	// CallTool reaches the interceptors that are an MCP server's tool.
+	CallTool CallTool
 }
 
 // New compiles specs; an error names the interceptor.
 func New(specs []HookSpec, o Options) (*Chain, error) {
-	c := &Chain{client: o.Client, log: o.Logger, count: o.Count, redacted: o.Redacted}
+	c := &Chain{client: o.Client, log: o.Logger, count: o.Count, redacted: o.Redacted, callTool: o.CallTool}
 	if c.client == nil {
 		c.client = &http.Client{}
 	}
@@ -112,6 +124,9 @@ func New(specs []HookSpec, o Options) (*Chain, error) {
 				return nil, fmt.Errorf("interceptors[%d] (%s).match: %w", i, s.Name, err)
 			}
 			h.match = m
+		}
+		if s.Tool != "" && c.callTool == nil {
+			return nil, fmt.Errorf("interceptors[%d] (%s): nothing here calls an MCP server's tool", i, s.Name)
 		}
 		if s.Builtin == BuiltinRedact {
 			r, err := newRedactor(s.Patterns)
@@ -299,6 +314,9 @@ func (c *Chain) ask(ctx context.Context, h *hook, d document) (answer, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.spec.Timeout)
 	defer cancel()
+	if h.spec.Tool != "" {
+		return c.askTool(ctx, h, body)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.spec.URL, bytes.NewReader(body))
 	if err != nil {
 		return answer{}, err
@@ -323,6 +341,31 @@ func (c *Chain) ask(ctx context.Context, h *hook, d document) (answer, error) {
 		return answer{}, fmt.Errorf("it answered HTTP %d", resp.StatusCode)
 	}
 	return decodeAnswer(raw)
+}
+
+// askTool calls the hook's MCP tool with the document, and reads its
+// answer from the result: the structured content, else the first text.
+func (c *Chain) askTool(ctx context.Context, h *hook, doc []byte) (answer, error) {
+	res, err := c.callTool(ctx, h.spec.URL, h.spec.Tool, doc)
+	switch {
+	case ctx.Err() != nil:
+		return answer{}, fmt.Errorf("no answer within %s", h.spec.Timeout)
+	case err != nil:
+		return answer{}, fmt.Errorf("its tool %s: %w", h.spec.Tool, err)
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return answer{}, errAnswer
+	}
+	switch {
+	case r.IsError:
+		return answer{}, fmt.Errorf("its tool %s answered an error", h.spec.Tool)
+	case len(r.StructuredContent) > 0:
+		return decodeAnswer(r.StructuredContent)
+	case len(r.Content) > 0:
+		return decodeAnswer([]byte(r.Content[0].Text))
+	}
+	return answer{}, errAnswer
 }
 
 // errAnswer is a hook's answer that is not one.
