@@ -44,6 +44,9 @@ type Request struct {
 	// (SetDeniedBy); redacted what was taken out of its answer
 	// (SetRedacted).
 	actingAs, deniedBy, redacted string
+	// hooks are what interceptors that did not deny it came to, when
+	// not allowing it plainly (AddHook).
+	hooks string
 }
 
 // SetActingAs records whom a relay made the request as at its upstream,
@@ -79,6 +82,21 @@ func (r *Request) SetRedacted(counts string) {
 
 // Redacted is what SetRedacted recorded ("": nothing).
 func (r *Request) Redacted() string { return r.redacted }
+
+// AddHook records what an interceptor came to, as name:outcome (one that
+// failed open, one that changed the call), for the observers (Hooks).
+func (r *Request) AddHook(name, outcome string) {
+	if r == nil {
+		return
+	}
+	if r.hooks != "" {
+		r.hooks += " "
+	}
+	r.hooks += name + ":" + outcome
+}
+
+// Hooks is what AddHook recorded, space-separated ("": nothing).
+func (r *Request) Hooks() string { return r.hooks }
 
 // ReplaceArguments puts args, a JSON object, in place of the arguments of
 // a tools/call or prompts/get, whose entry and _meta stay as they were.

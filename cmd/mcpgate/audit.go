@@ -48,7 +48,7 @@ func auditCommand() *cobra.Command {
 				for _, r := range records {
 					if err := enc.Encode(auditJSON{Time: r.Time, Subject: r.Subject, TokenID: r.TokenID, Role: r.Role,
 						Kind: r.Kind, Name: r.Name, Backend: r.Backend, Outcome: r.Outcome, Code: r.Code,
-						DurationMs: float64(r.Duration) / float64(time.Millisecond), Origin: r.Origin, Upstream: r.Upstream, Rule: r.Rule, Redacted: r.Redacted}); err != nil {
+						DurationMs: float64(r.Duration) / float64(time.Millisecond), Origin: r.Origin, Upstream: r.Upstream, Rule: r.Rule, Redacted: r.Redacted, Hooks: r.Hooks}); err != nil {
 						return err
 					}
 				}
@@ -98,4 +98,6 @@ type auditJSON struct {
 	// Redacted what the redactor took out of its answer.
 	Rule     string `json:"rule,omitempty"`
 	Redacted string `json:"redacted,omitempty"`
+	// Hooks is what interceptors came to other than allowing or denying.
+	Hooks string `json:"hooks,omitempty"`
 }

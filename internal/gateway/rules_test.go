@@ -254,6 +254,17 @@ func TestEveryHookModeAndFailureThroughTheGateway(t *testing.T) {
 			}
 		})
 	}
+	// The audit names what each interceptor came to: the refusals by
+	// their interceptor, the changes and the failures that let the call
+	// go on beside the outcome.
+	by := gwAudited(t, e, func(r store.AuditRecord) string { return r.Outcome + " " + r.Rule + " " + r.Hooks })
+	for _, want := range []string{"forbidden interceptor:deny ", "ok  mutate-args:mutate", "ok  mutate-result:mutate",
+		"ok  slow-open:error_open slow-open:error_open", "ok  gone-open:error_open gone-open:error_open", "forbidden interceptor:slow-closed ",
+		"forbidden interceptor:gone-closed ", "ok  nonsense-open:error_open nonsense-open:error_open", "forbidden interceptor:nonsense-closed "} {
+		if by[want] != 1 {
+			t.Errorf("audited %q %d times, want once; all: %v", want, by[want], by)
+		}
+	}
 }
 
 // An interceptor may be a tool of an MCP server: called with the call's

@@ -246,6 +246,7 @@ func (c *Chain) onRequest(ctx context.Context, h *hook, id mcp.Identity, r *mcp.
 			return c.failed(h, r, fmt.Errorf("its arguments: %w", err))
 		}
 		c.counted(h, Mutated)
+		r.AddHook(h.spec.Name, Mutated)
 		return nil
 	}
 	c.counted(h, Allowed)
@@ -287,6 +288,7 @@ func (c *Chain) onResponse(ctx context.Context, h *hook, id mcp.Identity, r *mcp
 			return keep(fmt.Errorf("its result: %w", err))
 		}
 		c.counted(h, Mutated)
+		r.AddHook(h.spec.Name, Mutated)
 		return a.Result, nil
 	}
 	c.counted(h, Allowed)
@@ -407,6 +409,7 @@ func (c *Chain) deny(h *hook, r *mcp.Request, msg string) error {
 func (c *Chain) failed(h *hook, r *mcp.Request, err error) error {
 	if h.spec.FailOpen {
 		c.counted(h, FailedOpen)
+		r.AddHook(h.spec.Name, FailedOpen)
 		c.log.Warn("interceptor failed; the call goes on (fail: open)", "interceptor", h.spec.Name, "err", err)
 		return nil
 	}

@@ -62,7 +62,7 @@ func ScanTokens(rows Rows) ([]Token, error) {
 
 // AuditColumns are the columns ScanAudit reads, in its order, and the
 // ones a store writes, in AppendAuditValues' order.
-const AuditColumns = "time, subject, token_id, role, kind, name, backend, outcome, code, duration_us, origin, upstream, rule, redacted"
+const AuditColumns = "time, subject, token_id, role, kind, name, backend, outcome, code, duration_us, origin, upstream, rule, redacted, hooks"
 
 // AuditColumnList is AuditColumns as a list.
 var AuditColumnList = strings.Split(AuditColumns, ", ")
@@ -71,7 +71,7 @@ var AuditColumnList = strings.Split(AuditColumns, ", ")
 // order: what every store writes for a record.
 func AppendAuditValues(args []any, r AuditRecord) []any {
 	return append(args, EncodeTime(r.Time), r.Subject, r.TokenID, r.Role, r.Kind,
-		r.Name, r.Backend, r.Outcome, r.Code, EncodeDuration(r.Duration), r.Origin, r.Upstream, r.Rule, r.Redacted)
+		r.Name, r.Backend, r.Outcome, r.Code, EncodeDuration(r.Duration), r.Origin, r.Upstream, r.Rule, r.Redacted, r.Hooks)
 }
 
 // ScanAudit reads every row of AuditColumns, expecting about n; the
@@ -93,7 +93,7 @@ func ScanAudit(rows Rows, n int) ([]AuditRecord, error) {
 func scanAuditRecord(rows Rows, before ...any) (AuditRecord, error) {
 	var r AuditRecord
 	var t, us int64
-	dest := append(before, &t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us, &r.Origin, &r.Upstream, &r.Rule, &r.Redacted)
+	dest := append(before, &t, &r.Subject, &r.TokenID, &r.Role, &r.Kind, &r.Name, &r.Backend, &r.Outcome, &r.Code, &us, &r.Origin, &r.Upstream, &r.Rule, &r.Redacted, &r.Hooks)
 	if err := rows.Scan(dest...); err != nil {
 		return AuditRecord{}, err
 	}

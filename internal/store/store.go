@@ -61,6 +61,9 @@ type AuditRecord struct {
 	// Redacted is what the redactor took out of the answer, as
 	// pattern=count pairs ("": nothing).
 	Redacted string
+	// Hooks is what interceptors came to other than allowing or denying,
+	// as interceptor:outcome (mutate, error_open), space-separated.
+	Hooks string
 }
 
 // Store is what mcpgate keeps between runs.

@@ -39,7 +39,7 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 		Time: e.Start.UTC(), Subject: id.Subject, TokenID: id.TokenID, Role: id.Role,
 		Kind: string(t.Kind), Name: truncate(t.Name, maxNameBytes), Backend: t.Entry.Owner,
 		Outcome: string(e.Outcome), Code: e.Code, Duration: e.Duration, Origin: origin(t),
-		Upstream: r.ActingAs(), Rule: r.DeniedBy(), Redacted: r.Redacted(),
+		Upstream: r.ActingAs(), Rule: r.DeniedBy(), Redacted: r.Redacted(), Hooks: r.Hooks(),
 	})
 }
 

@@ -222,6 +222,8 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN rule text NOT NULL DEFAULT '';`,
 	// 11: what the redactor took out of an answer.
 	`ALTER TABLE audit ADD COLUMN redacted text NOT NULL DEFAULT '';`,
+	// 12: what interceptors came to, other than allowing or denying.
+	`ALTER TABLE audit ADD COLUMN hooks text NOT NULL DEFAULT '';`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").

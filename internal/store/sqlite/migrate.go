@@ -143,6 +143,8 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN rule TEXT NOT NULL DEFAULT '';`,
 	// 13: what the redactor took out of an answer.
 	`ALTER TABLE audit ADD COLUMN redacted TEXT NOT NULL DEFAULT '';`,
+	// 14: what interceptors came to, other than allowing or denying.
+	`ALTER TABLE audit ADD COLUMN hooks TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema up to date.

@@ -189,7 +189,7 @@ func testAuditRoundTripsEveryField(t *testing.T, open func(*testing.T) store.Sto
 	want := []store.AuditRecord{
 		{Time: time.Date(2026, 4, 1, 10, 0, 0, 123456789, time.UTC), Subject: "alice", TokenID: "tok_1", Role: "editor",
 			Kind: "tool", Name: "deploy", Backend: "github", Outcome: "forbidden", Code: -32001,
-			Duration: 1500 * time.Microsecond, Origin: "create_deployment", Upstream: "vault:deploy", Rule: "oncall-deploy", Redacted: "aws_access_key_id=1 private_key=2"},
+			Duration: 1500 * time.Microsecond, Origin: "create_deployment", Upstream: "vault:deploy", Rule: "oncall-deploy", Redacted: "aws_access_key_id=1 private_key=2", Hooks: "dlp:error_open fix:mutate"},
 		{Time: time.Date(2026, 4, 1, 10, 0, 0, 123456790, time.UTC), Subject: "bob", Role: "viewer",
 			Kind: "resource", Name: "x://rows/7", Outcome: "ok"},
 		{Time: time.Date(2026, 4, 1, 10, 0, 1, 0, time.UTC), Subject: "ünïcode ✓", Kind: "prompt", Name: "review",
