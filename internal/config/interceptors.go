@@ -22,6 +22,9 @@ type InterceptorConfig struct {
 	// https); it answers {"decision": "allow" or "deny", "message": ...}.
 	// With tool, it is an MCP server's URL (Streamable HTTP) instead.
 	URL string `yaml:"url"`
+	// Kind is webhook (the default) or mcp: url is an MCP server's, and
+	// tool names the tool that is the hook.
+	Kind string `yaml:"kind"`
 	// Tool makes the interceptor a tool of the MCP server at url, called
 	// with the document as its arguments; it answers the same object in
 	// its structured content, or as JSON in its text.
@@ -88,6 +91,12 @@ func (c *Config) validateInterceptors() error {
 			return bad(key+".patterns", "only the redactor takes patterns")
 		case ic.Tool != "" && ic.URL == "":
 			return bad(key+".tool", "names a tool of the MCP server at url: url is required")
+		case ic.Kind != "" && ic.Kind != "webhook" && ic.Kind != "mcp":
+			return bad(key+".kind", "%q is not webhook or mcp", ic.Kind)
+		case ic.Kind == "mcp" && ic.Tool == "":
+			return bad(key+".tool", "required with kind: mcp: the MCP server's tool that is the hook")
+		case ic.Kind == "webhook" && ic.Tool != "":
+			return bad(key+".tool", "goes with kind: mcp")
 		}
 		seen[ic.Name] = true
 		for j, on := range ic.On {
