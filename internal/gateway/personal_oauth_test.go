@@ -133,6 +133,9 @@ func TestEachPersonAuthorizesAnOAuthBackendThemselves(t *testing.T) {
 		t.Fatalf("bob's call before he authorized tickets: %v %s, want -32042 with the page that begins it", err, je.Data)
 	}
 	poSignIn(t, e, page, bobCookie, "bob")
+	if n := is.ClientCount(); n != 1 {
+		t.Errorf("the gateway registered %d clients for two people, want one they share", n)
+	}
 
 	var wg sync.WaitGroup
 	for name, c := range clients {

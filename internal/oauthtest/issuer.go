@@ -72,6 +72,14 @@ type Issuer struct {
 	exchanges    []ExchangeRecord
 }
 
+// ClientCount is how many clients are registered, out of band or
+// dynamically.
+func (is *Issuer) ClientCount() int {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return len(is.clients)
+}
+
 // AddClient registers a client out of band (a relying party configured
 // with its client id).
 func (is *Issuer) AddClient(id string, redirects ...string) {

@@ -143,6 +143,9 @@ type Authorization struct {
 	// which an admin gives. Its record is kept in Vault, not Env's.
 	Owner string
 	Vault Vault
+	// people, for an owner's, share one dynamic registration at each
+	// authorization server among the backend's people (people.go).
+	people *People
 
 	// ready: the record was loaded once; engaged: the backend has asked
 	// for OAuth (a challenge, or a record). A backend that never did is

@@ -26,6 +26,13 @@ func (a *Authorization) registration(ctx context.Context, issuer string, as oaut
 	if reg, ok := a.rec.Clients[issuer]; ok {
 		return reg, nil
 	}
+	if reg, ok := a.people.client(ctx, issuer); ok {
+		if a.rec.Clients == nil {
+			a.rec.Clients = map[string]Registration{}
+		}
+		a.rec.Clients[issuer] = reg // the one the backend's people share
+		return reg, nil
+	}
 	var reg Registration
 	switch {
 	case a.Pre != nil:
@@ -44,6 +51,7 @@ func (a *Authorization) registration(ctx context.Context, issuer string, as oaut
 		if reg, err = a.register(ctx, as, redirect); err != nil {
 			return reg, err
 		}
+		a.people.keepClient(ctx, issuer, reg)
 	default:
 		return reg, fmt.Errorf("the authorization server %s offers neither Client ID Metadata Documents (or none is configured: oauth_client.client_metadata_url) nor dynamic registration; register a client there and name it in the backend's oauth.client_id", egress.Summary(issuer))
 	}

@@ -12,6 +12,7 @@ package oauthclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -37,6 +38,10 @@ type People struct {
 
 	mu      sync.Mutex
 	byOwner map[string]*Authorization
+	// clients are the dynamic registrations the people share, by issuer,
+	// kept in the backend's own record (Env's vault) for every replica.
+	clientsMu sync.Mutex
+	clients   map[string]Registration
 	// latest is the Authorization that last completed, or was last found
 	// holding a token: the backend's own connection (its catalogue)
 	// carries its token (Wrap).
@@ -65,7 +70,7 @@ func (p *People) For(owner string) *Authorization {
 		p.byOwner = map[string]*Authorization{}
 	}
 	a := &Authorization{Backend: p.Backend, Resource: p.Resource, Pre: p.Pre, Scopes: p.Scopes, Issuer: p.Issuer,
-		Env: p.Env, Owner: owner, Vault: p.Vault(owner)}
+		Env: p.Env, Owner: owner, Vault: p.Vault(owner), people: p}
 	a.engaged.Store(true) // the backend asks every person for OAuth
 	p.byOwner[owner] = a
 	return a
@@ -226,3 +231,67 @@ func (a *Authorization) probe(ctx context.Context) {
 
 // probeWithin bounds the probe.
 const probeWithin = 10 * time.Second
+
+// client is the registration the backend's people share at issuer, from
+// memory or the backend's record (nil p: none).
+func (p *People) client(ctx context.Context, issuer string) (Registration, bool) {
+	if p == nil {
+		return Registration{}, false
+	}
+	p.clientsMu.Lock()
+	defer p.clientsMu.Unlock()
+	if reg, ok := p.clients[issuer]; ok {
+		return reg, true
+	}
+	if p.Env.Vault == nil {
+		return Registration{}, false
+	}
+	raw, err := p.Env.Vault.Load(ctx, p.Backend)
+	var rec record
+	if err != nil || raw == nil || json.Unmarshal(raw, &rec) != nil {
+		return Registration{}, false
+	}
+	reg, ok := rec.Clients[issuer]
+	if ok {
+		p.remember(issuer, reg)
+	}
+	return reg, ok
+}
+
+// keepClient shares reg, registered at issuer for one person, with the
+// backend's other people, on every replica.
+func (p *People) keepClient(ctx context.Context, issuer string, reg Registration) {
+	if p == nil {
+		return
+	}
+	p.clientsMu.Lock()
+	defer p.clientsMu.Unlock()
+	p.remember(issuer, reg)
+	if p.Env.Vault == nil {
+		return
+	}
+	_ = p.Env.Vault.Update(ctx, p.Backend, func(raw []byte) ([]byte, error) {
+		var rec record
+		if raw != nil {
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				return nil, err
+			}
+		}
+		if _, ok := rec.Clients[issuer]; ok {
+			return nil, nil // another replica's came first: each keeps its own
+		}
+		if rec.Clients == nil {
+			rec.Clients = map[string]Registration{}
+		}
+		rec.Clients[issuer] = reg
+		return json.Marshal(rec)
+	})
+}
+
+// remember keeps reg in memory (under p.clientsMu).
+func (p *People) remember(issuer string, reg Registration) {
+	if p.clients == nil {
+		p.clients = map[string]Registration{}
+	}
+	p.clients[issuer] = reg
+}

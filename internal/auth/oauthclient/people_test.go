@@ -53,8 +53,9 @@ func holds(p *oauthclient.People, owner string) bool {
 }
 
 // Each person's authorization is theirs alone: the link is begun without
-// a challenge; each person's requests, concurrent, carry the token they
-// got by signing in themselves; a state made for one person completes no
+// a challenge; the gateway's client, registered once, is the same for
+// all; each person's requests, concurrent, carry the token they got by
+// signing in themselves; a state made for one person completes no
 // one else's; a record moved into another person's place does not open;
 // and forgetting one person's leaves the other's.
 func TestEachPersonsAuthorizationIsTheirsAlone(t *testing.T) {
@@ -75,6 +76,9 @@ func TestEachPersonsAuthorizationIsTheirsAlone(t *testing.T) {
 	signIn(t, p, "tok_bob", "bob")
 	if !holds(p, "tok_alice") || !holds(p, "tok_bob") {
 		t.Fatal("a person who signed in holds no token")
+	}
+	if n := r.is.ClientCount(); n != 1 {
+		t.Errorf("the gateway registered %d clients for two people, want one they share", n)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
