@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
@@ -180,13 +181,25 @@ func (s *adminSource) Policy(ctx context.Context) admin.PolicyView {
 	return v
 }
 
-// intercepted is the engine middleware that runs the chain in force.
+// intercepted is the engine middleware that runs the chain in force. The
+// chain's handler over next is made once for each chain put in force, not
+// at every call.
 func (g *Gateway) intercepted(next mcp.Handler) mcp.Handler {
+	type built struct {
+		chain *intercept.Chain
+		h     mcp.Handler
+	}
+	var cur atomic.Pointer[built]
 	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
 		c := g.intercepts.Load()
 		if c.Len() == 0 {
 			return next.ServeMCP(ctx, r)
 		}
-		return c.Middleware(next).ServeMCP(ctx, r)
+		b := cur.Load()
+		if b == nil || b.chain != c {
+			b = &built{chain: c, h: c.Middleware(next)}
+			cur.Store(b)
+		}
+		return b.h.ServeMCP(ctx, r)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -69,6 +70,14 @@ func newHook(t *testing.T, answer func(doc map[string]any) (int, string)) *hookS
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
 	return h
+}
+
+// newHookHandler is a hook server of its own handler.
+func newHookHandler(t *testing.T, h http.HandlerFunc) *hookServer {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &hookServer{url: srv.URL}
 }
 
 func chain(t *testing.T, specs ...intercept.HookSpec) (*intercept.Chain, map[string]int) {
@@ -160,10 +169,7 @@ func TestAMutatingHookReplacesArgumentsAndResults(t *testing.T) {
 // A hook that times out, cannot be reached or answers nonsense allows the
 // call when it fails open, and denies it when it fails closed.
 func TestAFailingHookFollowsItsFailMode(t *testing.T) {
-	slow := newHook(t, func(map[string]any) (int, string) {
-		time.Sleep(200 * time.Millisecond)
-		return 200, `{"decision":"allow"}`
-	})
+	slow := newHookHandler(t, func(_ http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body); <-r.Context().Done() }) // answers once the chain gave up
 	nonsense := newHook(t, func(map[string]any) (int, string) { return 200, `{"verdict":"yes"}` })
 	broken := newHook(t, func(map[string]any) (int, string) { return 500, `oops` })
 	gone := httptest.NewServer(http.NotFoundHandler())

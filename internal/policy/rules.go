@@ -10,7 +10,6 @@ package policy
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -381,16 +381,12 @@ func (v *vars) UnknownAttributePatterns() []*interpreter.AttributePattern {
 // JWT (verified at authentication: read here, not checked again); empty
 // for the gateway's own credentials.
 func presentedClaims(id mcp.Identity) map[string]any {
-	claims := map[string]any{}
-	parts := strings.Split(id.Presented.Reveal(), ".")
-	if len(parts) != 3 {
-		return claims
+	claims := jwt.MapClaims{}
+	if tok := id.Presented.Reveal(); tok != "" {
+		if _, _, err := jwt.NewParser().ParseUnverified(tok, claims); err != nil {
+			return map[string]any{}
+		}
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return claims
-	}
-	_ = json.Unmarshal(raw, &claims)
 	return claims
 }
 
