@@ -108,6 +108,9 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	identity, _ := mcp.IdentityFrom(r.Context())
 	ls, err := h.open(w, identity)
+	if errors.Is(err, errIdentitySessions) || errors.Is(err, errTooManySessions) {
+		h.opts.sessionRefused(r)
+	}
 	if errors.Is(err, errIdentitySessions) {
 		writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, nil, sessionLimit(h.opts.MaxSessionsPerIdentity)))
 		return

@@ -5,6 +5,7 @@ package mcphttp
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 )
 
@@ -66,7 +67,17 @@ type Options struct {
 	// Shared, when set, keeps the sessions' liveness and the per-identity
 	// counts where every replica sees them (Redis: package cluster).
 	Shared SharedSessions
-	Logger *slog.Logger
+	// SessionRefused, when set, is told of each session refused at a
+	// cap (MaxSessions, MaxSessionsPerIdentity), with the refused
+	// request (its context holds the caller's identity).
+	SessionRefused func(r *http.Request)
+	Logger         *slog.Logger
+}
+
+func (o *Options) sessionRefused(r *http.Request) {
+	if o.SessionRefused != nil {
+		o.SessionRefused(r)
+	}
 }
 
 func (o Options) withDefaults() Options {

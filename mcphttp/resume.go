@@ -152,6 +152,8 @@ func (h *Handler) resumePost(w http.ResponseWriter, r *http.Request, hs *httpSes
 	}
 	ew := newEventWriter(w, "")
 	ew.sessionID = hs.idHeader
+	ew.open = &h.streams[0]
+	defer ew.release()
 	p.mu.Lock()
 	ew.mu.Lock()
 	ew.start()

@@ -86,18 +86,9 @@ func TestLegacySessionsPerIdentityAreCapped(t *testing.T) {
 	first := openLegacyStream(t, f, "mallory")
 	openLegacyStream(t, f, "mallory")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url("/sse"), nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("X-Test-Identity", "mallory")
-	resp, err := f.http.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("a 3rd stream of one identity = %d, want 429", resp.StatusCode)
+	status := refusedLegacyStream(t, f, "mallory")
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("a 3rd stream of one identity = %d, want 429", status)
 	}
 	openLegacyStream(t, f, "alice")
 
@@ -105,4 +96,21 @@ func TestLegacySessionsPerIdentityAreCapped(t *testing.T) {
 	first.hangUp()
 	<-f.ended
 	openLegacyStream(t, f, "mallory")
+}
+
+// refusedLegacyStream asks for one more legacy stream as identity, which
+// is expected to be refused, and returns the status it was answered.
+func refusedLegacyStream(t *testing.T, f *legacyFixture, identity string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url("/sse"), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-Test-Identity", identity)
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/sse"
@@ -43,6 +44,10 @@ type eventWriter struct {
 	status func(answer []byte) int
 	keepB  int // how many bytes of events ps keeps
 	ps     *postStream
+	// open, when set, counts the stream while it is open: from its
+	// start to release.
+	open     *atomic.Int64
+	released bool
 	// sessionID is the Mcp-Session-Id header's value, if any, set last
 	// before the first write (a shared slice: one allocation per session,
 	// not per response).
@@ -84,6 +89,9 @@ func (e *eventWriter) start() {
 		return
 	}
 	e.started = true
+	if e.open != nil {
+		e.open.Add(1)
+	}
 	h := e.w.Header()
 	h["Content-Type"] = contentTypeEventStream
 	h["Cache-Control"] = cacheControlNoCache
@@ -167,6 +175,17 @@ func (e *eventWriter) comment() error {
 		return err
 	}
 	return e.rc.Flush()
+}
+
+// release stops counting the stream as open, once its handler is done
+// with it.
+func (e *eventWriter) release() {
+	e.mu.Lock()
+	if e.started && e.open != nil && !e.released {
+		e.released = true
+		e.open.Add(-1)
+	}
+	e.mu.Unlock()
 }
 
 // close stops further writes; the handler returning ends the response. A

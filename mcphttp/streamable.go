@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -35,6 +36,11 @@ type Handler struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	reaper   sync.WaitGroup
+
+	// streams counts the event streams open now: [0] a 2025 session's
+	// (its standalone GET and the POSTs answered as streams), [1] a
+	// sessionless request's.
+	streams [2]atomic.Int64
 }
 
 // NewHandler returns a Streamable HTTP handler for s. Close it to end its
@@ -68,6 +74,13 @@ func (h *Handler) Close() {
 
 // Sessions is the number of live sessions.
 func (h *Handler) Sessions() int { return h.table.len() }
+
+// Streams is the number of event streams open now: those of 2025 sessions
+// (a standalone GET, a POST answered as a stream), and those of
+// sessionless requests of the 2026-07-28 revision.
+func (h *Handler) Streams() (sessions, sessionless int) {
+	return int(h.streams[0].Load()), int(h.streams[1].Load())
+}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Sessionless && r.Method != http.MethodPost && sessionlessHeader(r) {
@@ -220,9 +233,12 @@ func (h *Handler) answerWith(w http.ResponseWriter, r *http.Request, hs *httpSes
 		if hs.sess.Version() >= mcp.Version20251125 {
 			ew.priming, ew.streams, ew.keep, ew.keepB = primingRetry, &hs.posts, h.opts.ReplayEvents, h.opts.ReplayBytes
 		}
+		ew.open = &h.streams[0]
 	} else {
 		ew = newEventWriter(w, "s")
+		ew.open = &h.streams[1]
 	}
+	defer ew.release()
 	ew.status = status
 	ctx := r.Context()
 	if prefersStream(r.Header.Get("Accept")) {
@@ -280,11 +296,13 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		limit = math.MaxInt
 	}
 	if !h.table.reserve(budget, limit) {
+		h.opts.sessionRefused(r)
 		writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
 		return
 	}
 	if !h.makeRoom(budget) {
 		h.table.unreserve(budget)
+		h.opts.sessionRefused(r)
 		writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
 		return
 	}
@@ -300,6 +318,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 			return
 		case !ok:
 			h.table.unreserve(budget)
+			h.opts.sessionRefused(r)
 			writeJSON(w, http.StatusTooManyRequests, jsonrpc.AppendError(nil, m.ID, sessionLimit(h.opts.MaxSessionsPerIdentity)))
 			return
 		}

@@ -28,6 +28,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	ew := newEventWriter(w, "0")
 	ew.sessionID = hs.idHeader
+	ew.open = &h.streams[0]
 	hs.mu.Lock()
 	if hs.standalone != nil {
 		hs.mu.Unlock()
@@ -54,6 +55,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 		hs.mu.Unlock()
 		ew.close()
+		ew.release()
 		hs.touch()
 		hs.busy.Add(-1)
 	}()
