@@ -98,5 +98,7 @@ type Store interface {
 	// The catalogue's pins (pins.go).
 	PinStore
 
+	// Ping reports whether the store answers now.
+	Ping(ctx context.Context) error
 	Close() error
 }

@@ -101,6 +101,9 @@ func redact(err error) string {
 }
 
 // Close closes the pool.
+// Ping asks the server for an answer.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
 func (s *Store) Close() error {
 	s.pool.Close()
 	return nil

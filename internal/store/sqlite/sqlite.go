@@ -112,6 +112,12 @@ func isBusy(err error) bool {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
+// Ping runs the cheapest query, so that a file gone or locked shows.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
 // create makes the file before SQLite does, so that it is born 0600: it
 // holds who called what. SQLite gives the -wal and -shm files the mode of
 // the database file.

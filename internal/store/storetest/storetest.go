@@ -43,11 +43,25 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"PinsFirstSightByReplicasAtOnce", testPinsFirstSightByReplicasAtOnce},
 		{"PersonalCredentialsAreKeyedByPrincipalAndBackend", testPersonalCredentialsAreKeyedByPrincipalAndBackend},
 		{"PersonalCredentialUpdatesTakeTurns", testPersonalCredentialUpdatesTakeTurns},
+		{"PingAnswersUntilClosed", testPingAnswersUntilClosed},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
 	}
 	for _, c := range oauthTests {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
+	}
+}
+
+// Ping is what the metrics' reachability gauge asks: nil while the store
+// serves, an error once it cannot.
+func testPingAnswersUntilClosed(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping of an open store: %v", err)
+	}
+	_ = s.Close()
+	if err := s.Ping(t.Context()); err == nil {
+		t.Fatal("Ping of a closed store answered nil")
 	}
 }
 
