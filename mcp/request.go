@@ -72,6 +72,10 @@ func (r *Request) SetDeniedBy(rule string) {
 // DeniedBy is what SetDeniedBy recorded ("": no rule refused it).
 func (r *Request) DeniedBy() string { return r.deniedBy }
 
+// DeniedByInterceptor begins DeniedBy when an interceptor refused the
+// request ("interceptor:dlp"); a policy rule's name stands alone.
+const DeniedByInterceptor = "interceptor:"
+
 // SetRedacted records what an interceptor took out of the answer, as
 // pattern=count pairs, for the observers (Redacted).
 func (r *Request) SetRedacted(counts string) {

@@ -142,6 +142,8 @@ sessions:
   key_file: %q
 audit:
   flush_every: 100ms
+metrics:
+  dashboard_url: https://grafana.example/d/mcpgate
 rate_limits:
   entries:
     - name: fx__test_image_content
@@ -408,6 +410,30 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		wg.Wait()
 		if ok.Load() != 10 || limited.Load() != 90 {
 			t.Errorf("%d admitted, %d rate limited, %d otherwise; want 10 and 90", ok.Load(), limited.Load(), other.Load())
+		}
+	})
+
+	t.Run("each replica's console says it shows itself and links the fleet's dashboard; its metrics say Redis and PostgreSQL answer", func(t *testing.T) {
+		for i := range s.replicas {
+			base := strings.TrimSuffix(s.url(i), "/mcp")
+			for path, wants := range map[string][]string{
+				"/admin/":  {`id="fleet"`, `<a href="https://grafana.example/d/mcpgate" rel="noreferrer noopener">`},
+				"/metrics": {`mcpgate_dependency_up{dependency="redis"} 1`, `mcpgate_dependency_up{dependency="store"} 1`},
+			} {
+				req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+				req.Header.Set("Authorization", "Bearer "+s.token)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				for _, want := range wants {
+					if !strings.Contains(string(body), want) {
+						t.Errorf("replica %d's %s lacks %s", i, path, want)
+					}
+				}
+			}
 		}
 	})
 

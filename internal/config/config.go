@@ -317,6 +317,10 @@ type MetricsConfig struct {
 	// /metrics without authentication, for a local scraper that holds no
 	// token. A non-loopback address is refused. Empty: none.
 	Listen string `yaml:"listen"`
+	// DashboardURL is the fleet's dashboard (Grafana, over every
+	// replica's metrics: deploy/grafana/mcpgate.json), linked from each
+	// replica's console overview, which shows its own replica only.
+	DashboardURL string `yaml:"dashboard_url"`
 }
 
 // Duration is a time.Duration written as "30s", "5m". A value that does

@@ -60,6 +60,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"unknown key", "listne: 127.0.0.1:1", "listne"},
 		{"bad listen", "listen: nowhere", "listen"},
 		{"bad metrics listen", "metrics:\n  listen: nowhere", "metrics.listen"},
+		{"metrics dashboard not a URL", "metrics:\n  dashboard_url: javascript:alert(1)", "metrics.dashboard_url"},
 		{"custom role onto unknown base", "roles: {analyst: superuser}", "roles.analyst"},
 		{"base role redefined", "roles: {admin: viewer}", "roles.admin"},
 		{"unknown identity role", "auth: {identity: {role: boss}}", "auth.identity.role"},

@@ -44,6 +44,11 @@ func (c *Config) Validate() error {
 			return bad("metrics.listen", "not a host:port address: %v", err)
 		}
 	}
+	if d := c.Metrics.DashboardURL; d != "" {
+		if u, err := url.Parse(d); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return bad("metrics.dashboard_url", "not an http:// or https:// URL")
+		}
+	}
 	for name, base := range c.Roles {
 		if policy.IsBase(name) {
 			return bad("roles."+name, "%q is a base role and cannot be redefined", name)

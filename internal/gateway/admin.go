@@ -11,14 +11,17 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
+	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -204,13 +207,17 @@ func (s *adminSource) Audit(ctx context.Context, q store.AuditQuery) (store.Audi
 	return s.store.QueryAudit(ctx, q)
 }
 
-func (s *adminSource) Series(now time.Time) []admin.ChartPoint {
-	pts := s.g.metrics.Series(now)
-	out := make([]admin.ChartPoint, len(pts))
-	for i, p := range pts {
-		out[i] = admin.ChartPoint{At: p.At, Calls: p.Calls, Errors: p.Errors}
-	}
-	return out
+func (s *adminSource) History(now time.Time, r metrics.Range) metrics.History {
+	s.g.metrics.Sample(now, s.g.backendStates())
+	return s.g.metrics.History(now, r)
+}
+
+// Fleet: replicas share their state in Redis or PostgreSQL, and either
+// means this console shows one of several.
+func (s *adminSource) Fleet() admin.Fleet {
+	replicas := s.g.cluster != nil || config.StoreIsPostgres(s.g.cfg.Store)
+	name, _ := os.Hostname()
+	return admin.Fleet{Replicas: replicas, Replica: name, Dashboard: s.g.cfg.Metrics.DashboardURL}
 }
 
 func (s *adminSource) Tokens(context.Context) []store.Token { return s.g.tokens.List() }

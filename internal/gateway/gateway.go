@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Gateway, error) {
 		}
 		return nil, err
 	}
-	g.watchGauges()
+	g.watchGauges(o.Store)
 	return g, nil
 }
 
@@ -359,6 +359,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		MaxSessions:            h.MaxSessions,
 		MaxSessionsPerIdentity: h.MaxSessionsPerIdentity,
 		Shared:                 g.sharedSessions(),
+		SessionRefused:         g.sessionRefused,
 		Extras:                 upstreamExtras{g.backends},
 		Logger:                 g.log,
 		MessagesPath:           "/messages",
@@ -449,6 +450,9 @@ func (g *Gateway) Run(ctx context.Context) {
 		go func() { defer close(rechecked); g.pins.recheck(ctx) }()
 		defer func() { <-rechecked }()
 	}
+	sampled := make(chan struct{})
+	go func() { defer close(sampled); g.sampleHistory(ctx) }()
+	defer func() { <-sampled }()
 	if g.tokens != nil {
 		g.tokens.RefreshEvery(ctx, 2*time.Second)
 	}

@@ -158,7 +158,7 @@ func (s *adminSource) Policy(ctx context.Context) admin.PolicyView {
 	}
 	for _, h := range g.intercepts.Load().Specs() {
 		row := admin.InterceptorRow{Name: h.Name, Calls: h.URL, Match: h.Match, Mode: "validate", Fail: "closed",
-			Outcomes: g.hookCounts.of(h.Name), Recent: recent("interceptor:" + h.Name)}
+			Outcomes: g.hookCounts.of(h.Name), Recent: recent(mcp.DeniedByInterceptor + h.Name)}
 		if h.Builtin != "" {
 			row.Calls = "builtin: " + h.Builtin
 		}

@@ -7,12 +7,16 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/internal/policy"
+	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -32,12 +36,24 @@ func (g *Gateway) checkMetricsListen() error {
 
 // watchGauges registers the gauges read at scrape time; it runs once the
 // transports exist.
-func (g *Gateway) watchGauges() {
+func (g *Gateway) watchGauges(st store.Store) {
 	g.metrics.Sessions("streamable", g.streamable.Sessions)
 	g.metrics.Sessions("legacy", g.legacy.Sessions)
 	g.metrics.Sessions("stdio", func() int { return int(g.stdioSessions.Load()) })
+	g.metrics.Streams("streamable", "2025", func() int { n, _ := g.streamable.Streams(); return n })
+	g.metrics.Streams("streamable", "2026", func() int { _, n := g.streamable.Streams(); return n })
+	g.metrics.Streams("legacy", "2025", g.legacy.Sessions) // one stream each
 	g.metrics.Backends(g.backendStates)
 	g.metrics.RateBuckets(g.gate.buckets)
+	if g.pins != nil {
+		g.metrics.Held(g.pins.heldCounts)
+	}
+	if st != nil {
+		g.metrics.Reachable("store", st.Ping)
+	}
+	if g.cluster != nil {
+		g.metrics.Reachable("redis", g.cluster.Ping)
+	}
 	if g.audit != nil {
 		g.metrics.Audit(func() metrics.AuditStats {
 			s := g.audit.Stats()
@@ -45,6 +61,25 @@ func (g *Gateway) watchGauges() {
 				Lost: s.Lost, Refused: s.Refused, Blocked: s.Blocked}
 		})
 	}
+}
+
+// sampleEvery is how often the overview's history samples the gauges and
+// the backends' states: its finest step.
+const sampleEvery = 10 * time.Second
+
+// sampleHistory samples the overview's history until ctx ends.
+func (g *Gateway) sampleHistory(ctx context.Context) {
+	g.metrics.Sample(time.Now(), g.backendStates())
+	tick.Every(ctx, sampleEvery, func(now time.Time) bool {
+		g.metrics.Sample(now, g.backendStates())
+		return true
+	})
+}
+
+// sessionRefused counts a session refused at a cap among the denials.
+func (g *Gateway) sessionRefused(r *http.Request) {
+	id, _ := mcp.IdentityFrom(r.Context())
+	g.metrics.SessionRefused(id.Subject)
 }
 
 // backendStates is every backend's state as the metrics show it, read

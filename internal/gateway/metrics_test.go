@@ -137,15 +137,28 @@ func TestMetricsCountGatedCallsByOutcome(t *testing.T) {
 	mtWant(t, got, fmt.Sprintf(`mcpgate_call_errors_total{code="%d"}`, jsonrpc.CodeRateLimited), 1)
 	mtWant(t, got, `mcpgate_rate_limited_total{role="viewer"}`, 1)
 
-	mtWant(t, got, `mcpgate_call_duration_seconds_count{backend="",kind="tool"}`, 6)
-	mtWant(t, got, `mcpgate_call_duration_seconds_bucket{backend="",kind="tool",le="+Inf"}`, 6)
-	mtWant(t, got, `mcpgate_call_duration_seconds_count{backend="",kind="prompt"}`, 1)
-	if _, ok := got[`mcpgate_call_duration_seconds_bucket{backend="",kind="tool",le="0.0001"}`]; !ok {
+	duration := func(series, kind, name string) string {
+		return fmt.Sprintf(`mcpgate_call_duration_seconds_%s{backend="",kind=%q,name=%q`, series, kind, name)
+	}
+	mtWant(t, got, duration("count", "tool", gwToolEcho)+"}", 1)
+	mtWant(t, got, duration("count", "tool", gwToolExpensive)+"}", 2)
+	mtWant(t, got, duration("bucket", "tool", gwToolExpensive)+`,le="+Inf"}`, 2)
+	mtWant(t, got, duration("count", "prompt", gwPromptGreet)+"}", 1)
+	if _, ok := got[duration("bucket", "tool", gwToolEcho)+`,le="0.0001"}`]; !ok {
 		t.Error("no 100µs bucket")
 	}
-	if _, ok := got[`mcpgate_call_duration_seconds_bucket{backend="",kind="tool",le="30"}`]; !ok {
+	if _, ok := got[duration("bucket", "tool", gwToolEcho)+`,le="30"}`]; !ok {
 		t.Error("no 30s bucket")
 	}
+	// Denials by reason: the admin tool for the role, the second
+	// expensive call for the rate; the others at zero from the start.
+	mtWant(t, got, `mcpgate_denials_total{reason="role"}`, 1)
+	mtWant(t, got, `mcpgate_denials_total{reason="rate"}`, 1)
+	mtWant(t, got, `mcpgate_denials_total{reason="policy"}`, 0)
+	mtWant(t, got, `mcpgate_denials_total{reason="session_cap"}`, 0)
+	mtWant(t, got, `mcpgate_streams_open{era="2025",transport="legacy"}`, 1)
+	mtWant(t, got, `mcpgate_streams_open{era="2026",transport="streamable"}`, 0)
+	mtWant(t, got, `mcpgate_dependency_up{dependency="store"}`, 1)
 
 	mtWant(t, got, `mcpgate_sessions_open{transport="streamable"}`, 2)
 	mtWant(t, got, `mcpgate_sessions_open{transport="legacy"}`, 1)

@@ -127,6 +127,18 @@ func (p *pins) recheck(ctx context.Context) {
 	})
 }
 
+// heldCounts is, by backend, the entries held now (an unverified backend
+// counts its last listing's).
+func (p *pins) heldCounts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.holding))
+	for name, h := range p.holding {
+		out[name] = len(h.entries)
+	}
+	return out
+}
+
 // approvedAny reports whether one of backend's held entries now has the
 // definition it was listed with approved.
 func (p *pins) approvedAny(ctx context.Context, backend string, entries []store.Sighting) bool {

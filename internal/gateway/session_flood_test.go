@@ -39,6 +39,8 @@ func TestOneIdentityFloodingSessionsLeavesAnotherAnswering(t *testing.T) {
 	if refused != 55 {
 		t.Errorf("%d of 60 initializes refused, want all but the 5 the per-identity cap allows", refused)
 	}
+	// Each refusal is a denial for the session cap.
+	mtWant(t, mtSeries(t, mtScrape(e, gwBearer(admin)).body), `mcpgate_denials_total{reason="session_cap"}`, 55)
 	// The table was full (1 + 2 + 5): the flood's refusals evicted
 	// nobody, and the older idle sessions of others still answer.
 	for secret, sessions := range map[string][]string{admin: {adminSession}, editor: editorSessions} {

@@ -397,7 +397,7 @@ func decodeAnswer(raw []byte) (answer, error) {
 // deny is the refusal of a hook's denial, recorded for the audit.
 func (c *Chain) deny(h *hook, r *mcp.Request, msg string) error {
 	c.counted(h, Denied)
-	r.SetDeniedBy("interceptor:" + h.spec.Name)
+	r.SetDeniedBy(mcp.DeniedByInterceptor + h.spec.Name)
 	if msg == "" {
 		msg = "denied by interceptor " + h.spec.Name
 	}
@@ -415,7 +415,7 @@ func (c *Chain) failed(h *hook, r *mcp.Request, err error) error {
 	}
 	c.counted(h, FailedShut)
 	c.log.Warn("interceptor failed; the call is refused (fail: closed)", "interceptor", h.spec.Name, "err", err)
-	r.SetDeniedBy("interceptor:" + h.spec.Name)
+	r.SetDeniedBy(mcp.DeniedByInterceptor + h.spec.Name)
 	return jsonrpc.NewError(jsonrpc.CodeForbidden, "refused: interceptor "+h.spec.Name+" failed ("+err.Error()+"), and it fails closed",
 		map[string]string{"kind": string(mcp.KindForbidden), "interceptor": h.spec.Name})
 }

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -84,8 +85,10 @@ type Source interface {
 	DecideChange(ctx context.Context, backend, kind, name, fingerprint string, approve bool, by mcp.Identity) error
 	Sessions() []mcp.SessionInfo
 	Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error)
-	// Series is the last hour of calls and errors a second, oldest first.
-	Series(now time.Time) []ChartPoint
+	// History is the overview's range r as of now (sampled first).
+	History(now time.Time, r metrics.Range) metrics.History
+	// Fleet says whether this is one replica of several.
+	Fleet() Fleet
 
 	Tokens(ctx context.Context) []store.Token
 	CreateToken(ctx context.Context, name, role string, expires time.Time) (secret string, t store.Token, err error)
@@ -164,10 +167,13 @@ type BackendRow struct {
 	Mean       time.Duration
 }
 
-// ChartPoint is one step of the chart: calls and errors a second.
-type ChartPoint struct {
-	At            time.Time
-	Calls, Errors float64
+// Fleet is what the overview says of the replicas: whether this is one
+// of several (then it shows only its own), its name, and the dashboard
+// over them all ("" when none is configured).
+type Fleet struct {
+	Replicas  bool
+	Replica   string
+	Dashboard string
 }
 
 // Options configure the console.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/look"
+	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -48,6 +48,10 @@ func parsePages() (*pages, error) {
 		"visible": mcp.ShowInvisible,
 		"try":     tryLink,
 		"style":   look.CSS,
+		"chartOf": func(id, label string, c chart) chartView { return chartView{id, label, c} },
+		"talliesOf": func(id, head string, rows []metrics.Tally, denials bool) talliesView {
+			return talliesView{id, head, rows, denials}
+		},
 	}
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {
@@ -58,6 +62,19 @@ func parsePages() (*pages, error) {
 		p.sets[name] = t
 	}
 	return p, nil
+}
+
+// chartView is one chart with its element's id and its spoken label.
+type chartView struct {
+	ID, Label string
+	C         chart
+}
+
+// talliesView is one list of the most calls or denials.
+type talliesView struct {
+	ID, Head string
+	Rows     []metrics.Tally
+	Denials  bool
 }
 
 // view is what every page's layout needs beside the page's own data.
@@ -89,6 +106,20 @@ func (h *Handler) render(w http.ResponseWriter, status int, page string, v view)
 		"'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderPart writes one template of page alone: a fragment a page's
+// script puts in place.
+func (h *Handler) renderPart(w http.ResponseWriter, page, part string, data any) {
+	var buf bytes.Buffer
+	if err := h.pages.sets[page].ExecuteTemplate(&buf, part, data); err != nil {
+		h.log.Error("admin: part failed", "page", page, "part", part, "err", err)
+		http.Error(w, "the part could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(buf.Bytes())
 }
 
@@ -127,8 +158,9 @@ func (h *Handler) loginForm(w http.ResponseWriter, _ *http.Request, status int, 
 // overviewData is the backends page.
 type overviewData struct {
 	Backends []backendRow
-	Chart    chart
+	Charts   overviewCharts
 	Sessions int
+	Fleet    Fleet
 }
 
 type backendRow struct {
@@ -141,8 +173,13 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, c caller) {
 	for _, b := range h.src.Backends(r.Context()) {
 		rows = append(rows, backendRow{BackendRow: b, State: stateOf(b)})
 	}
+	charts := newOverviewCharts(h.src.History(h.now(), overviewRange(r)))
+	if r.URL.Query().Get("part") == "charts" { // the script's refresh
+		h.renderPart(w, "overview", "charts", charts)
+		return
+	}
 	v := view{Title: "Backends", Nav: "overview", Flash: h.takeFlash(w, r),
-		Data: overviewData{Backends: rows, Chart: newChart(h.src.Series(h.now())), Sessions: len(h.src.Sessions())}}
+		Data: overviewData{Backends: rows, Charts: charts, Sessions: len(h.src.Sessions()), Fleet: h.src.Fleet()}}
 	h.render(w, http.StatusOK, "overview", *v.from(c))
 }
 
@@ -321,52 +358,6 @@ func (h *Handler) auditTail(w http.ResponseWriter, r *http.Request, _ caller) {
 		Rows string `json:"rows"`
 		N    int    `json:"n"`
 	}{page.Head, rows.String(), len(page.Records)})
-}
-
-// chart is the calls and errors a second over the last hour, as an SVG's
-// polylines.
-type chart struct {
-	Width, Height int
-	Mid           int    // half the scale's height, for its middle line
-	Calls, Errors string // polyline points
-	Max           string // the top of the scale, per second
-	TotalCalls    string
-	TotalErrors   string
-	From, To      time.Time
-}
-
-func newChart(pts []ChartPoint) chart {
-	c := chart{Width: 720, Height: 160, Mid: 82}
-	if len(pts) == 0 {
-		return c
-	}
-	top := 1.0
-	var calls, errs float64
-	for _, p := range pts {
-		top = math.Max(top, p.Calls)
-		calls += p.Calls
-		errs += p.Errors
-	}
-	step := float64(c.Width) / float64(max(len(pts)-1, 1))
-	line := func(v func(ChartPoint) float64) string {
-		var b strings.Builder
-		for i, p := range pts {
-			y := float64(c.Height) - v(p)/top*float64(c.Height-4)
-			fmt.Fprintf(&b, "%.1f,%.1f ", float64(i)*step, y)
-		}
-		return strings.TrimSpace(b.String())
-	}
-	c.Calls = line(func(p ChartPoint) float64 { return p.Calls })
-	c.Errors = line(func(p ChartPoint) float64 { return p.Errors })
-	c.Max = strconv.FormatFloat(top, 'g', 3, 64)
-	per := 10.0 // the points are per second over ten seconds each
-	if len(pts) > 1 {
-		per = pts[1].At.Sub(pts[0].At).Seconds()
-	}
-	c.TotalCalls = strconv.FormatFloat(math.Round(calls*per), 'f', 0, 64)
-	c.TotalErrors = strconv.FormatFloat(math.Round(errs*per), 'f', 0, 64)
-	c.From, c.To = pts[0].At, pts[len(pts)-1].At
-	return c
 }
 
 func percent(part, whole float64) string {

@@ -13,16 +13,18 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// durationBuckets span a cached native answer (100µs) to a slow backend
-// at its timeout (30s).
-var durationBuckets = []float64{
+// durationBounds span a cached native answer (100µs) to a slow backend
+// at its timeout (30s): the histogram's buckets, and the history's.
+var durationBounds = [...]float64{
 	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 	0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 }
@@ -34,15 +36,16 @@ type Metrics struct {
 	requests    *prometheus.CounterVec   // method
 	calls       *prometheus.CounterVec   // kind, name, backend, origin, outcome
 	callErrors  *prometheus.CounterVec   // code
-	duration    *prometheus.HistogramVec // kind, backend
+	duration    *prometheus.HistogramVec // kind, backend, name
+	denials     *prometheus.CounterVec   // reason
 	rateLimited *prometheus.CounterVec   // role
 	changes     *prometheus.CounterVec   // backend, kind
 	intercepted *prometheus.CounterVec   // interceptor, outcome
 	redacted    *prometheus.CounterVec   // pattern
 
 	codes *codeSet
-	// series is the last hour of calls and errors (series.go).
-	series series
+	// history is what the console's overview draws (history.go).
+	history history
 }
 
 // New returns a Metrics with every call metric registered (and at zero
@@ -64,9 +67,13 @@ func New() *Metrics {
 		}, []string{"code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpgate_call_duration_seconds",
-			Help:    "Time to answer a gated call, refusals included.",
-			Buckets: durationBuckets,
-		}, []string{"kind", "backend"}),
+			Help:    "Time to answer a gated call, refusals included, by entry kind, backend and entry name (as mcpgate_calls_total names it).",
+			Buckets: durationBounds[:],
+		}, []string{"kind", "backend", "name"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_denials_total",
+			Help: "Calls and sessions refused, by reason: role (the entry is not the caller's role's), policy (a policy rule), interceptor (a hook), rate (a rate limit), session_cap (a session past a cap).",
+		}, []string{"reason"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgate_rate_limited_total",
 			Help: "Gated calls refused by a rate limit, by the caller's role.",
@@ -85,7 +92,11 @@ func New() *Metrics {
 		}, []string{"pattern"}),
 		codes: newCodeSet(maxCodes),
 	}
-	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.rateLimited, m.changes, m.intercepted, m.redacted,
+	for _, r := range DenialReasons {
+		m.denials.WithLabelValues(r) // at zero from the start, for rate() and alerts
+	}
+	m.history.init()
+	m.reg.MustRegister(m.requests, m.calls, m.callErrors, m.duration, m.denials, m.rateLimited, m.changes, m.intercepted, m.redacted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -114,13 +125,80 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Sessions reports, when scraped, the open sessions of one transport
-// ("streamable", "legacy") as mcpgate_sessions_open{transport}.
+// ("streamable", "legacy") as mcpgate_sessions_open{transport}. The
+// overview's history samples them too.
 func (m *Metrics) Sessions(transport string, open func() int) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name:        "mcpgate_sessions_open",
 		Help:        "Open MCP sessions, by transport.",
 		ConstLabels: prometheus.Labels{"transport": transport},
 	}, func() float64 { return float64(open()) }))
+	m.history.gauge(transport+" sessions", open)
+}
+
+// Streams reports, when scraped, the event streams open on one transport
+// for one era ("2025", "2026") as mcpgate_streams_open{transport,era}.
+// The overview's history samples them too.
+func (m *Metrics) Streams(transport, era string, open func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "mcpgate_streams_open",
+		Help:        "Open event streams (SSE) by transport and protocol era: a 2025 session's, or a sessionless 2026-07-28 request's.",
+		ConstLabels: prometheus.Labels{"transport": transport, "era": era},
+	}, func() float64 { return float64(open()) }))
+	m.history.gauge(transport+" streams ("+era+")", open)
+}
+
+// SessionRefused counts a session refused at a cap, by whom.
+func (m *Metrics) SessionRefused(principal string) {
+	m.denials.WithLabelValues(DeniedSessionCap).Inc()
+	m.history.denied(time.Now(), principal, DeniedSessionCap)
+}
+
+// Held reports, when scraped, the definitions held until someone approves
+// them, by backend (catalogue.pinning enforce), as
+// mcpgate_definitions_held.
+func (m *Metrics) Held(held func() map[string]int) {
+	m.reg.MustRegister(heldCollector{held})
+}
+
+// Reachable reports, when scraped, whether a dependency the replicas share
+// answers a ping within pingTimeout, as
+// mcpgate_dependency_up{dependency}.
+func (m *Metrics) Reachable(dependency string, ping func(context.Context) error) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "mcpgate_dependency_up",
+		Help:        "1 when a dependency (store: the database; redis) answered a ping at this scrape, 0 when it did not.",
+		ConstLabels: prometheus.Labels{"dependency": dependency},
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+		defer cancel()
+		if ping(ctx) != nil {
+			return 0
+		}
+		return 1
+	}))
+}
+
+// pingTimeout bounds a scrape's ping of a dependency: well under a
+// scrape's own timeout.
+const pingTimeout = 2 * time.Second
+
+var definitionsHeld = prometheus.NewDesc("mcpgate_definitions_held",
+	"Definitions a backend changed that are held until an admin approves them (catalogue.pinning: enforce), by backend.",
+	[]string{"backend"}, nil)
+
+type heldCollector struct{ held func() map[string]int }
+
+func (heldCollector) Describe(ch chan<- *prometheus.Desc) { ch <- definitionsHeld }
+
+func (c heldCollector) Collect(ch chan<- prometheus.Metric) {
+	seen := map[string]bool{}
+	for b, n := range c.held() {
+		if name := label(b); !seen[name] { // two names cut alike would fail the scrape
+			seen[name] = true
+			ch <- prometheus.MustNewConstMetric(definitionsHeld, prometheus.GaugeValue, float64(n), name)
+		}
+	}
 }
 
 // RateBuckets reports, when scraped, the rate limiter's live buckets as

@@ -9,6 +9,7 @@ package metrics
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -43,17 +44,40 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 	}
 	backend := label(t.Entry.Owner)
 	m.calls.WithLabelValues(string(t.Kind), entry, backend, origin, string(e.Outcome)).Inc()
-	m.duration.WithLabelValues(string(t.Kind), backend).Observe(e.Duration.Seconds())
-	m.series.add(time.Now(), e.Outcome != mcp.OutcomeOK)
+	m.duration.WithLabelValues(string(t.Kind), backend, entry).Observe(e.Duration.Seconds())
+	reason := denial(r, e.Outcome)
+	if reason != "" {
+		m.denials.WithLabelValues(reason).Inc()
+	}
+	id, _ := mcp.IdentityFrom(ctx)
+	m.history.call(time.Now(), backend, label(id.Subject), entry, e.Duration, e.Outcome != mcp.OutcomeOK, reason)
 	if e.Code != 0 {
 		m.callErrors.WithLabelValues(m.codes.label(e.Code)).Inc()
 	}
 	if e.Outcome == mcp.OutcomeRateLimited {
 		// The role was checked against the configured roles by
 		// authentication: a bounded set.
-		id, _ := mcp.IdentityFrom(ctx)
 		m.rateLimited.WithLabelValues(label(id.Role)).Inc()
 	}
+}
+
+// denial is why the gate refused a call ("" when it did not): a policy
+// rule or an interceptor named itself (Request.DeniedBy); any other
+// refusal for the role is the role's.
+func denial(r *mcp.Request, o mcp.Outcome) string {
+	switch o {
+	case mcp.OutcomeRateLimited:
+		return DeniedRate
+	case mcp.OutcomeForbidden:
+		switch by := r.DeniedBy(); {
+		case by == "":
+			return DeniedRole
+		case strings.HasPrefix(by, mcp.DeniedByInterceptor):
+			return DeniedInterceptor
+		}
+		return DeniedPolicy
+	}
+	return ""
 }
 
 // methodLabel is the method as recorded: a method the engine answered
