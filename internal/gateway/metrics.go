@@ -82,6 +82,11 @@ func (g *Gateway) sessionRefused(r *http.Request) {
 	g.metrics.SessionRefused(id.Subject)
 }
 
+// MetricNames are the names of the metrics this gateway exports (see
+// metrics.Names): what the shipped dashboard and alert rules are checked
+// against.
+func (g *Gateway) MetricNames() []string { return g.metrics.Names() }
+
 // backendStates is every backend's state as the metrics show it, read
 // from the Set at each scrape: backends added or removed while the
 // gateway runs are followed exactly.

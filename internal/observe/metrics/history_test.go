@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -219,5 +220,22 @@ func BenchmarkHistoryCall(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.history.call(now, "files", "alice", "read", time.Millisecond, false, "")
+	}
+}
+
+// Names lists what the registry exports, the gauges registered later
+// included, each once.
+func TestNamesListEveryRegisteredMetric(t *testing.T) {
+	m := New()
+	m.Sessions("streamable", func() int { return 0 })
+	m.Sessions("legacy", func() int { return 0 })
+	names := m.Names()
+	for _, want := range []string{"mcpgate_calls_total", "mcpgate_call_duration_seconds", "mcpgate_denials_total", "mcpgate_sessions_open", "go_goroutines"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("Names lacks %s: %v", want, names)
+		}
+	}
+	if n := len(slices.Compact(slices.Clone(names))); n != len(names) {
+		t.Errorf("Names repeats a name: %v", names)
 	}
 }

@@ -15,6 +15,8 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"regexp"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -116,6 +118,25 @@ func (m *Metrics) Intercepted(interceptor, outcome string) {
 func (m *Metrics) Redacted(pattern string, n int) {
 	m.redacted.WithLabelValues(label(pattern)).Add(float64(n))
 }
+
+// Names are the names of every metric the registry exports, sorted: what
+// a dashboard or an alert rule may name (a histogram's series add
+// _bucket, _sum and _count).
+func (m *Metrics) Names() []string {
+	ch := make(chan *prometheus.Desc)
+	go func() { m.reg.Describe(ch); close(ch) }()
+	var out []string
+	for d := range ch {
+		// A Desc shows its name only in its String.
+		if n := fqName.FindStringSubmatch(d.String()); n != nil && !slices.Contains(out, n[1]) {
+			out = append(out, n[1])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
 
 // Handler serves the registry in the Prometheus exposition format. It
 // checks nothing: the caller puts it behind authentication or on a
