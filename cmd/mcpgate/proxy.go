@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -28,6 +29,7 @@ type proxyFlags struct {
 	listen, upstreamURL, command, transport, info, era string
 	postgresListen, daemonListen                       string
 	tlsCert, tlsKey, clientCA, tokenFile               string
+	otlpEndpoint                                       string
 	keepAlive, keepAliveTimeout                        time.Duration
 	verbose                                            bool
 }
@@ -59,6 +61,7 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&pf.tlsKey, "tls-key", "", "the PEM key of --tls-cert")
 	f.StringVar(&pf.clientCA, "client-ca", "", "with --tls-cert: admit only clients whose certificate this PEM CA signed (mutual TLS)")
 	f.StringVar(&pf.tokenFile, "token-file", "", "a file holding the bearer token every request must carry (or the "+proxyTokenEnv+" environment variable)")
+	f.StringVar(&pf.otlpEndpoint, "otlp-endpoint", "", "export a trace span of each relayed exchange to this OTLP/HTTP collector, joined to the gateway's (default: the standard OTEL_EXPORTER_OTLP_* environment; none: off)")
 	f.BoolVar(&pf.verbose, "verbose", false, "log at debug level")
 	return cmd
 }
@@ -107,8 +110,23 @@ func runProxy(cmd *cobra.Command, pf proxyFlags) error {
 			return err
 		}
 	}
-	srv := proxy.NewServer(proxy.Options{Upstream: up, InfoPath: pf.info, Logger: log,
-		KeepAlive: keepAlive, KeepAliveTimeout: pf.keepAliveTimeout, Token: token})
+	tracer, err := proxyTracer(cmd.Context(), pf.otlpEndpoint, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 5*time.Second)
+		defer cancel()
+		if err := tracer.Shutdown(ctx); err != nil {
+			log.Warn("mcpgate proxy: the last spans were not exported", "err", err)
+		}
+	}()
+	opts := proxy.Options{Upstream: up, InfoPath: pf.info, Logger: log,
+		KeepAlive: keepAlive, KeepAliveTimeout: pf.keepAliveTimeout, Token: token}
+	if tracer.Enabled() {
+		opts.Observe = tracer.Exchange
+	}
+	srv := proxy.NewServer(opts)
 	ln, err := net.Listen("tcp", pf.listen)
 	if err != nil {
 		return err
@@ -123,6 +141,21 @@ func runProxy(cmd *cobra.Command, pf proxyFlags) error {
 	}
 	servePairs(srv, pgln, dmln, log)
 	return serveUntilDone(cmd.Context(), ln, srv, log, nil)
+}
+
+// proxyTracer is the proxy's tracing: on with an endpoint, or one in the
+// standard environment; its service is mcpgate-proxy unless
+// OTEL_SERVICE_NAME says otherwise.
+func proxyTracer(ctx context.Context, endpoint string, log *slog.Logger) (*telemetry.Tracer, error) {
+	o := telemetry.Options{Endpoint: endpoint, ServiceVersion: version, Logger: log}
+	if os.Getenv("OTEL_SERVICE_NAME") == "" {
+		o.ServiceName = "mcpgate-proxy"
+	}
+	t, err := telemetry.New(ctx, o)
+	if err == nil && t.Enabled() {
+		log.Info("mcpgate proxy: tracing on")
+	}
+	return t, err
 }
 
 // pairListeners opens the Postgres and Daemon pairs' ports (nil for one

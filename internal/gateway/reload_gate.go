@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
 	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -28,6 +29,9 @@ type limitGate struct {
 	// rules are the policy's rules in force (CEL), kept across a change
 	// of rate limits; set and setRules run one at a time (a reload's).
 	rules *policy.Rules
+	// tracer, when tracing is on, spans each decision (set before the
+	// gateway serves).
+	tracer *telemetry.Tracer
 }
 
 type gatePair struct {
@@ -71,7 +75,13 @@ func (g *limitGate) setRules(rs *policy.Rules) {
 func (g *limitGate) currentRules() *policy.Rules { return g.cur.Load().rules }
 
 func (g *limitGate) AdmitRequest(ctx context.Context, e mcp.Entry, r *mcp.Request) error {
-	return g.cur.Load().gate.AdmitRequest(ctx, e, r)
+	if g.tracer == nil {
+		return g.cur.Load().gate.AdmitRequest(ctx, e, r)
+	}
+	ctx, end := g.tracer.Gate(ctx, e)
+	err := g.cur.Load().gate.AdmitRequest(ctx, e, r)
+	end(r, err)
+	return err
 }
 
 func (g *limitGate) Visible(ctx context.Context, e mcp.Entry) bool {

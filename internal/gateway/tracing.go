@@ -52,6 +52,7 @@ func (g *Gateway) startTracing(ctx context.Context, o telemetry.Options) error {
 			endpoint = "from OTEL_EXPORTER_OTLP_* environment"
 		}
 		g.log.Info("tracing on", "endpoint", endpoint)
+		g.gate.tracer = t
 		g.metrics.Spans(func() (uint64, uint64) { s := t.Stats(); return s.Exported, s.Failed })
 	}
 	return nil

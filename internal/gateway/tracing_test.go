@@ -133,16 +133,27 @@ tracing:
 	if call.TraceID != trCallerTrace || call.ParentSpanID != trCallerSpan {
 		t.Errorf("server span in trace %s under %s, want the caller's %s under %s", call.TraceID, call.ParentSpanID, trCallerTrace, trCallerSpan)
 	}
-	var upstream []otlptest.Span
+	// Under the server span: the gate's decision, then the call to the
+	// backend with how it is reached and the revision spoken.
+	var gate, upstream []otlptest.Span
 	for _, s := range spans {
-		if s.ParentSpanID == call.SpanID {
+		switch {
+		case s.ParentSpanID != call.SpanID:
+		case s.Name == "gate":
+			gate = append(gate, s)
+		default:
 			upstream = append(upstream, s)
 		}
 	}
+	if len(gate) != 1 || gate[0].Kind != tracepb.Span_SPAN_KIND_INTERNAL {
+		t.Fatalf("gate spans under the relayed call: %+v, want one", gate)
+	}
+	trWantAttrs(t, gate[0], map[string]any{"mcpgate.gate.decision": "allow", "mcpgate.entry": relayed})
 	if len(upstream) != 1 || upstream[0].Name != "tools/call" || upstream[0].Kind != tracepb.Span_SPAN_KIND_CLIENT {
 		t.Fatalf("spans under the relayed call: %+v, want one client span tools/call", upstream)
 	}
-	trWantAttrs(t, upstream[0], map[string]any{"mcp.method.name": "tools/call", "mcpgate.backend": "fx"})
+	trWantAttrs(t, upstream[0], map[string]any{"mcp.method.name": "tools/call", "mcpgate.backend": "fx",
+		"mcpgate.backend.kind": "http", "network.transport": "tcp", "mcpgate.era": "2025", "mcp.protocol.version": mcp.Version20251125})
 
 	native := trFind(t, spans, "tools/call "+gwToolEcho, true)
 	trWantAttrs(t, native, map[string]any{"mcpgate.entry": gwToolEcho, "mcpgate.outcome": "ok"})
@@ -164,6 +175,16 @@ tracing:
 	}
 	refused := trFind(t, spans, "tools/call "+gwToolAdmin, true)
 	trWantAttrs(t, refused, map[string]any{"mcpgate.outcome": "forbidden", "rpc.jsonrpc.error_code": int64(-32001), "mcpgate.role": "viewer"})
+	denied := 0
+	for _, s := range spans {
+		if s.Name == "gate" && s.ParentSpanID == refused.SpanID {
+			denied++
+			trWantAttrs(t, s, map[string]any{"mcpgate.gate.decision": "deny", "rpc.jsonrpc.error_code": int64(-32001)})
+		}
+	}
+	if denied != 1 {
+		t.Errorf("%d gate spans under the refused call, want one that denies", denied)
+	}
 	if refused.TraceID == trCallerTrace {
 		t.Error("a request without traceparent joined the caller's trace")
 	}

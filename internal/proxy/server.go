@@ -33,7 +33,17 @@ type Options struct {
 	// must carry (Authorization: Bearer), both forms: without it, anyone
 	// who reaches the port lists and calls every tool (auth.go).
 	Token []byte
+	// Observe, when set, is told of each MCP exchange relayed, both
+	// forms: the program hangs a trace span on it.
+	Observe ExchangeObserver
 }
+
+// ExchangeObserver is told of an MCP exchange as it begins, with its
+// method and params (read, never changed). It may return a context
+// carrying what it started. The function it returns is called with the
+// upstream's JSON-RPC code (0 for a result), or failed when the upstream
+// gave no answer.
+type ExchangeObserver func(ctx context.Context, method string, params []byte) (context.Context, func(code int64, failed bool))
 
 // Server serves the wire in front of one upstream.
 type Server struct {
@@ -44,7 +54,8 @@ type Server struct {
 
 	keepAlive, keepAliveTimeout time.Duration
 
-	token     []byte      // SHA-256 of Options.Token (nil: none asked)
+	token     []byte // SHA-256 of Options.Token (nil: none asked)
+	observe   ExchangeObserver
 	framed    atomic.Bool // a framed connection is open
 	container container
 	// asker is the begun tools scope the server's requests are relayed
@@ -75,7 +86,7 @@ func NewServer(o Options) *Server {
 		o.Logger.Info("proxy: the image declares secrets; MCP exchanges wait for them", "secrets", len(info.Secrets))
 	}
 	s := &Server{up: o.Upstream, infoPath: o.InfoPath, log: o.Logger, gate: NewGate(required),
-		keepAlive: o.KeepAlive, keepAliveTimeout: o.KeepAliveTimeout, token: tokenDigest(o.Token)}
+		keepAlive: o.KeepAlive, keepAliveTimeout: o.KeepAliveTimeout, token: tokenDigest(o.Token), observe: o.Observe}
 	if s.up != nil {
 		s.up.SetAsk(s.ask)
 	}
@@ -146,8 +157,19 @@ func (s *Server) exchange(ctx context.Context, form streamForm, method string, p
 	if err := s.gate.Wait(ctx); err != nil {
 		return wire.ErrorResponse(-32603, "waiting for secrets: "+err.Error())
 	}
+	var done func(int64, bool)
+	if s.observe != nil {
+		ctx, done = s.observe(ctx, method, params)
+	}
 	result, rpcErr, err := s.up.Exchange(ctx, method, params)
 	s.up.hub.await(ctx, form, s.up.hub.mark())
+	if done != nil {
+		var code int64
+		if rpcErr != nil {
+			code = rpcErr.Code
+		}
+		done(code, err != nil)
+	}
 	switch {
 	case err != nil:
 		return wire.ErrorResponse(-32603, err.Error())

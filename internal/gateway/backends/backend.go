@@ -276,7 +276,7 @@ func (b *Backend) connectOnce(ctx context.Context) (time.Duration, error) {
 	}
 	rb := catalogue.New(b.spec.Name, client, catalogue.Options{
 		Prefix: b.spec.Prefix, MinRoleFor: b.spec.MinRoleFor, ShortFor: b.spec.ShortFor, Shapes: b.spec.Shapes, Claims: b.claims, Logger: b.log,
-		Inflight: inflight, Router: router, Observe: b.opts.Observe, CallTimeout: b.spec.CallTimeout,
+		Inflight: inflight, Router: router, Observe: b.opts.Observe, Kind: b.spec.Kind, CallTimeout: b.spec.CallTimeout,
 		ValidateArguments: b.spec.ValidateArguments, Pin: b.opts.Pin,
 	})
 	if err := rb.Sync(start, b.front); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -59,8 +60,9 @@ type Options struct {
 	// without a Router, go on the Backend's own client.
 	Router Router
 	// Observe, if set, is told of each call forwarded to the backend
-	// (observe.go).
+	// (observe.go), with Kind, how the backend is reached.
 	Observe Observer
+	Kind    upstream.Kind
 	// CallTimeout, if positive, bounds how long a call waits for the
 	// backend without an answer or a progress notification (timeout.go).
 	CallTimeout time.Duration
@@ -87,6 +89,7 @@ type Mirror struct {
 	inflight *Inflight
 	router   Router
 	observe  Observer
+	kind     upstream.Kind
 	timeout  time.Duration
 	validate bool
 	shapes   Shapes
@@ -140,7 +143,7 @@ func New(name string, client *mcp.Client, opts Options) *Mirror {
 	return &Mirror{
 		name: name, client: client, prefix: opts.Prefix, minRole: opts.MinRoleFor, shortFor: opts.ShortFor,
 		claims: opts.Claims, inflight: opts.Inflight, router: opts.Router, log: opts.Logger,
-		owned: map[kind]map[string]string{}, seen: map[string]*seenDef{}, observe: opts.Observe, timeout: opts.CallTimeout,
+		owned: map[kind]map[string]string{}, seen: map[string]*seenDef{}, observe: opts.Observe, kind: opts.Kind, timeout: opts.CallTimeout,
 		validate: opts.ValidateArguments, shapes: opts.Shapes, pin: opts.Pin, instructions: instructionsOf(client.InitializeResult()),
 		offersLogging: offersLogging(client.InitializeResult()), sessionless: client.Sessionless(),
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -18,21 +19,25 @@ type observed struct {
 }
 
 // An Observer hears of every call forwarded to the backend — tools,
-// prompts and resources alike — with the backend's name and the method,
+// prompts and resources alike — with the backend's name, kind and
+// revision, and the method,
 // and learns how it ended: nil, or the backend's own JSON-RPC error. The
 // call's answer is unchanged.
 func TestObserverSeesEachForwardedCallAndItsEnd(t *testing.T) {
 	var mu sync.Mutex
 	var seen []observed
-	obs := func(ctx context.Context, backend string, out *mcp.Outbound) (context.Context, func(error)) {
+	obs := func(ctx context.Context, c upstream.Call, out *mcp.Outbound) (context.Context, func(error)) {
 		method := out.Method
+		if c.Kind != upstream.KindHTTP || c.Version == "" {
+			t.Errorf("observed a call to a backend of kind %q at %q, want http at the negotiated revision", c.Kind, c.Version)
+		}
 		return ctx, func(err error) {
 			mu.Lock()
-			seen = append(seen, observed{backend: backend, method: method, err: err})
+			seen = append(seen, observed{backend: c.Backend, method: method, err: err})
 			mu.Unlock()
 		}
 	}
-	f, _, _, _ := relayed(t, catalogue.Options{Observe: obs})
+	f, _, _, _ := relayed(t, catalogue.Options{Observe: obs, Kind: upstream.KindHTTP})
 
 	if got := toolText(t, f.result(t, "tools/call", `{"name":"b1__whoami","arguments":{}}`)); got != "b1" {
 		t.Errorf("whoami answered %q through an observed relay", got)

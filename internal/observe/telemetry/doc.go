@@ -1,7 +1,10 @@
 // Package telemetry is mcpgate's OpenTelemetry tracing. It makes one server
-// span per MCP request the gateway handles, and a client span under it per
-// call relayed to a backend. The caller's W3C trace context is taken from
-// the HTTP request, so that the gateway's spans join the caller's trace.
+// span per MCP request the gateway handles, and under it a span of the
+// gate's decision and a client span per call relayed to a backend (with
+// the backend's kind and era). The caller's W3C trace context is taken
+// from the HTTP request or the request's _meta, so that the gateway's
+// spans join the caller's trace. A container proxy makes a server span of
+// each exchange it relays under the gateway's client span (relay.go).
 // Spans are exported over OTLP/HTTP by a batching exporter that the gateway
 // flushes and stops when it closes.
 //

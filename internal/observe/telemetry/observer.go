@@ -9,7 +9,6 @@ package telemetry
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -35,6 +34,12 @@ const (
 	keyBackend     = attribute.Key("mcpgate.backend")
 	keyOutcome     = attribute.Key("mcpgate.outcome")
 	keyRole        = attribute.Key("mcpgate.role")
+	keyBackendKind = attribute.Key("mcpgate.backend.kind")
+	keyTransport   = attribute.Key("network.transport")
+	keyEra         = attribute.Key("mcpgate.era")
+	keyDecision    = attribute.Key("mcpgate.gate.decision")
+	keyDeniedBy    = attribute.Key("mcpgate.gate.denied_by")
+	keyRelay       = attribute.Key("mcpgate.relay")
 	unknownMethod  = "unknown"
 	maxAttrLength  = 256
 	toolErrorLabel = "tool_error"
@@ -96,9 +101,7 @@ func finish(ctx context.Context, span trace.Span, r *mcp.Request, e mcp.End) {
 	}
 	switch {
 	case e.Code != 0:
-		c := strconv.FormatInt(e.Code, 10)
-		attrs = append(attrs, keyErrorCode.Int64(e.Code), keyErrorType.String(c))
-		span.SetStatus(codes.Error, "JSON-RPC error "+c)
+		setCode(span, e.Code)
 	case e.Outcome == mcp.OutcomeToolError:
 		attrs = append(attrs, keyErrorType.String(toolErrorLabel))
 		span.SetStatus(codes.Error, toolErrorLabel)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
 	"github.com/mcpgate/mcpgate/internal/otlptest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -181,13 +182,14 @@ func TestUnknownMethodAndErrorsAreNamedByCodeOnly(t *testing.T) {
 // unreachable when the backend could not be reached; the error's message
 // is not recorded.
 func TestUpstreamSpanClassifiesTheEnd(t *testing.T) {
+	files := upstream.Call{Backend: "files", Kind: upstream.KindStdio, Version: mcp.Version20260728}
 	rcv := otlptest.Start(t)
 	tr := newTracer(t, rcv, telemetry.Options{})
-	_, done := tr.Upstream(context.Background(), "files", &mcp.Outbound{Method: "tools/call"})
+	_, done := tr.Upstream(context.Background(), files, &mcp.Outbound{Method: "tools/call"})
 	done(jsonrpc.NewError(-32602, "bad path /home/secret", nil))
-	_, done = tr.Upstream(context.Background(), "files", &mcp.Outbound{Method: "resources/read"})
+	_, done = tr.Upstream(context.Background(), files, &mcp.Outbound{Method: "resources/read"})
 	done(errors.New("dial tcp 127.0.0.1:1: connection refused"))
-	_, done = tr.Upstream(context.Background(), "files", &mcp.Outbound{Method: "prompts/get"})
+	_, done = tr.Upstream(context.Background(), files, &mcp.Outbound{Method: "prompts/get"})
 	done(nil)
 	if err := tr.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -195,8 +197,9 @@ func TestUpstreamSpanClassifiesTheEnd(t *testing.T) {
 	byName := map[string]otlptest.Span{}
 	for _, s := range rcv.Spans() {
 		byName[s.Name] = s
-		if s.Attrs["mcpgate.backend"] != "files" {
-			t.Errorf("%s: backend %v", s.Name, s.Attrs["mcpgate.backend"])
+		if s.Attrs["mcpgate.backend"] != "files" || s.Attrs["mcpgate.backend.kind"] != "stdio" || s.Attrs["network.transport"] != "pipe" ||
+			s.Attrs["mcp.protocol.version"] != mcp.Version20260728 || s.Attrs["mcpgate.era"] != "2026" {
+			t.Errorf("%s: attributes %v, want the backend, its kind and transport, the revision and its era", s.Name, s.Attrs)
 		}
 	}
 	if s := byName["tools/call"]; s.Attrs["rpc.jsonrpc.error_code"] != int64(-32602) || s.StatusMessage != "JSON-RPC error -32602" {
