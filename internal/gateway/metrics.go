@@ -97,7 +97,8 @@ func (g *Gateway) backendStates() []metrics.BackendState {
 	states := g.backends.States()
 	out := make([]metrics.BackendState, len(states))
 	for i, s := range states {
-		out[i] = metrics.BackendState{Name: s.Name, Up: s.Up, Restarts: s.Restarts, Since: s.Since}
+		out[i] = metrics.BackendState{Name: s.Name, Up: s.Up, Restarts: s.Restarts, Since: s.Since,
+			Starting: !s.Up && s.Restarts == 0 && s.LastError == ""}
 	}
 	return out
 }

@@ -22,7 +22,7 @@ import (
 // Chart sizes, in the SVG's own units.
 const (
 	chartWidth  = 720
-	chartHeight = 160
+	chartHeight = 200
 	sparkWidth  = 240
 	sparkHeight = 36
 	stripHeight = 14
@@ -74,7 +74,7 @@ func newChart(width, height int, steps []time.Time, floor float64, unit func(flo
 			} else {
 				fmt.Fprintf(&b, "M%.1f,%.1f ", x, y)
 				if i == len(s.values)-1 || s.values[i+1] < 0 { // a lone point still shows
-					fmt.Fprintf(&b, "h1 ")
+					fmt.Fprintf(&b, "h6 ")
 				}
 			}
 			pen = true

@@ -30,6 +30,9 @@ type BackendState struct {
 	Up       bool
 	Restarts int
 	Since    time.Time
+	// Starting: it was never up and nothing failed yet (the overview's
+	// strip leaves such a step blank rather than down).
+	Starting bool
 }
 
 // backendCollector reads the current backends per scrape.

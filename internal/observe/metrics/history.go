@@ -322,9 +322,12 @@ func (m *Metrics) Sample(now time.Time, states []BackendState) {
 			restarted = s.Restarts
 		}
 		b.lastRestarts = s.Restarts
-		bit := sawDown
-		if s.Up {
+		var bit uint8
+		switch {
+		case s.Up:
 			bit = sawUp
+		case !s.Starting:
+			bit = sawDown
 		}
 		for t := range tiers {
 			i, step := slot(t, now)

@@ -139,10 +139,11 @@ func TestTalliesAreBoundedPerMinute(t *testing.T) {
 }
 
 // Each backend's strip says up, down, or flap (both in one step), with
-// its restarts; a backend gone longer than the history reaches is
+// its restarts, and nothing while the backend starts; a backend gone longer than the history reaches is
 // forgotten.
 func TestBackendStripsFollowTheSampledStates(t *testing.T) {
 	m := New()
+	m.Sample(t0.Add(-10*time.Second), []BackendState{{Name: "files", Starting: true}})
 	m.Sample(t0, []BackendState{{Name: "files", Up: true}})
 	m.Sample(t0.Add(10*time.Second), []BackendState{{Name: "files", Up: false, Restarts: 1}})
 	m.Sample(t0.Add(12*time.Second), []BackendState{{Name: "files", Up: true, Restarts: 2}})
@@ -152,7 +153,7 @@ func TestBackendStripsFollowTheSampledStates(t *testing.T) {
 		t.Fatalf("%d backends", len(h.Backends))
 	}
 	b, n := h.Backends[0], len(h.Steps)
-	if got := fmt.Sprint(b.State[n-4:], b.Restarts[n-4:]); got != "[up flap down ] [0 2 0 0]" {
+	if got := fmt.Sprint(b.State[n-5:], b.Restarts[n-5:]); got != "[ up flap down ] [0 0 2 0 0]" {
 		t.Errorf("strip %s", got)
 	}
 	m.Sample(t0.Add(7*time.Hour), nil)
