@@ -73,8 +73,12 @@ func newChart(width, height int, steps []time.Time, floor float64, unit func(flo
 				fmt.Fprintf(&b, "L%.1f,%.1f ", x, y)
 			} else {
 				fmt.Fprintf(&b, "M%.1f,%.1f ", x, y)
-				if i == len(s.values)-1 || s.values[i+1] < 0 { // a lone point still shows
-					fmt.Fprintf(&b, "h6 ")
+				if i == len(s.values)-1 || s.values[i+1] < 0 { // a lone point still shows, within the chart
+					if i > 0 {
+						b.WriteString("h-6 ")
+					} else {
+						b.WriteString("h6 ")
+					}
 				}
 			}
 			pen = true

@@ -36,7 +36,7 @@ func TestChartScalesAndBreaksAtGaps(t *testing.T) {
 	if c.Max != "4/s" {
 		t.Errorf("scale %q, want 4/s", c.Max)
 	}
-	if got := c.Lines[0].Path; got != "M0.0,140.5 L240.0,4.0 M720.0,82.0 h6" {
+	if got := c.Lines[0].Path; got != "M0.0,140.5 L240.0,4.0 M720.0,82.0 h-6" {
 		t.Errorf("path %q: want a line to the gap, then a lone point", got)
 	}
 	if quiet := newChart(720, 160, steps[:2], 1, perSecond, series{"calls", "calls", []float64{0, 0}}); quiet.Max != "1/s" {
