@@ -79,6 +79,12 @@ func FuzzLookup(f *testing.F) {
 		if ok && !json.Valid(got) {
 			t.Fatalf("Lookup returned invalid JSON %q", got)
 		}
+		// LookupText's characters are LookupString's string.
+		s, sok := LookupString(data, key)
+		text, tok := LookupText(data, key)
+		if sok != tok || string(text) != s {
+			t.Fatalf("LookupText(%q, %q) = %q, %v; LookupString %q, %v", data, key, text, tok, s, sok)
+		}
 	})
 }
 

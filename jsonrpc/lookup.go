@@ -50,6 +50,22 @@ func LookupString(obj []byte, key string) (s string, ok bool) {
 	return s, true
 }
 
+// LookupText is LookupString without making a string: the member's
+// characters, aliasing obj when the string has no escape (a copy, decoded,
+// when it has one). A lookup by name keeps the allocation of a string for
+// the name it does not find.
+func LookupText(obj []byte, key string) (text []byte, ok bool) {
+	raw, err := Lookup(obj, key)
+	if err != nil || len(raw) < 2 || raw[0] != '"' {
+		return nil, false
+	}
+	if _, escaped, _ := skipString(raw, 0); !escaped {
+		return raw[1 : len(raw)-1], true
+	}
+	s, ok := LookupString(obj, key)
+	return []byte(s), ok
+}
+
 // LookupIs reports whether member key of obj is the string want, without
 // making a string of it: what a check of a result's resultType or a
 // request's level needs on every call.

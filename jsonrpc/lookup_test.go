@@ -33,4 +33,10 @@ func TestLookupIsAgreesWithLookupString(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { jsonrpc.LookupIs(obj, "resultType", "input_required") }); n != 0 {
 		t.Errorf("LookupIs allocates %v times, want 0", n)
 	}
+	if n := testing.AllocsPerRun(100, func() { jsonrpc.LookupText(obj, "resultType") }); n != 0 {
+		t.Errorf("LookupText of a string without escapes allocates %v times, want 0", n)
+	}
+	if text, ok := jsonrpc.LookupText([]byte(`{"name":"a\"b"}`), "name"); !ok || string(text) != `a"b` {
+		t.Errorf("LookupText of an escaped string = %q, %v", text, ok)
+	}
 }

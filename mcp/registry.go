@@ -83,6 +83,19 @@ func (r *registry[T]) remove(keys ...string) int {
 	return len(removed)
 }
 
+// find is get by the name's bytes, with the entry's key: a name found
+// costs no string of its own.
+func (r *registry[T]) find(name []byte) (T, Entry, string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	sl, ok := r.index[string(name)]
+	if !ok {
+		var zero T
+		return zero, Entry{}, "", false
+	}
+	return sl.value, sl.entry, r.key(sl.value), true
+}
+
 func (r *registry[T]) get(key string) (T, Entry, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -91,7 +91,20 @@ func (s *Server) resolve(ctx context.Context, r *Request) {
 		t.err = jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg, nil)
 		return
 	}
-	name, ok := jsonrpc.LookupString(r.Params, spec.member)
+	text, ok := jsonrpc.LookupText(r.Params, spec.member)
+	if ok && r.refused == nil && len(text) > 0 {
+		// A tool or prompt found is named by its key: no string per call.
+		switch spec.kind {
+		case KindTool:
+			t.tool, t.Entry, t.Name, t.Found = s.tools.find(text)
+		case KindPrompt:
+			t.prompt, t.Entry, t.Name, t.Found = s.prompts.find(text)
+		}
+		if t.Found {
+			return
+		}
+	}
+	name := string(text)
 	t.Name = name // recorded as asked, refused or not
 	if r.refused != nil {
 		t.err = r.refused // nothing is looked up by a name whose key is ambiguous
