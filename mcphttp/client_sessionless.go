@@ -64,13 +64,33 @@ func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Reque
 		req.Header[HeaderMethod] = []string{m.Method}
 	}
 	if member := nameMember(m.Method); member != "" {
-		if v, ok := jsonrpc.LookupString(m.Params, member); ok {
-			req.Header[HeaderName] = []string{mcp.EncodeHeaderValue(v)}
+		if name, ok := jsonrpc.LookupText(m.Params, member); ok {
+			req.Header[HeaderName] = c.nameHeader(name)
 		}
 	}
 	for _, h := range m.Headers {
 		req.Header[http.CanonicalHeaderKey(h[0])] = []string{h[1]}
 	}
+}
+
+// maxNameHeaders bounds the Mcp-Name values a connection keeps; past it
+// they are forgotten and made again.
+const maxNameHeaders = 1024
+
+// nameHeader is the Mcp-Name header value of name, made once per name.
+func (c *StreamableConn) nameHeader(name []byte) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.nameHdr[string(name)]; ok {
+		return v
+	}
+	if c.nameHdr == nil || len(c.nameHdr) >= maxNameHeaders {
+		c.nameHdr = map[string][]string{}
+	}
+	s := string(name)
+	v := []string{mcp.EncodeHeaderValue(s)}
+	c.nameHdr[s] = v
+	return v
 }
 
 // discovered notes the answer to server/discover: a result naming a

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -261,5 +262,29 @@ func TestADiscoverOnASessionLeavesItsEra(t *testing.T) {
 	}
 	if h := log.last(); h.Get(HeaderSessionID) == "" || h.Get(HeaderProtocolVersion) == mcp.Version20260728 {
 		t.Errorf("tools/list went without the session: %v", h)
+	}
+}
+
+// A connection makes each Mcp-Name value once and keeps at most
+// maxNameHeaders of them; a name that is not plain ASCII is encoded.
+func TestNameHeadersAreMadeOnceAndBounded(t *testing.T) {
+	c := &StreamableConn{}
+	first := c.nameHeader([]byte("search"))
+	if again := c.nameHeader([]byte("search")); &again[0] != &first[0] || first[0] != "search" {
+		t.Errorf("a name called again made a new value: %q", again)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.nameHeader([]byte("search")) }); n != 0 {
+		t.Errorf("a kept name allocates %v times", n)
+	}
+	if v := c.nameHeader([]byte("café")); v[0] != mcp.EncodeHeaderValue("café") || v[0] == "café" {
+		t.Errorf("a non-ASCII name's header %q", v[0])
+	}
+	for i := range 3 * maxNameHeaders {
+		if v := c.nameHeader([]byte(fmt.Sprint("tool-", i))); v[0] != fmt.Sprint("tool-", i) {
+			t.Fatalf("name %d's header %q", i, v[0])
+		}
+	}
+	if len(c.nameHdr) > maxNameHeaders {
+		t.Errorf("%d names kept, over %d", len(c.nameHdr), maxNameHeaders)
 	}
 }

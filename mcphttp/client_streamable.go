@@ -58,7 +58,10 @@ type StreamableConn struct {
 	discoverID             string            // the same for server/discover
 	sessionless            bool              // the server answered server/discover (client_sessionless.go)
 	streams                map[string]func() // closes a sessionless request's answer stream, by id
-	closed                 bool
+	// nameHdr are Mcp-Name header values made, by the name they carry:
+	// a name called again costs no string (client_sessionless.go).
+	nameHdr map[string][]string
+	closed  bool
 	// retry is the reconnection time the server asked for in its latest
 	// SSE retry field (0: none; back off instead).
 	retry time.Duration

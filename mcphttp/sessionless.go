@@ -112,7 +112,7 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message) string {
 	if member == "" {
 		return ""
 	}
-	want, ok := jsonrpc.LookupString(m.Params, member)
+	want, ok := jsonrpc.LookupText(m.Params, member)
 	if !ok {
 		return "" // the engine answers params without it
 	}
@@ -120,7 +120,7 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message) string {
 	if !sent {
 		return "header mismatch: the Mcp-Name header is required for " + m.Method
 	}
-	if len(v) != 1 || decodeHeaderValue(v[0]) != want {
+	if len(v) != 1 || decodeHeaderValue(v[0]) != string(want) {
 		return "header mismatch: Mcp-Name does not match params." + member
 	}
 	return ""
