@@ -85,12 +85,20 @@ func sessionlessStatus(answer []byte) int {
 	return http.StatusOK
 }
 
+// noParamHeaders is the headers of a request that sent none (most calls):
+// empty, never written, shared. Not nil, which says that no headers were
+// read (stdio, a session).
+var noParamHeaders = map[string][]string{}
+
 // paramHeaders collects a request's Mcp-Param-{Name} headers, keyed by
 // the lower-cased name.
 func paramHeaders(h http.Header) map[string][]string {
-	out := map[string][]string{}
+	out := noParamHeaders
 	for k, vs := range h {
 		if len(k) > len(mcp.HeaderParamPrefix) && strings.EqualFold(k[:len(mcp.HeaderParamPrefix)], mcp.HeaderParamPrefix) {
+			if len(out) == 0 {
+				out = map[string][]string{}
+			}
 			out[strings.ToLower(k[len(mcp.HeaderParamPrefix):])] = vs
 		}
 	}
