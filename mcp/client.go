@@ -61,7 +61,7 @@ type Client struct {
 
 	nextID atomic.Int64
 	mu     sync.Mutex
-	calls  map[string]chan *jsonrpc.Message
+	calls  map[int64]*pending // by the call's number, its id
 	err    error
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -87,7 +87,7 @@ func NewClient(conn Conn, opts ClientOptions) *Client {
 	if opts.Capabilities == nil {
 		opts.Capabilities = emptyResult
 	}
-	c := &Client{conn: conn, opts: opts, log: opts.Logger, calls: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+	c := &Client{conn: conn, opts: opts, log: opts.Logger, calls: map[int64]*pending{}, done: make(chan struct{})}
 	c.infoJSON, _ = json.Marshal(opts.Info)
 	c.rt, _ = conn.(RoundTripConn)
 	c.wg.Add(1)
@@ -192,17 +192,44 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 	return c.roundtrip(ctx, &Outbound{Method: method, Params: params})
 }
 
+// pending is one call awaiting its answer: the request, its id's digits
+// and where the answer lands, in one allocation with the channel that
+// says it landed (an answer a transport returns at once needs none).
+type pending struct {
+	msg    jsonrpc.Message
+	idBuf  [20]byte
+	answer *jsonrpc.Message // set under Client.mu before done is closed
+	done   chan struct{}
+}
+
+// callNumber is the number of one of the client's calls from an
+// answer's id; false for an id it never sent (not plain digits).
+func callNumber(id jsonrpc.ID) (int64, bool) {
+	if len(id) == 0 || len(id) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, d := range id {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n, true
+}
+
 func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, error) {
 	method, params := o.Method, o.Params
-	id := jsonrpc.ID(strconv.AppendInt(nil, c.nextID.Add(1), 10))
-	ch := make(chan *jsonrpc.Message, 1)
+	n := c.nextID.Add(1)
+	p := &pending{done: make(chan struct{})}
+	id := jsonrpc.ID(strconv.AppendInt(p.idBuf[:0], n, 10))
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return nil, err
 	}
-	c.calls[string(id)] = ch
+	c.calls[n] = p
 	sessionless, version := c.sessionless, c.version
 	c.mu.Unlock()
 	if method == "server/discover" && !sessionless && version == "" {
@@ -216,10 +243,11 @@ func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, 
 	}
 	defer func() {
 		c.mu.Lock()
-		delete(c.calls, string(id))
+		delete(c.calls, n)
 		c.mu.Unlock()
 	}()
-	answer, err := c.send(ctx, &jsonrpc.Message{ID: id, Method: method, Params: params, Headers: o.Headers})
+	p.msg = jsonrpc.Message{ID: id, Method: method, Params: params, Headers: o.Headers}
+	answer, err := c.send(ctx, &p.msg)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +255,8 @@ func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, 
 		return answer, nil
 	}
 	select {
-	case m := <-ch:
-		return m, nil
+	case <-p.done:
+		return p.answer, nil
 	case <-ctx.Done():
 		cancel := `{"requestId":` + string(id) + `,"reason":"` + ctx.Err().Error() + `"}`
 		_ = c.Notify(context.WithoutCancel(ctx), "notifications/cancelled", json.RawMessage(cancel))
@@ -236,8 +264,8 @@ func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, 
 	case <-c.done:
 		// An answer queued just before the connection ended still counts.
 		select {
-		case m := <-ch:
-			return m, nil
+		case <-p.done:
+			return p.answer, nil
 		default:
 			return nil, c.Err()
 		}
@@ -296,17 +324,17 @@ func (c *Client) readLoop() {
 func (c *Client) dispatch(ctx context.Context, m *jsonrpc.Message) {
 	switch m.Kind() {
 	case jsonrpc.KindResult, jsonrpc.KindError:
+		n, ok := callNumber(m.ID)
 		c.mu.Lock()
-		ch := c.calls[string(m.ID)]
-		c.mu.Unlock()
-		if ch == nil {
-			c.log.Debug("mcp client: answer to no pending call", "id", string(m.ID))
+		p := c.calls[n]
+		if ok && p != nil && p.answer == nil {
+			p.answer = m // the first answer counts
+			close(p.done)
+			c.mu.Unlock()
 			return
 		}
-		select {
-		case ch <- m:
-		default:
-		}
+		c.mu.Unlock()
+		c.log.Debug("mcp client: answer to no pending call", "id", string(m.ID))
 	case jsonrpc.KindNotification:
 		if c.opts.OnNotification != nil {
 			c.opts.OnNotification(m)
