@@ -58,8 +58,11 @@ func (b *Mirror) getPrompt(orig string, shape *Shape) mcp.PromptHandler {
 // and every other byte of data are kept. Any other error, and one about
 // an entry the front did not rename, passes as it came.
 func frontNamed(r *mcp.Request, err error, orig string) error {
+	if err == nil {
+		return nil // before je: it escapes, and would be allocated
+	}
 	var je *jsonrpc.Error
-	if err == nil || !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
 		return err
 	}
 	front, _ := r.EntryName()
@@ -162,9 +165,9 @@ func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, par
 	}
 	defer release()
 	params = withoutReservedMeta(params)
-	params, done, wd := inflight.begin(ctx, r, params, b.timeout)
-	defer wd.stop()
-	defer done()
+	params, ic := inflight.begin(ctx, r, params, b.timeout)
+	defer ic.dog().stop()
+	defer inflight.end(ic)
 	res, err := b.call(ctx, client, &mcp.Outbound{Method: method, Params: params})
 	if err == nil {
 		return res, nil

@@ -67,33 +67,26 @@ func NewInflight() *Inflight {
 }
 
 // begin registers r for the duration of one backend call. It returns the
-// params to forward (with the gateway's progress token if r has one), the
-// function that ends the registration, and the call's watchdog. The
-// watchdog is armed for timeout (0: none) before any progress for the call
-// can kick it.
-func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration) (json.RawMessage, func(), *watchdog) {
-	if r == nil {
-		return params, func() {}, nil
-	}
-	params, end, c := in.beginWith(ctx, r, params, timeout, r.Abort, nil)
-	if c == nil {
-		return params, end, nil
-	}
-	return params, end, &c.watchdog
+// params to forward (with the gateway's progress token if r has one) and
+// the call (nil without r), whose registration end ends. Its watchdog
+// (dog) is armed for timeout (0: none) to abort r, before any progress
+// for the call can kick it.
+func (in *Inflight) begin(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration) (json.RawMessage, *inflightCall) {
+	return in.beginWith(ctx, r, params, timeout, nil, nil)
 }
 
-// beginWith is begin for a call whose watchdog ends it with abort and
-// whose backend requests go to asks (nil: to the caller, as
+// beginWith is begin for a call whose watchdog ends it with abort (nil:
+// r.Abort) and whose backend requests go to asks (nil: to the caller, as
 // server-to-client requests).
 func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.RawMessage, timeout time.Duration,
-	abort func(error), asks chan *ask) (json.RawMessage, func(), *inflightCall) {
+	abort func(error), asks chan *ask) (json.RawMessage, *inflightCall) {
 	if r == nil {
-		return params, func() {}, nil
+		return params, nil
 	}
 	in.mu.Lock()
 	in.seq++
 	c := &inflightCall{seq: in.seq, ctx: ctx, r: r, asks: asks}
-	c.watchdog.start(abort, timeout)
+	c.watchdog.start(abort, r, timeout)
 	if tok := r.ProgressToken(); tok != nil {
 		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
 		if out, err := withProgressToken(params, json.RawMessage(gw)); err == nil {
@@ -103,16 +96,31 @@ func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.R
 	}
 	in.calls[c.seq] = c
 	in.mu.Unlock()
-	return params, func() {
-		in.mu.Lock()
-		delete(in.calls, c.seq)
-		if c.gwTok != "" {
-			delete(in.byTok, c.gwTok)
-		}
-		log := in.log
-		in.mu.Unlock()
-		c.finish(log) // the caller's notifications go before the result
-	}, c
+	return params, c
+}
+
+// end ends c's registration (nothing for nil, a call without a front
+// request).
+func (in *Inflight) end(c *inflightCall) {
+	if c == nil {
+		return
+	}
+	in.mu.Lock()
+	delete(in.calls, c.seq)
+	if c.gwTok != "" {
+		delete(in.byTok, c.gwTok)
+	}
+	log := in.log
+	in.mu.Unlock()
+	c.finish(log) // the caller's notifications go before the result
+}
+
+// dog is c's watchdog, nil for a nil call.
+func (c *inflightCall) dog() *watchdog {
+	if c == nil {
+		return nil
+	}
+	return &c.watchdog
 }
 
 // caller is the front request c's notifications go to, and its progress

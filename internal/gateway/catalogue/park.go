@@ -165,14 +165,14 @@ func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method strin
 	bctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
 	cancel := func() { cancelCause(context.Canceled) }
 	call := &modernCall{asks: make(chan *ask), done: make(chan modernResult, 1), cancel: cancel}
-	params, end, ic := inflight.beginWith(bctx, r, withoutReservedMeta(params), b.timeout, cancelCause, call.asks)
+	params, ic := inflight.beginWith(bctx, r, withoutReservedMeta(params), b.timeout, cancelCause, call.asks)
 	wd := &ic.watchdog
 	call.watchdog, call.inflight = wd, ic
 	go func() {
 		defer release()
 		defer cancel()
 		res, err := b.call(bctx, client, &mcp.Outbound{Method: method, Params: params})
-		end()
+		inflight.end(ic)
 		wd.stop()
 		if err != nil && timedOut(bctx) {
 			b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)

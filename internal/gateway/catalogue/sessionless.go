@@ -51,8 +51,8 @@ func withoutReservedMeta(params json.RawMessage) json.RawMessage {
 // own when the caller has none to tell), then a log level.
 func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params json.RawMessage) json.RawMessage {
 	head := client.SessionlessMeta()
-	meta := make([]byte, 0, len(head)+128)
-	meta = append(meta, head...)
+	var buf [512]byte // the members rarely need more; WithMeta copies them
+	meta := append(buf[:0], head...)
 	meta = append(meta, `,"`+mcp.MetaClientCapabilities+`":`...)
 	var caps json.RawMessage
 	if r != nil {
@@ -131,11 +131,10 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 }
 
 func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight, out *mcp.Outbound) (json.RawMessage, error) {
-	var done func()
-	var wd *watchdog
-	out.Params, done, wd = inflight.begin(ctx, r, out.Params, b.timeout)
-	defer wd.stop()
-	defer done()
+	var ic *inflightCall
+	out.Params, ic = inflight.begin(ctx, r, out.Params, b.timeout)
+	defer ic.dog().stop()
+	defer inflight.end(ic)
 	res, err := b.call(ctx, client, out)
 	if err != nil {
 		return nil, b.failure(ctx, out.Method, err)

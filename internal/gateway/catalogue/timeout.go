@@ -28,20 +28,28 @@ var errCallTimeout = errors.New("relay: the backend did not answer in time")
 // context is ended (park.go).
 type watchdog struct {
 	abort func(error)
+	req   *mcp.Request // aborted when abort is nil
 	timer *time.Timer
 	d     time.Duration
 }
 
-// start arms the watchdog to abort, unless d (0 or less) turns it off.
-func (w *watchdog) start(abort func(error), d time.Duration) {
-	if w == nil || d <= 0 || abort == nil {
+// start arms the watchdog to abort (or, when abort is nil, to abort req),
+// unless d (0 or less) turns it off.
+func (w *watchdog) start(abort func(error), req *mcp.Request, d time.Duration) {
+	if w == nil || d <= 0 || (abort == nil && req == nil) {
 		return
 	}
-	w.abort, w.d = abort, d
+	w.abort, w.req, w.d = abort, req, d
 	w.timer = time.AfterFunc(d, w.fire)
 }
 
-func (w *watchdog) fire() { w.abort(errCallTimeout) }
+func (w *watchdog) fire() {
+	if w.abort != nil {
+		w.abort(errCallTimeout)
+		return
+	}
+	w.req.Abort(errCallTimeout)
+}
 
 // pause stops the wait while the call waits for its caller, not its
 // backend (a parked call); resume starts it afresh. Both are called by the
