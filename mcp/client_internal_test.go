@@ -21,3 +21,16 @@ func TestAnAnswerFindsItsCallByTheNumberOfItsID(t *testing.T) {
 		}
 	}
 }
+
+// HasKey agrees with Key, where a subject or a token id holds the
+// separator too.
+func TestHasKeyAgreesWithKey(t *testing.T) {
+	ids := []Identity{{}, {Subject: "alice"}, {Subject: "alice", TokenID: "t1"}, {Subject: "a\x00b", TokenID: "c"}, {Subject: "a", TokenID: "b\x00c"}}
+	for _, a := range ids {
+		for _, b := range ids {
+			if got, want := a.HasKey(b.Key()), a.Key() == b.Key(); got != want {
+				t.Errorf("%q.HasKey(%q) = %v, want %v", a.Key(), b.Key(), got, want)
+			}
+		}
+	}
+}

@@ -46,6 +46,13 @@ func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[secret]"`), nil }
 // with one grant is not another grant's, whoever holds both.
 func (id Identity) Key() string { return id.Subject + "\x00" + id.TokenID }
 
+// HasKey reports whether k is id.Key(), without making the key: a
+// session's owner is checked on every request.
+func (id Identity) HasKey(k string) bool {
+	n := len(id.Subject)
+	return len(k) == n+1+len(id.TokenID) && k[:n] == id.Subject && k[n] == 0 && k[n+1:] == id.TokenID
+}
+
 // Budget identifies the principal whose budgets a call spends — rate
 // buckets, the cap on sessions: one person with one service token who
 // mints grants at will spends one budget, not one per grant.

@@ -124,7 +124,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	if hs == nil && h.opts.Sealer != nil {
 		hs = h.resume(r, id)
 	}
-	if hs == nil || hs.owner != identityKey(r) {
+	if id, _ := mcp.IdentityFrom(r.Context()); hs == nil || !id.HasKey(hs.owner) {
 		writeJSONError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return nil
 	}
