@@ -102,6 +102,9 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+	if err == nil {
+		return body, nil // before mbe and ne: they escape, and would be allocated
+	}
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
