@@ -161,6 +161,9 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 		return nil, errTasksNotDeclared("tool " + name)
 	}
 	res, err := t.Handler(ctx, r, args)
+	if err == nil {
+		return res, nil // before rt: it escapes, and would be allocated
+	}
 	var rt *runAsTask
 	if errors.As(err, &rt) {
 		if t.TaskSupport != "" && clientTakesTasks(r) {

@@ -53,11 +53,11 @@ func (b *Mirror) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *In
 		return b.client, b.inflight, func() {}, nil
 	}
 	u, release, err := b.router.Route(ctx, r)
-	var answer *jsonrpc.Error
-	if errors.As(err, &answer) {
-		return nil, nil, nil, answer
-	}
 	if err != nil {
+		var answer *jsonrpc.Error // declared here: it escapes, and is allocated
+		if errors.As(err, &answer) {
+			return nil, nil, nil, answer
+		}
 		b.log.Warn("relay: no upstream session", "method", r.Method, "err", err)
 		var shown *RouteError
 		if errors.As(err, &shown) {
