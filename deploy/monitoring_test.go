@@ -1,7 +1,8 @@
 // monitoring_test.go holds the shipped dashboard (grafana/mcpgate.json)
 // and alert rules (prometheus/alerts.yaml) to the code. The rules are
 // parsed by Prometheus's own rule parser, which checks their PromQL and
-// their templates; the dashboard's queries by its PromQL parser. Every
+// their templates; the dashboard by Grafana's schema SDK, and its queries
+// by Prometheus's PromQL parser. Every
 // metric either names is one a gateway exports, so that neither drifts
 // from the code when a metric is renamed.
 
@@ -19,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
+	grafana "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -107,6 +111,33 @@ func TestTheDashboardsQueriesParseAndFollowTheReplica(t *testing.T) {
 		if !slices.Contains(d.metrics(t), want) {
 			t.Errorf("the dashboard shows nothing of %s", want)
 		}
+	}
+}
+
+// The dashboard is Grafana's dashboard model, as Grafana's own schema SDK
+// reads it strictly: no unknown field, no required one missing, each
+// panel's options those of its type.
+func TestTheDashboardIsGrafanasModel(t *testing.T) {
+	raw, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugins.RegisterDefaultPlugins() // the panels' types, for their options
+	// The JSON model Grafana imports is this one; the SDK's v2 is the
+	// schema of Grafana 12's new dashboards, another format.
+	//lint:ignore SA1019 the file is the classic JSON model, on purpose
+	var d grafana.Dashboard
+	if err := d.UnmarshalJSONStrict(raw); err != nil {
+		// A list of no errors is returned as a non-nil error.
+		if errs, ok := err.(cog.BuildErrors); !ok || len(errs) > 0 {
+			t.Fatalf("%s is not Grafana's dashboard model: %v", dashboardFile, err)
+		}
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("%s does not validate: %v", dashboardFile, err)
+	}
+	if d.Uid == nil || *d.Uid != "mcpgate" || len(d.Panels) < 20 {
+		t.Errorf("the dashboard read: uid %v, %d panels", d.Uid, len(d.Panels))
 	}
 }
 
