@@ -169,14 +169,14 @@ type backendRow struct {
 }
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, c caller) {
+	charts := newOverviewCharts(h.src.History(h.now(), overviewRange(r)))
+	if r.URL.Query().Get("part") == "charts" { // the script's refresh: no table
+		h.renderPart(w, "overview", "charts", charts)
+		return
+	}
 	var rows []backendRow
 	for _, b := range h.src.Backends(r.Context()) {
 		rows = append(rows, backendRow{BackendRow: b, State: stateOf(b)})
-	}
-	charts := newOverviewCharts(h.src.History(h.now(), overviewRange(r)))
-	if r.URL.Query().Get("part") == "charts" { // the script's refresh
-		h.renderPart(w, "overview", "charts", charts)
-		return
 	}
 	v := view{Title: "Backends", Nav: "overview", Flash: h.takeFlash(w, r),
 		Data: overviewData{Backends: rows, Charts: charts, Sessions: len(h.src.Sessions()), Fleet: h.src.Fleet()}}

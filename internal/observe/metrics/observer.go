@@ -10,7 +10,6 @@ package metrics
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -50,7 +49,7 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 		m.denials.WithLabelValues(reason).Inc()
 	}
 	id, _ := mcp.IdentityFrom(ctx)
-	m.history.call(time.Now(), backend, label(id.Subject), entry, e.Duration, e.Outcome != mcp.OutcomeOK, reason)
+	m.history.call(e.Start.Add(e.Duration), backend, label(id.Subject), entry, e.Duration, e.Outcome != mcp.OutcomeOK, reason)
 	if e.Code != 0 {
 		m.callErrors.WithLabelValues(m.codes.label(e.Code)).Inc()
 	}
