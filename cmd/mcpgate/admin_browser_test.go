@@ -46,25 +46,38 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browser starts a headless Chromium for the test.
+// browser starts a headless Chromium for the test. The GPU runs inside the
+// browser's own process, so that a start forks fewer children; a start that
+// fails anyway (a fork refused on a loaded machine, as once in CI) is tried
+// again, up to three times, and every failure is reported.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 		chromedp.NoSandbox, // root in CI containers
+		chromedp.DisableGPU,
+		chromedp.Flag("in-process-gpu", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser, with no timeout of its own
-		t.Fatalf("chromium did not start: %v", err)
+	var failures []string
+	for range 3 {
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+			append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		ctx, cancelCtx := chromedp.NewContext(alloc)
+		err := chromedp.Do(ctx) // starts the browser, with no timeout of its own
+		if err == nil {
+			t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			t.Cleanup(cancel)
+			return ctx
+		}
+		cancelCtx()
+		cancelAlloc()
+		failures = append(failures, err.Error())
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
+	t.Fatalf("chromium did not start in three tries:\n%s", strings.Join(failures, "\n---\n"))
+	return nil
 }
 
 // tab drives the browser of a test: steps, a text, a form submitted.
