@@ -67,6 +67,28 @@ const AuditColumns = "time, subject, token_id, role, kind, name, backend, outcom
 // AuditColumnList is AuditColumns as a list.
 var AuditColumnList = strings.Split(AuditColumns, ", ")
 
+// AuditInsert is the INSERT of n records, with arg(i) the i-th
+// placeholder (from 1); values go in AppendAuditValues' order, record
+// after record. Rows are inserted, and so get their ids, in the order
+// listed.
+func AuditInsert(n int, arg func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO audit (" + AuditColumns + ") VALUES ")
+	for i := range n * len(AuditColumnList) {
+		switch {
+		case i == 0:
+			b.WriteString("(")
+		case i%len(AuditColumnList) == 0:
+			b.WriteString("), (")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(arg(i + 1))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
 // AppendAuditValues appends r's column values to args, in AuditColumns'
 // order: what every store writes for a record.
 func AppendAuditValues(args []any, r AuditRecord) []any {
@@ -99,4 +121,13 @@ func scanAuditRecord(rows Rows, before ...any) (AuditRecord, error) {
 	}
 	r.Time, r.Duration = DecodeTime(t), DecodeDuration(us)
 	return r, nil
+}
+
+// AppendAuditRows appends the column values of each record to args, as
+// AuditInsert of len(records) takes them.
+func AppendAuditRows(args []any, records []AuditRecord) []any {
+	for _, r := range records {
+		args = AppendAuditValues(args, r)
+	}
+	return args
 }

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -317,29 +316,27 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 // auditCopyFrom is the size from which a batch of records is sent by COPY.
 const auditCopyFrom = 32
 
-// auditInsertOne is the INSERT of one record, a parameter per column.
-var auditInsertOne = func() string {
-	args := make([]string, len(store.AuditColumnList))
-	for i := range args {
-		args[i] = "$" + strconv.Itoa(i+1)
+// auditInserts are the INSERTs of 1 to auditCopyFrom-1 records, one
+// statement each: a group commit's records go in one statement, parsed
+// and planned once (pgx prepares each text on its first use), and one
+// implicit transaction.
+var auditInserts = func() []string {
+	out := make([]string, auditCopyFrom)
+	for n := 1; n < auditCopyFrom; n++ {
+		out[n] = store.AuditInsert(n, postgresDialect.Arg)
 	}
-	return "INSERT INTO audit (" + store.AuditColumns + ") VALUES (" + strings.Join(args, ", ") + ")"
+	return out
 }()
 
-// AppendAudit writes records with one COPY: all of them or none, in order.
+// AppendAudit writes records with one INSERT, or from auditCopyFrom on
+// with one COPY: all of them or none, in order.
 func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {
 	if len(records) == 0 {
 		return nil
 	}
 	if len(records) < auditCopyFrom {
-		// A group commit's few records: one-row INSERTs sent as one batch,
-		// a single round trip and one implicit transaction (COPY takes
-		// several round trips).
-		var b pgx.Batch
-		for _, r := range records {
-			b.Queue(auditInsertOne, store.AppendAuditValues(nil, r)...)
-		}
-		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		args := store.AppendAuditRows(make([]any, 0, len(store.AuditColumnList)*len(records)), records)
+		if _, err := s.pool.Exec(ctx, auditInserts[len(records)], args...); err != nil {
 			return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
 		}
 		return nil

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/mcpgate/mcpgate/internal/store"
 )
@@ -29,7 +28,7 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		defer s.writeMu.Unlock()
 		stmt, err := s.auditInsertOf(ctx, len(records))
 		if err == nil {
-			_, err = stmt.ExecContext(ctx, auditArgs(make([]any, 0, auditColumns*len(records)), records)...)
+			_, err = stmt.ExecContext(ctx, store.AppendAuditRows(make([]any, 0, len(store.AuditColumnList)*len(records)), records)...)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
@@ -45,10 +44,10 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 
 // appendAudit inserts records in tx, auditRowsPerInsert a statement.
 func (s *Store) appendAudit(ctx context.Context, tx *sql.Tx, records []store.AuditRecord) error {
-	args := make([]any, 0, auditColumns*min(len(records), auditRowsPerInsert))
+	args := make([]any, 0, len(store.AuditColumnList)*min(len(records), auditRowsPerInsert))
 	for rest := records; len(rest) > 0; {
 		n := min(len(rest), auditRowsPerInsert)
-		args = auditArgs(args[:0], rest[:n])
+		args = store.AppendAuditRows(args[:0], rest[:n])
 		stmt, err := s.auditInsertOf(ctx, n)
 		if err != nil {
 			return err
@@ -104,14 +103,6 @@ func (s *Store) ForgetAuditJournal(ctx context.Context, id string) error {
 	})
 }
 
-// auditArgs appends the records' columns to args, in auditInsert's order.
-func auditArgs(args []any, records []store.AuditRecord) []any {
-	for _, r := range records {
-		args = store.AppendAuditValues(args, r)
-	}
-	return args
-}
-
 // auditInsertOf is the INSERT of n records (1 ≤ n ≤ auditRowsPerInsert),
 // prepared on first use.
 func (s *Store) auditInsertOf(ctx context.Context, n int) (*sql.Stmt, error) {
@@ -120,7 +111,7 @@ func (s *Store) auditInsertOf(ctx context.Context, n int) (*sql.Stmt, error) {
 	if st := s.auditStmts[n-1]; st != nil {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, auditInsert(n))
+	st, err := s.db.PrepareContext(ctx, store.AuditInsert(n, anonymous))
 	if err != nil {
 		return nil, err
 	}
@@ -128,28 +119,15 @@ func (s *Store) auditInsertOf(ctx context.Context, n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// anonymous is the placeholder of an INSERT's values: the driver binds
+// numbered ones by name, at a cost per value.
+func anonymous(int) string { return "?" }
+
 // One INSERT carries up to auditRowsPerInsert records: one statement per
 // record cost a bind, a context watch and a step per record, 7.5% of the
 // relay's CPU in the benchmark's profile. 64 rows of 12 columns stay
 // below the oldest SQLite limit on parameters (999).
 const auditRowsPerInsert = 64
-
-var auditColumns = len(store.AuditColumnList)
-
-// auditInsert is the INSERT of n records; rows are inserted, and so get
-// their ids, in the order listed.
-func auditInsert(n int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO audit (" + store.AuditColumns + ") VALUES ")
-	row := "(?" + strings.Repeat(", ?", auditColumns-1) + ")"
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	return b.String()
-}
 
 // TailAudit returns the latest n records by time (ties in the order they
 // were written), oldest first.
