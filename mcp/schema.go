@@ -30,7 +30,22 @@ func CheckSchema(raw json.RawMessage) error {
 	return err
 }
 
-func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+// inputSchema is a compiled input schema: the full validator, and the
+// raw check of schema_flat.go when the schema is simple enough for it.
+type inputSchema struct {
+	full *jsonschema.Schema
+	flat *flatSchema
+}
+
+func compileSchema(raw json.RawMessage) (*inputSchema, error) {
+	full, err := compileFull(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &inputSchema{full: full, flat: flatten(raw)}, nil
+}
+
+func compileFull(raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -48,6 +63,14 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 // calls of a tool that takes none): no decoder is made for it. The
 // validator only reads it.
 var emptyObject any = map[string]any{}
+
+// violations returns the violations of args (nil meaning {}) against s.
+func (s *inputSchema) violations(args json.RawMessage) []Violation {
+	if s.flat != nil && s.flat.valid(args) {
+		return nil
+	}
+	return validate(s.full, args)
+}
 
 // validate returns the violations of args (nil meaning {}) against sch.
 func validate(sch *jsonschema.Schema, args json.RawMessage) []Violation {
@@ -100,5 +123,5 @@ func Violations(schema, args json.RawMessage) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return validate(sch, args), nil
+	return sch.violations(args), nil
 }

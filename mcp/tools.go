@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -62,7 +60,7 @@ type Tool struct {
 	// part that does (tasks.go).
 	TaskSupport string
 
-	schema  *jsonschema.Schema
+	schema  *inputSchema
 	headers []HeaderParam // its x-mcp-header arguments (headerparams.go)
 }
 
@@ -153,7 +151,7 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 		}
 	}
 	if t.schema != nil {
-		if vs := validate(t.schema, args); len(vs) > 0 {
+		if vs := t.schema.violations(args); len(vs) > 0 {
 			return s.invalidArguments(name, vs)
 		}
 	}
