@@ -366,14 +366,21 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 	}
 	g.streamable = mcphttp.NewHandler(g.server, opts)
 	g.legacy = mcphttp.NewSSEHandler(g.server, opts)
-	mcpRoutes := http.NewServeMux()
-	mcpRoutes.Handle("/mcp", g.streamable)
-	mcpRoutes.Handle(compactPath, g.streamable) // the same sessions; the compact view (catalogue.go)
+	// The MCP endpoints by exact path: a map, not a ServeMux, whose match
+	// cost three allocations on every call (the paths are exact, so it had
+	// nothing to clean or redirect).
+	mcpRoutes := map[string]http.Handler{"/mcp": g.streamable, compactPath: g.streamable, // the same sessions; the compact view (catalogue.go)
+		"/sse": g.legacy, "/messages": g.legacy}
 	if g.cfg.Catalogue.SearchOn() {
-		mcpRoutes.Handle(searchPath, g.streamable)
+		mcpRoutes[searchPath] = g.streamable
 	}
-	mcpRoutes.Handle("/sse", g.legacy)
-	mcpRoutes.Handle("/messages", g.legacy)
+	mcpEntry := authn(g.traceHTTP(g.catalogueView(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := mcpRoutes[r.URL.Path]; h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	}))))
 
 	root := http.NewServeMux()
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -390,7 +397,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 		root.Handle("/admin", console)
 		root.Handle("/admin/", console)
 	}
-	root.Handle("/", authn(g.traceHTTP(g.catalogueView(mcpRoutes))))
+	root.Handle("/", mcpEntry)
 	// Every route that is not MCP's reads its body whole, bounded in
 	// size and time, before its handler runs (mcphttp.Bounded); the MCP
 	// endpoints bound theirs themselves, by http.max_body_bytes.
@@ -398,7 +405,7 @@ func (g *Gateway) mountHTTP(authn func(http.Handler) http.Handler, console http.
 	mcpPaths := map[string]bool{"/mcp": true, compactPath: true, searchPath: true, "/sse": true, "/messages": true}
 	routes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mcpPaths[r.URL.Path] {
-			root.ServeHTTP(w, r)
+			mcpEntry.ServeHTTP(w, r) // what root routes them to
 			return
 		}
 		bounded.ServeHTTP(w, r)
