@@ -176,7 +176,7 @@ func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, 
 // client calls: each tools/call on its own, no session.
 func (e *env) sessionless(t *target, name, note string) *target {
 	url, tok := t.url, t.token
-	return &target{name: name, note: note, counters: t.counters, proc: t.proc,
+	return &target{name: name, note: note, counters: t.counters, proc: t.proc, pprof: t.pprof, // profiled in its own window
 		open: func(context.Context) (caller, error) { return sessionlessCaller{hc: e.hc, url: url, token: tok}, nil }}
 }
 
