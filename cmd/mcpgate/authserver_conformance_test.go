@@ -37,7 +37,7 @@ func TestConformanceAuthorizationServerScenarios(t *testing.T) {
 
 	// The suite's callback listens on this port; the client is
 	// registered with it, as the suite asks.
-	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	port := strings.TrimPrefix(testkit.FreePort(t), "127.0.0.1:")
 	callback := "http://127.0.0.1:" + port + "/callback"
 	resp, err := http.Post(base+"/oauth/register", "application/json",
 		strings.NewReader(`{"client_name":"conformance","redirect_uris":["`+callback+`"]}`))

@@ -80,7 +80,7 @@ func cliStart(t *testing.T, bin string, args ...string) *cliProc {
 func cliStartOnFreeAddr(t *testing.T, start func(addr string) *cliProc) (*cliProc, string) {
 	t.Helper()
 	for try := 1; ; try++ {
-		addr := freeAddr(t)
+		addr := testkit.FreePort(t)
 		p := start(addr)
 		select {
 		case <-p.printed: // its first line comes once it listens

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -115,16 +114,6 @@ type replicaSet struct {
 	token    string // an admin token, created before the replicas started
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func startReplicaSet(t *testing.T, n int) *replicaSet {
 	t.Helper()
 	bin := testkit.Mcpgate(t)
@@ -160,7 +149,7 @@ backends:
 	s.token = s.createToken("load", "admin")
 	var addrs []string
 	for range n {
-		r := &replica{addr: freeAddr(t)}
+		r := &replica{addr: testkit.FreePort(t)}
 		s.replicas = append(s.replicas, r)
 		addrs = append(addrs, r.addr)
 	}
