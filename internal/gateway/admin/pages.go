@@ -39,7 +39,7 @@ func parsePages() (*pages, error) {
 			return t.UTC().Format("2006-01-02 15:04:05Z")
 		},
 		"ago":  func(t time.Time) string { return roughly(time.Since(t)) },
-		"ms":   func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) },
+		"ms":   func(d time.Duration) string { return millis(d.Seconds()) }, // one way to write a duration, the overview's
 		"pct":  func(part, whole float64) string { return percent(part, whole) },
 		"num":  func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) },
 		"kind": entryKind,
