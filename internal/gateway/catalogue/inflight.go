@@ -40,6 +40,11 @@ type Inflight struct {
 	calls map[uint64]*inflightCall // by seq
 	byTok map[string]*inflightCall // by the gateway's raw token
 	log   *slog.Logger             // the Backend's; set by catalogue.New
+	// The watchdogs' sweep (timeout.go): its timer, whether it is due,
+	// and its tick.
+	sweeper  *time.Timer
+	sweeping bool
+	tick     time.Duration
 }
 
 type inflightCall struct {
@@ -86,7 +91,7 @@ func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.R
 	in.mu.Lock()
 	in.seq++
 	c := &inflightCall{seq: in.seq, ctx: ctx, r: r, asks: asks}
-	c.watchdog.start(abort, r, timeout)
+	c.watchdog.start(in, abort, r, timeout)
 	if tok := r.ProgressToken(); tok != nil {
 		gw := string(jsonrpc.AppendString(nil, "gw-"+strconv.FormatUint(c.seq, 10)))
 		if out, err := withProgressToken(params, json.RawMessage(gw)); err == nil {
