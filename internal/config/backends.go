@@ -78,7 +78,9 @@ type BackendConfig struct {
 	// CallTimeout bounds how long a call waits for the backend without
 	// an answer or a progress notification (default 5m; "0s" turns it
 	// off). When it passes, the caller is answered -32603 with data.kind
-	// "timeout" and the backend is sent notifications/cancelled.
+	// "timeout" and the backend is sent notifications/cancelled. It
+	// is checked every sixteenth of itself (10ms to 1s), so a call ends
+	// that much after it at most, never before.
 	CallTimeout *Duration `yaml:"call_timeout"`
 	// MaxMessageBytes bounds one message from the backend (default: 4 MiB
 	// for stdio, 16 MiB for http and sse, 64 MiB for proxy and process).
