@@ -45,15 +45,12 @@ func (backendCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c backendCollector) Collect(ch chan<- prometheus.Metric) {
-	seen := map[string]bool{}
+	seen := onceEach{}
 	for _, s := range c.states() {
-		name := label(s.Name)
-		// Two names cut to the same label would fail the whole scrape;
-		// the first keeps the series.
-		if seen[name] {
+		name, first := seen.first(s.Name)
+		if !first {
 			continue
 		}
-		seen[name] = true
 		up := 0.0
 		if s.Up {
 			up = 1

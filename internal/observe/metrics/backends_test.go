@@ -62,15 +62,18 @@ func TestBackendSeriesFollowTheCurrentBackends(t *testing.T) {
 }
 
 // Two backend names that cut to the same label cannot fail the scrape: the
-// first keeps the series.
+// first keeps the series, of the backends' state and of held definitions.
 func TestBackendLabelCollisionKeepsTheScrapeWorking(t *testing.T) {
 	long := strings.Repeat("b", maxLabelBytes)
 	m := New()
 	m.Backends(func() []BackendState {
 		return []BackendState{{Name: long + "-one", Up: true}, {Name: long + "-two"}}
 	})
+	m.Held(func() map[string]int { return map[string]int{long + "-one": 1, long + "-two": 2} })
 	text := scrape(t, m)
-	if got := strings.Count(text, "mcpgate_backend_up{"); got != 1 {
-		t.Errorf("%d mcpgate_backend_up series, want 1:\n%s", got, text)
+	for _, series := range []string{"mcpgate_backend_up{", "mcpgate_definitions_held{"} {
+		if got := strings.Count(text, series); got != 1 {
+			t.Errorf("%d %s series, want 1:\n%s", got, series, text)
+		}
 	}
 }

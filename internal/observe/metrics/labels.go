@@ -61,3 +61,18 @@ func (c *codeSet) label(code int64) string {
 
 // errorCode is the label of a JSON-RPC code.
 func errorCode(code int64) string { return strconv.FormatInt(code, 10) }
+
+// onceEach hands out the label of each name once per scrape. Two names cut
+// to the same label would fail the whole scrape; the first keeps the
+// series.
+type onceEach map[string]bool
+
+// first is name's label, and whether it is the first of that label.
+func (o onceEach) first(name string) (string, bool) {
+	l := label(name)
+	if o[l] {
+		return l, false
+	}
+	o[l] = true
+	return l, true
+}

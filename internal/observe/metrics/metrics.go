@@ -213,10 +213,9 @@ type heldCollector struct{ held func() map[string]int }
 func (heldCollector) Describe(ch chan<- *prometheus.Desc) { ch <- definitionsHeld }
 
 func (c heldCollector) Collect(ch chan<- prometheus.Metric) {
-	seen := map[string]bool{}
+	seen := onceEach{}
 	for b, n := range c.held() {
-		if name := label(b); !seen[name] { // two names cut alike would fail the scrape
-			seen[name] = true
+		if name, first := seen.first(b); first {
 			ch <- prometheus.MustNewConstMetric(definitionsHeld, prometheus.GaugeValue, float64(n), name)
 		}
 	}
