@@ -35,14 +35,21 @@ func AppendResult(b []byte, id ID, result json.RawMessage) []byte {
 	if b == nil {
 		b = make([]byte, 0, 40+len(id)+len(result))
 	}
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendID(b, id)
-	b = append(b, `,"result":`...)
+	b = AppendResultHead(b, id)
 	if len(result) == 0 {
 		result = json.RawMessage("{}")
 	}
 	b = append(b, result...)
 	return append(b, '}')
+}
+
+// AppendResultHead appends a response up to its result: the caller
+// appends the result, then the closing '}'. It lets a result be written
+// straight into the response, not built apart and then copied.
+func AppendResultHead(b []byte, id ID) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	return append(b, `,"result":`...)
 }
 
 // AppendError appends an error response. A nil id is written as null, as

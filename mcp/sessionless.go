@@ -254,7 +254,9 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	if err != nil {
 		return jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))
 	}
-	return jsonrpc.AppendResult(nil, m.ID, s.completeResult(m.Method, result))
+	b := make([]byte, 0, 128+len(m.ID)+len(result)+len(s.infoJSON))
+	b = s.appendCompleteResult(jsonrpc.AppendResultHead(b, m.ID), m.Method, result)
+	return append(b, '}')
 }
 
 // errorForRequest maps a handler's error to the error object answered.
@@ -280,15 +282,19 @@ var cacheable = map[string]bool{
 	"resources/templates/list": true, "resources/read": true, "server/discover": true,
 }
 
-// completeResult adds to a result object what 2026-07-28 asks of every
-// result: resultType, the server's identity in _meta (merged into a _meta
-// the result has), and for cacheable results ttlMs and cacheScope. A
-// result that already says its resultType (the engine's own
+// appendCompleteResult appends result to b with what 2026-07-28 asks of
+// every result: resultType, the server's identity in _meta (merged into a
+// _meta the result has), and for cacheable results ttlMs and cacheScope.
+// A result that already says its resultType (the engine's own
 // InputRequiredResult or ack, a relayed one) gets only this server's
 // identity, in place of any other, and a cacheable one cacheScope private.
-func (s *Server) completeResult(method string, result json.RawMessage) json.RawMessage {
-	if len(result) == 0 || result[0] != '{' {
-		return result
+// It writes into the response itself: no copy of the result is made first.
+func (s *Server) appendCompleteResult(b []byte, method string, result json.RawMessage) []byte {
+	if len(result) == 0 {
+		return append(b, "{}"...)
+	}
+	if result[0] != '{' {
+		return append(b, result...)
 	}
 	if rt, _ := jsonrpc.Lookup(result, "resultType"); rt != nil {
 		// A relayed result of the revision keeps its hints, but what the
@@ -301,55 +307,81 @@ func (s *Server) completeResult(method string, result json.RawMessage) json.RawM
 				}
 			}
 		}
-		return s.withOwnServerInfo(result)
+		return s.appendOwnServerInfo(b, result)
 	}
 	info := s.infoJSON
-	head := make([]byte, 0, len(result)+len(info)+96)
-	head = append(head, `{"resultType":"complete"`...)
+	b = append(b, `{"resultType":"complete"`...)
 	if cacheable[method] {
-		head = append(head, `,"ttlMs":0,"cacheScope":"private"`...)
+		b = append(b, `,"ttlMs":0,"cacheScope":"private"`...)
 	}
 	rest := result[1:]
 	if meta, _ := jsonrpc.Lookup(result, "_meta"); len(meta) > 0 && meta[0] == '{' {
 		// Splice serverInfo into the result's own _meta.
 		start := jsonrpc.Offset(result, meta)
-		out := append(head, ',')
-		out = append(out, result[1:start+1]...)
-		out = append(out, `"`+MetaServerInfo+`":`...)
-		out = append(out, info...)
+		b = append(b, ',')
+		b = append(b, result[1:start+1]...)
+		b = append(b, `"`+MetaServerInfo+`":`...)
+		b = append(b, info...)
 		if len(meta) > 2 && !noMembers(meta) {
-			out = append(out, ',')
+			b = append(b, ',')
 		}
-		return append(out, result[start+1:]...)
+		return append(b, result[start+1:]...)
 	}
-	head = append(head, `,"_meta":{"`+MetaServerInfo+`":`...)
-	head = append(head, info...)
-	head = append(head, '}')
+	b = append(b, `,"_meta":{"`+MetaServerInfo+`":`...)
+	b = append(b, info...)
+	b = append(b, '}')
 	if !noMembers(result) {
-		head = append(head, ',')
+		b = append(b, ',')
 	}
-	return append(head, rest...)
+	return append(b, rest...)
 }
 
-// withOwnServerInfo gives a result that already says its resultType (a
-// relayed one) this server's identity in _meta, in place of the one the
-// server it came from gave: the client is talking to this server.
-func (s *Server) withOwnServerInfo(result json.RawMessage) json.RawMessage {
+// appendOwnServerInfo appends a result that already says its resultType
+// (a relayed one) to b with this server's identity in _meta, in place of
+// the one the server it came from gave: the client is talking to this
+// server. The bytes are jsonrpc.SetMember's, of _meta and then of the
+// result, written once.
+func (s *Server) appendOwnServerInfo(b []byte, result json.RawMessage) []byte {
 	meta, _ := jsonrpc.Lookup(result, "_meta")
 	if len(meta) > 0 && meta[0] != '{' {
-		return result
+		return append(b, result...)
 	}
 	if cur, _ := jsonrpc.Lookup(meta, MetaServerInfo); bytes.Equal(cur, s.infoJSON) {
-		return result
+		return append(b, result...)
 	}
-	meta, err := jsonrpc.SetMember(meta, MetaServerInfo, s.infoJSON)
-	if err != nil {
-		return result
+	if meta == nil {
+		b = append(b, '{')
+		b = jsonrpc.AppendString(b, "_meta")
+		b = append(b, ":{"...)
+		b = jsonrpc.AppendString(b, MetaServerInfo)
+		b = append(b, ':')
+		b = append(b, s.infoJSON...)
+		b = append(b, '}')
+		return appendRest(b, result)
 	}
-	if out, err := jsonrpc.SetMember(result, "_meta", meta); err == nil {
-		return out
+	at := jsonrpc.Offset(result, meta)
+	if start, end, err := jsonrpc.ValueSpan(meta, MetaServerInfo); err == nil {
+		b = append(b, result[:at+start]...)
+		b = append(b, s.infoJSON...)
+		return append(b, result[at+end:]...)
 	}
-	return result
+	b = append(b, result[:at]...)
+	b = append(b, '{')
+	b = jsonrpc.AppendString(b, MetaServerInfo)
+	b = append(b, ':')
+	b = append(b, s.infoJSON...)
+	b = appendRest(b, meta)
+	return append(b, result[at+len(meta):]...)
+}
+
+// appendRest appends the members of object o after a first one already
+// written, and o's end, as jsonrpc.SetMember does when it adds a member.
+func appendRest(b []byte, o []byte) []byte {
+	rest := bytes.TrimSpace(o[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
 }
 
 // noMembers reports whether the valid JSON object o has no member.
