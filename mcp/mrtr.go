@@ -323,9 +323,5 @@ func MissingCapability(capability, message string, extra map[string]string) *jso
 
 // isInputRequired reports whether err asks for input.
 func isInputRequired(err error) (*InputRequired, bool) {
-	if err == nil {
-		return nil, false // before ir: it escapes, and would be allocated
-	}
-	var ir *InputRequired
-	return ir, errors.As(err, &ir)
+	return errors.AsType[*InputRequired](err)
 }

@@ -26,7 +26,7 @@ var printer = message.NewPrinter(language.English)
 // can validate arguments against (JSON Schema 2020-12 unless it names
 // another draft).
 func CheckSchema(raw json.RawMessage) error {
-	_, err := compileSchema(raw)
+	_, err := compileFull(raw) // a check only: no raw check is made for it
 	return err
 }
 

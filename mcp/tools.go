@@ -159,11 +159,7 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 		return nil, errTasksNotDeclared("tool " + name)
 	}
 	res, err := t.Handler(ctx, r, args)
-	if err == nil {
-		return res, nil // before rt: it escapes, and would be allocated
-	}
-	var rt *runAsTask
-	if errors.As(err, &rt) {
+	if rt, ok := errors.AsType[*runAsTask](err); ok {
 		if t.TaskSupport != "" && clientTakesTasks(r) {
 			return s.startTask(ctx, r, rt.rest)
 		}
@@ -175,8 +171,7 @@ func (s *Server) serveToolsCall(ctx context.Context, r *Request) (json.RawMessag
 	if _, ok := isInputRequired(err); ok {
 		return nil, err // the engine asks the client (mrtr.go)
 	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
+	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
 		return nil, je
 	}
 	s.log.Info("tool failed", "tool", name, "err", err)

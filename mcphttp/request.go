@@ -102,15 +102,10 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
-	if err == nil {
-		return body, nil // before mbe and ne: they escape, and would be allocated
-	}
-	var mbe *http.MaxBytesError
-	var ne net.Error
-	switch {
-	case errors.As(err, &mbe):
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, errBodyTooLarge
-	case errors.As(err, &ne) && ne.Timeout():
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return nil, errBodyTimeout
 	}
 	return body, err

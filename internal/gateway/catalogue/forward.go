@@ -58,11 +58,8 @@ func (b *Mirror) getPrompt(orig string, shape *Shape) mcp.PromptHandler {
 // and every other byte of data are kept. Any other error, and one about
 // an entry the front did not rename, passes as it came.
 func frontNamed(r *mcp.Request, err error, orig string) error {
-	if err == nil {
-		return nil // before je: it escapes, and would be allocated
-	}
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+	je, ok := errors.AsType[*jsonrpc.Error](err)
+	if !ok || je.Code != jsonrpc.CodeInvalidParams {
 		return err
 	}
 	front, _ := r.EntryName()

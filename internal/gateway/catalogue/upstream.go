@@ -54,8 +54,7 @@ func (b *Mirror) upstream(ctx context.Context, r *mcp.Request) (*mcp.Client, *In
 	}
 	u, release, err := b.router.Route(ctx, r)
 	if err != nil {
-		var answer *jsonrpc.Error // declared here: it escapes, and is allocated
-		if errors.As(err, &answer) {
+		if answer, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			return nil, nil, nil, answer
 		}
 		b.log.Warn("relay: no upstream session", "method", r.Method, "err", err)
