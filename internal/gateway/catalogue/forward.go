@@ -163,7 +163,6 @@ func (b *Mirror) forward(ctx context.Context, r *mcp.Request, method string, par
 	defer release()
 	params = withoutReservedMeta(params)
 	params, ic := inflight.begin(ctx, r, params, b.timeout)
-	defer ic.dog().stop()
 	defer inflight.end(ic)
 	res, err := b.call(ctx, client, &mcp.Outbound{Method: method, Params: params})
 	if err == nil {

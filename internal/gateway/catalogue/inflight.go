@@ -104,13 +104,14 @@ func (in *Inflight) beginWith(ctx context.Context, r *mcp.Request, params json.R
 	return params, c
 }
 
-// end ends c's registration (nothing for nil, a call without a front
-// request).
+// end ends c's registration and stops its watchdog (nothing for nil, a
+// call without a front request).
 func (in *Inflight) end(c *inflightCall) {
 	if c == nil {
 		return
 	}
 	in.mu.Lock()
+	c.watchdog.stop()
 	delete(in.calls, c.seq)
 	if c.gwTok != "" {
 		delete(in.byTok, c.gwTok)
@@ -118,14 +119,6 @@ func (in *Inflight) end(c *inflightCall) {
 	log := in.log
 	in.mu.Unlock()
 	c.finish(log) // the caller's notifications go before the result
-}
-
-// dog is c's watchdog, nil for a nil call.
-func (c *inflightCall) dog() *watchdog {
-	if c == nil {
-		return nil
-	}
-	return &c.watchdog
 }
 
 // caller is the front request c's notifications go to, and its progress

@@ -173,7 +173,6 @@ func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method strin
 		defer cancel()
 		res, err := b.call(bctx, client, &mcp.Outbound{Method: method, Params: params})
 		inflight.end(ic)
-		wd.stop()
 		if err != nil && timedOut(bctx) {
 			b.log.Warn("relay: backend did not answer in time", "method", method, "timeout", b.timeout)
 			err = b.timeoutError(b.timeout)

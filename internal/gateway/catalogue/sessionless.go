@@ -133,7 +133,6 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 func (b *Mirror) callSessionless(ctx context.Context, r *mcp.Request, client *mcp.Client, inflight *Inflight, out *mcp.Outbound) (json.RawMessage, error) {
 	var ic *inflightCall
 	out.Params, ic = inflight.begin(ctx, r, out.Params, b.timeout)
-	defer ic.dog().stop()
 	defer inflight.end(ic)
 	res, err := b.call(ctx, client, out)
 	if err != nil {
