@@ -7,7 +7,9 @@
 package jsonrpc
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -129,41 +131,88 @@ func skipArray(b []byte, i, depth int) (int, error) {
 // skipString returns the index past the closing quote and whether the
 // string's raw bytes may differ from its value: it held escapes, or bytes
 // outside ASCII (invalid UTF-8 decodes to U+FFFD).
+//
+// It reads eight bytes at a time up to the first quote, backslash or
+// control character (stopAt), which the byte loop then handles: a relayed
+// result's long strings are skipped by every lookup of a member after
+// them.
 func skipString(b []byte, i int) (end int, escaped bool, err error) {
 	i++
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(b) {
-				return 0, false, errSyntax
+	for {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			stop := stopAt(w)
+			if stop == 0 {
+				escaped = escaped || w&highBits != 0
+				i += 8
+				continue
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return 0, false, errSyntax
-				}
-				i += 6
-			default:
-				return 0, false, errSyntax
-			}
-		case c < 0x20:
+			n := bits.TrailingZeros64(stop) // bit 7 of the first stop byte
+			escaped = escaped || w&highBits&(1<<n-1) != 0
+			i += n >> 3
+			break
+		}
+		if i >= len(b) {
 			return 0, false, errSyntax
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			// Invalid UTF-8 is kept as it came (we never rewrite relayed
-			// bytes), but its decoded value differs from its bytes.
-			escaped = true
-			i++
+		}
+		var done, esc bool
+		if i, done, esc, err = stringByte(b, i); err != nil {
+			return 0, false, err
+		}
+		escaped = escaped || esc
+		if done {
+			return i, escaped, nil
 		}
 	}
-	return 0, false, errSyntax
+}
+
+// stringByte reads the string's byte (or escape) at i: it returns the index
+// past it, whether it closed the string, and whether the string's bytes
+// may differ from its value because of it.
+func stringByte(b []byte, i int) (next int, done, escaped bool, err error) {
+	switch c := b[i]; {
+	case c == '"':
+		return i + 1, true, false, nil
+	case c == '\\':
+		if i+1 >= len(b) {
+			return 0, false, false, errSyntax
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return i + 2, false, true, nil
+		case 'u':
+			if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+				return 0, false, false, errSyntax
+			}
+			return i + 6, false, true, nil
+		}
+		return 0, false, false, errSyntax
+	case c < 0x20:
+		return 0, false, false, errSyntax
+	case c < utf8.RuneSelf:
+		return i + 1, false, false, nil
+	}
+	// Invalid UTF-8 is kept as it came (we never rewrite relayed bytes),
+	// but its decoded value differs from its bytes.
+	return i + 1, false, true, nil
+}
+
+// Eight bytes at once, little-endian: each byte of lowBits is 1, and each
+// of highBits is 0x80.
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// stopAt marks, with its bit 7, each byte of w that ends a string's plain
+// run: a quote, a backslash or a control character. The lowest mark is
+// always exact (a higher one may be a borrow's false mark), which is all
+// skipString reads. (x-lowBits)&^x has bit 7 set where x has a zero byte;
+// with 0x20 for lowBits, where it has a byte below 0x20.
+func stopAt(w uint64) uint64 {
+	q := w ^ (lowBits * '"')
+	s := w ^ (lowBits * '\\')
+	return ((q-lowBits)&^q | (s-lowBits)&^s | (w-lowBits*0x20)&^w) & highBits
 }
 
 func isHex(c byte) bool {
