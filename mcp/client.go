@@ -198,8 +198,10 @@ func (c *Client) Roundtrip(ctx context.Context, method string, params json.RawMe
 type pending struct {
 	msg    jsonrpc.Message
 	idBuf  [20]byte
-	answer *jsonrpc.Message // set under Client.mu before done is closed
-	done   chan struct{}
+	answer *jsonrpc.Message // set under Client.mu, and then done closed if made
+	// done is made, under Client.mu, only when the answer does not come
+	// back from send itself: most answers do, and then no channel is made.
+	done chan struct{}
 }
 
 // callNumber is the number of one of the client's calls from an
@@ -221,7 +223,7 @@ func callNumber(id jsonrpc.ID) (int64, bool) {
 func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, error) {
 	method, params := o.Method, o.Params
 	n := c.nextID.Add(1)
-	p := &pending{done: make(chan struct{})}
+	p := &pending{}
 	id := jsonrpc.ID(strconv.AppendInt(p.idBuf[:0], n, 10))
 	c.mu.Lock()
 	if c.err != nil {
@@ -251,6 +253,15 @@ func (c *Client) roundtrip(ctx context.Context, o *Outbound) (*jsonrpc.Message, 
 	if err != nil {
 		return nil, err
 	}
+	if answer != nil {
+		return answer, nil
+	}
+	c.mu.Lock()
+	answer = p.answer // delivered by the reader while send ran
+	if answer == nil {
+		p.done = make(chan struct{})
+	}
+	c.mu.Unlock()
 	if answer != nil {
 		return answer, nil
 	}
@@ -329,7 +340,9 @@ func (c *Client) dispatch(ctx context.Context, m *jsonrpc.Message) {
 		p := c.calls[n]
 		if ok && p != nil && p.answer == nil {
 			p.answer = m // the first answer counts
-			close(p.done)
+			if p.done != nil {
+				close(p.done)
+			}
 			c.mu.Unlock()
 			return
 		}
