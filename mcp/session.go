@@ -48,7 +48,7 @@ type Session struct {
 	closed     bool
 	clientInfo json.RawMessage
 	clientCaps json.RawMessage
-	inflight   map[string]*inflight             // requests being served, by id
+	inflight   map[callKey]*inflight            // requests being served, by id
 	pending    map[string]chan *jsonrpc.Message // our requests awaiting the client
 	subscribed map[string]struct{}              // resource URIs
 	done       chan struct{}
@@ -80,7 +80,7 @@ func (s *Server) NewSession(o SessionOptions) *Session {
 		id:         o.ID,
 		out:        o.Out,
 		identity:   o.Identity,
-		inflight:   map[string]*inflight{},
+		inflight:   map[callKey]*inflight{},
 		pending:    map[string]chan *jsonrpc.Message{},
 		subscribed: map[string]struct{}{},
 		done:       make(chan struct{}),
@@ -215,7 +215,7 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	if _, ok := IdentityFrom(ctx); !ok {
 		ctx = WithIdentity(ctx, s.identity)
 	}
-	key := m.ID.Key()
+	key := keyOf(m.ID)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// The request and its in-flight record in one allocation: this runs
@@ -298,7 +298,7 @@ func (s *Session) notification(ctx context.Context, m *jsonrpc.Message) {
 			return
 		}
 		s.mu.Lock()
-		req := s.inflight[jsonrpc.ID(id).Key()]
+		req := s.inflight[keyOf(jsonrpc.ID(id))]
 		if req != nil {
 			req.byClient = true
 		}
@@ -377,6 +377,23 @@ func (s *Session) deliver(m *jsonrpc.Message) {
 	case ch <- m.Clone():
 	default: // a duplicate answer; the first one won
 	}
+}
+
+// callKey is a request's id as a key of Session.inflight. Plain digits,
+// as almost every client numbers its requests, are kept as their number,
+// which makes no string; any other id as its bytes. Valid JSON has no
+// leading zeros, so two ids share a key only if their bytes are equal.
+type callKey struct {
+	num bool
+	n   int64
+	raw string
+}
+
+func keyOf(id jsonrpc.ID) callKey {
+	if n, ok := callNumber(id); ok {
+		return callKey{num: true, n: n}
+	}
+	return callKey{raw: string(id)}
 }
 
 // inflight is a request being served.

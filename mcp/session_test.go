@@ -95,6 +95,19 @@ func TestCancelledNotificationCancelsHandler(t *testing.T) {
 			t.Fatalf("a cancelled request was answered: %+v", m)
 		}
 	})
+	t.Run("a cancel naming a numbered request cancels it", func(t *testing.T) {
+		ss, _ := readySession(t, srv)
+		answer := asyncCall(t, ss, nil, jsonrpc.ID(`4711`), "tools/call", `{"name":"slow"}`)
+		wait(t, started, "the handler to start")
+		notify(t, ss, "notifications/cancelled", `{"requestId":"4711"}`) // the string is not the number
+		notify(t, ss, "notifications/cancelled", `{"requestId": 4711 }`)
+		if got := wait(t, ended, "the handler to end"); !errors.Is(got.err, context.Canceled) {
+			t.Fatalf("handler context error %v, want context.Canceled", got.err)
+		}
+		if m := wait(t, answer, "Handle to return"); m != nil {
+			t.Fatalf("a cancelled request was answered: %+v", m)
+		}
+	})
 	t.Run("a cancel naming another id leaves the request alone", func(t *testing.T) {
 		ss, _ := readySession(t, srv)
 		answer := asyncCall(t, ss, nil, jsonrpc.ID(`7`), "tools/call", `{"name":"slow"}`)
