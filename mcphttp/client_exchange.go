@@ -7,10 +7,12 @@ package mcphttp
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Header values shared by every request. The transport only reads a
@@ -18,6 +20,7 @@ import (
 var (
 	acceptPOST      = []string{"application/json, text/event-stream"}
 	contentTypeJSON = []string{"application/json"}
+	acceptGzip      = []string{"gzip"}
 )
 
 // exchange is the context of one HTTP exchange. It keeps the caller's
@@ -62,6 +65,52 @@ func (x *exchange) cancel() {
 	x.stopCaller()
 	x.cancelCtx()
 }
+
+// asksGzip reports whether the client asks for gzip on its POSTs itself
+// (and so decodes it: gunzip). That is what hc's transport would do for
+// them, in a map and a header value of its own on every request, unless
+// it is an *http.Transport with DisableCompression set; a wrapped
+// transport is taken to compress.
+func asksGzip(hc *http.Client) bool {
+	t, ok := hc.Transport.(*http.Transport)
+	if hc.Transport == nil {
+		t, ok = http.DefaultTransport.(*http.Transport)
+	}
+	return !ok || !t.DisableCompression
+}
+
+// gunzip decodes resp's body if the server gzipped it, as the transport
+// would have had it not been asked for gzip by the client itself.
+func gunzip(resp *http.Response) {
+	if !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		return
+	}
+	resp.Body = &gzipBody{src: resp.Body}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.Uncompressed = true
+}
+
+// gzipBody reads the gzip header on its first Read, not before: an event
+// stream's first bytes may be a while coming.
+type gzipBody struct {
+	src io.ReadCloser
+	zr  *gzip.Reader
+	err error
+}
+
+func (b *gzipBody) Read(p []byte) (int, error) {
+	if b.zr == nil && b.err == nil {
+		b.zr, b.err = gzip.NewReader(b.src)
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return b.zr.Read(p)
+}
+
+func (b *gzipBody) Close() error { return b.src.Close() }
 
 // newPOSTRequest is http.NewRequestWithContext for a POST of msg to an
 // already parsed URL, without parsing it again: the URL is shared, as the

@@ -41,7 +41,9 @@ type StreamableConn struct {
 	// direct is http's transport when POSTs may skip http.Client (nil
 	// when they may not; client_transport.go).
 	direct http.RoundTripper
-	log    *slog.Logger
+	// gzip: the POSTs ask for gzip themselves (asksGzip).
+	gzip bool
+	log  *slog.Logger
 
 	inbox  *inbox
 	ctx    context.Context // the connection's life; Close cancels it
@@ -81,7 +83,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	}
 	o, own := o.withDefaults()
 	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
-	c.direct = directTransport(c.http, u)
+	c.direct, c.gzip = directTransport(c.http, u), asksGzip(c.http)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -197,6 +199,9 @@ func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg []byt
 		}
 		return nil, nil, fmt.Errorf("mcphttp: POST: %w", err)
 	}
+	if c.gzip {
+		gunzip(resp)
+	}
 	return resp, x, nil
 }
 
@@ -229,6 +234,9 @@ func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []
 	c.sessionlessHeaders(ctx, req, m)
 	req.Header["Accept"] = acceptPOST
 	req.Header["Content-Type"] = contentTypeJSON
+	if c.gzip {
+		req.Header["Accept-Encoding"] = acceptGzip
+	}
 	return req
 }
 
