@@ -86,13 +86,15 @@ func (sr *Sessionless) WithParamHeaders(h map[string][]string) {
 }
 
 // ReadSessionless reads m's params._meta once; ok is false when it names
-// no revision, and m is of the 2025 era.
-func ReadSessionless(m *jsonrpc.Message) (sr *Sessionless, ok bool) {
+// no revision, and m is of the 2025 era. The value is the caller's to
+// keep where it likes (a transport keeps it on its stack); the methods
+// take its address.
+func ReadSessionless(m *jsonrpc.Message) (sr Sessionless, ok bool) {
 	meta := paramsMeta(m.Params)
 	if meta == nil {
-		return nil, false
+		return Sessionless{}, false
 	}
-	sr = &Sessionless{m: m, metaRaw: meta}
+	sr = Sessionless{m: m, metaRaw: meta}
 	_ = jsonrpc.MemberKeys(meta, func(key []byte, v json.RawMessage) bool {
 		switch string(key) {
 		case MetaProtocolVersion:
@@ -116,7 +118,7 @@ func ReadSessionless(m *jsonrpc.Message) (sr *Sessionless, ok bool) {
 		return true
 	})
 	if !ok {
-		return nil, false
+		return Sessionless{}, false
 	}
 	return sr, true
 }
@@ -228,7 +230,6 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	if !m.IsRequest() {
 		return nil // notifications/cancelled: closing the stream cancels
 	}
-	rm := requestMeta{server: s, version: sr.version, capabilities: sr.capabilities, logRank: sr.logRank, paramHeaders: sr.paramHeaders}
 	if sink == nil {
 		sink = sinkFunc(func(context.Context, []byte) error { return nil })
 	}
@@ -248,8 +249,11 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	default:
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &rm, metaRaw: sr.metaRaw}
-		result, err = s.serve(ctx, r)
+		// The request and what its _meta said in one allocation: this
+		// runs for every call a client of the revision makes.
+		c := &sessionlessCall{meta: requestMeta{server: s, version: sr.version, capabilities: sr.capabilities, logRank: sr.logRank, paramHeaders: sr.paramHeaders}}
+		c.r = Request{ID: m.ID, Method: m.Method, Params: m.Params, sink: sink, abort: cancel, meta: &c.meta, metaRaw: sr.metaRaw}
+		result, err = s.serve(ctx, &c.r)
 	}
 	if err != nil {
 		return jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))
@@ -257,6 +261,12 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 	b := make([]byte, 0, 128+len(m.ID)+len(result)+len(s.infoJSON))
 	b = s.appendCompleteResult(jsonrpc.AppendResultHead(b, m.ID), m.Method, result)
 	return append(b, '}')
+}
+
+// sessionlessCall is a sessionless request being served with its _meta.
+type sessionlessCall struct {
+	meta requestMeta
+	r    Request
 }
 
 // errorForRequest maps a handler's error to the error object answered.

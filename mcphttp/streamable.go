@@ -177,7 +177,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// The era is decided per request (sessionless.go).
 	if h.opts.Sessionless {
 		if sr, ok := mcp.ReadSessionless(m); ok || sessionlessHeader(r) {
-			h.serveSessionless(w, r, m, sr, ok)
+			h.serveSessionless(w, r, m, &sr, ok)
 			return
 		}
 		if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {

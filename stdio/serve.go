@@ -131,7 +131,7 @@ func (c *serveConn) dispatch(ctx context.Context, data []byte) {
 	m, err := jsonrpc.Parse(data)
 	if err == nil && c.sessionless {
 		if sr, ok := mcp.ReadSessionless(m); ok {
-			c.serveSessionless(ctx, sr, m)
+			c.serveSessionless(ctx, &sr, m)
 			return
 		}
 	}

@@ -27,14 +27,14 @@ func Sessionless(tb testing.TB, s *mcp.Server, who, body string) *jsonrpc.Messag
 	if !ok {
 		tb.Fatalf("not a sessionless request: %s", body)
 	}
-	if refusal := s.CheckSessionless(sr); refusal != nil {
+	if refusal := s.CheckSessionless(&sr); refusal != nil {
 		tb.Fatalf("refused: %+v", refusal.Err)
 	}
 	ctx := context.Background()
 	if who != "" {
 		ctx = mcp.WithIdentity(ctx, mcp.Identity{Subject: who, Role: "r"})
 	}
-	a, err := jsonrpc.Parse(s.ServeSessionless(ctx, sr, nil))
+	a, err := jsonrpc.Parse(s.ServeSessionless(ctx, &sr, nil))
 	if err != nil {
 		tb.Fatal(err)
 	}

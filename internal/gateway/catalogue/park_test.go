@@ -123,7 +123,7 @@ func TestNotificationsAfterAParkReachTheRetry(t *testing.T) {
 		must(t, err)
 		sr, _ := mcp.ReadSessionless(m)
 		ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: "alice", Role: "r"})
-		a, err := jsonrpc.Parse(f.Server.ServeSessionless(ctx, sr, sink))
+		a, err := jsonrpc.Parse(f.Server.ServeSessionless(ctx, &sr, sink))
 		must(t, err)
 		return a
 	}

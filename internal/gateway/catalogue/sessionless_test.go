@@ -51,7 +51,7 @@ func (c *sessionlessConn) Write(ctx context.Context, m *jsonrpc.Message) error {
 			}
 			return nil
 		})
-		if answer, err := jsonrpc.Parse(c.s.ServeSessionless(context.WithoutCancel(ctx), sr, sink)); err == nil {
+		if answer, err := jsonrpc.Parse(c.s.ServeSessionless(context.WithoutCancel(ctx), &sr, sink)); err == nil {
 			c.push(answer)
 		}
 	}()
