@@ -21,6 +21,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/loopback"
 )
 
 // GuardOptions lists what, beyond loopback, is allowed.
@@ -112,7 +114,7 @@ func hostAllowed(host string, extra []string) bool {
 	if slices.ContainsFunc(extra, func(a string) bool { return strings.EqualFold(a, name) }) {
 		return true
 	}
-	return isLoopback(name)
+	return loopback.Host(name)
 }
 
 func originAllowed(origin string, extra []string) bool {
@@ -123,14 +125,5 @@ func originAllowed(origin string, extra []string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	return isLoopback(u.Hostname())
-}
-
-func isLoopback(name string) bool {
-	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
-	if strings.EqualFold(name, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Host(u.Hostname())
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
@@ -49,7 +50,7 @@ func servePprof(addr string) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("--pprof: %w", err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !loopback.Host(host) {
 		return nil, errPprofNotLoopback
 	}
 	ln, err := net.Listen("tcp", addr)

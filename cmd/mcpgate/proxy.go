@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/internal/observe/telemetry"
 	"github.com/mcpgate/mcpgate/internal/proxy"
 	"github.com/mcpgate/mcpgate/internal/upstream"
@@ -162,7 +163,7 @@ func proxyTracer(ctx context.Context, endpoint string, log *slog.Logger) (*telem
 // that is off or cannot listen) and tells a program the proxy starts
 // where they are.
 func (pf proxyFlags) pairListeners(log *slog.Logger, cfg *proxy.UpstreamConfig) (pgln, dmln net.Listener, err error) {
-	if pf.daemonListen != "" && !loopbackAddr(pf.daemonListen) {
+	if pf.daemonListen != "" && !loopback.Addr(pf.daemonListen) {
 		return nil, nil, fmt.Errorf("--daemon-listen %s: the Daemon pair listens on loopback only (127.0.0.1 or ::1)", pf.daemonListen)
 	}
 	if pf.postgresListen != "" {
@@ -233,7 +234,6 @@ func upstreamConfig(url, command, transport string) (proxy.UpstreamConfig, error
 	}
 }
 
-// loopbackAddr reports whether addr's host is a loopback address.
 // proxyTokenEnv holds the wire's bearer token when --token-file is not given.
 const proxyTokenEnv = "MCPGATE_PROXY_TOKEN"
 
@@ -262,7 +262,7 @@ const openWireWarning = "mcpgate proxy: the wire listens beyond loopback without
 
 // wireIsOpen reports whether a proxy listening on addr is anyone's who
 // reaches the port: beyond loopback, with neither TLS nor a token.
-func wireIsOpen(addr string, tls, token bool) bool { return !loopbackAddr(addr) && !tls && !token }
+func wireIsOpen(addr string, tls, token bool) bool { return !loopback.Addr(addr) && !tls && !token }
 
 // warnOpenWire says openWireWarning now and every hour until ctx ends.
 func warnOpenWire(ctx context.Context, log *slog.Logger, addr string) {
@@ -276,18 +276,6 @@ func warnOpenWire(ctx context.Context, log *slog.Logger, addr string) {
 		case <-t.C:
 		}
 	}
-}
-
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // upstreamEra is the --upstream-era flag's era for an upstream of kind.

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 
+	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -44,10 +44,7 @@ func CheckLoopback(addr string) error {
 	if err != nil {
 		return fmt.Errorf("auth: listen address %q: %w", addr, err)
 	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if loopback.Host(host) {
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrNotLoopback, addr)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/internal/policy"
 )
 
@@ -196,7 +197,7 @@ func (c *Config) validateOAuth() error {
 	}
 	if o.Resource == "" || o.resourceDefaulted {
 		host, port, _ := net.SplitHostPort(c.Listen)
-		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" || port == "0" {
+		if !loopback.Host(host) || port == "0" {
 			return bad("auth.oauth.resource", "required: the gateway's MCP URL as clients reach it (it defaults to http://LISTEN/mcp only on a loopback listen address with a fixed port)")
 		}
 		o.Resource, o.resourceDefaulted = "http://"+c.Listen+"/mcp", true

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
@@ -247,20 +247,12 @@ func checkRedirectURI(r string) error {
 	}
 	switch scheme := strings.ToLower(u.Scheme); {
 	case scheme == "https" && u.Host != "":
-	case scheme == "http" && isLoopback(u.Hostname()):
+	case scheme == "http" && loopback.Host(u.Hostname()):
 	case strings.Contains(scheme, ".") && u.User == nil:
 	default:
 		return errClient{why: fmt.Sprintf("redirect URI %q: only https, http on loopback, or a private-use scheme (com.example.app:/…)", r), redirect: true}
 	}
 	return nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // serveRegister is Dynamic Client Registration.

@@ -10,13 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
+	"github.com/mcpgate/mcpgate/internal/loopback"
 )
 
 // registration is the gateway's client at issuer: the one it has, the
@@ -94,7 +94,7 @@ func (e *ClientEnv) ClientMetadata(clientID, method string) map[string]any {
 		"application_type": "web",
 	}
 	if u, err := url.Parse(redirect); err == nil && u.Scheme == "http" {
-		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+		if loopback.Host(u.Hostname()) {
 			m["application_type"] = "native"
 		}
 	}

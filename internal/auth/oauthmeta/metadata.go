@@ -13,12 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/mcpgate/mcpgate/internal/egress"
+	"github.com/mcpgate/mcpgate/internal/loopback"
 )
 
 // CanonicalResource checks a resource URI as RFC 8707 and the MCP
@@ -50,7 +50,7 @@ func CheckFetchURL(s string) error {
 	case "https":
 		return nil
 	case "http":
-		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+		if loopback.Host(u.Hostname()) {
 			return nil
 		}
 	}
