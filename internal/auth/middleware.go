@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/bearer"
 	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -205,7 +206,7 @@ type attempt struct {
 }
 
 func (a *Authenticator) authenticate(ctx context.Context, h http.Header, now time.Time) (mcp.Identity, attempt, error) {
-	cred, err := bearer(h)
+	cred, err := bearer.Token(h)
 	if err != nil {
 		return mcp.Identity{}, attempt{}, err
 	}
@@ -259,27 +260,6 @@ func (a *Authenticator) oauthIssuer(cred string) *oauthIssuer {
 		return nil
 	}
 	return a.oauth.issuer(cred)
-}
-
-// bearer returns the credential of `Authorization: Bearer X` (the scheme is
-// case-insensitive, RFC 9110 §11.1). Anything else is errNoCredential or
-// errMalformedHeader; two Authorization headers are malformed, not a
-// choice.
-func bearer(h http.Header) (string, error) {
-	vals := h.Values("Authorization")
-	switch len(vals) {
-	case 0:
-		return "", errNoCredential
-	case 1:
-	default:
-		return "", errMalformedHeader
-	}
-	scheme, cred, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
-	cred = strings.TrimSpace(cred)
-	if !strings.EqualFold(scheme, "Bearer") || cred == "" || strings.ContainsAny(cred, " \t") {
-		return "", errMalformedHeader
-	}
-	return cred, nil
 }
 
 // refuse answers 401. The body is plain JSON, not a JSON-RPC error. The

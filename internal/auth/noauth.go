@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/mcpgate/mcpgate/internal/auth/bearer"
 	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -26,7 +27,7 @@ func NoAuth(identity mcp.Identity) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := identity
-			if cred, err := bearer(r.Header); err == nil {
+			if cred, err := bearer.Token(r.Header); err == nil {
 				id.Presented = mcp.Secret(cred)
 			}
 			next.ServeHTTP(w, r.WithContext(mcp.WithIdentity(r.Context(), id)))

@@ -10,6 +10,8 @@ import (
 	"errors"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgate/mcpgate/internal/auth/bearer"
 )
 
 // ErrUnknownRole is a credential, otherwise good, whose role the
@@ -17,10 +19,10 @@ import (
 var ErrUnknownRole = errors.New("auth: role not known")
 
 // errNoCredential and errMalformedHeader are a request without a bearer
-// credential to check.
+// credential to check (package bearer's).
 var (
-	errNoCredential    = errors.New("auth: no credential")
-	errMalformedHeader = errors.New("auth: malformed Authorization header")
+	errNoCredential    = bearer.ErrNone
+	errMalformedHeader = bearer.ErrMalformed
 	errNoTokens        = errors.New("auth: service tokens not accepted")
 	errNoJWT           = errors.New("auth: JWTs not accepted")
 )

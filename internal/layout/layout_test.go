@@ -16,9 +16,9 @@ const module = "github.com/mcpgate/mcpgate/"
 // layers, bottom up. A package imports packages of lower layers only.
 var layers = [][]string{
 	// The outbound policy for fetches on a third party's word, sealing
-	// at rest, the pages' look, and whether a host stays on this machine:
-	// they import nothing of ours.
-	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look", "internal/loopback"},
+	// at rest, the pages' look, whether a host stays on this machine, and
+	// a request's bearer credential: they import nothing of ours.
+	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look", "internal/loopback", "internal/auth/bearer"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
 	{"internal/auth/oauthmeta"},

@@ -18,7 +18,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/auth/bearer"
 )
 
 // tokenDigest is what a token is compared by: digests of equal length,
@@ -37,11 +38,11 @@ func (s *Server) authorized(r *http.Request) bool {
 	if s.token == nil {
 		return true
 	}
-	v := r.Header.Get("Authorization")
-	if len(v) < 7 || !strings.EqualFold(v[:7], "bearer ") {
+	cred, err := bearer.Token(r.Header)
+	if err != nil {
 		return false
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(v[7:])))
+	sum := sha256.Sum256([]byte(cred))
 	return subtle.ConstantTimeCompare(sum[:], s.token) == 1
 }
 

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/bearer"
 	"github.com/mcpgate/mcpgate/internal/observe/metrics"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -371,7 +372,7 @@ func (h *Handler) person(next adminHandler) http.Handler { return h.admit(next, 
 
 func (h *Handler) admit(next adminHandler, adminOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if secret, ok := bearer(r); ok {
+		if secret, err := bearer.Token(r.Header); err == nil {
 			id, _, err := h.src.Authenticate(r.Context(), secret)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgate"`)
@@ -442,14 +443,6 @@ func (h *Handler) crossSite(r *http.Request, c claims) string {
 		return "the form's CSRF token is missing or not this session's"
 	}
 	return ""
-}
-
-func bearer(r *http.Request) (string, bool) {
-	v := r.Header.Get("Authorization")
-	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
-		return strings.TrimSpace(v[7:]), true
-	}
-	return "", false
 }
 
 func notAdmin(role string) string {
