@@ -204,8 +204,9 @@ type pending struct {
 	done chan struct{}
 }
 
-// callNumber is the number of one of the client's calls from an
-// answer's id; false for an id it never sent (not plain digits).
+// callNumber is the number an id of plain digits spells (the client's
+// own calls are numbered so; a session keys requests in flight by it);
+// false for any other id.
 func callNumber(id jsonrpc.ID) (int64, bool) {
 	if len(id) == 0 || len(id) > 18 {
 		return 0, false

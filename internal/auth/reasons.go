@@ -18,13 +18,12 @@ import (
 // configuration does not know.
 var ErrUnknownRole = errors.New("auth: role not known")
 
-// errNoCredential and errMalformedHeader are a request without a bearer
-// credential to check (package bearer's).
+// errNoTokens and errNoJWT refuse a credential of a kind the gateway does
+// not accept. A request without a credential to check gets one of package
+// bearer's errors instead.
 var (
-	errNoCredential    = bearer.ErrNone
-	errMalformedHeader = bearer.ErrMalformed
-	errNoTokens        = errors.New("auth: service tokens not accepted")
-	errNoJWT           = errors.New("auth: JWTs not accepted")
+	errNoTokens = errors.New("auth: service tokens not accepted")
+	errNoJWT    = errors.New("auth: JWTs not accepted")
 )
 
 type reason struct {
@@ -45,8 +44,8 @@ func reasonFor(err error) reason {
 		target error
 		reason reason
 	}{
-		{errNoCredential, reason{"missing_credential", "a bearer token is required"}},
-		{errMalformedHeader, reason{"malformed_header", "the Authorization header is not a bearer token"}},
+		{bearer.ErrNone, reason{"missing_credential", "a bearer token is required"}},
+		{bearer.ErrMalformed, reason{"malformed_header", "the Authorization header is not a bearer token"}},
 		{errNoTokens, reason{"tokens_disabled", "service tokens are not accepted here"}},
 		{errNoJWT, reason{"jwt_disabled", "JWTs are not accepted here"}},
 		{ErrUnknownToken, reason{"unknown_token", "unknown token"}},
