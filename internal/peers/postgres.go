@@ -87,8 +87,10 @@ func RunPostgres() (p Postgres, stop func(), err error) {
 	if err != nil {
 		return p, nil, err
 	}
+	// stopAll is kept apart from the named result stop, which an error's
+	// return sets to nil before the deferred undo runs.
 	var cleanups []func()
-	stop = func() {
+	stopAll := func() {
 		for i := len(cleanups) - 1; i >= 0; i-- {
 			cleanups[i]()
 		}
@@ -96,7 +98,7 @@ func RunPostgres() (p Postgres, stop func(), err error) {
 	cleanups = append(cleanups, func() { _ = os.RemoveAll(dir) })
 	defer func() {
 		if err != nil {
-			stop()
+			stopAll()
 		}
 	}()
 	var cred *syscall.Credential
@@ -150,7 +152,7 @@ func RunPostgres() (p Postgres, stop func(), err error) {
 		// on the port comes before that).
 		err := exec.Command(filepath.Join(bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(port)).Run()
 		if err == nil {
-			return p, stop, nil
+			return p, stopAll, nil
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
