@@ -85,7 +85,14 @@ func (e *env) replicaTargets(ctx context.Context) (single, lb1, lb3 *target, cle
 		url := "http://" + addrs[i] + "/mcp"
 		t := &target{name: "mcpgate-pg-redis", note: "mcpgate serve on PostgreSQL + Redis (rate buckets, token events, sealed sessions), http backend, audit on",
 			open: sessionFactory(e.hc, url, tok), counters: &scraper{url: "http://" + metrics[i] + "/metrics"}, url: url, token: tok}
-		if err := e.start(ctx, t, fmt.Sprintf("mcpgate-replica%d", i), nil, e.mcpgate, "serve", "--config", cfgs[i]); err != nil {
+		argv := []string{e.mcpgate, "serve", "--config", cfgs[i]}
+		if e.profile != "" && i == 0 {
+			if t.pprof, err = freeAddr(); err != nil {
+				return nil, nil, nil, cleanup, err
+			}
+			argv = append(argv, "--pprof", t.pprof)
+		}
+		if err := e.start(ctx, t, fmt.Sprintf("mcpgate-replica%d", i), nil, argv...); err != nil {
 			return nil, nil, nil, cleanup, err
 		}
 		if i == 0 {
