@@ -24,7 +24,12 @@ import (
 	"github.com/mcpgate/mcpgate/internal/peers"
 )
 
-func (e *env) replicaTargets(ctx context.Context) (single, lb1, lb3 *target, cleanup func(), err error) {
+// replicaTargets starts PostgreSQL, Redis, three replicas with HAProxy in
+// front of one and of all three, and a fourth gateway on the same engines
+// whose audit journal is in a folder of its own (audit.journal_dir). It
+// returns the rows in that order, single first; none when a peer is
+// missing.
+func (e *env) replicaTargets(ctx context.Context) (rows []*target, cleanup func(), err error) {
 	var stops []func()
 	cleanup = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -33,85 +38,103 @@ func (e *env) replicaTargets(ctx context.Context) (single, lb1, lb3 *target, cle
 	}
 	pg, stopPG, err := peers.RunPostgres()
 	if errors.Is(err, peers.ErrNoPostgres) {
-		return nil, nil, nil, cleanup, nil
+		return nil, cleanup, nil
 	}
 	if err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
 	stops = append(stops, stopPG)
 	redis, stopRedis, err := peers.RunRedis()
 	if errors.Is(err, peers.ErrNoRedis) {
-		return nil, nil, nil, cleanup, nil
+		return nil, cleanup, nil
 	}
 	if err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
 	stops = append(stops, stopRedis)
 	if !peers.HaveHAProxy() {
-		return nil, nil, nil, cleanup, nil
+		return nil, cleanup, nil
 	}
 	dir := filepath.Join(e.dir, "replicas")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
 	key := filepath.Join(dir, "session.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("3c", 32)+"\n"), 0o600); err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
 	var addrs, cfgs, metrics []string
-	for i := range 3 {
-		listen, err := freeAddr()
-		if err != nil {
-			return nil, nil, nil, cleanup, err
+	replicaConfig := func(name, audit string) (cfg, listen, metricsAddr string, err error) {
+		if listen, err = freeAddr(); err != nil {
+			return
 		}
-		m, err := freeAddr()
-		if err != nil {
-			return nil, nil, nil, cleanup, err
+		if metricsAddr, err = freeAddr(); err != nil {
+			return
 		}
-		cfg := fmt.Sprintf("listen: %q\nstore: %q\nredis:\n  url: %q\nsessions:\n  key_file: %q\nmetrics:\n  listen: %q\n"+
+		body := fmt.Sprintf("listen: %q\nstore: %q\nredis:\n  url: %q\nsessions:\n  key_file: %q\nmetrics:\n  listen: %q\n%s"+
 			"http:\n  sessionless: true\nrate_limits:\n  default: {rate: 1000000, burst: 1000000}\nbackends:\n%s",
-			listen, pg.DSN(), redis.URL(), key, m, httpBackendYAML(e.backend))
-		path := filepath.Join(dir, fmt.Sprintf("replica%d.yaml", i))
-		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-			return nil, nil, nil, cleanup, err
+			listen, pg.DSN(), redis.URL(), key, metricsAddr, audit, httpBackendYAML(e.backend))
+		cfg = filepath.Join(dir, name+".yaml")
+		err = os.WriteFile(cfg, []byte(body), 0o600)
+		return
+	}
+	for i := range 3 {
+		cfg, listen, m, err := replicaConfig(fmt.Sprintf("replica%d", i), "")
+		if err != nil {
+			return nil, cleanup, err
 		}
-		addrs, cfgs, metrics = append(addrs, listen), append(cfgs, path), append(metrics, m)
+		addrs, cfgs, metrics = append(addrs, listen), append(cfgs, cfg), append(metrics, m)
 	}
 	tok, err := e.token(ctx, cfgs[0])
 	if err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
-	for i := range 3 {
-		url := "http://" + addrs[i] + "/mcp"
-		t := &target{name: "mcpgate-pg-redis", note: "mcpgate serve on PostgreSQL + Redis (rate buckets, token events, sealed sessions), http backend, audit on",
-			open: sessionFactory(e.hc, url, tok), counters: &scraper{url: "http://" + metrics[i] + "/metrics"}, url: url, token: tok}
-		argv := []string{e.mcpgate, "serve", "--config", cfgs[i]}
-		if e.profile != "" && i == 0 {
+	start := func(name, note, procName, cfg, listen, metricsAddr string, profiled bool) (*target, error) {
+		url := "http://" + listen + "/mcp"
+		t := &target{name: name, note: note, open: sessionFactory(e.hc, url, tok), counters: &scraper{url: "http://" + metricsAddr + "/metrics"}, url: url, token: tok}
+		argv := []string{e.mcpgate, "serve", "--config", cfg}
+		if e.profile != "" && profiled {
+			var err error
 			if t.pprof, err = freeAddr(); err != nil {
-				return nil, nil, nil, cleanup, err
+				return nil, err
 			}
 			argv = append(argv, "--pprof", t.pprof)
 		}
-		if err := e.start(ctx, t, fmt.Sprintf("mcpgate-replica%d", i), nil, argv...); err != nil {
-			return nil, nil, nil, cleanup, err
+		return t, e.start(ctx, t, procName, nil, argv...)
+	}
+	var single *target
+	for i := range 3 {
+		t, err := start("mcpgate-pg-redis", "mcpgate serve on PostgreSQL + Redis (rate buckets, token events, sealed sessions), http backend, audit on",
+			fmt.Sprintf("mcpgate-replica%d", i), cfgs[i], addrs[i], metrics[i], i == 0)
+		if err != nil {
+			return nil, cleanup, err
 		}
 		if i == 0 {
 			single = t
 		}
 	}
+	cfg, listen, m, err := replicaConfig("journaled", fmt.Sprintf("audit:\n  journal_dir: %q\n", filepath.Join(dir, "journal")))
+	if err != nil {
+		return nil, cleanup, err
+	}
+	journaled, err := start("mcpgate-pg-redis-journal", "the same on PostgreSQL + Redis with audit.journal_dir: an answer waits for a local journal write, not the shared database's transaction",
+		"mcpgate-journaled", cfg, listen, m, true)
+	if err != nil {
+		return nil, cleanup, err
+	}
 	one, stopOne, err := peers.RunHAProxy(addrs[0])
 	if err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
 	stops = append(stops, stopOne)
 	three, stopThree, err := peers.RunHAProxy(addrs...)
 	if err != nil {
-		return nil, nil, nil, cleanup, err
+		return nil, cleanup, err
 	}
 	stops = append(stops, stopThree)
-	lb1 = &target{name: "haproxy-1-replica", note: "HAProxy in front of one of those replicas",
+	lb1 := &target{name: "haproxy-1-replica", note: "HAProxy in front of one of those replicas",
 		open: sessionFactory(e.hc, one.URL()+"/mcp", tok), proc: single.proc}
-	lb3 = &target{name: "haproxy-3-replicas", note: "HAProxy round-robin (no stickiness) over three: sessions move between replicas on every call",
+	lb3 := &target{name: "haproxy-3-replicas", note: "HAProxy round-robin (no stickiness) over three: sessions move between replicas on every call",
 		open: sessionFactory(e.hc, three.URL()+"/mcp", tok), proc: single.proc}
-	return single, lb1, lb3, cleanup, nil
+	return []*target{single, journaled, lb1, lb3}, cleanup, nil
 }

@@ -219,14 +219,10 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 	}
 	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
 	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwRules, gwHook, gwStdio, sdkHTTP, sdkStdio}
-	shared, lb1, lb3, stopReplicas, err := e.replicaTargets(ctx)
+	replicaTargets, stopReplicas, err := e.replicaTargets(ctx)
 	closers = append(closers, stopReplicas)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("replicas: %w", err)
-	}
-	var replicaTargets []*target
-	if shared != nil {
-		replicaTargets = []*target{shared, lb1, lb3}
 	}
 	if e.node22 != "" {
 		sg, err := e.startSupergateway(ctx)

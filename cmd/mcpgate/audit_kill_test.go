@@ -25,7 +25,7 @@ import (
 // a caller saw answered has its record. A record may be written for a
 // call whose answer the kill cut off; never the other way round. On
 // SQLite with its journal (the default there) and without, and on a real
-// PostgreSQL.
+// PostgreSQL without a journal (the default there) and with one.
 func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mcpgate serve under load")
@@ -72,6 +72,17 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 		answeredAreAudited(t, fmt.Sprintf("store: %q\n", pg.DSN()), func(ctx context.Context) (store.Store, error) {
 			return postgres.Open(ctx, pg.DSN(), postgres.Options{})
 		}, nil, nil)
+	})
+	t.Run("postgres-with-journal", func(t *testing.T) {
+		pg := peers.StartPostgres(t)
+		dir := filepath.Join(t.TempDir(), "journal")
+		answeredAreAudited(t, fmt.Sprintf("store: %q\naudit: {journal_dir: %q}\n", pg.DSN(), dir), func(ctx context.Context) (store.Store, error) {
+			return postgres.Open(ctx, pg.DSN(), postgres.Options{})
+		}, func() {
+			if left, _ := filepath.Glob(filepath.Join(dir, "mcpgate-audit.*")); len(left) == 0 {
+				t.Errorf("the killed process left no journal in %s", dir)
+			}
+		}, nil)
 	})
 }
 

@@ -20,7 +20,7 @@ func openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
 	if !config.StoreIsPostgres(cfg.Store) {
 		return sqlite.Open(ctx, cfg.Store)
 	}
-	var o postgres.Options
+	o := postgres.Options{JournalDir: cfg.Audit.JournalDir}
 	if cfg.StorePasswordFile != "" {
 		b, err := os.ReadFile(cfg.StorePasswordFile)
 		if err != nil {

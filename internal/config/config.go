@@ -295,13 +295,20 @@ type Audit struct {
 	// loses the last of them. By default an answer waits for its record:
 	// the records waiting are written in one transaction (a group commit).
 	Async bool `yaml:"async"`
-	// Journal, on a SQLite store, writes the records waiting to a journal
-	// file beside the database in one write, and releases their answers
-	// then. The database gets them in batches in the background, and the
-	// next start writes what a killed process left in the journal. On by
-	// default there; false writes each group to the database before its
-	// answers.
+	// Journal writes the records waiting to a journal file in one write,
+	// and releases their answers then. The store gets them in batches in
+	// the background, and the next start writes what a killed process
+	// left in the journal. On SQLite the journal is beside the database,
+	// and on by default; false writes each group to the database before
+	// its answers. On PostgreSQL it needs JournalDir and is on with it.
 	Journal *bool `yaml:"journal"`
+	// JournalDir, on a PostgreSQL store, is a folder on this replica's
+	// own disk for the journal (a Kubernetes emptyDir, say). Answers then
+	// wait for a local write, not for the shared database. The promise is
+	// smaller: records in the journal survive the process, not the loss
+	// of the disk, and a replica's next start on the same folder writes
+	// them. Without it, every group waits for its transaction.
+	JournalDir string `yaml:"journal_dir"`
 	// FlushEvery, with async or the journal, is the longest a record
 	// waits to be written to the store (default 200ms).
 	FlushEvery Duration `yaml:"flush_every"`

@@ -33,6 +33,9 @@ func StoreDisplay(store string) string {
 }
 
 func (c *Config) validateStore() error {
+	if err := c.validateAuditJournal(); err != nil {
+		return err
+	}
 	if !StoreIsPostgres(c.Store) {
 		if c.StorePasswordFile != "" {
 			return bad("store_password_file", "is for a PostgreSQL store (store: postgres://…)")
@@ -46,6 +49,25 @@ func (c *Config) validateStore() error {
 	_, inUser := u.User.Password()
 	if inUser || u.Query().Has("password") {
 		return bad("store", "must not carry a password: set PGPASSWORD in the environment, or store_password_file")
+	}
+	return nil
+}
+
+// validateAuditJournal checks where the audit journal goes: SQLite keeps it
+// beside the database, PostgreSQL in audit.journal_dir or not at all.
+func (c *Config) validateAuditJournal() error {
+	a := c.Audit
+	switch {
+	case a.JournalDir == "":
+		if StoreIsPostgres(c.Store) && a.Journal != nil && *a.Journal && !a.Async && !a.Disabled {
+			return bad("audit.journal", "on a PostgreSQL store needs audit.journal_dir, a folder on this replica's own disk")
+		}
+	case !StoreIsPostgres(c.Store):
+		return bad("audit.journal_dir", "is for a PostgreSQL store: SQLite keeps its journal beside the database")
+	case a.Async:
+		return bad("audit.journal_dir", "is the group commit's, and audit.async turns the group commit off")
+	case a.Journal != nil && !*a.Journal:
+		return bad("audit.journal_dir", "is set while audit.journal is false")
 	}
 	return nil
 }

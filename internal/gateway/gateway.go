@@ -227,7 +227,7 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 	observers = append(observers, g.metrics.Observer())
 	if !cfg.Audit.Disabled {
 		opts := audit.Options{Wait: !cfg.Audit.Async, FlushEvery: cfg.Audit.FlushEvery.Duration, Logger: o.Logger}
-		if j, ok := o.Store.(audit.Journaled); ok && opts.Wait && cfg.Audit.JournalOn() {
+		if j, ok := o.Store.(audit.Journaled); ok && j.AuditJournal() != "" && opts.Wait && cfg.Audit.JournalOn() {
 			var err error
 			if g.audit, err = audit.NewJournaledLog(ctx, j, opts); err != nil {
 				return err

@@ -46,7 +46,8 @@ import (
 // records may first go to journals beside it.
 type Journaled interface {
 	Writer
-	// AuditJournal is the path prefix of the journals' files.
+	// AuditJournal is the path prefix of the journals' files, "" when
+	// the store keeps none (a PostgreSQL store without a journal folder).
 	AuditJournal() string
 	// AppendAuditThrough is AppendAudit that also sets the mark of
 	// journal id to seq, in the same transaction.
@@ -115,6 +116,9 @@ func segments(prefix string) ([]string, error) {
 // over the journals under w's prefix that no process holds.
 func openJournal(ctx context.Context, w Journaled, log *slog.Logger) (*journal, error) {
 	base := w.AuditJournal()
+	if base == "" {
+		return nil, errors.New("audit: the store keeps no journal")
+	}
 	id := rand.Text()[:12]
 	lock, err := lockJournal(base + "." + id + ".lock")
 	if err != nil {
@@ -139,6 +143,9 @@ func openJournal(ctx context.Context, w Journaled, log *slog.Logger) (*journal, 
 // `mcpgate audit tail`, after a gateway was killed. A running process's
 // journal is left to it.
 func Recover(ctx context.Context, w Journaled, log *slog.Logger) error {
+	if w.AuditJournal() == "" {
+		return nil
+	}
 	return takeOver(ctx, w, w.AuditJournal(), "", log)
 }
 

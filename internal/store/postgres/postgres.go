@@ -9,13 +9,15 @@
 // Opening a database runs the missing migrations in one transaction under
 // an advisory lock, so that replicas starting at once do not race; a
 // database a newer mcpgate has migrated is refused. A batch of audit
-// records is one COPY: atomic, in order, one round trip.
+// records is written whole or not at all, in order.
 package postgres
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -40,12 +42,16 @@ type Options struct {
 	// not carry one): it comes from the environment or a file, never the
 	// configuration file.
 	Password string
+	// JournalDir, when set, is a folder on this replica's own disk where
+	// the audit log's group commit keeps its journal (AuditJournal).
+	JournalDir string
 }
 
 // Store is a store.Store on a PostgreSQL database. It is safe for
 // concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool       *pgxpool.Pool
+	journalDir string // Options.JournalDir
 	// OAuthSQL is the authorization server's part, over oauthTx.
 	store.OAuthSQL
 	// PinSQL is the catalogue's pins, over oauthTx.
@@ -68,11 +74,16 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	if o.Password != "" {
 		cfg.ConnConfig.Password = o.Password
 	}
+	if o.JournalDir != "" {
+		if err := os.MkdirAll(o.JournalDir, 0o700); err != nil {
+			return nil, fmt.Errorf("postgres: the audit journal's folder: %w", err)
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, journalDir: o.JournalDir}
 	s.OAuthSQL = store.OAuthSQL{Tx: s.oauthTx, Name: "postgres", IsDuplicate: isUniqueViolation, LockRow: " FOR UPDATE",
 		// SHARE ROW EXCLUSIVE conflicts with itself and with inserts, not
 		// with reads: registrations take turns, look-ups do not wait.
@@ -226,6 +237,12 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN redacted text NOT NULL DEFAULT '';`,
 	// 12: what interceptors came to, other than allowing or denying.
 	`ALTER TABLE audit ADD COLUMN hooks text NOT NULL DEFAULT '';`,
+	// 13: how far the store holds each replica's audit journal
+	// (Options.JournalDir).
+	`CREATE TABLE audit_journals (
+		id   text PRIMARY KEY,
+		mark bigint NOT NULL
+	);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").
@@ -328,6 +345,18 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 	if len(records) == 0 {
 		return nil
 	}
+	if err := appendAudit(ctx, s.pool, records); err != nil {
+		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
+	}
+	return nil
+}
+
+// appendAudit writes records on q (the pool, or a transaction): a small
+// group as one pipelined batch of INSERTs, from auditCopyFrom on one COPY.
+func appendAudit(ctx context.Context, q interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error)
+}, records []store.AuditRecord) error {
 	if len(records) < auditCopyFrom {
 		// A group commit's few records: one-row INSERTs sent as one batch,
 		// a single round trip and one implicit transaction (COPY takes
@@ -336,16 +365,59 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		for _, r := range records {
 			b.Queue(auditInsertOne, store.AppendAuditValues(nil, r)...)
 		}
-		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
-			return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
-		}
-		return nil
+		return q.SendBatch(ctx, &b).Close()
 	}
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"audit"}, store.AuditColumnList, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
+	_, err := q.CopyFrom(ctx, pgx.Identifier{"audit"}, store.AuditColumnList, pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
 		return store.AppendAuditValues(nil, records[i]), nil
 	}))
+	return err
+}
+
+// AuditJournal is the path prefix of the audit journals of this replica's
+// folder (Options.JournalDir), or "" without one: the group commit then
+// waits for the database.
+func (s *Store) AuditJournal() string {
+	if s.journalDir == "" {
+		return ""
+	}
+	return filepath.Join(s.journalDir, "mcpgate-audit")
+}
+
+// AppendAuditThrough writes records and sets journal id's mark to seq, in
+// one transaction.
+func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRecord, id string, seq uint64) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := appendAudit(ctx, tx, records); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO audit_journals (id, mark) VALUES ($1, $2)
+			ON CONFLICT (id) DO UPDATE SET mark = excluded.mark`, id, int64(seq))
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
+		return fmt.Errorf("postgres: append %d audit records through %s:%d: %w", len(records), id, seq, err)
+	}
+	return nil
+}
+
+// AuditJournalMark is the mark AppendAuditThrough last set for journal
+// id, 0 for none.
+func (s *Store) AuditJournalMark(ctx context.Context, id string) (uint64, error) {
+	var mark int64
+	err := s.pool.QueryRow(ctx, `SELECT mark FROM audit_journals WHERE id = $1`, id).Scan(&mark)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres: audit journal mark: %w", err)
+	}
+	return uint64(mark), nil
+}
+
+// ForgetAuditJournal deletes journal id's mark.
+func (s *Store) ForgetAuditJournal(ctx context.Context, id string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM audit_journals WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("postgres: forget audit journal %s: %w", id, err)
 	}
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -139,5 +141,73 @@ func TestStoreContract(t *testing.T) {
 	}
 	if _, err := postgres.Open(ctx, "postgres://u:hunter2@[bad", postgres.Options{}); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a bad URL: %v", err)
+	}
+}
+
+// A journal's mark moves in the transaction that writes its records: a
+// batch the server refuses (a NUL in a text column) moves neither. Without
+// a journal folder the store keeps no journal; with one, the folder is
+// made.
+func TestAuditJournalMarkMovesWithItsRecords(t *testing.T) {
+	ctx := context.Background()
+	url := freshDB(t)
+	if st := openStore(t, url); st.AuditJournal() != "" {
+		t.Fatalf("AuditJournal without a folder = %q, want none", st.AuditJournal())
+	}
+	dir := t.TempDir() + "/journal"
+	st, err := postgres.Open(ctx, url, postgres.Options{JournalDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.AuditJournal() != dir+"/mcpgate-audit" {
+		t.Fatalf("AuditJournal = %q", st.AuditJournal())
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the journal folder: %v %v", fi, err)
+	}
+	rec := func(name string) store.AuditRecord {
+		return store.AuditRecord{Time: time.Unix(1, 0), Subject: "s", Role: "admin", Kind: "tool", Name: name, Backend: "b", Outcome: "ok"}
+	}
+	mark := func() uint64 {
+		t.Helper()
+		m, err := st.AuditJournalMark(ctx, "j1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := mark(); m != 0 {
+		t.Fatalf("a new journal's mark = %d", m)
+	}
+	if err := st.AppendAuditThrough(ctx, []store.AuditRecord{rec("a"), rec("b")}, "j1", 2); err != nil {
+		t.Fatal(err)
+	}
+	many := make([]store.AuditRecord, 40) // COPY, past auditCopyFrom
+	for i := range many {
+		many[i] = rec(fmt.Sprint("c", i))
+	}
+	if err := st.AppendAuditThrough(ctx, many, "j1", 42); err != nil {
+		t.Fatal(err)
+	}
+	if m := mark(); m != 42 {
+		t.Fatalf("mark = %d, want 42", m)
+	}
+	for _, bad := range [][]store.AuditRecord{{rec("d"), rec("e\x00")}, append(many[:39:39], rec("f\x00"))} {
+		if err := st.AppendAuditThrough(ctx, bad, "j1", 99); err == nil {
+			t.Fatalf("a batch of %d with a NUL was written", len(bad))
+		}
+	}
+	if m := mark(); m != 42 {
+		t.Fatalf("mark after refused batches = %d, want 42", m)
+	}
+	if recs, err := st.TailAudit(ctx, 1000); err != nil || len(recs) != 42 {
+		t.Fatalf("records after refused batches: %d (%v), want 42", len(recs), err)
+	}
+	if err := st.ForgetAuditJournal(ctx, "j1"); err != nil {
+		t.Fatal(err)
+	}
+	if m := mark(); m != 0 {
+		t.Fatalf("mark after forgetting = %d", m)
 	}
 }
