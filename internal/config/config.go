@@ -300,7 +300,7 @@ type Audit struct {
 	// the background, and the next start writes what a killed process
 	// left in the journal. On SQLite the journal is beside the database,
 	// and on by default; false writes each group to the database before
-	// its answers. On PostgreSQL it needs JournalDir and is on with it.
+	// its answers. On PostgreSQL it needs journal_dir and is on with it.
 	Journal *bool `yaml:"journal"`
 	// JournalDir, on a PostgreSQL store, is a folder on this replica's
 	// own disk for the journal (a Kubernetes emptyDir, say). Answers then
