@@ -6,14 +6,16 @@
 //
 // A round trip per call is what a replica paid for that: 45 µs of CPU per
 // relayed call in the harness, more than the rest of the shared engines'
-// work. So a replica leases tokens from a large bucket in batches
-// (leaseSize) and spends them in memory. It returns what it did not use
-// once the lease is leaseTTL old. A lease is granted only while the
-// bucket, after it, still holds half its burst. Below that, and in every
+// work. So a replica leases tokens from a large bucket in batches and
+// spends them in memory. A batch starts at leaseSize and grows while the
+// replica spends its leases before they expire (nextLeaseSize). A replica
+// returns what it did not use once the lease is leaseTTL old. A lease is
+// granted only while the bucket, after it, still holds half its burst.
+// Below that, and in every
 // bucket of fewer than minLeaseBurst tokens, each token is one round trip,
 // as before. So a burst of N still admits exactly N across replicas. By
-// then each replica holds at most leaseSize leased tokens, which its next
-// calls spend or which go back.
+// then each replica holds at most one lease, which its next calls spend
+// or which goes back.
 
 package cluster
 
@@ -69,8 +71,10 @@ return {spent, wait}
 `)
 
 const (
-	// leaseSize is how many tokens one lease takes.
+	// leaseSize is how many tokens a bucket's first lease takes.
 	leaseSize = 16
+	// maxLeaseSize bounds a lease, as does a sixteenth of the burst.
+	maxLeaseSize = 256
 	// minLeaseBurst: a bucket of a smaller burst is never leased.
 	minLeaseBurst = 256
 	// leaseTTL is how long a replica keeps a lease's unspent tokens.
@@ -83,6 +87,25 @@ type lease struct {
 	left    int
 	limit   policy.Limit
 	expires time.Time
+	size    int // of the next lease (nextLeaseSize); 0 before the first
+}
+
+// nextLeaseSize is the size of a bucket's next lease after one of size
+// was spent before it expired (spent) or not. A lease spent in time
+// doubles the next, so a busy replica asks Redis less the busier it is;
+// one that expired with tokens left halves it. It stays between
+// leaseSize and the smaller of maxLeaseSize and burst/16: a replica never
+// holds much of a bucket, whose last half is never leased anyway.
+func nextLeaseSize(size int, spent bool, burst int) int {
+	if size == 0 {
+		return leaseSize
+	}
+	if spent {
+		size *= 2
+	} else {
+		size /= 2
+	}
+	return max(leaseSize, min(size, maxLeaseSize, burst/16))
 }
 
 // leases are a replica's, by bucket key.
@@ -139,13 +162,15 @@ func (b buckets) Take(ctx context.Context, key string, l policy.Limit) (bool, ti
 			le.left--
 			return true, 0, nil
 		}
+		spent := le.left == 0 && now.Before(le.expires)
 		if le.left > 0 {
 			b.giveBack(ctx, key, le)
 		}
+		le.size = nextLeaseSize(le.size, spent, l.Burst)
 	}
 	want := 1
 	if le != nil {
-		want = leaseSize
+		want = le.size
 	}
 	res, err := bucketScript.Run(ctx, b.r.rdb, []string{b.r.key("rl", key)}, l.Rate, l.Burst, want, l.Burst/2, 0).Int64Slice()
 	if err != nil {
