@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -120,18 +121,11 @@ func checkObjectKeys(obj json.RawMessage, where string, read []string, nested bo
 
 // ambiguousKey is the refusal naming key, and the key it is taken for.
 func ambiguousKey(where, key, other string) error {
-	key, other = clip(key), clip(other)
+	key, other = textcut.Valid(key, maxReportedKey), textcut.Valid(other, maxReportedKey)
 	msg := fmt.Sprintf("invalid params: %s has the key %q, which a case-insensitive reader takes for %q", where, key, other)
 	if key == other {
 		msg = fmt.Sprintf("invalid params: %s has the key %q more than once", where, key)
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg,
 		map[string]string{"kind": string(KindAmbiguousKey), "at": where, "key": key, "conflictsWith": other})
-}
-
-func clip(s string) string {
-	if len(s) <= maxReportedKey {
-		return s
-	}
-	return string([]rune(s[:maxReportedKey])) // a cut rune becomes U+FFFD when quoted
 }

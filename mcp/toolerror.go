@@ -18,7 +18,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/internal/textcut"
 )
 
 // Tool failure classes.
@@ -95,13 +96,13 @@ func ClassifyToolError(err error) ToolError {
 			out.Hint = toolHints[out.Class].hint
 			out.Retryable = toolHints[out.Class].retryable
 		}
-		out.Detail = truncateRunes(out.Detail, maxDetailRunes)
+		out.Detail = textcut.Runes(out.Detail, maxDetailRunes)
 		return out
 	}
 	h := toolHints[class]
 	te2 := ToolError{Class: class, Retryable: h.retryable, Hint: h.hint}
 	if err != nil {
-		te2.Detail = truncateRunes(err.Error(), maxDetailRunes)
+		te2.Detail = textcut.Runes(err.Error(), maxDetailRunes)
 	}
 	return te2
 }
@@ -169,19 +170,4 @@ func ToolErrorJSON(err error) string {
 func ToolErrorResult(err error) json.RawMessage {
 	b, _ := Result(CallToolResult{Content: []Content{TextContent(ToolErrorJSON(err))}, IsError: true})
 	return b
-}
-
-// truncateRunes bounds s to n runes; a cut is marked with "…", which
-// counts towards the n.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i < len(s) && count < n-1 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	return s[:i] + "…"
 }

@@ -16,9 +16,10 @@ const module = "github.com/mcpgate/mcpgate/"
 // layers, bottom up. A package imports packages of lower layers only.
 var layers = [][]string{
 	// The outbound policy for fetches on a third party's word, sealing
-	// at rest, the pages' look, whether a host stays on this machine, and
-	// a request's bearer credential: they import nothing of ours.
-	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look", "internal/loopback", "internal/auth/bearer"},
+	// at rest, the pages' look, whether a host stays on this machine, a
+	// request's bearer credential, and text cut on a character boundary:
+	// they import nothing of ours.
+	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look", "internal/loopback", "internal/auth/bearer", "internal/textcut"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
 	{"internal/auth/oauthmeta"},

@@ -16,7 +16,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/internal/textcut"
 )
 
 const (
@@ -119,12 +120,8 @@ func refusalOf(status int, body []byte) json.RawMessage {
 		return body
 	}
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
-	if len(text) > maxErrorText {
-		cut := maxErrorText
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
+	if cut := textcut.Bytes(text, maxErrorText); len(cut) < len(text) {
+		text = cut + "…"
 	}
 	if text == "" {
 		text = http.StatusText(status)

@@ -9,9 +9,9 @@ package audit
 
 import (
 	"context"
-	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -37,7 +37,7 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 	id, _ := mcp.IdentityFrom(ctx)
 	_ = o.l.Record(store.AuditRecord{ // a refusal after Close is logged by the Log
 		Time: e.Start.UTC(), Subject: id.Subject, TokenID: id.TokenID, Role: id.Role,
-		Kind: string(t.Kind), Name: truncate(t.Name, maxNameBytes), Backend: t.Entry.Owner,
+		Kind: string(t.Kind), Name: textcut.Bytes(t.Name, maxNameBytes), Backend: t.Entry.Owner,
 		Outcome: string(e.Outcome), Code: e.Code, Duration: e.Duration, Origin: origin(t),
 		Upstream: r.ActingAs(), Rule: r.DeniedBy(), Redacted: r.Redacted(), Hooks: r.Hooks(),
 	})
@@ -50,15 +50,4 @@ func origin(t *mcp.Target) string {
 		return ""
 	}
 	return t.Entry.Origin
-}
-
-// truncate cuts s to at most n bytes on a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -7,9 +7,9 @@ package metrics
 
 import (
 	"strconv"
-	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/internal/textcut"
 )
 
 const (
@@ -25,16 +25,7 @@ const (
 
 // label cuts s to maxLabelBytes on a character boundary and makes it valid
 // UTF-8, which Prometheus requires of a label value.
-func label(s string) string {
-	if len(s) > maxLabelBytes {
-		n := maxLabelBytes
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n]
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
+func label(s string) string { return textcut.Valid(s, maxLabelBytes) }
 
 // codeSet admits the first n distinct codes as their own label values.
 type codeSet struct {

@@ -9,13 +9,12 @@ package telemetry
 
 import (
 	"context"
-	"strings"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -113,13 +112,4 @@ func finish(ctx context.Context, span trace.Span, r *mcp.Request, e mcp.End) {
 // cut bounds a value from configuration or the catalogue, on a character
 // boundary, and makes it valid UTF-8, which OTLP's protobuf strings
 // require (one bad string would fail the whole export).
-func cut(s string) string {
-	if len(s) > maxAttrLength {
-		n := maxAttrLength
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n]
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
+func cut(s string) string { return textcut.Valid(s, maxAttrLength) }
