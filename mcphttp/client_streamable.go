@@ -368,7 +368,7 @@ func (c *StreamableConn) readJSON(ctx context.Context, out outgoing, body io.Rea
 // than MaxMessageBytes.
 func (c *StreamableConn) readBody(ctx context.Context, body io.ReadCloser, length int64) ([]byte, error) {
 	defer body.Close()
-	return readAllSized(io.LimitReader(body, int64(c.opts.MaxMessageBytes)+1), min(length, int64(c.opts.MaxMessageBytes)+1))
+	return readAllSized(body, length, int64(c.opts.MaxMessageBytes)+1)
 }
 
 // bodyFailed answers the requests of a body that could not be read (err)

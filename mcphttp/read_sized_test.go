@@ -1,6 +1,6 @@
 // read_sized_test.go pins readAllSized: the announced length sizes the
-// buffer, never the result — a body is read as io.ReadAll reads it,
-// whatever was announced.
+// buffer, never the result — a body is read as io.ReadAll of
+// io.LimitReader reads it, whatever was announced.
 
 package mcphttp
 
@@ -26,7 +26,7 @@ func TestReadAllSizedReadsTheWholeBodyWhateverTheAnnouncedLength(t *testing.T) {
 		{"too large to trust", 1 << 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := readAllSized(iotest.OneByteReader(strings.NewReader(body)), tc.length)
+			got, err := readAllSized(iotest.OneByteReader(strings.NewReader(body)), tc.length, 1<<20)
 			if err != nil || string(got) != body {
 				t.Fatalf("got %q, %v; want the whole body", got, err)
 			}
@@ -36,8 +36,23 @@ func TestReadAllSizedReadsTheWholeBodyWhateverTheAnnouncedLength(t *testing.T) {
 
 func TestReadAllSizedKeepsTheReadersError(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := readAllSized(io.MultiReader(strings.NewReader("{}"), iotest.ErrReader(boom)), 2)
+	_, err := readAllSized(io.MultiReader(strings.NewReader("{}"), iotest.ErrReader(boom)), 2, 1<<20)
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
+	}
+}
+
+// At most limit bytes are read, whatever the length announced: the same
+// bytes io.LimitReader would give, and no error for the bytes left.
+func TestReadAllSizedStopsAtItsLimit(t *testing.T) {
+	const body = `{"jsonrpc":"2.0","id":1,"result":{"text":"0123456789"}}`
+	for _, length := range []int64{-1, 0, 5, 10, 11, int64(len(body)), 1000, 1 << 30} {
+		for _, limit := range []int64{1, 10, 11, int64(len(body)), int64(len(body)) + 1} {
+			got, err := readAllSized(iotest.OneByteReader(strings.NewReader(body)), length, limit)
+			want, _ := io.ReadAll(io.LimitReader(strings.NewReader(body), limit))
+			if err != nil || string(got) != string(want) {
+				t.Errorf("length %d, limit %d: got %q, %v; want %q", length, limit, got, err, want)
+			}
+		}
 	}
 }

@@ -101,7 +101,7 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		// and net/http's background read watches the connection meanwhile.
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max+1)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, errBodyTooLarge
 	}
@@ -142,18 +142,20 @@ func writePlainBodyError(w http.ResponseWriter, err error) {
 	}
 }
 
-// readAllSized is io.ReadAll with its first buffer sized by the announced
-// length (one byte over, so that EOF needs no growth) instead of 512 bytes
-// and doubling, which for the small messages of a relay allocated more
-// than the message. The length sizes the buffer only: what is read, and
-// any error, are io.ReadAll's. An implausible length is not trusted.
-func readAllSized(r io.Reader, length int64) ([]byte, error) {
+// readAllSized is io.ReadAll of at most limit bytes, with its first buffer
+// sized by the announced length (one byte over, so that EOF needs no
+// growth) instead of 512 bytes and doubling, which for the small messages
+// of a relay allocated more than the message. The length sizes the buffer
+// only: what is read, and any error, are those of io.ReadAll of
+// io.LimitReader(r, limit), without making the LimitReader when the
+// length is known. An implausible length is not trusted.
+func readAllSized(r io.Reader, length, limit int64) ([]byte, error) {
 	if length <= 0 || length > 1<<20 {
-		return io.ReadAll(r)
+		return io.ReadAll(io.LimitReader(r, limit))
 	}
-	b := make([]byte, 0, length+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
+	b := make([]byte, 0, min(length, limit)+1)
+	for int64(len(b)) < limit {
+		n, err := r.Read(b[len(b):int(min(int64(cap(b)), limit))])
 		b = b[:len(b)+n]
 		if err != nil {
 			if err == io.EOF {
@@ -165,6 +167,7 @@ func readAllSized(r io.Reader, length int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)]
 		}
 	}
+	return b, nil
 }
 
 // writeJSONError answers an HTTP-level refusal with a JSON-RPC error body,
