@@ -142,10 +142,10 @@ func writePlainBodyError(w http.ResponseWriter, err error) {
 	}
 }
 
-// readAllSized is io.ReadAll of at most limit bytes, with its first buffer
-// sized by the announced length (one byte over, so that EOF needs no
-// growth) instead of 512 bytes and doubling, which for the small messages
-// of a relay allocated more than the message. The length sizes the buffer
+// readAllSized is io.ReadAll of at most limit bytes. Its first buffer is
+// sized by the announced length, one byte over so that EOF needs no
+// growth. io.ReadAll's 512 bytes and doubling allocated more than the
+// small messages of a relay. The length sizes the buffer
 // only: what is read, and any error, are those of io.ReadAll of
 // io.LimitReader(r, limit), without making the LimitReader when the
 // length is known. An implausible length is not trusted.
