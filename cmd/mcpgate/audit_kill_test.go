@@ -76,13 +76,29 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 	t.Run("postgres-with-journal", func(t *testing.T) {
 		pg := peers.StartPostgres(t)
 		dir := filepath.Join(t.TempDir(), "journal")
-		answeredAreAudited(t, fmt.Sprintf("store: %q\naudit: {journal_dir: %q}\n", pg.DSN(), dir), func(ctx context.Context) (store.Store, error) {
+		head := fmt.Sprintf("store: %q\naudit: {journal_dir: %q}\n", pg.DSN(), dir)
+		cfg := filepath.Join(t.TempDir(), "tail.yaml")
+		if err := os.WriteFile(cfg, []byte(head), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		answeredAreAudited(t, head, func(ctx context.Context) (store.Store, error) {
 			return postgres.Open(ctx, pg.DSN(), postgres.Options{})
 		}, func() {
 			if left, _ := filepath.Glob(filepath.Join(dir, "mcpgate-audit.*")); len(left) == 0 {
 				t.Errorf("the killed process left no journal in %s", dir)
 			}
-		}, nil)
+		},
+			// `mcpgate audit tail` on the replica's configuration writes
+			// what the journal holds first, as on SQLite.
+			func(answered int64) {
+				out, stderr, err := cliRun(t, testkit.Mcpgate(t), "audit", "tail", "--config", cfg, "-n", "100000", "--json")
+				if err != nil {
+					t.Fatalf("audit tail: %v\n%s", err, stderr)
+				}
+				if n := int64(strings.Count(out, `"name":"test_simple_text","backend":"fx","outcome":"ok"`)); n < answered {
+					t.Errorf("audit tail after the kill, before a restart: %d records of %d answered calls", n, answered)
+				}
+			})
 	})
 }
 
