@@ -48,15 +48,7 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 			},
 			// Before any restart, `mcpgate audit tail` writes what the
 			// journal holds first, and shows it.
-			func(answered int64) {
-				out, stderr, err := cliRun(t, testkit.Mcpgate(t), "audit", "tail", "--store", db, "-n", "100000", "--json")
-				if err != nil {
-					t.Fatalf("audit tail: %v\n%s", err, stderr)
-				}
-				if n := int64(strings.Count(out, `"name":"test_simple_text","backend":"fx","outcome":"ok"`)); n < answered {
-					t.Errorf("audit tail after the kill, before a restart: %d records of %d answered calls", n, answered)
-				}
-			})
+			tailShowsAnswered(t, "--store", db))
 	})
 	t.Run("sqlite-without-journal", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "mcpgate.db")
@@ -90,16 +82,23 @@ func TestAnAnsweredCallIsAnAuditedCallEvenAfterSIGKILL(t *testing.T) {
 		},
 			// `mcpgate audit tail` on the replica's configuration writes
 			// what the journal holds first, as on SQLite.
-			func(answered int64) {
-				out, stderr, err := cliRun(t, testkit.Mcpgate(t), "audit", "tail", "--config", cfg, "-n", "100000", "--json")
-				if err != nil {
-					t.Fatalf("audit tail: %v\n%s", err, stderr)
-				}
-				if n := int64(strings.Count(out, `"name":"test_simple_text","backend":"fx","outcome":"ok"`)); n < answered {
-					t.Errorf("audit tail after the kill, before a restart: %d records of %d answered calls", n, answered)
-				}
-			})
+			tailShowsAnswered(t, "--config", cfg))
 	})
+}
+
+// tailShowsAnswered is a beforeRestart that runs `mcpgate audit tail`
+// with the store flags given, and wants every answered call in what it
+// shows.
+func tailShowsAnswered(t *testing.T, flags ...string) func(answered int64) {
+	return func(answered int64) {
+		out, stderr, err := cliRun(t, testkit.Mcpgate(t), append(append([]string{"audit", "tail"}, flags...), "-n", "100000", "--json")...)
+		if err != nil {
+			t.Fatalf("audit tail: %v\n%s", err, stderr)
+		}
+		if n := int64(strings.Count(out, `"name":"test_simple_text","backend":"fx","outcome":"ok"`)); n < answered {
+			t.Errorf("audit tail after the kill, before a restart: %d records of %d answered calls", n, answered)
+		}
+	}
 }
 
 // answeredAreAudited is the test on one store. The killed process's
