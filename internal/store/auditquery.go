@@ -66,6 +66,12 @@ func (q AuditQuery) PageLimit() int {
 type Dialect struct {
 	Arg      func(i int) string
 	Contains func(column, arg string) string
+	// Unseen, when set, is the condition for the records that a page
+	// whose Head is head had not seen, for a store whose heads are its
+	// own (PostgreSQL's name a snapshot); arg adds a value and names its
+	// placeholder. False for a head it did not make. Otherwise a live
+	// tail asks for the records of a greater id.
+	Unseen func(head string, arg func(v any) string) (cond string, ok bool)
 }
 
 // AuditWhere is q's WHERE clause (empty when q selects everything) and
@@ -106,16 +112,27 @@ func AuditWhere(q AuditQuery, d Dialect) (string, []any, error) {
 		conds = append(conds, "(time < "+ta+" OR (time = "+ta+" AND id < "+arg(id)+"))")
 	}
 	if q.NewerThan != "" {
-		_, id, err := parseCursor(q.NewerThan)
-		if err != nil {
-			return "", nil, err
+		if cond, ok := unseen(d, q.NewerThan, arg); ok {
+			conds = append(conds, cond)
+		} else {
+			_, id, err := parseCursor(q.NewerThan)
+			if err != nil {
+				return "", nil, err
+			}
+			conds = append(conds, "id > "+arg(id))
 		}
-		conds = append(conds, "id > "+arg(id))
 	}
 	if len(conds) == 0 {
 		return "", nil, nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args, nil
+}
+
+func unseen(d Dialect, head string, arg func(v any) string) (string, bool) {
+	if d.Unseen == nil {
+		return "", false
+	}
+	return d.Unseen(head, arg)
 }
 
 // AuditPageOrder ends a query of AuditColumns after "id, ": newest first,

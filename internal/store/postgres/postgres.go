@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -243,6 +244,12 @@ var migrations = []string{
 		id   text PRIMARY KEY,
 		mark bigint NOT NULL
 	);`,
+	// 14: the transaction that wrote each record, for the live tail
+	// (unseenSince). Rows from before have none: no rewrite of the table.
+	// PostgreSQL 13 or later.
+	`ALTER TABLE audit ADD COLUMN xact bigint;
+	ALTER TABLE audit ALTER COLUMN xact SET DEFAULT pg_current_xact_id()::text::bigint;
+	CREATE INDEX audit_xact ON audit USING brin (xact);`,
 }
 
 // migrationLock is the advisory lock key of the migrations ("mcpgate").
@@ -426,21 +433,69 @@ func (s *Store) ForgetAuditJournal(ctx context.Context, id string) error {
 var postgresDialect = store.Dialect{
 	Arg:      func(i int) string { return "$" + strconv.Itoa(i) },
 	Contains: func(col, arg string) string { return "strpos(" + col + ", " + arg + ") > 0" },
+	Unseen:   unseenSince,
 }
 
-// QueryAudit returns one page of the records q selects, newest first.
+// A page's Head on PostgreSQL is "s" and the snapshot the page was read
+// in (pg_current_snapshot: xmin:xmax:xip,…). Replicas write at once, so
+// a record of a lower id may commit after one of a higher id: a tail by
+// id would never show it. What a snapshot had not seen is exactly what
+// transactions at or past its xmax wrote, and those it saw in progress.
+const snapshotHead = "s"
+
+// unseenSince is the condition for the records the snapshot of head had
+// not seen; false for a head that names none.
+func unseenSince(head string, arg func(v any) string) (string, bool) {
+	snap, ok := strings.CutPrefix(head, snapshotHead)
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(snap, ":")
+	if len(parts) != 3 {
+		return "", false
+	}
+	xmax, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return "", false
+	}
+	inProgress := []int64{}
+	if parts[2] != "" {
+		for _, x := range strings.Split(parts[2], ",") {
+			xid, err := strconv.ParseInt(x, 10, 64)
+			if err != nil {
+				return "", false
+			}
+			inProgress = append(inProgress, xid)
+		}
+	}
+	return "(xact >= " + arg(xmax) + " OR xact = ANY(" + arg(inProgress) + "))", true
+}
+
+// QueryAudit returns one page of the records q selects, newest first. The
+// page is read in one snapshot, which its Head names (unseenSince).
 func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error) {
 	where, args, err := store.AuditWhere(q, postgresDialect)
 	if err != nil {
 		return store.AuditPage{}, err
 	}
 	order, args := store.AuditPageOrder(q, postgresDialect, args)
-	rows, err := s.pool.Query(ctx, "SELECT id, "+store.AuditColumns+" FROM audit"+where+order, args...)
-	if err != nil {
-		return store.AuditPage{}, fmt.Errorf("postgres: query audit: %w", err)
-	}
-	defer rows.Close()
-	page, err := store.ScanAuditPage(rows, q)
+	var page store.AuditPage
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var snap string
+		if err := tx.QueryRow(ctx, `SELECT pg_current_snapshot()::text`).Scan(&snap); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT id, "+store.AuditColumns+" FROM audit"+where+order, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if page, err = store.ScanAuditPage(rows, q); err != nil {
+			return err
+		}
+		page.Head = snapshotHead + snap
+		return nil
+	})
 	if err != nil {
 		return store.AuditPage{}, fmt.Errorf("postgres: query audit: %w", err)
 	}

@@ -211,3 +211,69 @@ func TestAuditJournalMarkMovesWithItsRecords(t *testing.T) {
 		t.Fatalf("mark after forgetting = %d", m)
 	}
 }
+
+// Replicas write at once, so a record may take a lower id than another
+// and commit after it. The live tail still shows it once: a page's head
+// names the snapshot it was read in, not the last id it saw.
+func TestLiveTailShowsARecordThatCommitsAfterAHigherID(t *testing.T) {
+	ctx := context.Background()
+	url := freshDB(t)
+	st := openStore(t, url)
+	rec := func(name string) store.AuditRecord {
+		return store.AuditRecord{Time: time.Unix(1, 0), Subject: "s", Role: "admin", Kind: "tool", Name: name, Backend: "b", Outcome: "ok"}
+	}
+	names := func(p store.AuditPage) []string {
+		var out []string
+		for _, r := range p.Records {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	tail := func(head string) store.AuditPage {
+		t.Helper()
+		p, err := st.QueryAudit(ctx, store.AuditQuery{NewerThan: head, Limit: store.MaxAuditPage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, err := st.QueryAudit(ctx, store.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another replica's transaction takes the next id and stays open.
+	other, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, store.AuditInsert(1, func(i int) string { return fmt.Sprint("$", i) }), store.AppendAuditValues(nil, rec("early"))...); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendAudit(ctx, []store.AuditRecord{rec("late")}); err != nil {
+		t.Fatal(err)
+	}
+	p1 := tail(first.Head)
+	if got := names(p1); len(got) != 1 || got[0] != "late" {
+		t.Fatalf("first tail: %v, want [late]", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p2 := tail(p1.Head)
+	if got := names(p2); len(got) != 1 || got[0] != "early" {
+		t.Fatalf("tail after the lower id committed: %v, want [early]", got)
+	}
+	if got := names(tail(p2.Head)); len(got) != 0 {
+		t.Fatalf("a third tail: %v, want nothing (no record twice)", got)
+	}
+	// A head in the id form (a page read before this) still works.
+	if got := names(tail("1.1")); len(got) != 1 {
+		t.Fatalf("a tail from an id head: %v, want the one record of a greater id", got)
+	}
+}
