@@ -145,10 +145,10 @@ func writePlainBodyError(w http.ResponseWriter, err error) {
 // readAllSized is io.ReadAll of at most limit bytes. Its first buffer is
 // sized by the announced length, one byte over so that EOF needs no
 // growth. io.ReadAll's 512 bytes and doubling allocated more than the
-// small messages of a relay. The length sizes the buffer
-// only: what is read, and any error, are those of io.ReadAll of
-// io.LimitReader(r, limit), without making the LimitReader when the
-// length is known. An implausible length is not trusted.
+// small messages of a relay. The length sizes the buffer only: what is
+// read, and any error, are those of io.ReadAll of io.LimitReader(r,
+// limit), without making the LimitReader when the length is known. An
+// implausible length is not trusted.
 func readAllSized(r io.Reader, length, limit int64) ([]byte, error) {
 	if length <= 0 || length > 1<<20 {
 		return io.ReadAll(io.LimitReader(r, limit))

@@ -11,11 +11,10 @@
 // replica spends its leases before they expire (nextLeaseSize). A replica
 // returns what it did not use once the lease is leaseTTL old. A lease is
 // granted only while the bucket, after it, still holds half its burst.
-// Below that, and in every
-// bucket of fewer than minLeaseBurst tokens, each token is one round trip,
-// as before. So a burst of N still admits exactly N across replicas. By
-// then each replica holds at most one lease, which its next calls spend
-// or which goes back.
+// Below that, and in every bucket of fewer than minLeaseBurst tokens,
+// each token is one round trip, as before. So a burst of N still admits
+// exactly N across replicas. By then each replica holds at most one
+// lease, which its next calls spend or which goes back.
 
 package cluster
 

@@ -112,27 +112,23 @@ func AuditWhere(q AuditQuery, d Dialect) (string, []any, error) {
 		conds = append(conds, "(time < "+ta+" OR (time = "+ta+" AND id < "+arg(id)+"))")
 	}
 	if q.NewerThan != "" {
-		if cond, ok := unseen(d, q.NewerThan, arg); ok {
-			conds = append(conds, cond)
-		} else {
+		cond, ok := "", false
+		if d.Unseen != nil {
+			cond, ok = d.Unseen(q.NewerThan, arg)
+		}
+		if !ok {
 			_, id, err := parseCursor(q.NewerThan)
 			if err != nil {
 				return "", nil, err
 			}
-			conds = append(conds, "id > "+arg(id))
+			cond = "id > " + arg(id)
 		}
+		conds = append(conds, cond)
 	}
 	if len(conds) == 0 {
 		return "", nil, nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args, nil
-}
-
-func unseen(d Dialect, head string, arg func(v any) string) (string, bool) {
-	if d.Unseen == nil {
-		return "", false
-	}
-	return d.Unseen(head, arg)
 }
 
 // AuditPageOrder ends a query of AuditColumns after "id, ": newest first,
