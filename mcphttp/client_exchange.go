@@ -112,27 +112,30 @@ func (b *gzipBody) Read(p []byte) (int, error) {
 
 func (b *gzipBody) Close() error { return b.src.Close() }
 
-// newPOSTRequest is http.NewRequestWithContext for a POST of msg to an
-// already parsed URL, without parsing it again: the URL is shared, as the
-// client only reads it. The request's headers are the static ones
-// (shared slices too) and room for a few more.
-func newPOSTRequest(ctx context.Context, u *url.URL, msg []byte, static http.Header) *http.Request {
-	h := make(http.Header, len(static)+4)
-	for k, vs := range static {
-		h[k] = vs
-	}
-	req := &http.Request{
+// postTemplate is what every POST to u has in common. newPOSTRequest
+// copies it with WithContext: one allocation, where a literal made and
+// then given its context is two.
+func postTemplate(u *url.URL) *http.Request {
+	return &http.Request{
 		Method:     http.MethodPost,
 		URL:        u,
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
 		ProtoMinor: 1,
-		Header:     h,
 		Host:       u.Host,
 	}
+}
+
+// newPOSTRequest is http.NewRequestWithContext for a POST of msg, made
+// from a postTemplate without parsing its URL again: the URL is shared, as
+// the client only reads it. So may the header be, when nothing on the way
+// writes to it.
+func newPOSTRequest(ctx context.Context, tmpl *http.Request, msg []byte, h http.Header) *http.Request {
+	req := tmpl.WithContext(ctx)
+	req.Header = h
 	if len(msg) == 0 {
 		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
-		return req.WithContext(ctx)
+		return req
 	}
 	// io.NopCloser of a *bytes.Reader, as http.NewRequest makes it: the
 	// transport knows that body is in memory, and writes headers and body in
@@ -143,5 +146,5 @@ func newPOSTRequest(ctx context.Context, u *url.URL, msg []byte, static http.Hea
 	req.GetBody = func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(msg)), nil
 	}
-	return req.WithContext(ctx)
+	return req
 }

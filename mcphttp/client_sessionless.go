@@ -11,7 +11,6 @@
 package mcphttp
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -43,18 +42,22 @@ func (c *StreamableConn) Sessionless() bool {
 	return c.sessionless
 }
 
-// sessionlessHeaders adds the revision's headers to a POST of m, when m is
-// sessionless. It is when the connection speaks the era, or when m is the
-// probe: a server/discover before any revision is known. Once a session's
-// revision is known, a server/discover is a request of that session.
-func (c *StreamableConn) sessionlessHeaders(ctx context.Context, req *http.Request, m *jsonrpc.Message) {
+// sessionlessLocked reports whether a POST of m is sessionless. It is
+// when the connection speaks the era, or when m is the probe: a
+// server/discover before any revision is known. Once a session's revision
+// is known, a server/discover is a request of that session. The caller
+// holds c.mu.
+func (c *StreamableConn) sessionlessLocked(m *jsonrpc.Message) bool {
+	return c.sessionless || m.Method == "server/discover" && c.versionHdr == nil
+}
+
+// sessionlessHeaders adds the revision's headers to a sessionless POST of
+// m, into a header map of its own.
+func (c *StreamableConn) sessionlessHeaders(req *http.Request, m *jsonrpc.Message) {
 	c.mu.Lock()
-	on, version := c.sessionless, c.versionHdr
+	version := c.versionHdr
 	c.mu.Unlock()
-	if !on {
-		if m.Method != "server/discover" || version != nil {
-			return // a session's request, or not the probe
-		}
+	if version == nil {
 		version = probeVersion
 	}
 	req.Header[HeaderProtocolVersion] = version
@@ -99,6 +102,7 @@ func (c *StreamableConn) discovered(result json.RawMessage) {
 	if v := mcp.SessionlessVersionOf(result); v != "" {
 		c.mu.Lock()
 		c.sessionless, c.version, c.versionHdr = true, v, []string{v}
+		c.postHdr = nil
 		c.mu.Unlock()
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -34,10 +33,10 @@ var _ mcp.Conn = (*StreamableConn)(nil)
 // every later request carries as MCP-Protocol-Version, from the answer to
 // the initialize it sent.
 type StreamableConn struct {
-	url  string
-	u    *url.URL // url, parsed once
-	opts ClientOptions
-	http *http.Client
+	url      string
+	postTmpl *http.Request // what every POST has in common (postTemplate)
+	opts     ClientOptions
+	http     *http.Client
 	// direct is http's transport when POSTs may skip http.Client (nil
 	// when they may not; client_transport.go).
 	direct http.RoundTripper
@@ -55,11 +54,14 @@ type StreamableConn struct {
 	version   string
 	// The two as header values, shared by every request that carries them.
 	sessionHdr, versionHdr []string
-	listening              bool              // the standalone GET stream was started
-	initID                 string            // the key of the initialize request in flight, if any
-	discoverID             string            // the same for server/discover
-	sessionless            bool              // the server answered server/discover (client_sessionless.go)
-	streams                map[string]func() // closes a sessionless request's answer stream, by id
+	// postHdr is the header of a session's POSTs, made again when the
+	// session or the revision changes (nil until then; newPOST).
+	postHdr     http.Header
+	listening   bool              // the standalone GET stream was started
+	initID      string            // the key of the initialize request in flight, if any
+	discoverID  string            // the same for server/discover
+	sessionless bool              // the server answered server/discover (client_sessionless.go)
+	streams     map[string]func() // closes a sessionless request's answer stream, by id
 	// nameHdr are Mcp-Name header values made, by the name they carry:
 	// a name called again costs no string (client_sessionless.go).
 	nameHdr map[string][]string
@@ -82,7 +84,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 		return nil, err
 	}
 	o, own := o.withDefaults()
-	c := &StreamableConn{url: url, u: u, opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
+	c := &StreamableConn{url: url, postTmpl: postTemplate(u), opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
 	c.direct, c.gzip = directTransport(c.http, u), asksGzip(c.http)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
@@ -101,6 +103,7 @@ func (c *StreamableConn) setVersion(v string) {
 	c.mu.Lock()
 	c.version = v
 	c.versionHdr = []string{v}
+	c.postHdr = nil
 	c.mu.Unlock()
 }
 
@@ -220,24 +223,52 @@ func (c *StreamableConn) usable() error {
 }
 
 // newPOST builds a POST of msg; it is every relayed call's upstream
-// request, so it parses nothing and sets constant header values.
+// request, so it parses nothing and sets constant header values. A
+// session's POSTs share one header map when they go straight to the
+// transport, which only reads it. One through http.Client gets a copy (a
+// cookie jar writes to it), and so does a sessionless request, whose
+// headers are its own.
 func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []byte) *http.Request {
-	req := newPOSTRequest(ctx, c.u, msg, c.opts.Header)
 	c.mu.Lock()
-	if c.sessionHdr != nil {
-		req.Header[HeaderSessionID] = c.sessionHdr
+	if c.postHdr == nil {
+		c.postHdr = c.postHeaderLocked()
 	}
-	if c.versionHdr != nil {
-		req.Header[HeaderProtocolVersion] = c.versionHdr
-	}
+	h := c.postHdr
+	sessionless := c.sessionlessLocked(m)
 	c.mu.Unlock()
-	c.sessionlessHeaders(ctx, req, m)
-	req.Header["Accept"] = acceptPOST
-	req.Header["Content-Type"] = contentTypeJSON
-	if c.gzip {
-		req.Header["Accept-Encoding"] = acceptGzip
+	if sessionless || c.direct == nil {
+		own := make(http.Header, len(h)+3)
+		for k, vs := range h {
+			own[k] = vs
+		}
+		h = own
+	}
+	req := newPOSTRequest(ctx, c.postTmpl, msg, h)
+	if sessionless {
+		c.sessionlessHeaders(req, m)
 	}
 	return req
+}
+
+// postHeaderLocked is the header every POST of the session carries. The
+// caller holds c.mu.
+func (c *StreamableConn) postHeaderLocked() http.Header {
+	h := make(http.Header, len(c.opts.Header)+5)
+	for k, vs := range c.opts.Header {
+		h[k] = vs
+	}
+	if c.sessionHdr != nil {
+		h[HeaderSessionID] = c.sessionHdr
+	}
+	if c.versionHdr != nil {
+		h[HeaderProtocolVersion] = c.versionHdr
+	}
+	h["Accept"] = acceptPOST
+	h["Content-Type"] = contentTypeJSON
+	if c.gzip {
+		h["Accept-Encoding"] = acceptGzip
+	}
+	return h
 }
 
 func (c *StreamableConn) newGET(ctx context.Context, lastEventID string) *http.Request {
@@ -313,6 +344,7 @@ func (c *StreamableConn) adoptSession(id string) {
 	c.mu.Lock()
 	c.sessionID = id
 	c.sessionHdr = []string{id}
+	c.postHdr = nil
 	c.mu.Unlock()
 }
 

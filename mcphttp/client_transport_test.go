@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,6 +104,49 @@ func TestDirectTransportOnlyWhereClientDoWouldAddNothing(t *testing.T) {
 	} {
 		if got := directTransport(c.hc, c.u) != nil; got != c.direct {
 			t.Errorf("%s: direct = %v, want %v", c.name, got, c.direct)
+		}
+	}
+}
+
+// The POSTs of a session share one header map only where nothing writes to
+// it: a cookie jar adds its cookies to the request it is given.
+func TestClientStreamablePOSTsThroughAJarEachCarryTheCookieOnce(t *testing.T) {
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
+	s := newSDKServer()
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	var mu sync.Mutex
+	var cookies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			cookies = append(cookies, r.Header.Get("Cookie"))
+			mu.Unlock()
+		}
+		http.SetCookie(w, &http.Cookie{Name: "k", Value: "v"})
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	jar, _ := cookiejar.New(nil)
+	conn, err := DialStreamable(ctx, srv.URL, ClientOptions{HTTPClient: &http.Client{Transport: srv.Client().Transport, Jar: jar}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newOurClient(t, conn)
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c.callTool(ctx, t, `{"name":"echo","arguments":{"text":"x"}}`)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(cookies) < 4 {
+		t.Fatalf("%d POSTs seen", len(cookies))
+	}
+	for i, got := range cookies[1:] {
+		if got != "k=v" {
+			t.Errorf("POST %d carried Cookie %q, want k=v", i+2, got)
 		}
 	}
 }
