@@ -37,13 +37,16 @@ type exchange struct {
 
 func newExchange(caller, conn context.Context) *exchange {
 	inner, cancel := context.WithCancel(conn)
-	return &exchange{
-		Context:    inner,
-		caller:     caller,
-		cancelCtx:  cancel,
-		stopCaller: context.AfterFunc(caller, cancel),
+	x := &exchange{Context: inner, caller: caller, cancelCtx: cancel, stopCaller: neverStops}
+	if caller.Done() != nil { // a caller that can never end has nothing to watch
+		x.stopCaller = context.AfterFunc(caller, cancel)
 	}
+	return x
 }
+
+// neverStops is the stop of a watch on a caller that cannot end: it never
+// ends the exchange, so detaching always succeeds.
+func neverStops() bool { return true }
 
 // Value looks in the exchange's own chain first, so that a context derived
 // from it sees the exchange's cancellation (not the caller's) as its
