@@ -101,12 +101,24 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		// and net/http's background read watches the connection meanwhile.
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, err := readAllSized(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max+1)
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+	// net/http reads a body of announced length to that length and no
+	// further, and that length was checked above. Only a body of unknown
+	// length needs the limit kept as it is read.
+	src := r.Body
+	if r.ContentLength < 0 {
+		src = http.MaxBytesReader(w, r.Body, max)
+	}
+	body, err := readAllSized(src, r.ContentLength, max+1)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok || int64(len(body)) > max {
 		return nil, errBodyTooLarge
 	}
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return nil, errBodyTimeout
+	}
+	if err == nil {
+		// Read to its end. Closed, net/http does not read it once more
+		// after the handler to discard what is left (nothing).
+		_ = r.Body.Close()
 	}
 	return body, err
 }
