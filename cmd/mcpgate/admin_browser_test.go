@@ -328,6 +328,30 @@ func TestAdminConsoleInABrowser(t *testing.T) {
 		t.Errorf("the live record is %q", got)
 	}
 	shot(t, ctx, "audit-live")
+	// More records at once than the tail answers with: the newest come, and
+	// a marked gap stands where the others were left out.
+	st, err = sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst := make([]store.AuditRecord, store.MaxAuditPage+5)
+	for i := range burst {
+		burst[i] = store.AuditRecord{Time: time.Now(), Subject: "burst", Kind: "tool", Name: fmt.Sprintf("burst_%04d", i), Outcome: "ok"}
+	}
+	if err := st.AppendAudit(context.Background(), burst); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelector('#rows tr.gap') !== null`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("no gap marked in 30s after a burst: %v", err)
+	}
+	if got := text("#rows tr:first-child"); !strings.Contains(got, fmt.Sprintf("burst_%04d", len(burst)-1)) {
+		t.Errorf("the newest row after a burst is %q", got)
+	}
+	if n := count("#rows tr.gap"); n != 1 {
+		t.Errorf("%d gaps marked, want 1", n)
+	}
 
 	// Tokens: create one (its secret shown once, and it works), revoke ci.
 	do("create a token", chromedp.Navigate(base+"/admin/tokens"), chromedp.SendKeys(chromedp.ID("t-name"), "made in the browser"))

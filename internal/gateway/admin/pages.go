@@ -331,7 +331,9 @@ func auditError(err error) string {
 }
 
 // auditTail answers the live tail: the rows written after head, as
-// escaped HTML, and the new head.
+// escaped HTML, and the new head. At most a page of them: when more were
+// written since head, the newest page comes and skipped says that older
+// ones were left out (the page shows where, and links to them).
 func (h *Handler) auditTail(w http.ResponseWriter, r *http.Request, _ caller) {
 	aq, _, err := auditQuery(r)
 	if err != nil {
@@ -354,10 +356,11 @@ func (h *Handler) auditTail(w http.ResponseWriter, r *http.Request, _ caller) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(struct {
-		Head string `json:"head"`
-		Rows string `json:"rows"`
-		N    int    `json:"n"`
-	}{page.Head, rows.String(), len(page.Records)})
+		Head    string `json:"head"`
+		Rows    string `json:"rows"`
+		N       int    `json:"n"`
+		Skipped bool   `json:"skipped"`
+	}{page.Head, rows.String(), len(page.Records), page.Next != ""})
 }
 
 func percent(part, whole float64) string {
