@@ -37,8 +37,8 @@ func benchEcho(s *mcp.Server) {
 // access-control stack — bearer token, gate, rate limit, audit record —
 // against the same tool on the bare engine, over Streamable HTTP.
 func BenchmarkGatewayToolsCall(b *testing.B) {
-	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"}}`)
-	run := func(b *testing.B, url string, header http.Header) {
+	small := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"}}`)
+	run := func(b *testing.B, url string, header http.Header, params json.RawMessage) {
 		ctx := context.Background()
 		conn, err := mcphttp.DialStreamable(ctx, url, mcphttp.ClientOptions{Header: header})
 		if err != nil {
@@ -69,7 +69,7 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		defer h.Close()
 		ts := httptest.NewServer(h)
 		defer ts.Close()
-		run(b, ts.URL, nil)
+		run(b, ts.URL, nil, small)
 	})
 	gatewayRow := func(b *testing.B, extra string) {
 		ctx := context.Background()
@@ -90,7 +90,7 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		}
 		ts := httptest.NewServer(gw.Handler())
 		defer ts.Close()
-		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
+		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}}, small)
 	}
 	// The default: every answer waits for its audit record's commit (one
 	// SQLite transaction per call when calls come one at a time).
@@ -105,7 +105,7 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 	// With oauth, the backend names an authorization server in its
 	// resource metadata (it checks no token: the gateway's cost is what
 	// is measured), and the caller authorizes it once, as a person does.
-	relayed := func(b *testing.B, identity string, store func(ctx context.Context, gw *gateway.Gateway, tokenID string)) {
+	relayed := func(b *testing.B, identity string, store func(ctx context.Context, gw *gateway.Gateway, tokenID string), params json.RawMessage) {
 		ctx := context.Background()
 		s := mcp.NewServer(mcp.Options{})
 		benchEcho(s)
@@ -154,17 +154,21 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		if strings.Contains(identity, "oauth") {
 			benchAuthorize(b, ts.URL, secret)
 		}
-		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}})
+		run(b, ts.URL+"/mcp", http.Header{"Authorization": {"Bearer " + secret}}, params)
 	}
-	b.Run("relayed-http", func(b *testing.B) { relayed(b, "", nil) })
+	b.Run("relayed-http", func(b *testing.B) { relayed(b, "", nil, small) })
+	// A large answer (64 KiB of text, echoed): what reading a relayed
+	// result's members costs shows here.
+	big := json.RawMessage(`{"name":"echo","arguments":{"text":"` + strings.Repeat("lorem ipsum ", 64<<10/12) + `"}}`)
+	b.Run("relayed-http-64k", func(b *testing.B) { relayed(b, "", nil, big) })
 	b.Run("relayed-http-per-user-vault", func(b *testing.B) {
 		relayed(b, ", identity: per_user, credential: {vault: {header: X-Api-Key}}", func(ctx context.Context, gw *gateway.Gateway, id string) {
 			if err := gw.Credentials().Set(ctx, id, "b", "sk-bench"); err != nil {
 				b.Fatal(err)
 			}
-		})
+		}, small)
 	})
-	b.Run("relayed-http-per-user-oauth", func(b *testing.B) { relayed(b, ", identity: per_user, credential: {oauth: {}}", nil) })
+	b.Run("relayed-http-per-user-oauth", func(b *testing.B) { relayed(b, ", identity: per_user, credential: {oauth: {}}", nil, small) })
 }
 
 // benchAuthorize has the holder of secret authorize backend b of the
