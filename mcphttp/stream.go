@@ -58,6 +58,11 @@ func newEventWriter(w http.ResponseWriter, prefix string) *eventWriter {
 	return &eventWriter{w: w, rc: *http.NewResponseController(w), prefix: prefix}
 }
 
+// chunkedPast is the size past which net/http's server sends an answer
+// chunked unless it is told the length: its buffer before chunking. Below
+// it, net/http says the length itself.
+const chunkedPast = 2048
+
 // Header values shared by every response.
 var (
 	contentTypeEventStream = []string{"text/event-stream"}
@@ -222,6 +227,11 @@ func (e *eventWriter) finish(answer []byte) {
 		h := e.w.Header()
 		h["Content-Type"] = contentTypeJSON
 		e.setSessionID(h)
+		if len(answer) > chunkedPast {
+			// Written as a whole, but net/http would send it chunked: the
+			// length said lets a client read it into one buffer of its size.
+			h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+		}
 		status := http.StatusOK
 		if e.status != nil {
 			status = e.status(answer)

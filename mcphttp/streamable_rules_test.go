@@ -235,3 +235,26 @@ func TestStreamableResultBytesAreKept(t *testing.T) {
 		}
 	})
 }
+
+// An answer sent as plain JSON says its length, small or large: past
+// net/http's own buffer it would otherwise go chunked, and a client would
+// read it into a buffer grown step by step.
+func TestAJSONAnswerSaysItsLength(t *testing.T) {
+	testkit.LeakCheck(t)
+	s, _ := stNewServer(t)
+	e := newStEnv(t, s, Options{})
+	sid := e.initialize("", mcp.Version20251125)
+	for _, n := range []int{1, chunkedPast - 100, chunkedPast, chunkedPast + 1, 64 << 10} {
+		resp := e.open(http.MethodPost, stHeaders(sid), stCallBody(2, "echo", `{"text":"`+strings.Repeat("x", n)+`"}`))
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("echo of %d bytes: %d %v", n, resp.StatusCode, err)
+		}
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("echo of %d bytes: Content-Length %d, Transfer-Encoding %v, for a body of %d", n, resp.ContentLength, resp.TransferEncoding, len(body))
+		}
+		if got := stText(t, stMessage(t, body)); got != "echo: "+strings.Repeat("x", n) {
+			t.Errorf("echo of %d bytes came back as %d", n, len(got))
+		}
+	}
+}
