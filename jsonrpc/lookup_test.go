@@ -45,7 +45,9 @@ func TestLookupIsAgreesWithLookupString(t *testing.T) {
 // BenchmarkLookupAbsent looks up a member a 16 KiB tool result does not
 // have, as the relay's resultType checks do on every call: a walk of the
 // whole result. (Searching the bytes for the key and for \u first, to skip
-// the walk, measured slower on such text: 7.7 µs against 5.8 µs.)
+// the walk, measured slower on such text: 7.7 µs against 5.8 µs. Values
+// skipped as valid JSON, their strings by bytes.IndexByte: 7.7–8.0 µs
+// against 0.42–0.43 µs, interleaved.)
 func BenchmarkLookupAbsent(b *testing.B) {
 	text := strings.Repeat(`A line of a file the tool read.\n`, 500)
 	res := []byte(`{"content":[{"type":"text","text":"` + text + `"}],"isError":false}`)

@@ -69,10 +69,10 @@ func walkMembers(obj []byte, fn func(rawKey []byte, escaped bool, value json.Raw
 			return errSyntax
 		}
 		i = skipSpace(obj, i+1)
-		end, err := skipValue(obj, i, 1)
-		if err != nil {
-			return err
+		if i >= len(obj) {
+			return errSyntax
 		}
+		end := skipValid(obj, i) // obj is valid JSON: the caller's promise
 		if more, err := fn(obj[keyStart:keyEnd], escaped, obj[i:end]); !more || err != nil {
 			return err
 		}

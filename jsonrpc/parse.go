@@ -40,7 +40,7 @@ func ParseBatch(data []byte) ([]*Message, []error, error) {
 	var errs []error
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] != ']' {
-		end, _ := skipValue(data, i, 1) // validated above
+		end := skipValid(data, i) // validated above
 		m, err := Parse(data[i:end])
 		msgs = append(msgs, m)
 		errs = append(errs, err)
@@ -102,7 +102,7 @@ func readMembers(m *Message, data []byte, i int) (e envelope) {
 		}
 		i = skipSpace(data, keyEnd)
 		i = skipSpace(data, i+1) // ':'
-		valEnd, _ := skipValue(data, i, 1)
+		valEnd := skipValid(data, i)
 		val := data[i:valEnd]
 		switch string(key) {
 		case "jsonrpc":
