@@ -202,12 +202,19 @@ func skipArray(b []byte, i, depth int) (int, error) {
 func skipString(b []byte, i int) (end int, escaped bool, err error) {
 	i++
 	for {
-		for i+8 <= len(b) {
+		for words := 0; i+8 <= len(b); {
 			w := binary.LittleEndian.Uint64(b[i:])
 			stop := stopAt(w)
 			if stop == 0 {
 				escaped = escaped || w&highBits != 0
 				i += 8
+				if words++; words == 4 {
+					// A long plain run: plainRun finds its end faster.
+					var high bool
+					i, high = plainRun(b, i)
+					escaped = escaped || high
+					break
+				}
 				continue
 			}
 			n := bits.TrailingZeros64(stop) // bit 7 of the first stop byte
@@ -227,6 +234,39 @@ func skipString(b []byte, i int) (end int, escaped bool, err error) {
 			return i, escaped, nil
 		}
 	}
+}
+
+// plainRun returns the index of the first quote, backslash or control
+// character at or after i (len(b) when there is none), and whether a byte
+// outside ASCII comes before it. bytes.IndexByte finds the quote and the
+// backslash; the bytes before them are checked for control characters
+// only, eight at a time (the lowest mark is exact, as in stopAt).
+func plainRun(b []byte, i int) (int, bool) {
+	end := len(b)
+	if q := bytes.IndexByte(b[i:], '"'); q >= 0 {
+		end = i + q
+	}
+	if s := bytes.IndexByte(b[i:end], '\\'); s >= 0 {
+		end = i + s
+	}
+	var high uint64
+	for ; i+8 <= end; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if c := (w - lowBits*0x20) &^ w & highBits; c != 0 {
+			n := bits.TrailingZeros64(c)
+			return i + n>>3, high|w&highBits&(1<<n-1) != 0
+		}
+		high |= w & highBits
+	}
+	for ; i < end; i++ {
+		switch c := b[i]; {
+		case c < 0x20:
+			return i, high != 0
+		case c >= utf8.RuneSelf:
+			high = highBits
+		}
+	}
+	return end, high != 0
 }
 
 // stringByte reads the string's byte (or escape) at i: it returns the index
