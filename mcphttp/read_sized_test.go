@@ -56,3 +56,30 @@ func TestReadAllSizedStopsAtItsLimit(t *testing.T) {
 		}
 	}
 }
+
+// A body of unknown length comes back in a slice of its own size: it is
+// read into a pooled buffer and copied out once, not grown step by step.
+func TestReadAllSizedOfUnknownLengthIsExactlySized(t *testing.T) {
+	for _, n := range []int{0, 1, 511, 512, 4 << 10, 300 << 10} {
+		body := strings.Repeat("x", n)
+		got, err := readAllSized(iotest.HalfReader(strings.NewReader(body)), -1, 1<<20)
+		if err != nil || string(got) != body {
+			t.Fatalf("%d bytes: got %d, %v", n, len(got), err)
+		}
+		if cap(got) != len(got) {
+			t.Errorf("%d bytes: a slice of capacity %d", n, cap(got))
+		}
+	}
+}
+
+// BenchmarkReadAllSizedUnknown reads a 64 KiB body of unknown length, as
+// from a server that sends a large answer chunked.
+func BenchmarkReadAllSizedUnknown(b *testing.B) {
+	body := strings.Repeat("x", 64<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := readAllSized(strings.NewReader(body), -1, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

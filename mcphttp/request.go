@@ -4,6 +4,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -160,10 +162,19 @@ func writePlainBodyError(w http.ResponseWriter, err error) {
 // small messages of a relay. The length sizes the buffer only: what is
 // read, and any error, are those of io.ReadAll of io.LimitReader(r,
 // limit), without making the LimitReader when the length is known. An
-// implausible length is not trusted.
+// implausible length is not trusted. A body of unknown length (chunked) is
+// read into a pooled buffer and copied out at its size: io.ReadAll's
+// growing buffer allocated about twice a large body.
 func readAllSized(r io.Reader, length, limit int64) ([]byte, error) {
 	if length <= 0 || length > 1<<20 {
-		return io.ReadAll(io.LimitReader(r, limit))
+		buf := unsizedBodies.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, err := buf.ReadFrom(io.LimitReader(r, limit))
+		b := append(make([]byte, 0, buf.Len()), buf.Bytes()...)
+		if buf.Cap() <= maxPooledBody {
+			unsizedBodies.Put(buf)
+		}
+		return b, err
 	}
 	b := make([]byte, 0, min(length, limit)+1)
 	for int64(len(b)) < limit {
@@ -181,6 +192,12 @@ func readAllSized(r io.Reader, length, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// unsizedBodies are the buffers bodies of unknown length are read into;
+// one that grew past maxPooledBody is left to the collector.
+var unsizedBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 1 << 20
 
 // writeJSONError answers an HTTP-level refusal with a JSON-RPC error body,
 // as the TypeScript SDK does, so clients can show a useful message.
