@@ -2,7 +2,9 @@
 // building it. The envelope parser uses it so that params, result and error
 // stay slices of the bytes that arrived: nothing decoded, nothing
 // re-encoded, no field or digit lost. Malformed input is still rejected
-// exactly where encoding/json would reject it.
+// exactly where encoding/json would reject it. A message is validated
+// once; the walks after that (the parser's own reading of the members,
+// every lookup) skip values with skipValid, which trusts what was checked.
 
 package jsonrpc
 
