@@ -23,20 +23,33 @@ const (
 	callParams = `{"name":"` + toolName + `","arguments":{}}`
 )
 
-// httpCaller is one MCP session.
-type httpCaller struct{ s *session }
+// largeParams call the fixture's bench_text for a 64 KiB answer: what a
+// relay costs when the answer is large.
+const largeParams = `{"name":"bench_text","arguments":{"bytes":65536}}`
 
-func (c httpCaller) call(ctx context.Context) error { return c.s.call(ctx, callParams) }
+// httpCaller is one MCP session, calling with params.
+type httpCaller struct {
+	s      *session
+	params string
+}
+
+func (c httpCaller) call(ctx context.Context) error { return c.s.call(ctx, c.params) }
 func (c httpCaller) close(ctx context.Context)      { c.s.close(ctx) }
 
-// sessionFactory opens initialized sessions on url.
+// sessionFactory opens initialized sessions on url that call the
+// cheapest tool.
 func sessionFactory(hc *http.Client, url, token string) func(context.Context) (caller, error) {
+	return sessionsCalling(hc, url, token, callParams)
+}
+
+// sessionsCalling opens initialized sessions on url that call with params.
+func sessionsCalling(hc *http.Client, url, token, params string) func(context.Context) (caller, error) {
 	return func(ctx context.Context) (caller, error) {
 		s := newSession(hc, url, token)
 		if err := s.initialize(ctx); err != nil {
 			return nil, err
 		}
-		return httpCaller{s}, nil
+		return httpCaller{s, params}, nil
 	}
 }
 

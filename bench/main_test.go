@@ -67,7 +67,7 @@ func TestShortRunMeasuresEveryPathAndReportsEveryFigure(t *testing.T) {
 		}
 	}
 	want := []string{"null-relay", "direct", "mcpgate-http", "mcpgate-http-2026", "mcpgate-stdio", "wire-per-path", "wire-framed",
-		"wire-framed-prompts", "wire-per-path-stdio", "wire-framed-stdio", "go-sdk-http", "go-sdk-stdio"}
+		"wire-framed-prompts", "wire-per-path-stdio", "wire-framed-stdio", "go-sdk-http", "go-sdk-stdio", "null-relay-64k", "mcpgate-http-64k"}
 	if withPeers {
 		want = append(want, "supergateway-stdio")
 	}

@@ -218,6 +218,8 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		return nil, cleanup, err
 	}
 	gwHTTP2026 := e.sessionless(gwHTTP, "mcpgate-http-2026", "the same mcpgate serve, called as 2026-07-28 clients: sessionless requests, no initialize")
+	null64 := e.largeAnswers(null, "null-relay-64k", "the null relay, each call answered with 64 KiB of text")
+	gwHTTP64 := e.largeAnswers(gwHTTP, "mcpgate-http-64k", "the same mcpgate serve, each call answered with 64 KiB of text")
 	targets := []*target{null, direct, gwHTTP, gwHTTP2026, gwAsync, gwRules, gwHook, gwStdio, sdkHTTP, sdkStdio}
 	replicaTargets, stopReplicas, err := e.replicaTargets(ctx)
 	closers = append(closers, stopReplicas)
@@ -232,20 +234,21 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		targets = append(targets, sg)
 	}
 	xs, err = prepareExperiments(ctx, o, plan{
-		relays: targets, alone: []*target{null, direct, gwHTTP}, replicas: replicaTargets,
+		relays: targets, alone: []*target{null, direct, gwHTTP}, replicas: replicaTargets, large: []*target{null64, gwHTTP64},
 		wire:      map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}},
 		wireOrder: []*target{perPath, framedT, prompts, perPathStdio, framedStdio},
 	}, &closers)
 	return xs, cleanup, err
 }
 
-// plan is what the experiments measure: the relays at 16 callers, closed
-// and open loop (and with one caller for alone); the replicas closed loop;
-// the wire's forms at the counts of callers wire names, in wireOrder.
+// plan is what the experiments measure. The relays run at 16 callers,
+// closed and open loop (and with one caller for alone); the replicas and
+// the large answers closed loop; the wire's forms at the counts of
+// callers wire names, in wireOrder.
 type plan struct {
-	relays, alone, replicas []*target
-	wire                    map[*target][]int
-	wireOrder               []*target
+	relays, alone, replicas, large []*target
+	wire                           map[*target][]int
+	wireOrder                      []*target
 }
 
 // prepareExperiments prepares every experiment of p; what needs closing
@@ -273,7 +276,7 @@ func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func(
 			xs = append(xs, alone)
 		}
 	}
-	for _, t := range p.replicas {
+	for _, t := range slices.Concat(p.replicas, p.large) {
 		x := &experiment{t: t, conc: conc, profileDir: o.profile}
 		if err := x.prepare(ctx, nil); err != nil {
 			return nil, err

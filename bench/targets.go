@@ -81,7 +81,8 @@ func (e *env) startNullRelay(ctx context.Context, backend string) (*target, erro
 		return nil, err
 	}
 	t := &target{name: "null-relay", note: "byte-copying HTTP forwarder, no MCP parsing (ceiling)",
-		open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"}}
+		open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"},
+		url: "http://" + addr + "/mcp"}
 	return t, e.start(ctx, t, "null-relay", []string{childRole + "=null-relay"}, e.self, "-listen", addr, "-upstream", backend)
 }
 
@@ -178,6 +179,13 @@ func (e *env) sessionless(t *target, name, note string) *target {
 	url, tok := t.url, t.token
 	return &target{name: name, note: note, counters: t.counters, proc: t.proc, pprof: t.pprof, // profiled in its own window
 		open: func(context.Context) (caller, error) { return sessionlessCaller{hc: e.hc, url: url, token: tok}, nil }}
+}
+
+// largeAnswers is the same process as t, each call answered with 64 KiB
+// of text (largeParams).
+func (e *env) largeAnswers(t *target, name, note string) *target {
+	return &target{name: name, note: note, counters: t.counters, proc: t.proc, url: t.url, token: t.token,
+		open: sessionsCalling(e.hc, t.url, t.token, largeParams)}
 }
 
 // startProxy starts mcpgate proxy in front of the fixture — upstream is
