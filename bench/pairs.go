@@ -55,14 +55,11 @@ func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
 		return nil, err
 	}
 	defer stop()
-	addr, err := freeAddr()
+	a, err := freeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
-	pgListen, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
+	addr, pgListen := a[0], a[1]
 	t := &target{name: "proxy-pair", open: func(ctx context.Context) (caller, error) {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", pgListen)

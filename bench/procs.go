@@ -91,12 +91,27 @@ func (p *proc) pid() int { return p.cmd.Process.Pid }
 
 // freeAddr returns a loopback address nobody listens on now.
 func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeAddrs(1)
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return a[0], nil
+}
+
+// freeAddrs is n free loopback addresses, all different: each is held
+// until all are found (freed one by one, the kernel may give the same
+// port twice, and a gateway's listen and metrics.listen then collide).
+func freeAddrs(n int) ([]string, error) {
+	addrs := make([]string, n)
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
+	}
+	return addrs, nil
 }
 
 // rssBytes reads the process's resident set from /proc.

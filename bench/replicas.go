@@ -65,12 +65,11 @@ func (e *env) replicaTargets(ctx context.Context) (rows []*target, cleanup func(
 	}
 	var addrs, cfgs, metrics []string
 	replicaConfig := func(name, audit string) (cfg, listen, metricsAddr string, err error) {
-		if listen, err = freeAddr(); err != nil {
-			return
+		a, err := freeAddrs(2)
+		if err != nil {
+			return "", "", "", err
 		}
-		if metricsAddr, err = freeAddr(); err != nil {
-			return
-		}
+		listen, metricsAddr = a[0], a[1]
 		body := fmt.Sprintf("listen: %q\nstore: %q\nredis:\n  url: %q\nsessions:\n  key_file: %q\nmetrics:\n  listen: %q\n%s"+
 			"http:\n  sessionless: true\nrate_limits:\n  default: {rate: 1000000, burst: 1000000}\nbackends:\n%s",
 			listen, pg.DSN(), redis.URL(), key, metricsAddr, audit, httpBackendYAML(e.backend))

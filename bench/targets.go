@@ -90,12 +90,11 @@ func (e *env) startNullRelay(ctx context.Context, backend string) (*target, erro
 // authentication on, metrics on a separate loopback port, and the
 // session cap given.
 func (e *env) gatewayConfig(name, backendYAML string, maxSessions int) (cfgPath, listen, metrics string, err error) {
-	if listen, err = freeAddr(); err != nil {
+	a, err := freeAddrs(2)
+	if err != nil {
 		return
 	}
-	if metrics, err = freeAddr(); err != nil {
-		return
-	}
+	listen, metrics = a[0], a[1]
 	dir := filepath.Join(e.dir, name)
 	if err = os.MkdirAll(dir, 0o700); err != nil {
 		return
