@@ -52,11 +52,10 @@ func (c *StreamableConn) sessionlessLocked(m *jsonrpc.Message) bool {
 }
 
 // sessionlessHeaders adds the revision's headers to a sessionless POST of
-// m, into a header map of its own.
-func (c *StreamableConn) sessionlessHeaders(req *http.Request, m *jsonrpc.Message) {
-	c.mu.Lock()
-	version := c.versionHdr
-	c.mu.Unlock()
+// m, into a header map of its own. version is the connection's
+// MCP-Protocol-Version value, read with the rest of newPOST's state (nil
+// before any revision is known: the probe's).
+func (c *StreamableConn) sessionlessHeaders(req *http.Request, m *jsonrpc.Message, version []string) {
 	if version == nil {
 		version = probeVersion
 	}

@@ -234,7 +234,7 @@ func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []
 		c.postHdr = c.postHeaderLocked()
 	}
 	h := c.postHdr
-	sessionless := c.sessionlessLocked(m)
+	sessionless, version := c.sessionlessLocked(m), c.versionHdr
 	c.mu.Unlock()
 	if sessionless || c.direct == nil {
 		own := make(http.Header, len(h)+3)
@@ -245,7 +245,7 @@ func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []
 	}
 	req := newPOSTRequest(ctx, c.postTmpl, msg, h)
 	if sessionless {
-		c.sessionlessHeaders(req, m)
+		c.sessionlessHeaders(req, m, version)
 	}
 	return req
 }
