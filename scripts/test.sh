@@ -80,7 +80,7 @@ artifacts="$root/.cache/test-artifacts"
 rm -rf "$artifacts" && mkdir -p "$artifacts"
 MCPGATE_SCOREBOARD=$scores go test -race -count=1 -artifacts -outputdir "$artifacts" ./... || status=$?
 echo "== allocation budgets (without -race)"
-go test -count=1 -run 'AllocationBudget|AllocatesNothing|CostsTheSame' ./internal/gateway ./internal/observe/audit || status=$?
+go test -count=1 -run 'AllocationBudget|AllocatesNothing|CostsTheSame' ./internal/gateway ./internal/observe/audit ./internal/h1 || status=$?
 echo "== test artifacts (the console's screenshots among them): .cache/test-artifacts"
 echo "== the suites' scores in go test (direct, through the gateway, and the client scenarios)"
 sort "$scores"

@@ -1,0 +1,265 @@
+// Package h1 is an HTTP/1.1 client transport for the requests a relay
+// makes on every call: a POST or GET, its body in memory, to a plain
+// http:// origin. net/http's Transport hands each such request to two
+// goroutines of its connection and back, and allocated about 45 times for
+// it. This one writes the request and reads the answer on the caller's
+// goroutine, from connections it keeps idle itself.
+//
+// Whatever it does not do goes to the net/http Transport it wraps: TLS, a
+// proxy, an upgrade, a body of unknown length, and any setting of that
+// Transport it does not honour. A connection the server closed while idle
+// is found before it is used again, as net/http finds it.
+package h1
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Transport sends plain HTTP/1.1 requests itself and the rest through
+// Fallback. It is safe for concurrent use; its zero value is not usable:
+// make it with New.
+type Transport struct {
+	// Fallback sends what this transport does not. Its dialer, proxy
+	// function, idle limits and header size limit are this transport's.
+	Fallback *http.Transport
+
+	mu    sync.Mutex
+	hosts map[string]*host
+}
+
+// host is one origin's idle connections, by the URL's host as written.
+type host struct {
+	addr    string  // host:port dialled
+	proxied bool    // a proxy applies: every request goes to Fallback
+	idle    []*conn // the longest idle first
+	sweep   *time.Timer
+	armed   bool // sweep will fire
+}
+
+// New returns a Transport over fallback.
+func New(fallback *http.Transport) *Transport {
+	return &Transport{Fallback: fallback, hosts: map[string]*host{}}
+}
+
+// RoundTrip sends req and returns the answer, whose body must be read to
+// its end or closed for the connection to be used again.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.plain(req) {
+		return t.Fallback.RoundTrip(req)
+	}
+	h := t.host(req)
+	if h.proxied {
+		return t.Fallback.RoundTrip(req)
+	}
+	ctx := req.Context()
+	c, err := t.get(ctx, h)
+	if err != nil {
+		closeBody(req)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return c.roundTrip(ctx, req)
+}
+
+// CloseIdleConnections closes the connections no request is using, here
+// and in Fallback.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	var idle []*conn
+	for _, h := range t.hosts {
+		idle = append(idle, h.idle...)
+		h.idle = nil
+	}
+	t.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+	t.Fallback.CloseIdleConnections()
+}
+
+// plain reports whether req is one this transport sends itself. It is an
+// http:// request with no body or one of known length. Nothing in it asks
+// for an upgrade, a 100-continue or a connection of its own. Fallback has
+// no setting this transport would ignore.
+func (t *Transport) plain(req *http.Request) bool {
+	f := t.Fallback
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.Close ||
+		f.DisableKeepAlives || f.ResponseHeaderTimeout != 0 || deprecatedDial(f) ||
+		len(req.Trailer) != 0 || req.TransferEncoding != nil {
+		return false
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete, "":
+	default:
+		return false
+	}
+	if req.Body != nil && req.Body != http.NoBody && req.ContentLength <= 0 {
+		return false
+	}
+	for _, k := range [...]string{"Connection", "Upgrade", "Expect", "Te"} {
+		if _, ok := req.Header[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// deprecatedDial reports whether f dials with its Dial field, which only
+// Fallback honours.
+func deprecatedDial(f *http.Transport) bool {
+	//lint:ignore SA1019 a transport given Dial must keep using it
+	return f.Dial != nil
+}
+
+// host is req's origin, made on its first request: the address to dial,
+// and whether Fallback's proxy function names a proxy for it.
+// ProxyFromEnvironment reads the environment once, so the answer holds.
+func (t *Transport) host(req *http.Request) *host {
+	t.mu.Lock()
+	h := t.hosts[req.URL.Host]
+	t.mu.Unlock()
+	if h != nil {
+		return h
+	}
+	h = &host{addr: dialAddr(req.URL.Host)}
+	if t.Fallback.Proxy != nil {
+		u, err := t.Fallback.Proxy(req)
+		h.proxied = err != nil || u != nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old := t.hosts[req.URL.Host]; old != nil {
+		return old
+	}
+	t.hosts[req.URL.Host] = h
+	return h
+}
+
+// dialAddr is hostport with port 80 when it names none.
+func dialAddr(hostport string) string {
+	if _, _, err := net.SplitHostPort(hostport); err == nil {
+		return hostport
+	}
+	h := hostport
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		h = h[1 : len(h)-1]
+	}
+	return net.JoinHostPort(h, "80")
+}
+
+// get is an idle connection to h still open at the other end, or a new
+// one.
+func (t *Transport) get(ctx context.Context, h *host) (*conn, error) {
+	now := time.Now()
+	t.mu.Lock()
+	for n := len(h.idle); n > 0; n = len(h.idle) {
+		c := h.idle[n-1]
+		h.idle[n-1] = nil
+		h.idle = h.idle[:n-1]
+		t.mu.Unlock()
+		if c.reusable(now) {
+			return c, nil
+		}
+		c.nc.Close()
+		t.mu.Lock()
+	}
+	t.mu.Unlock()
+	return t.dial(ctx, h)
+}
+
+// put keeps c idle for its host's next request, or closes it when the
+// host keeps its limit already.
+func (t *Transport) put(c *conn) {
+	limit := t.Fallback.MaxIdleConnsPerHost
+	if limit == 0 {
+		limit = http.DefaultMaxIdleConnsPerHost
+	}
+	c.idleSince = time.Now()
+	h := c.h
+	t.mu.Lock()
+	if len(h.idle) < limit {
+		h.idle = append(h.idle, c)
+		c = nil
+		if d := t.Fallback.IdleConnTimeout; d > 0 && !h.armed {
+			t.armLocked(h, d)
+		}
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+}
+
+// armLocked has h's idle connections swept in d. The caller holds t.mu.
+func (t *Transport) armLocked(h *host, d time.Duration) {
+	h.armed = true
+	if h.sweep == nil {
+		h.sweep = time.AfterFunc(d, func() { t.sweep(h) })
+		return
+	}
+	h.sweep.Reset(d)
+}
+
+// sweep closes h's connections idle for longer than Fallback's
+// IdleConnTimeout, as net/http does: a server that closed its end leaves
+// ours open until then. It comes again while any are left.
+func (t *Transport) sweep(h *host) {
+	d := t.Fallback.IdleConnTimeout
+	now := time.Now()
+	t.mu.Lock()
+	n := 0
+	for n < len(h.idle) && now.Sub(h.idle[n].idleSince) >= d {
+		n++
+	}
+	stale := make([]*conn, n)
+	copy(stale, h.idle)
+	left := copy(h.idle, h.idle[n:])
+	clear(h.idle[left:])
+	h.idle = h.idle[:left]
+	h.armed = false
+	if len(h.idle) > 0 {
+		t.armLocked(h, d-now.Sub(h.idle[0].idleSince))
+	}
+	t.mu.Unlock()
+	for _, c := range stale {
+		c.nc.Close()
+	}
+}
+
+// dial opens a connection with Fallback's dialer.
+func (t *Transport) dial(ctx context.Context, h *host) (*conn, error) {
+	dial := t.Fallback.DialContext
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	nc, err := dial(ctx, "tcp", h.addr)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(t, h, nc), nil
+}
+
+// closeBody closes a request's body, as RoundTrip must whatever happens.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// Errors of a malformed answer.
+var (
+	errMalformed   = errors.New("h1: malformed HTTP response")
+	errHeaderSize  = errors.New("h1: server's response headers exceeded the limit")
+	errBodyLength  = errors.New("h1: request body's length is not its ContentLength")
+	errClosedBody  = errors.New("h1: read on closed response body")
+	errChunked     = errors.New("h1: malformed chunked encoding")
+	errUnsupported = errors.New("h1: unsupported transfer encoding")
+)
