@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/mcpgate/mcpgate/internal/h1"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -65,13 +66,14 @@ func (o ClientOptions) withDefaults() (_ ClientOptions, own *http.Client) {
 // idle connections it keeps per server. Go's default keeps 2, so a relay
 // calling one backend from 16 sessions at once dialled a new TCP
 // connection for most calls (the benchmark's relay ran at half the null
-// relay's rate); this one keeps 256. Whoever makes it owns it, and closes
+// relay's rate); this one keeps 256. It sends a plain http:// request on
+// the caller's goroutine (internal/h1), the rest through net/http. Whoever makes it owns it, and closes
 // its idle connections when done with it; a Conn given none makes its own
 // and closes it with itself.
 func NewHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 256
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: h1.New(t)}
 }
 
 // Errors the client Conns report.
