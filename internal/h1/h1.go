@@ -8,7 +8,9 @@
 // Whatever it does not do goes to the net/http Transport it wraps: TLS, a
 // proxy, an upgrade, a body of unknown length, and any setting of that
 // Transport it does not honour. A connection the server closed while idle
-// is found before it is used again, as net/http finds it.
+// is found before it is used again, as net/http finds it. Trailers of a
+// chunked answer are read and dropped, and no request asks for gzip on
+// its own: a caller that wants gzip asks and decodes.
 package h1
 
 import (
