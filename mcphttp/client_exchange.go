@@ -33,6 +33,7 @@ type exchange struct {
 	caller          context.Context
 	cancelCtx       context.CancelFunc
 	stopCaller      func() bool
+	sessioned       bool // the POST carried the session id (sentSession)
 }
 
 func newExchange(caller, conn context.Context) *exchange {

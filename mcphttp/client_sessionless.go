@@ -55,23 +55,23 @@ func (c *StreamableConn) sessionlessLocked(m *jsonrpc.Message) bool {
 // m, into a header map of its own. version is the connection's
 // MCP-Protocol-Version value, read with the rest of newPOST's state (nil
 // before any revision is known: the probe's).
-func (c *StreamableConn) sessionlessHeaders(req *http.Request, m *jsonrpc.Message, version []string) {
+func (c *StreamableConn) sessionlessHeaders(h http.Header, m *jsonrpc.Message, version []string) {
 	if version == nil {
 		version = probeVersion
 	}
-	req.Header[HeaderProtocolVersion] = version
+	h[HeaderProtocolVersion] = version
 	if v, ok := methodHeaders[m.Method]; ok {
-		req.Header[HeaderMethod] = v
+		h[HeaderMethod] = v
 	} else {
-		req.Header[HeaderMethod] = []string{m.Method}
+		h[HeaderMethod] = []string{m.Method}
 	}
 	if member := nameMember(m.Method); member != "" {
 		if name, ok := jsonrpc.LookupText(m.Params, member); ok {
-			req.Header[HeaderName] = c.nameHeader(name)
+			h[HeaderName] = c.nameHeader(name)
 		}
 	}
-	for _, h := range m.Headers {
-		req.Header[http.CanonicalHeaderKey(h[0])] = []string{h[1]}
+	for _, kv := range m.Headers {
+		h[http.CanonicalHeaderKey(kv[0])] = []string{kv[1]}
 	}
 }
 

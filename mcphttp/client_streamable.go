@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/h1"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -40,6 +41,9 @@ type StreamableConn struct {
 	// direct is http's transport when POSTs may skip http.Client (nil
 	// when they may not; client_transport.go).
 	direct http.RoundTripper
+	// plain is direct when it is internal/h1's: a POST is then sent as its
+	// parts, with no *http.Request made for it.
+	plain *h1.Transport
 	// gzip: the POSTs ask for gzip themselves (asksGzip).
 	gzip bool
 	log  *slog.Logger
@@ -86,6 +90,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	o, own := o.withDefaults()
 	c := &StreamableConn{url: url, postTmpl: postTemplate(u), opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
 	c.direct, c.gzip = directTransport(c.http, u), asksGzip(c.http)
+	c.plain, _ = c.direct.(*h1.Transport)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -187,9 +192,18 @@ func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg []byt
 	x := newExchange(ctx, c.ctx)
 	var resp *http.Response
 	var err error
-	if c.direct != nil {
+	switch {
+	case c.plain != nil:
+		var h http.Header
+		h, x.sessioned = c.postHeader(m)
+		resp, err = c.plain.Post(x, c.postTmpl.URL, h, msg)
+		if err == nil && redirects(resp.StatusCode) {
+			drain(resp.Body)
+			resp, err = c.http.Do(c.newPOST(x, m, msg))
+		}
+	case c.direct != nil:
 		resp, err = postDirect(c.direct, c.http, c.newPOST(x, m, msg), func() *http.Request { return c.newPOST(x, m, msg) })
-	} else {
+	default:
 		resp, err = c.http.Do(c.newPOST(x, m, msg))
 	}
 	if err != nil {
@@ -229,6 +243,13 @@ func (c *StreamableConn) usable() error {
 // cookie jar writes to it), and so does a sessionless request, whose
 // headers are its own.
 func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []byte) *http.Request {
+	h, _ := c.postHeader(m)
+	return newPOSTRequest(ctx, c.postTmpl, msg, h)
+}
+
+// postHeader is the header of a POST of m (see newPOST), and whether it
+// carries the session id.
+func (c *StreamableConn) postHeader(m *jsonrpc.Message) (http.Header, bool) {
 	c.mu.Lock()
 	if c.postHdr == nil {
 		c.postHdr = c.postHeaderLocked()
@@ -243,11 +264,10 @@ func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []
 		}
 		h = own
 	}
-	req := newPOSTRequest(ctx, c.postTmpl, msg, h)
 	if sessionless {
-		c.sessionlessHeaders(req, m, version)
+		c.sessionlessHeaders(h, m, version)
 	}
-	return req
+	return h, h[HeaderSessionID] != nil
 }
 
 // postHeaderLocked is the header every POST of the session carries. The
@@ -306,7 +326,7 @@ func (c *StreamableConn) receive(ctx context.Context, out outgoing, resp *http.R
 	switch {
 	case !ok:
 		defer x.cancel()
-		return c.refused(out, resp)
+		return c.refused(out, resp, sentSession(resp, x))
 	case resp.StatusCode == http.StatusAccepted || len(out.requests) == 0:
 		// Nothing to wait for: a requestless POST's body carries nothing.
 		drain(resp.Body)
@@ -349,12 +369,13 @@ func (c *StreamableConn) adoptSession(id string) {
 }
 
 // refused turns an HTTP error into answers: a 404 to a request carrying
-// our session id means the session is gone, and so is this connection.
-func (c *StreamableConn) refused(out outgoing, resp *http.Response) error {
+// our session id (session) means the session is gone, and so is this
+// connection.
+func (c *StreamableConn) refused(out outgoing, resp *http.Response, session bool) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	status := resp.StatusCode
-	expired := status == http.StatusNotFound && resp.Request.Header.Get(HeaderSessionID) != ""
+	expired := status == http.StatusNotFound && session
 	reason := "request refused"
 	if expired {
 		reason = "session expired"

@@ -34,11 +34,29 @@ func postDirect(t http.RoundTripper, hc *http.Client, req *http.Request, again f
 	if err != nil {
 		return nil, err
 	}
-	switch resp.StatusCode {
-	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
-		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	if redirects(resp.StatusCode) {
 		drain(resp.Body)
 		return hc.Do(again())
 	}
 	return resp, nil
+}
+
+// redirects reports whether status is a redirect http.Client follows.
+func redirects(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// sentSession reports whether the POST resp answers carried the session
+// id: its Request says, or, for one sent by h1.Transport.Post without a
+// Request, x.
+func sentSession(resp *http.Response, x *exchange) bool {
+	if resp.Request != nil {
+		return resp.Request.Header.Get(HeaderSessionID) != ""
+	}
+	return x.sessioned
 }

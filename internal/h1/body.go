@@ -43,11 +43,11 @@ type frame struct {
 // framing reads how resp's body is framed from its status and header, as
 // RFC 9112 section 6.3 orders it, and sets resp's ContentLength,
 // TransferEncoding and Close.
-func framing(req *http.Request, resp *http.Response) (frame, error) {
+func framing(method string, resp *http.Response) (frame, error) {
 	h := resp.Header
 	keep := resp.ProtoMinor == 1 && !hasToken(h["Connection"], "close")
 	resp.Close = !keep
-	if code := resp.StatusCode; req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified {
+	if code := resp.StatusCode; method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified {
 		resp.ContentLength = 0
 		return frame{mode: modeLength, keep: keep}, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -28,8 +29,10 @@ type conn struct {
 	nc        net.Conn
 	rc        syscall.RawConn // nc's descriptor, to peek at while idle
 	br        *bufio.Reader
-	wbuf      []byte // the request's head, and a small body behind it
-	hdr       []byte // the answer's header lines, joined by '\n'
+	wbuf      []byte      // the request's head, and a small body behind it
+	iov       [2][]byte   // a large Post's head and body
+	bufs      net.Buffers // iov, as writev consumes it
+	hdr       []byte      // the answer's header lines, joined by '\n'
 	one       [1]byte
 	open      bool // what the last peek found
 	abort     func()
@@ -68,28 +71,57 @@ func (c *conn) reusable(now time.Time) bool {
 	return c.open
 }
 
-// roundTrip sends req on c and reads the answer's head. On an error c is
+// outgoing is a request to write: an *http.Request's parts, or those of
+// a POST given to Transport.Post without one.
+type outgoing struct {
+	req    *http.Request // nil for Post
+	method string
+	url    *url.URL
+	host   string
+	header http.Header
+	body   io.Reader // nil when there is none
+	length int64
+	inline []byte // Post's body
+}
+
+// outgoingOf is req's parts.
+func outgoingOf(req *http.Request) outgoing {
+	o := outgoing{req: req, method: req.Method, url: req.URL, host: req.Host, header: req.Header, length: req.ContentLength}
+	if req.Body != nil && req.Body != http.NoBody {
+		o.body = req.Body
+	}
+	return o
+}
+
+// closeBody closes the request's body, as RoundTrip must whatever happens.
+func (o *outgoing) closeBody() {
+	if o.req != nil {
+		closeBody(o.req)
+	}
+}
+
+// roundTrip sends o on c and reads the answer's head. On an error c is
 // closed; otherwise the answer's body gives c back when it is done.
-func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response, error) {
+func (c *conn) roundTrip(ctx context.Context, o *outgoing) (*http.Response, error) {
 	stop := noStop
 	if ctx.Done() != nil {
 		if err := ctx.Err(); err != nil {
-			closeBody(req)
+			o.closeBody()
 			c.t.put(c)
 			return nil, err
 		}
 		stop = context.AfterFunc(ctx, c.abort)
 	}
-	sent, err := c.write(req)
-	closeBody(req)
+	sent, err := c.write(o)
+	o.closeBody()
 	var resp *http.Response
 	switch {
 	case err == nil:
-		resp, err = c.read(ctx, req, stop, true)
+		resp, err = c.read(ctx, o, stop, true)
 	case sent && ctx.Err() == nil:
 		// A server may answer before it has read the whole request (413)
 		// and close: that answer is the one to return.
-		if early, rerr := c.read(ctx, req, stop, false); rerr == nil {
+		if early, rerr := c.read(ctx, o, stop, false); rerr == nil {
 			return early, nil
 		}
 	}
@@ -106,23 +138,23 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response
 
 func noStop() bool { return true }
 
-// write sends req's head and body; sent reports whether it began to, so
+// write sends o's head and body; sent reports whether it began to, so
 // that an error after that may have an answer waiting.
-func (c *conn) write(req *http.Request) (sent bool, err error) {
-	host := req.Host
+func (c *conn) write(o *outgoing) (sent bool, err error) {
+	host := o.host
 	if host == "" {
-		host = req.URL.Host
+		host = o.url.Host
 	}
 	if !httpguts.ValidHostHeader(host) {
 		return false, fmt.Errorf("h1: invalid Host header %q", host)
 	}
-	method := req.Method
+	method := o.method
 	if method == "" {
 		method = http.MethodGet
 	}
 	b := append(c.wbuf[:0], method...)
 	b = append(b, ' ')
-	switch u := req.URL; {
+	switch u := o.url; {
 	case u.Opaque != "":
 		b = append(b, u.RequestURI()...)
 	default:
@@ -139,10 +171,10 @@ func (c *conn) write(req *http.Request) (sent bool, err error) {
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, host...)
 	b = append(b, "\r\n"...)
-	if _, ok := req.Header["User-Agent"]; !ok {
+	if _, ok := o.header["User-Agent"]; !ok {
 		b = append(b, "User-Agent: Go-http-client/1.1\r\n"...)
 	}
-	for k, vs := range req.Header {
+	for k, vs := range o.header {
 		switch k {
 		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
 			continue
@@ -163,21 +195,28 @@ func (c *conn) write(req *http.Request) (sent bool, err error) {
 			b = append(b, "\r\n"...)
 		}
 	}
-	n := req.ContentLength
-	hasBody := req.Body != nil && req.Body != http.NoBody
-	if !hasBody {
+	n := o.length
+	hasBody := o.body != nil || o.inline != nil
+	switch {
+	case o.inline != nil:
+		n = int64(len(o.inline))
+	case !hasBody:
 		n = 0
 	}
-	if hasBody || req.Method == http.MethodPost {
+	if hasBody || method == http.MethodPost {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, n, 10)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
 	head := len(b)
-	if hasBody && n <= bufferedBody {
+	switch {
+	case o.inline != nil && n <= bufferedBody:
+		b = append(b, o.inline...)
+		n = 0
+	case o.body != nil && n <= bufferedBody:
 		b = append(b, make([]byte, n)...)
-		if _, err := io.ReadFull(req.Body, b[head:]); err != nil {
+		if _, err := io.ReadFull(o.body, b[head:]); err != nil {
 			return false, errBodyLength
 		}
 		n = 0
@@ -185,17 +224,26 @@ func (c *conn) write(req *http.Request) (sent bool, err error) {
 	if cap(b) <= 2*bufferedBody {
 		c.wbuf = b
 	}
+	if n > 0 && o.inline != nil {
+		// The head and the body in one writev, the body not copied.
+		c.iov = [2][]byte{b, o.inline}
+		c.bufs = c.iov[:]
+		_, err := c.bufs.WriteTo(c.nc)
+		c.iov = [2][]byte{}
+		return true, err
+	}
 	if _, err := c.nc.Write(b); err != nil {
 		return true, err
 	}
-	if n > 0 {
-		if w, err := io.Copy(c.nc, req.Body); err != nil {
+	switch {
+	case n > 0:
+		if w, err := io.Copy(c.nc, o.body); err != nil {
 			return true, err
 		} else if w != n {
 			return false, errBodyLength
 		}
-	} else if hasBody {
-		if m, _ := req.Body.Read(c.one[:]); m > 0 {
+	case o.body != nil:
+		if m, _ := o.body.Read(c.one[:]); m > 0 {
 			return false, errBodyLength
 		}
 	}
@@ -217,7 +265,7 @@ func trimSpace(v string) string {
 // read reads the answer's head, past any 1xx answer, and makes the
 // response whose body gives c back (and calls stop) when it is done; a
 // connection that may not be reused is closed then.
-func (c *conn) read(ctx context.Context, req *http.Request, stop func() bool, reuse bool) (*http.Response, error) {
+func (c *conn) read(ctx context.Context, o *outgoing, stop func() bool, reuse bool) (*http.Response, error) {
 	limit := c.t.Fallback.MaxResponseHeaderBytes
 	if limit <= 0 {
 		limit = 10 << 20
@@ -231,8 +279,8 @@ func (c *conn) read(ctx context.Context, req *http.Request, stop func() bool, re
 			return nil, fmt.Errorf("%w: 101 Switching Protocols to a request that asked for no upgrade", errMalformed)
 		}
 		if resp.StatusCode >= 200 {
-			resp.Request = req
-			return resp, c.attach(ctx, req, resp, stop, reuse)
+			resp.Request = o.req
+			return resp, c.attach(ctx, o.method, resp, stop, reuse)
 		}
 		if informational == 10 {
 			return nil, fmt.Errorf("%w: too many 1xx answers", errMalformed)
@@ -241,8 +289,8 @@ func (c *conn) read(ctx context.Context, req *http.Request, stop func() bool, re
 }
 
 // attach gives resp its body, reading from c.
-func (c *conn) attach(ctx context.Context, req *http.Request, resp *http.Response, stop func() bool, reuse bool) error {
-	f, err := framing(req, resp)
+func (c *conn) attach(ctx context.Context, method string, resp *http.Response, stop func() bool, reuse bool) error {
+	f, err := framing(method, resp)
 	if err != nil {
 		return err
 	}

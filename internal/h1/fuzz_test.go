@@ -22,7 +22,8 @@ func readAnswer(data []byte) (*http.Response, []byte, error) {
 	c := newConn(t, &host{}, a)
 	c.br = bufio.NewReaderSize(bytes.NewReader(data), 4096)
 	req, _ := http.NewRequest(http.MethodPost, "http://example.test/", nil)
-	resp, err := c.read(context.Background(), req, noStop, true)
+	o := outgoingOf(req)
+	resp, err := c.read(context.Background(), &o, noStop, true)
 	if err != nil {
 		return nil, nil, err
 	}

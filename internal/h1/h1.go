@@ -14,10 +14,12 @@
 package h1
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -54,20 +56,48 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.plain(req) {
 		return t.Fallback.RoundTrip(req)
 	}
-	h := t.host(req)
+	h := t.host(req.URL.Host, func() *http.Request { return req })
 	if h.proxied {
 		return t.Fallback.RoundTrip(req)
 	}
-	ctx := req.Context()
+	o := outgoingOf(req)
+	return t.send(req.Context(), h, &o)
+}
+
+// Post sends a POST of body to u with header, as RoundTrip would send an
+// *http.Request of those parts, without making one: a relay's upstream
+// POST is its most frequent request. The answer's Request is nil. A POST
+// this transport does not send itself goes through RoundTrip.
+func (t *Transport) Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error) {
+	request := func() *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+		req.Header = header
+		return req
+	}
+	if !t.plainURL(u) || !plainHeader(header) {
+		return t.RoundTrip(request())
+	}
+	h := t.host(u.Host, request)
+	if h.proxied {
+		return t.Fallback.RoundTrip(request())
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	return t.send(ctx, h, &outgoing{method: http.MethodPost, url: u, header: header, inline: body})
+}
+
+// send sends o to h on a kept connection or a new one.
+func (t *Transport) send(ctx context.Context, h *host, o *outgoing) (*http.Response, error) {
 	c, err := t.get(ctx, h)
 	if err != nil {
-		closeBody(req)
+		o.closeBody()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, err
 	}
-	return c.roundTrip(ctx, req)
+	return c.roundTrip(ctx, o)
 }
 
 // CloseIdleConnections closes the connections no request is using, here
@@ -91,10 +121,7 @@ func (t *Transport) CloseIdleConnections() {
 // for an upgrade, a 100-continue or a connection of its own. Fallback has
 // no setting this transport would ignore.
 func (t *Transport) plain(req *http.Request) bool {
-	f := t.Fallback
-	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.Close ||
-		f.DisableKeepAlives || f.ResponseHeaderTimeout != 0 || deprecatedDial(f) ||
-		len(req.Trailer) != 0 || req.TransferEncoding != nil {
+	if req.URL == nil || !t.plainURL(req.URL) || req.Close || len(req.Trailer) != 0 || req.TransferEncoding != nil {
 		return false
 	}
 	switch req.Method {
@@ -105,8 +132,22 @@ func (t *Transport) plain(req *http.Request) bool {
 	if req.Body != nil && req.Body != http.NoBody && req.ContentLength <= 0 {
 		return false
 	}
+	return plainHeader(req.Header)
+}
+
+// plainURL reports whether u is an http:// URL and Fallback has no
+// setting this transport would ignore.
+func (t *Transport) plainURL(u *url.URL) bool {
+	f := t.Fallback
+	return u.Scheme == "http" && u.Host != "" &&
+		!f.DisableKeepAlives && f.ResponseHeaderTimeout == 0 && !deprecatedDial(f)
+}
+
+// plainHeader reports whether h asks for nothing this transport does not
+// do: an upgrade, a 100-continue, a connection of its own.
+func plainHeader(h http.Header) bool {
 	for _, k := range [...]string{"Connection", "Upgrade", "Expect", "Te"} {
-		if _, ok := req.Header[k]; ok {
+		if _, ok := h[k]; ok {
 			return false
 		}
 	}
@@ -120,27 +161,28 @@ func deprecatedDial(f *http.Transport) bool {
 	return f.Dial != nil
 }
 
-// host is req's origin, made on its first request: the address to dial,
-// and whether Fallback's proxy function names a proxy for it.
-// ProxyFromEnvironment reads the environment once, so the answer holds.
-func (t *Transport) host(req *http.Request) *host {
+// host is the origin of a URL's host, made on its first request: the
+// address to dial, and whether Fallback's proxy function names a proxy for
+// the request. ProxyFromEnvironment reads the environment once, so the
+// answer holds.
+func (t *Transport) host(hostport string, req func() *http.Request) *host {
 	t.mu.Lock()
-	h := t.hosts[req.URL.Host]
+	h := t.hosts[hostport]
 	t.mu.Unlock()
 	if h != nil {
 		return h
 	}
-	h = &host{addr: dialAddr(req.URL.Host)}
+	h = &host{addr: dialAddr(hostport)}
 	if t.Fallback.Proxy != nil {
-		u, err := t.Fallback.Proxy(req)
+		u, err := t.Fallback.Proxy(req())
 		h.proxied = err != nil || u != nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if old := t.hosts[req.URL.Host]; old != nil {
+	if old := t.hosts[hostport]; old != nil {
 		return old
 	}
-	t.hosts[req.URL.Host] = h
+	t.hosts[hostport] = h
 	return h
 }
 

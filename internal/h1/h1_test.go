@@ -102,6 +102,58 @@ func TestAPostArrivesWhole(t *testing.T) {
 	}
 }
 
+func TestAPostWithoutARequestArrivesAsOneWithARequestDoes(t *testing.T) {
+	type seen struct {
+		method, uri, host, ua, ct, body string
+		length                          int64
+	}
+	got := make(chan seen, 1)
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.RequestURI, r.Host, r.UserAgent(), r.Header.Get("Content-Type"), string(b), r.ContentLength}
+		io.WriteString(w, "ok")
+	})
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.RequestURI, r.Host, r.UserAgent(), r.Header.Get("Content-Type"), string(b), r.ContentLength}
+		io.WriteString(w, "ok")
+	}))
+	defer tls.Close()
+	h := http.Header{"Content-Type": {"application/json"}}
+	for _, tt := range []struct {
+		name string
+		tr   *h1.Transport
+		base string
+		body string
+	}{
+		{"small", newTransport(t), s.URL, `{"jsonrpc":"2.0"}`},
+		{"past what is copied behind the head", newTransport(t), s.URL, strings.Repeat("x", 100<<10)},
+		{"tls, through net/http", h1.New(tls.Client().Transport.(*http.Transport)), tls.URL, `{}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := mustURL(t, tt.base+"/mcp?a=b%20c")
+			for range 2 {
+				resp, err := tt.tr.Post(testkit.Context(t), u, h, []byte(tt.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "ok" || err != nil {
+					t.Fatalf("answer %q, %v", b, err)
+				}
+				want := seen{"POST", "/mcp?a=b%20c", u.Host, "Go-http-client/1.1", "application/json", tt.body, int64(len(tt.body))}
+				if g := <-got; fmt.Sprint(g) != fmt.Sprint(want) {
+					t.Errorf("the server saw %.200v, want %.200v", g, want)
+				}
+			}
+		})
+	}
+	if n := s.conns.Load(); n != 2 {
+		t.Errorf("%d connections for two transports' two POSTs each, want 2", n)
+	}
+}
+
 func TestAnAnswerReadToItsEndLeavesItsConnectionForTheNext(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -444,41 +496,60 @@ func TestCloseIdleConnectionsClosesThem(t *testing.T) {
 
 // A request on a kept connection, its answer read to the end, costs the
 // answer and its header: the budget is what that costs today. The server
-// allocates nothing per request, so that all that is counted is ours.
+// allocates nothing per request, so that all that is counted is ours. A
+// Post makes no request: it costs what RoundTrip of a reused one does.
 func TestARequestOnAKeptConnectionStaysWithinItsAllocationBudget(t *testing.T) {
 	const budget = 8
 	if testkit.Race {
 		t.Skip("the race detector allocates on its own account; the plain run checks the budget")
 	}
-	s := keepAlive(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 36\r\n\r\n"+
-		`{"jsonrpc":"2.0","id":1,"result":{}}`)
-	tr := newTransport(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	tmpl, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url, nil)
-	tmpl.Header = http.Header{"Content-Type": {"application/json"}}
-	var buf [256]byte
-	body := &reusable{}
-	req := *tmpl
-	send := func() {
-		body.Reset(msg)
-		req.Body, req.ContentLength = body, int64(len(msg))
-		resp, err := tr.RoundTrip(&req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for err == nil {
-			_, err = resp.Body.Read(buf[:])
-		}
-		resp.Body.Close()
-	}
-	send()
-	if n := testing.AllocsPerRun(200, send); n > budget {
-		t.Errorf("%.0f allocations per request, budget %d", n, budget)
-	}
-	if n := s.conns.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
+	h := http.Header{"Content-Type": {"application/json"}}
+	for _, tt := range []struct {
+		name string
+		send func(tr *h1.Transport, u *url.URL) (*http.Response, error)
+	}{
+		{"RoundTrip", func() func(*h1.Transport, *url.URL) (*http.Response, error) {
+			body := &reusable{}
+			var req *http.Request
+			return func(tr *h1.Transport, u *url.URL) (*http.Response, error) {
+				if req == nil {
+					req, _ = http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+					req.Header = h
+				}
+				body.Reset(msg)
+				req.Body, req.ContentLength = body, int64(len(msg))
+				return tr.RoundTrip(req)
+			}
+		}()},
+		{"Post", func(tr *h1.Transport, u *url.URL) (*http.Response, error) { return tr.Post(ctx, u, h, msg) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := keepAlive(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 36\r\n\r\n"+
+				`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			tr := newTransport(t)
+			u := mustURL(t, s.url)
+			var buf [256]byte
+			send := func() {
+				resp, err := tt.send(tr, u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for err == nil {
+					_, err = resp.Body.Read(buf[:])
+				}
+				resp.Body.Close()
+			}
+			send()
+			if n := testing.AllocsPerRun(200, send); n > budget {
+				t.Errorf("%.0f allocations per request, budget %d", n, budget)
+			}
+			if n := s.conns.Load(); n != 1 {
+				t.Errorf("%d connections, want 1", n)
+			}
+		})
 	}
 }
 
