@@ -75,8 +75,49 @@ func (c *StreamableConn) sessionlessHeaders(h http.Header, m *jsonrpc.Message, v
 	}
 }
 
+// slKey is a sessionless POST's header in the connection's cache: its
+// method and its Mcp-Name value (nil for none; nameHeader makes one value
+// per name, so its first string's address stands for the name).
+type slKey struct {
+	method string
+	name   *string
+}
+
+// sharedSessionless is the header of a sessionless POST of m, made once
+// per method and name from base (postHdr of generation gen) and shared
+// after, as a session's POSTs share postHdr: the transport only reads it.
+// A POST with x-mcp-header values (m.Headers) gets a map of its own.
+func (c *StreamableConn) sharedSessionless(base http.Header, gen uint64, m *jsonrpc.Message, version []string) http.Header {
+	key := slKey{method: m.Method}
+	if member := nameMember(m.Method); member != "" {
+		if name, ok := jsonrpc.LookupText(m.Params, member); ok {
+			key.name = &c.nameHeader(name)[0]
+		}
+	}
+	c.mu.Lock()
+	h, ok := c.slHdr[key]
+	c.mu.Unlock()
+	if ok {
+		return h
+	}
+	h = make(http.Header, len(base)+3)
+	for k, vs := range base {
+		h[k] = vs
+	}
+	c.sessionlessHeaders(h, m, version)
+	c.mu.Lock()
+	if gen == c.postGen { // not made from a postHdr replaced meanwhile
+		if c.slHdr == nil || len(c.slHdr) >= maxNameHeaders {
+			c.slHdr = map[slKey]http.Header{}
+		}
+		c.slHdr[key] = h
+	}
+	c.mu.Unlock()
+	return h
+}
+
 // maxNameHeaders bounds the Mcp-Name values a connection keeps; past it
-// they are forgotten and made again.
+// they are forgotten and made again. It bounds slHdr too.
 const maxNameHeaders = 1024
 
 // nameHeader is the Mcp-Name header value of name, made once per name.

@@ -185,9 +185,10 @@ func TestAProbeThatProvesNothingIsAnError(t *testing.T) {
 
 // A tool's Mcp-Param headers go out as the relay put them in the
 // context, and a sessionless server checks them against the body.
-func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
-	testkit.LeakCheck(t)
-	ctx := testkit.Context(t)
+// sessionlessFixture is a client speaking 2026-07-28 to the fixture, and
+// the log of what the fixture received.
+func sessionlessFixture(ctx context.Context, t *testing.T) (*mcp.Client, *headerLog) {
+	t.Helper()
 	h := NewHandler(fixture.New(fixture.Options{}), Options{Sessionless: true})
 	t.Cleanup(h.Close)
 	url, log := serveForEra(t, h)
@@ -195,6 +196,13 @@ func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client, log
+}
+
+func TestOutgoingParamHeadersReachTheServer(t *testing.T) {
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
+	client, log := sessionlessFixture(ctx, t)
 	args := json.RawMessage(`{"region":"Hello, 世界","priority":3,"query":"q"}`)
 	ps, err := mcp.HeaderParams(json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"priority":{"type":"integer","x-mcp-header":"Priority"}}}`))
 	if err != nil {
@@ -286,5 +294,31 @@ func TestNameHeadersAreMadeOnceAndBounded(t *testing.T) {
 	}
 	if len(c.nameHdr) > maxNameHeaders {
 		t.Errorf("%d names kept, over %d", len(c.nameHdr), maxNameHeaders)
+	}
+}
+
+// A sessionless POST's header is made once per method and name and then
+// shared: each POST still carries its own method and name, and the
+// revision it speaks.
+func TestASessionlessPOSTsSharedHeaderNamesItsOwnCall(t *testing.T) {
+	testkit.LeakCheck(t)
+	ctx := testkit.Context(t)
+	client, log := sessionlessFixture(ctx, t)
+	for _, call := range []struct{ method, params, name string }{
+		{"tools/call", `{"name":"test_simple_text","arguments":{}}`, "test_simple_text"},
+		{"tools/call", `{"name":"test_image_content","arguments":{}}`, "test_image_content"},
+		{"tools/call", `{"name":"test_simple_text","arguments":{}}`, "test_simple_text"},
+		{"prompts/get", `{"name":"test_simple_prompt"}`, "test_simple_prompt"},
+		{"tools/list", `{}`, ""},
+		{"tools/call", `{"name":"test_simple_text","arguments":{}}`, "test_simple_text"},
+	} {
+		if _, err := client.Call(ctx, call.method, json.RawMessage(call.params)); err != nil {
+			t.Fatalf("%s %s: %v", call.method, call.params, err)
+		}
+		got := log.last()
+		if got.Get(HeaderMethod) != call.method || got.Get(HeaderName) != call.name || got.Get(HeaderProtocolVersion) != mcp.Version20260728 {
+			t.Errorf("%s %s sent %s %q, %s %q, %s %q", call.method, call.params, HeaderMethod, got.Get(HeaderMethod),
+				HeaderName, got.Get(HeaderName), HeaderProtocolVersion, got.Get(HeaderProtocolVersion))
+		}
 	}
 }

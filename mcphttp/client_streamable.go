@@ -60,7 +60,11 @@ type StreamableConn struct {
 	sessionHdr, versionHdr []string
 	// postHdr is the header of a session's POSTs, made again when the
 	// session or the revision changes (nil until then; newPOST).
-	postHdr     http.Header
+	postHdr http.Header
+	postGen uint64 // counts postHdr's rebuilds
+	// slHdr are sessionless POSTs' headers, made from postHdr (of
+	// generation postGen) and shared as it is (client_sessionless.go).
+	slHdr       map[slKey]http.Header
 	listening   bool              // the standalone GET stream was started
 	initID      string            // the key of the initialize request in flight, if any
 	discoverID  string            // the same for server/discover
@@ -252,11 +256,16 @@ func (c *StreamableConn) newPOST(ctx context.Context, m *jsonrpc.Message, msg []
 func (c *StreamableConn) postHeader(m *jsonrpc.Message) (http.Header, bool) {
 	c.mu.Lock()
 	if c.postHdr == nil {
-		c.postHdr = c.postHeaderLocked()
+		c.postHdr, c.slHdr = c.postHeaderLocked(), nil
+		c.postGen++
 	}
-	h := c.postHdr
+	h, gen := c.postHdr, c.postGen
 	sessionless, version := c.sessionlessLocked(m), c.versionHdr
 	c.mu.Unlock()
+	if sessionless && c.direct != nil && len(m.Headers) == 0 {
+		h = c.sharedSessionless(h, gen, m, version)
+		return h, h[HeaderSessionID] != nil
+	}
 	if sessionless || c.direct == nil {
 		own := make(http.Header, len(h)+3)
 		for k, vs := range h {
