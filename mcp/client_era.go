@@ -171,7 +171,9 @@ func (c *Client) stampSessionless(params json.RawMessage, v string, o *Outbound)
 		}
 		return params
 	}
-	meta := make([]byte, 0, 160+len(c.opts.Capabilities))
+	// Sized for all it may hold: growing it cost an allocation per request.
+	meta := make([]byte, 0, len(MetaProtocolVersion)+len(MetaClientCapabilities)+len(MetaClientInfo)+16+
+		len(v)+len(c.opts.Capabilities)+len(c.infoJSON)+len(o.Meta))
 	meta = append(meta, `"`+MetaProtocolVersion+`":`...)
 	meta = jsonrpc.AppendString(meta, v)
 	has := metaHas(params, MetaClientCapabilities, MetaClientInfo)
