@@ -12,50 +12,18 @@ import (
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
-// AppendAudit writes records in one transaction, through multi-row
-// INSERTs: a batch costs one commit (one fsync of the WAL at most), not
-// one per record, and one statement per auditRowsPerInsert records. The
-// statement of each row count is prepared once: a group commit's few
-// records are one statement too (one per record cost 23 µs each).
+// AppendAudit writes records: up to auditRowsPerInsert of them as one
+// INSERT, which is its own transaction (no BEGIN and COMMIT to parse and
+// run around it: a third of a lone record's cost); more in one
+// transaction, auditRowsPerInsert a statement. A batch costs one commit
+// (one fsync of the WAL at most), not one per record. They are written on
+// the audit connection (audit_conn.go).
 func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) error {
 	if len(records) == 0 {
 		return nil
 	}
-	if len(records) <= auditRowsPerInsert {
-		// One statement is its own transaction: no BEGIN and COMMIT to
-		// parse and run around it (a third of a lone record's cost).
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-		stmt, err := s.auditInsertOf(ctx, len(records))
-		if err == nil {
-			_, err = stmt.ExecContext(ctx, store.AppendAuditRows(make([]any, 0, len(store.AuditColumnList)*len(records)), records)...)
-		}
-		if err != nil {
-			return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
-		}
-		return nil
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error { return s.appendAudit(ctx, tx, records) })
-	if err != nil {
+	if err := s.appendAudit(ctx, records, "", 0); err != nil {
 		return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
-	}
-	return nil
-}
-
-// appendAudit inserts records in tx, auditRowsPerInsert a statement.
-func (s *Store) appendAudit(ctx context.Context, tx *sql.Tx, records []store.AuditRecord) error {
-	args := make([]any, 0, len(store.AuditColumnList)*min(len(records), auditRowsPerInsert))
-	for rest := records; len(rest) > 0; {
-		n := min(len(rest), auditRowsPerInsert)
-		args = store.AppendAuditRows(args[:0], rest[:n])
-		stmt, err := s.auditInsertOf(ctx, n)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
-			return err
-		}
-		rest = rest[n:]
 	}
 	return nil
 }
@@ -67,15 +35,7 @@ func (s *Store) AuditJournal() string { return s.path + "-audit" }
 // AppendAuditThrough writes records and sets journal id's mark to seq, in
 // one transaction.
 func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRecord, id string, seq uint64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := s.appendAudit(ctx, tx, records); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO audit_journals (id, mark) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET mark = excluded.mark`, id, int64(seq))
-		return err
-	})
-	if err != nil {
+	if err := s.appendAudit(ctx, records, id, seq); err != nil {
 		return fmt.Errorf("sqlite: append %d audit records through %s:%d: %w", len(records), id, seq, err)
 	}
 	return nil
@@ -101,22 +61,6 @@ func (s *Store) ForgetAuditJournal(ctx context.Context, id string) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM audit_journals WHERE id = ?`, id)
 		return err
 	})
-}
-
-// auditInsertOf is the INSERT of n records (1 ≤ n ≤ auditRowsPerInsert),
-// prepared on first use.
-func (s *Store) auditInsertOf(ctx context.Context, n int) (*sql.Stmt, error) {
-	s.auditMu.Lock()
-	defer s.auditMu.Unlock()
-	if st := s.auditStmts[n-1]; st != nil {
-		return st, nil
-	}
-	st, err := s.db.PrepareContext(ctx, store.AuditInsert(n, anonymous))
-	if err != nil {
-		return nil, err
-	}
-	s.auditStmts[n-1] = st
-	return st, nil
 }
 
 // anonymous is the placeholder of an INSERT's values: the driver binds

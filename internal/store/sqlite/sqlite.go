@@ -40,9 +40,9 @@ type Store struct {
 	// is unfair under many concurrent writers. The busy timeout remains
 	// for writers in other processes.
 	writeMu sync.Mutex
-	// The audit INSERT of each row count, prepared once (auditInsertOf).
-	auditMu    sync.Mutex
-	auditStmts [auditRowsPerInsert]*sql.Stmt
+	// audit is the connection the audit log is written on (nil until the
+	// first append, and after a failed one); writeMu guards it.
+	audit *auditConn
 	// readStmts are the reads of oauthRead, each prepared once.
 	readMu    sync.Mutex
 	readStmts map[string]*sql.Stmt
@@ -110,7 +110,15 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.writeMu.Lock()
+	if s.audit != nil {
+		s.audit.close()
+		s.audit = nil
+	}
+	s.writeMu.Unlock()
+	return s.db.Close()
+}
 
 // Ping runs the cheapest query, so that a file gone or locked shows.
 func (s *Store) Ping(ctx context.Context) error {
