@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/h1"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -41,9 +40,10 @@ type StreamableConn struct {
 	// direct is http's transport when POSTs may skip http.Client (nil
 	// when they may not; client_transport.go).
 	direct http.RoundTripper
-	// plain is direct when it is internal/h1's: a POST is then sent as its
-	// parts, with no *http.Request made for it.
-	plain *h1.Transport
+	// plain is direct when it can send a POST as its parts, with no
+	// *http.Request made for it (internal/h1's, or a backend's OAuth
+	// transport over it).
+	plain poster
 	// gzip: the POSTs ask for gzip themselves (asksGzip).
 	gzip bool
 	log  *slog.Logger
@@ -94,7 +94,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	o, own := o.withDefaults()
 	c := &StreamableConn{url: url, postTmpl: postTemplate(u), opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
 	c.direct, c.gzip = directTransport(c.http, u), asksGzip(c.http)
-	c.plain, _ = c.direct.(*h1.Transport)
+	c.plain, _ = c.direct.(poster)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }

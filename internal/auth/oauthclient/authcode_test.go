@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/internal/h1"
 	"github.com/mcpgate/mcpgate/internal/oauthtest"
 	"github.com/mcpgate/mcpgate/internal/testkit"
 )
@@ -246,6 +247,49 @@ func TestAuthorizationCodeFlowGetsATokenRefreshesItAndKeepsItSealed(t *testing.T
 	again := acAuthorization(r, acVault(t, records), clock)
 	if got := get(t, again, url); got != http.StatusOK {
 		t.Errorf("after a restart: %d, want 200 with the stored token", got)
+	}
+}
+
+// A POST sent as its parts (the relay's upstream POST through
+// internal/h1) meets the flow as a request does: its 401 makes the link,
+// and once authorized it carries the token.
+func TestAPostSentAsItsPartsMeetsTheFlowAsARequestDoes(t *testing.T) {
+	r := newACResource(t)
+	a := acAuthorization(r, &oauthclient.MemoryVault{}, &acClock{t: time.Now()})
+	base := h1.New(http.DefaultTransport.(*http.Transport).Clone())
+	defer base.CloseIdleConnections()
+	tr, ok := a.Wrap(base).(interface {
+		Post(context.Context, *url.URL, http.Header, []byte) (*http.Response, error)
+	})
+	if !ok {
+		t.Fatal("the authorization's transport cannot send a POST as its parts")
+	}
+	u, _ := url.Parse(r.srv.URL + "/mcp/x")
+	post := func() int {
+		resp, err := tr.Post(context.Background(), u, http.Header{"Content-Type": {"application/json"}}, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(); got != http.StatusUnauthorized {
+		t.Fatalf("before any authorization: %d, want 401", got)
+	}
+	st := a.Status(context.Background())
+	if st.Link == "" {
+		t.Fatalf("status after the POST's 401: %+v, want a link", st)
+	}
+	if err := a.Callback(context.Background(), follow(t, st.Link)); err != nil {
+		t.Fatalf("callback: %v", err)
+	}
+	if got := post(); got != http.StatusOK {
+		t.Fatalf("after the authorization: %d, want 200", got)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.got) != 1 || r.got[0] == "" {
+		t.Errorf("tokens the backend accepted: %q, want the one issued", r.got)
 	}
 }
 

@@ -5,6 +5,7 @@
 package oauthclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
@@ -31,10 +32,48 @@ type authTransport struct {
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	a, ctx := t.a, req.Context()
-	token, key := a.accessToken(ctx)
-	sent := token
+	token, key := t.a.accessToken(req.Context())
 	resp, err := t.send(req, token, key)
+	return t.answered(req, resp, err, token, key)
+}
+
+// poster sends a POST as its parts, with no *http.Request made for it
+// (internal/h1's transport).
+type poster interface {
+	Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error)
+}
+
+// Post sends a POST as its parts through base's Post when no token is
+// held: a backend that has asked for none, the usual case, costs no
+// request. A refusal is met as RoundTrip meets it, with a request made
+// for it then.
+func (t *authTransport) Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error) {
+	token, key := t.a.accessToken(ctx)
+	p, ok := t.base.(poster)
+	if !ok || token != "" {
+		req := postRequest(ctx, u, header, body)
+		resp, err := t.send(req, token, key)
+		return t.answered(req, resp, err, token, key)
+	}
+	resp, err := p.Post(ctx, u, header, body)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	return t.answered(postRequest(ctx, u, header, body), resp, nil, "", nil)
+}
+
+// postRequest is the request Post's parts make, its body readable again.
+func postRequest(ctx context.Context, u *url.URL, header http.Header, body []byte) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req.Header = header
+	return req
+}
+
+// answered meets the backend's refusal of req, sent with token and key:
+// a DPoP nonce asked for, a token refreshed, a challenge noted.
+func (t *authTransport) answered(req *http.Request, resp *http.Response, err error, token string, key *ecdsa.PrivateKey) (*http.Response, error) {
+	a, ctx := t.a, req.Context()
+	sent := token
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
 	}
