@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/h1"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -43,7 +44,7 @@ type StreamableConn struct {
 	// plain is direct when it can send a POST as its parts, with no
 	// *http.Request made for it (internal/h1's, or a backend's OAuth
 	// transport over it).
-	plain poster
+	plain h1.Poster
 	// gzip: the POSTs ask for gzip themselves (asksGzip).
 	gzip bool
 	log  *slog.Logger
@@ -94,7 +95,7 @@ func DialStreamable(ctx context.Context, url string, o ClientOptions) (*Streamab
 	o, own := o.withDefaults()
 	c := &StreamableConn{url: url, postTmpl: postTemplate(u), opts: o, http: o.HTTPClient, log: o.Logger, inbox: newInbox(), own: own}
 	c.direct, c.gzip = directTransport(c.http, u), asksGzip(c.http)
-	c.plain, _ = c.direct.(poster)
+	c.plain, _ = c.direct.(h1.Poster)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }

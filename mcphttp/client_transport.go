@@ -7,7 +7,6 @@
 package mcphttp
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 )
@@ -40,12 +39,6 @@ func postDirect(t http.RoundTripper, hc *http.Client, req *http.Request, again f
 		return hc.Do(again())
 	}
 	return resp, nil
-}
-
-// poster is a transport that sends a POST as its parts, with no
-// *http.Request made for it: internal/h1's Transport, or one over it.
-type poster interface {
-	Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error)
 }
 
 // redirects reports whether status is a redirect http.Client follows.

@@ -100,7 +100,7 @@ func parseLength(v string) int64 {
 func hasToken(values []string, token string) bool {
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(trimSpace(part), token) {
+			if strings.EqualFold(strings.Trim(part, " \t"), token) {
 				return true
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -191,7 +192,7 @@ func (c *conn) write(o *outgoing) (sent bool, err error) {
 			}
 			b = append(b, k...)
 			b = append(b, ": "...)
-			b = append(b, trimSpace(v)...)
+			b = append(b, strings.Trim(v, " \t")...)
 			b = append(b, "\r\n"...)
 		}
 	}
@@ -248,18 +249,6 @@ func (c *conn) write(o *outgoing) (sent bool, err error) {
 		}
 	}
 	return true, nil
-}
-
-// trimSpace is v without leading and trailing spaces and tabs, as
-// net/http writes a header value.
-func trimSpace(v string) string {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
 }
 
 // read reads the answer's head, past any 1xx answer, and makes the

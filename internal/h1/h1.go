@@ -64,16 +64,28 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.send(req.Context(), h, &o)
 }
 
+// Poster sends a POST as its parts, with no *http.Request made for it:
+// Transport, or a transport over it that adds nothing to the POST.
+type Poster interface {
+	Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error)
+}
+
+var _ Poster = (*Transport)(nil)
+
+// PostRequest is the *http.Request of a Post's parts, its body readable
+// again (GetBody), for a POST that must go as one after all.
+func PostRequest(ctx context.Context, u *url.URL, header http.Header, body []byte) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req.Header = header
+	return req
+}
+
 // Post sends a POST of body to u with header, as RoundTrip would send an
 // *http.Request of those parts, without making one: a relay's upstream
 // POST is its most frequent request. The answer's Request is nil. A POST
 // this transport does not send itself goes through RoundTrip.
 func (t *Transport) Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error) {
-	request := func() *http.Request {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-		req.Header = header
-		return req
-	}
+	request := func() *http.Request { return PostRequest(ctx, u, header, body) }
 	if !t.plainURL(u) || !plainHeader(header) {
 		return t.RoundTrip(request())
 	}

@@ -258,9 +258,7 @@ func TestAPostSentAsItsPartsMeetsTheFlowAsARequestDoes(t *testing.T) {
 	a := acAuthorization(r, &oauthclient.MemoryVault{}, &acClock{t: time.Now()})
 	base := h1.New(http.DefaultTransport.(*http.Transport).Clone())
 	defer base.CloseIdleConnections()
-	tr, ok := a.Wrap(base).(interface {
-		Post(context.Context, *url.URL, http.Header, []byte) (*http.Response, error)
-	})
+	tr, ok := a.Wrap(base).(h1.Poster)
 	if !ok {
 		t.Fatal("the authorization's transport cannot send a POST as its parts")
 	}

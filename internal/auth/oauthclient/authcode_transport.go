@@ -5,7 +5,6 @@
 package oauthclient
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/egress"
+	"github.com/mcpgate/mcpgate/internal/h1"
 )
 
 // Wrap is base sending the backend's access token, and meeting its
@@ -37,21 +37,15 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.answered(req, resp, err, token, key)
 }
 
-// poster sends a POST as its parts, with no *http.Request made for it
-// (internal/h1's transport).
-type poster interface {
-	Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error)
-}
-
 // Post sends a POST as its parts through base's Post when no token is
 // held: a backend that has asked for none, the usual case, costs no
 // request. A refusal is met as RoundTrip meets it, with a request made
 // for it then.
 func (t *authTransport) Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error) {
 	token, key := t.a.accessToken(ctx)
-	p, ok := t.base.(poster)
+	p, ok := t.base.(h1.Poster)
 	if !ok || token != "" {
-		req := postRequest(ctx, u, header, body)
+		req := h1.PostRequest(ctx, u, header, body)
 		resp, err := t.send(req, token, key)
 		return t.answered(req, resp, err, token, key)
 	}
@@ -59,14 +53,7 @@ func (t *authTransport) Post(ctx context.Context, u *url.URL, header http.Header
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
 	}
-	return t.answered(postRequest(ctx, u, header, body), resp, nil, "", nil)
-}
-
-// postRequest is the request Post's parts make, its body readable again.
-func postRequest(ctx context.Context, u *url.URL, header http.Header, body []byte) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	req.Header = header
-	return req
+	return t.answered(h1.PostRequest(ctx, u, header, body), resp, nil, "", nil)
 }
 
 // answered meets the backend's refusal of req, sent with token and key:
