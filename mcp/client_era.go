@@ -238,7 +238,19 @@ func (o *Outbound) keepMeta(key []byte) bool {
 // are not copied into strings, which cost an allocation each on every
 // relayed call.
 func WithMeta(params json.RawMessage, members []byte, keep func(key []byte) bool) json.RawMessage {
-	out := make([]byte, 0, len(params)+len(members)+16)
+	n := len(params) + len(members) + 16
+	if n > 512 {
+		return appendWithMeta(make([]byte, 0, n), params, members, keep)
+	}
+	// Written on the stack, then copied out at its size: a relay drops its
+	// caller's reserved members from every request, and an output sized
+	// for params whole left that much unused.
+	var buf [512]byte
+	return append(json.RawMessage(nil), appendWithMeta(buf[:0], params, members, keep)...)
+}
+
+// appendWithMeta is WithMeta appending to out.
+func appendWithMeta(out []byte, params json.RawMessage, members []byte, keep func(key []byte) bool) []byte {
 	out = append(out, `{"_meta":{`...)
 	out = append(out, members...)
 	wrote := len(members) > 0

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -63,4 +64,35 @@ func FuzzWithMeta(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A 2026-07-28 caller's params as the gateway relays them: the caller's
+// reserved _meta members are dropped, a progress token is kept.
+var callerParams = json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{"listChanged":true}},` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"progressToken":7},` +
+	`"name":"test_simple_text","arguments":{}}`)
+
+func dropReserved(k []byte) bool { return !bytes.HasPrefix(k, []byte("io.modelcontextprotocol/")) }
+
+// WithMeta makes its output once, sized for what it writes: the members
+// it drops from the old _meta are not room left unused in every relayed
+// request.
+func TestWithMetaSizesItsOutputForWhatItKeeps(t *testing.T) {
+	members := []byte(`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`)
+	var got json.RawMessage
+	if n := testing.AllocsPerRun(100, func() { got = mcp.WithMeta(callerParams, members, dropReserved) }); n != 1 {
+		t.Errorf("%v allocations, want 1", n)
+	}
+	if spare := cap(got) - len(got); spare > 32 {
+		t.Errorf("%d bytes made and %d written: %d spare", cap(got), len(got), spare)
+	}
+}
+
+func BenchmarkWithMetaRelayed(b *testing.B) {
+	members := []byte(`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = mcp.WithMeta(callerParams, members, dropReserved)
+	}
 }
