@@ -100,10 +100,7 @@ func (c *StreamableConn) sharedSessionless(base http.Header, gen uint64, m *json
 	if ok {
 		return h
 	}
-	h = make(http.Header, len(base)+3)
-	for k, vs := range base {
-		h[k] = vs
-	}
+	h = withRoom(base)
 	c.sessionlessHeaders(h, m, version)
 	c.mu.Lock()
 	if gen == c.postGen { // not made from a postHdr replaced meanwhile
@@ -114,6 +111,16 @@ func (c *StreamableConn) sharedSessionless(base http.Header, gen uint64, m *json
 	}
 	c.mu.Unlock()
 	return h
+}
+
+// withRoom is a copy of h, its values shared, with room for the three
+// headers sessionlessHeaders adds.
+func withRoom(h http.Header) http.Header {
+	own := make(http.Header, len(h)+3)
+	for k, vs := range h {
+		own[k] = vs
+	}
+	return own
 }
 
 // maxNameHeaders bounds the Mcp-Name values a connection keeps; past it

@@ -202,10 +202,7 @@ func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg []byt
 		var h http.Header
 		h, x.sessioned = c.postHeader(m)
 		resp, err = c.plain.Post(x, c.postTmpl.URL, h, msg)
-		if err == nil && redirects(resp.StatusCode) {
-			drain(resp.Body)
-			resp, err = c.http.Do(c.newPOST(x, m, msg))
-		}
+		resp, err = followRedirect(resp, err, c.http, func() *http.Request { return c.newPOST(x, m, msg) })
 	case c.direct != nil:
 		resp, err = postDirect(c.direct, c.http, c.newPOST(x, m, msg), func() *http.Request { return c.newPOST(x, m, msg) })
 	default:
@@ -268,11 +265,7 @@ func (c *StreamableConn) postHeader(m *jsonrpc.Message) (http.Header, bool) {
 		return h, h[HeaderSessionID] != nil
 	}
 	if sessionless || c.direct == nil {
-		own := make(http.Header, len(h)+3)
-		for k, vs := range h {
-			own[k] = vs
-		}
-		h = own
+		h = withRoom(h)
 	}
 	if sessionless {
 		c.sessionlessHeaders(h, m, version)

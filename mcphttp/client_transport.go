@@ -31,6 +31,12 @@ func directTransport(hc *http.Client, u *url.URL) http.RoundTripper {
 // applies hc.CheckRedirect) as it would have.
 func postDirect(t http.RoundTripper, hc *http.Client, req *http.Request, again func() *http.Request) (*http.Response, error) {
 	resp, err := t.RoundTrip(req)
+	return followRedirect(resp, err, hc, again)
+}
+
+// followRedirect is resp, unless it redirects: it is then dropped and the
+// POST made again through hc.Do.
+func followRedirect(resp *http.Response, err error, hc *http.Client, again func() *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
