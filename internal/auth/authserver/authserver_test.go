@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
+	"golang.org/x/time/rate"
 )
 
 var levels = map[string]int{"viewer": 1, "editor": 2, "admin": 3}
@@ -678,7 +679,13 @@ func TestAMetadataDocumentIsKeptAsItsAnswerAllows(t *testing.T) {
 // Registration checks what a client says of itself, and stops at the
 // limit of stored clients.
 func TestRegistrationIsCheckedAndLimited(t *testing.T) {
-	r := newRig(t, func(c *authserver.Config) { c.ClientLimit = 2; c.RegisterRate = 1000; c.RegisterPerSource = 1000 })
+	// No rate limit: twelve registrations in a few milliseconds outrun a
+	// burst of ten at 1,000 a second.
+	r := newRig(t, func(c *authserver.Config) {
+		c.ClientLimit = 2
+		c.RegisterRate = rate.Inf
+		c.RegisterPerSource = rate.Inf
+	})
 	post := func(body string) int {
 		resp, err := http.Post(r.http.URL+authserver.RegisterPath, "application/json", strings.NewReader(body))
 		if err != nil {

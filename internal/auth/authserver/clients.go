@@ -263,7 +263,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusTooManyRequests, oauthError{"temporarily_unavailable", "too many registrations from this address; try again later"})
 		return
 	}
-	if !s.register.Allow() {
+	if !s.register.AllowN(start, 1) {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusTooManyRequests, oauthError{"temporarily_unavailable", "too many registrations; try again shortly"})
 		return
