@@ -183,7 +183,7 @@ func (e *env) sessionless(t *target, name, note string) *target {
 // largeAnswers is the same process as t, each call answered with 64 KiB
 // of text (largeParams).
 func (e *env) largeAnswers(t *target, name, note string) *target {
-	return &target{name: name, note: note, counters: t.counters, proc: t.proc, url: t.url, token: t.token,
+	return &target{name: name, note: note, counters: t.counters, proc: t.proc, url: t.url, token: t.token, pprof: t.pprof, // profiled in its own window
 		open: sessionsCalling(e.hc, t.url, t.token, largeParams)}
 }
 
