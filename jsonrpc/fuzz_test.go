@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -39,6 +40,12 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		out := m.Append(nil)
+		if m.Kind() == KindResult {
+			// A result written in parts is the same response.
+			if a := SplitResultAnswer(m.ID, m.Result); !bytes.Equal(a.Bytes(), out) || a.Len() != len(out) {
+				t.Fatalf("the answer in parts %q, want %q", a.Bytes(), out)
+			}
+		}
 		if !json.Valid(out) {
 			t.Fatalf("re-encoded message is not JSON: %s", out)
 		}

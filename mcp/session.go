@@ -194,20 +194,27 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 // Handle blocks while a request is served; transports call it from one
 // goroutine per request so that a slow call never delays another.
 func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) []byte {
+	return s.Answer(ctx, m, related).Bytes()
+}
+
+// Answer is Handle with the response in parts: a long result stays in
+// the buffer it came in (a relayed backend's), for a transport that can
+// write it from there.
+func (s *Session) Answer(ctx context.Context, m *jsonrpc.Message, related Sink) jsonrpc.Answer {
 	switch m.Kind() {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		s.deliver(m)
-		return nil
+		return jsonrpc.Answer{}
 	case jsonrpc.KindNotification:
 		s.notification(ctx, m)
-		return nil
+		return jsonrpc.Answer{}
 	}
 	if related == nil {
 		related = sinkFunc(s.sendOut)
 	}
 	if !s.initialized.Load() && m.Method != "initialize" && m.Method != "ping" {
-		return jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
-			"invalid request: session not initialized (send initialize first)"))
+		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: session not initialized (send initialize first)"))}
 	}
 
 	// Every transport hands the gate the same identity: the one the
@@ -225,7 +232,7 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session closed"))
+		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session closed"))}
 	}
 	s.inflight[key] = req
 	s.mu.Unlock()
@@ -242,12 +249,12 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	if cancelled {
 		// The client said it no longer wants the answer; MCP asks that
 		// none be sent.
-		return nil
+		return jsonrpc.Answer{}
 	}
 	if err != nil {
-		return jsonrpc.AppendError(nil, m.ID, s.server.errorFor(r, err))
+		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, s.server.errorFor(r, err))}
 	}
-	return jsonrpc.AppendResult(nil, m.ID, result)
+	return jsonrpc.ResultAnswer(m.ID, result)
 }
 
 // serve resolves r, runs its handler chain, turning a panic into -32603,

@@ -226,9 +226,16 @@ func (s *Server) CheckSessionless(sr *Sessionless) *Refusal {
 // result carries resultType "complete" and the server's identity in its
 // _meta; list and read results carry their caching hints.
 func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sink) []byte {
+	return s.AnswerSessionless(ctx, sr, sink).Bytes()
+}
+
+// AnswerSessionless is ServeSessionless with the response in parts: the
+// end of a long result stays in the buffer it came in (a relayed
+// backend's), for a transport that can write it from there.
+func (s *Server) AnswerSessionless(ctx context.Context, sr *Sessionless, sink Sink) jsonrpc.Answer {
 	m := sr.m
 	if !m.IsRequest() {
-		return nil // notifications/cancelled: closing the stream cancels
+		return jsonrpc.Answer{} // notifications/cancelled: closing the stream cancels
 	}
 	if sink == nil {
 		sink = sinkFunc(func(context.Context, []byte) error { return nil })
@@ -256,11 +263,14 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 		result, err = s.serve(ctx, &c.r)
 	}
 	if err != nil {
-		return jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))
+		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))}
 	}
-	b := make([]byte, 0, 128+len(m.ID)+len(result)+len(s.infoJSON))
-	b = s.appendCompleteResult(jsonrpc.AppendResultHead(b, m.ID), m.Method, result)
-	return append(b, '}')
+	room := 128 + len(m.ID) + len(s.infoJSON)
+	if !jsonrpc.SplitsResult(result) {
+		room += len(result)
+	}
+	head, rest := s.completeResult(jsonrpc.AppendResultHead(make([]byte, 0, room), m.ID), m.Method, result)
+	return jsonrpc.ResultAnswerFrom(head, rest)
 }
 
 // sessionlessCall is a sessionless request being served with its _meta.
@@ -292,19 +302,21 @@ var cacheable = map[string]bool{
 	"resources/templates/list": true, "resources/read": true, "server/discover": true,
 }
 
-// appendCompleteResult appends result to b with what 2026-07-28 asks of
+// completeResult appends result to b with what 2026-07-28 asks of
 // every result: resultType, the server's identity in _meta (merged into a
 // _meta the result has), and for cacheable results ttlMs and cacheScope.
 // A result that already says its resultType (the engine's own
 // InputRequiredResult or ack, a relayed one) gets only this server's
 // identity, in place of any other, and a cacheable one cacheScope private.
-// It writes into the response itself: no copy of the result is made first.
-func (s *Server) appendCompleteResult(b []byte, method string, result json.RawMessage) []byte {
+// It writes into the response itself, but for rest, the result's end as
+// it came, which the caller writes after b: no copy of the result is
+// made first.
+func (s *Server) completeResult(b []byte, method string, result json.RawMessage) ([]byte, json.RawMessage) {
 	if len(result) == 0 {
-		return append(b, "{}"...)
+		return append(b, "{}"...), nil
 	}
 	if result[0] != '{' {
-		return append(b, result...)
+		return b, result
 	}
 	if rt, _ := jsonrpc.Lookup(result, "resultType"); rt != nil {
 		// A relayed result of the revision keeps its hints, but what the
@@ -317,7 +329,7 @@ func (s *Server) appendCompleteResult(b []byte, method string, result json.RawMe
 				}
 			}
 		}
-		return s.appendOwnServerInfo(b, result)
+		return s.ownServerInfo(b, result)
 	}
 	info := s.infoJSON
 	b = append(b, `{"resultType":"complete"`...)
@@ -335,7 +347,7 @@ func (s *Server) appendCompleteResult(b []byte, method string, result json.RawMe
 		if len(meta) > 2 && !noMembers(meta) {
 			b = append(b, ',')
 		}
-		return append(b, result[start+1:]...)
+		return b, result[start+1:]
 	}
 	b = append(b, `,"_meta":{"`+MetaServerInfo+`":`...)
 	b = append(b, info...)
@@ -343,21 +355,22 @@ func (s *Server) appendCompleteResult(b []byte, method string, result json.RawMe
 	if !noMembers(result) {
 		b = append(b, ',')
 	}
-	return append(b, rest...)
+	return b, rest
 }
 
-// appendOwnServerInfo appends a result that already says its resultType
+// ownServerInfo appends a result that already says its resultType
 // (a relayed one) to b with this server's identity in _meta, in place of
 // the one the server it came from gave: the client is talking to this
 // server. The bytes are jsonrpc.SetMember's, of _meta and then of the
-// result, written once.
-func (s *Server) appendOwnServerInfo(b []byte, result json.RawMessage) []byte {
+// result, written once; rest, the result's end, is the caller's to
+// write after b.
+func (s *Server) ownServerInfo(b []byte, result json.RawMessage) ([]byte, json.RawMessage) {
 	meta, _ := jsonrpc.Lookup(result, "_meta")
 	if len(meta) > 0 && meta[0] != '{' {
-		return append(b, result...)
+		return b, result
 	}
 	if cur, _ := jsonrpc.Lookup(meta, MetaServerInfo); bytes.Equal(cur, s.infoJSON) {
-		return append(b, result...)
+		return b, result
 	}
 	if meta == nil {
 		b = append(b, '{')
@@ -367,31 +380,33 @@ func (s *Server) appendOwnServerInfo(b []byte, result json.RawMessage) []byte {
 		b = append(b, ':')
 		b = append(b, s.infoJSON...)
 		b = append(b, '}')
-		return appendRest(b, result)
+		return restOf(b, result)
 	}
 	at := jsonrpc.Offset(result, meta)
 	if start, end, err := jsonrpc.ValueSpan(meta, MetaServerInfo); err == nil {
 		b = append(b, result[:at+start]...)
 		b = append(b, s.infoJSON...)
-		return append(b, result[at+end:]...)
+		return b, result[at+end:]
 	}
 	b = append(b, result[:at]...)
 	b = append(b, '{')
 	b = jsonrpc.AppendString(b, MetaServerInfo)
 	b = append(b, ':')
 	b = append(b, s.infoJSON...)
-	b = appendRest(b, meta)
-	return append(b, result[at+len(meta):]...)
+	b, metaRest := restOf(b, meta)
+	b = append(b, metaRest...)
+	return b, result[at+len(meta):]
 }
 
-// appendRest appends the members of object o after a first one already
-// written, and o's end, as jsonrpc.SetMember does when it adds a member.
-func appendRest(b []byte, o []byte) []byte {
+// restOf is the members of object o after a first one already written to
+// b, and o's end, as jsonrpc.SetMember writes them when it adds a member:
+// b with the comma they need, and the bytes to write after it.
+func restOf(b []byte, o []byte) ([]byte, []byte) {
 	rest := bytes.TrimSpace(o[1:])
 	if len(rest) > 0 && rest[0] != '}' {
 		b = append(b, ',')
 	}
-	return append(b, rest...)
+	return b, rest
 }
 
 // noMembers reports whether the valid JSON object o has no member.

@@ -64,7 +64,8 @@ func checkOwnServerInfo(t *testing.T, result string) {
 	t.Helper()
 	s := NewServer(Options{Info: Implementation{Name: "mcpgate", Version: "test"}})
 	want := ownServerInfoBySetMember(s.infoJSON, json.RawMessage(result))
-	got := s.appendOwnServerInfo([]byte("head:"), json.RawMessage(result))
+	head, rest := s.ownServerInfo([]byte("head:"), json.RawMessage(result))
+	got := append(head, rest...)
 	if string(got) != "head:"+string(want) {
 		t.Errorf("%s\n got %s\nwant %s", result, got[len("head:"):], want)
 	}

@@ -65,8 +65,8 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 		return
 	}
 	sr.WithParamHeaders(paramHeaders(r.Header))
-	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) []byte {
-		return h.server.ServeSessionless(ctx, sr, sink)
+	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
+		return h.server.AnswerSessionless(ctx, sr, sink)
 	})
 }
 
@@ -75,8 +75,11 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 // did not declare (-32021), or whose Mcp-Param headers did not match its
 // arguments (-32020, found by the engine once the tool is known). It is 200
 // otherwise, the error being in the body.
-func sessionlessStatus(answer []byte) int {
-	if e, _ := jsonrpc.Lookup(answer, "error"); e != nil {
+func sessionlessStatus(answer jsonrpc.Answer) int {
+	if answer.Rest != nil {
+		return http.StatusOK // a result
+	}
+	if e, _ := jsonrpc.Lookup(answer.Head, "error"); e != nil {
 		code, _ := jsonrpc.Lookup(e, "code")
 		if n, err := strconv.Atoi(string(code)); err == nil && (n == mcp.CodeMissingRequiredCapability || n == mcp.CodeHeaderMismatch) {
 			return http.StatusBadRequest

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/sse"
 )
 
@@ -41,7 +42,7 @@ type eventWriter struct {
 	keep    int // how many events ps keeps
 	// status, when set, chooses the HTTP status of an answer sent as
 	// plain JSON (a sessionless error's: sessionless.go).
-	status func(answer []byte) int
+	status func(answer jsonrpc.Answer) int
 	keepB  int // how many bytes of events ps keeps
 	ps     *postStream
 	// open, when set, counts the stream while it is open: from its
@@ -206,15 +207,18 @@ func (e *eventWriter) close() {
 
 // finish writes the answer to a POST: as the last event if the stream has
 // started, else as a plain JSON body.
-func (e *eventWriter) finish(answer []byte) {
+// A plain JSON body is written in the answer's parts, a long result from
+// where it came.
+func (e *eventWriter) finish(answer jsonrpc.Answer) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ps != nil {
 		id := e.nextID()
-		e.ps.finish(id, answer) // kept for a client that resumes
+		data := answer.Bytes()
+		e.ps.finish(id, data) // kept for a client that resumes
 		if !e.closed {
 			e.closed = true
-			_ = e.writeLocked(sse.Event{ID: id, Data: answer})
+			_ = e.writeLocked(sse.Event{ID: id, Data: data})
 		}
 		return
 	}
@@ -222,22 +226,22 @@ func (e *eventWriter) finish(answer []byte) {
 		return
 	}
 	if e.started {
-		_ = e.writeLocked(sse.Event{ID: e.nextID(), Data: answer})
+		_ = e.writeLocked(sse.Event{ID: e.nextID(), Data: answer.Bytes()})
 	} else {
 		h := e.w.Header()
 		h["Content-Type"] = contentTypeJSON
 		e.setSessionID(h)
-		if len(answer) > chunkedPast {
+		if n := answer.Len(); n > chunkedPast {
 			// Written as a whole, but net/http would send it chunked: the
 			// length said lets a client read it into one buffer of its size.
-			h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+			h["Content-Length"] = []string{strconv.Itoa(n)}
 		}
 		status := http.StatusOK
 		if e.status != nil {
 			status = e.status(answer)
 		}
 		e.w.WriteHeader(status)
-		_, _ = e.w.Write(answer)
+		_, _ = answer.WriteTo(e.w)
 	}
 	e.closed = true
 }
