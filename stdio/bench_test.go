@@ -7,12 +7,19 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
+// The 64k row echoes 64 KiB of text: a long answer's cost shows there.
 func BenchmarkStdioToolsCall(b *testing.B) {
+	b.Run("short", func(b *testing.B) { benchStdioCall(b, "hello") })
+	b.Run("64k", func(b *testing.B) { benchStdioCall(b, strings.Repeat("lorem ipsum ", 64<<10/12)) })
+}
+
+func benchStdioCall(b *testing.B, text string) {
 	s, _ := newTestServer()
 	toServerR, toServerW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
@@ -23,7 +30,7 @@ func BenchmarkStdioToolsCall(b *testing.B) {
 	if _, err := c.Initialize(ctx); err != nil {
 		b.Fatal(err)
 	}
-	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"}}`)
+	params := json.RawMessage(`{"name":"echo","arguments":{"text":"` + text + `"}}`)
 
 	b.ReportAllocs()
 	for b.Loop() {

@@ -143,7 +143,7 @@ func (c *serveConn) dispatch(ctx context.Context, data []byte) {
 	case m.IsRequest():
 		go func() {
 			defer c.work.Done()
-			c.send(ctx, c.session.Handle(ctx, m, c.out))
+			c.sendAnswer(ctx, c.session.Answer(ctx, m, c.out))
 		}()
 	default:
 		c.session.Handle(ctx, m, c.out)
@@ -172,10 +172,16 @@ func (c *serveConn) batch(ctx context.Context, data []byte) {
 
 // send writes an answer; nil means there is none.
 func (c *serveConn) send(ctx context.Context, msg []byte) {
-	if msg == nil {
+	c.sendAnswer(ctx, jsonrpc.Answer{Head: msg})
+}
+
+// sendAnswer writes an answer in parts (a long result from where it
+// lies); the zero Answer means there is none.
+func (c *serveConn) sendAnswer(ctx context.Context, a jsonrpc.Answer) {
+	if a.Head == nil {
 		return
 	}
-	if err := c.out.Send(ctx, msg); err != nil {
+	if err := c.out.sendAnswer(ctx, a); err != nil {
 		c.log.Debug("stdio: answer not written", "err", err)
 	}
 }
@@ -221,6 +227,6 @@ func (c *serveConn) serveSessionless(ctx context.Context, sr *mcp.Sessionless, m
 	}
 	go func() {
 		defer c.work.Done()
-		c.send(ctx, c.server.ServeSessionless(ctx, sr, c.out))
+		c.sendAnswer(ctx, c.server.AnswerSessionless(ctx, sr, c.out))
 	}()
 }

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // lineWriter writes messages as lines. It is an mcp.Sink.
@@ -28,6 +30,11 @@ func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{w: w} }
 // Send writes msg as one line, in a single Write call. A message already
 // cancelled is not written.
 func (lw *lineWriter) Send(ctx context.Context, msg []byte) error {
+	return lw.sendAnswer(ctx, jsonrpc.Answer{Head: msg})
+}
+
+// sendAnswer is Send for an answer in parts, joined in the line's buffer.
+func (lw *lineWriter) sendAnswer(ctx context.Context, a jsonrpc.Answer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -36,7 +43,7 @@ func (lw *lineWriter) Send(ctx context.Context, msg []byte) error {
 	if lw.err != nil {
 		return lw.err
 	}
-	if err := appendLine(&lw.buf, msg); err != nil {
+	if err := appendLine(&lw.buf, a); err != nil {
 		return err
 	}
 	_, err := lw.w.Write(lw.buf.Bytes())
@@ -50,16 +57,21 @@ func (lw *lineWriter) Send(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// appendLine fills dst with msg on one line followed by "\n". Only a
+// appendLine fills dst with a on one line followed by "\n". Only a
 // message with a line break pays for compaction; the rest is copied.
-func appendLine(dst *bytes.Buffer, msg []byte) error {
+func appendLine(dst *bytes.Buffer, a jsonrpc.Answer) error {
 	dst.Reset()
-	if bytes.IndexByte(msg, '\n') < 0 && bytes.IndexByte(msg, '\r') < 0 {
-		dst.Write(msg)
-	} else if err := json.Compact(dst, msg); err != nil {
+	if !hasLineBreak(a.Head) && !hasLineBreak(a.Rest) {
+		dst.Grow(a.Len() + 1)
+		_, _ = a.WriteTo(dst)
+	} else if err := json.Compact(dst, a.Bytes()); err != nil {
 		dst.Reset()
 		return fmt.Errorf("%w: %w", ErrMultiline, err)
 	}
 	dst.WriteByte('\n')
 	return nil
+}
+
+func hasLineBreak(b []byte) bool {
+	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
 }

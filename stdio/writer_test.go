@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 func TestAppendLine(t *testing.T) {
@@ -24,18 +26,25 @@ func TestAppendLine(t *testing.T) {
 		msg     string
 		want    string
 		wantErr error
+		rest    string // the rest of an answer in parts, after msg
 	}{
-		{"a one-line message is copied as is", `{"a": 1, "b":[1 ,2]}`, `{"a": 1, "b":[1 ,2]}`, nil},
-		{"line breaks between tokens are compacted", "{\n  \"a\": 1,\r\n  \"b\": [1, 2]\n}\n", `{"a":1,"b":[1,2]}`, nil},
-		{"escaped newlines in strings stay", "{\n\"s\": \"x\\ny\"\n}", `{"s":"x\ny"}`, nil},
-		{"big numbers stay digit for digit", "[\n123456789012345678901234567890, 1.50, -0e+3\n]", `[123456789012345678901234567890,1.50,-0e+3]`, nil},
-		{"html characters are not escaped", "{\n\"h\": \"<&>\"}", `{"h":"<&>"}`, nil},
-		{"a raw newline inside a string cannot be framed", "{\"s\": \"x\ny\"}", "", ErrMultiline},
+		{"a one-line message is copied as is", `{"a": 1, "b":[1 ,2]}`, `{"a": 1, "b":[1 ,2]}`, nil, ""},
+		{"line breaks between tokens are compacted", "{\n  \"a\": 1,\r\n  \"b\": [1, 2]\n}\n", `{"a":1,"b":[1,2]}`, nil, ""},
+		{"escaped newlines in strings stay", "{\n\"s\": \"x\\ny\"\n}", `{"s":"x\ny"}`, nil, ""},
+		{"big numbers stay digit for digit", "[\n123456789012345678901234567890, 1.50, -0e+3\n]", `[123456789012345678901234567890,1.50,-0e+3]`, nil, ""},
+		{"html characters are not escaped", "{\n\"h\": \"<&>\"}", `{"h":"<&>"}`, nil, ""},
+		{"a raw newline inside a string cannot be framed", "{\"s\": \"x\ny\"}", "", ErrMultiline, ""},
+		{"an answer in parts is one line", `{"jsonrpc":"2.0","id":1,"result":`, `{"jsonrpc":"2.0","id":1,"result":{"a": 1}}`, nil, `{"a": 1}`},
+		{"an answer in parts with line breaks is compacted", `{"jsonrpc":"2.0","id":1,"result":`, `{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, nil, "{\n\"a\": 1\n}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			err := appendLine(&buf, []byte(tt.msg))
+			a := jsonrpc.Answer{Head: []byte(tt.msg)}
+			if tt.rest != "" {
+				a.Rest = []byte(tt.rest)
+			}
+			err := appendLine(&buf, a)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
