@@ -130,3 +130,20 @@ func TestLineWriterDropsCancelledMessages(t *testing.T) {
 		t.Fatalf("err %v, wrote %q", err, buf.String())
 	}
 }
+
+// An answer in parts is framed as the same answer in one slice: the same
+// line, or the same refusal.
+func FuzzAppendLineOfAnAnswerInParts(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":`), []byte(`{"a": 1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":`), []byte("{\n\"a\": 1\n}"))
+	f.Add([]byte("{\"s\": \"x\n"), []byte(`y"}`))
+	f.Fuzz(func(t *testing.T, head, rest []byte) {
+		parts := jsonrpc.Answer{Head: head, Rest: rest}
+		var a, b bytes.Buffer
+		errA := appendLine(&a, parts)
+		errB := appendLine(&b, jsonrpc.Answer{Head: parts.Bytes()})
+		if (errA == nil) != (errB == nil) || a.String() != b.String() {
+			t.Fatalf("in parts %q (%v), whole %q (%v)", a.Bytes(), errA, b.Bytes(), errB)
+		}
+	})
+}
