@@ -15,6 +15,21 @@ func AppendRequest(b []byte, id ID, method string, params json.RawMessage) []byt
 	if b == nil {
 		b = make([]byte, 0, 48+len(id)+len(method)+len(params))
 	}
+	if len(params) > 0 {
+		b = append(appendRequestHead(b, id, method), params...)
+		return append(b, '}')
+	}
+	return append(appendRequestStart(b, id, method), '}')
+}
+
+// appendRequestHead appends a request up to its params, which the caller
+// appends, then the closing '}'.
+func appendRequestHead(b []byte, id ID, method string) []byte {
+	return append(appendRequestStart(b, id, method), `,"params":`...)
+}
+
+// appendRequestStart appends a request's members but its params.
+func appendRequestStart(b []byte, id ID, method string) []byte {
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if id != nil {
 		b = append(b, `"id":`...)
@@ -22,12 +37,7 @@ func AppendRequest(b []byte, id ID, method string, params json.RawMessage) []byt
 		b = append(b, ',')
 	}
 	b = append(b, `"method":`...)
-	b = AppendString(b, method)
-	if len(params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
+	return AppendString(b, method)
 }
 
 // AppendResult appends a success response carrying result verbatim.

@@ -40,9 +40,12 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		out := m.Append(nil)
+		if p := m.splitParts(); !bytes.Equal(p.Bytes(), out) || p.Len() != len(out) {
+			t.Fatalf("the message in parts %q, want %q", p.Bytes(), out)
+		}
 		if m.Kind() == KindResult {
 			// A result written in parts is the same response.
-			if a := SplitResultAnswer(m.ID, m.Result); !bytes.Equal(a.Bytes(), out) || a.Len() != len(out) {
+			if a := SplitResultParts(m.ID, m.Result); !bytes.Equal(a.Bytes(), out) || a.Len() != len(out) {
 				t.Fatalf("the answer in parts %q, want %q", a.Bytes(), out)
 			}
 		}

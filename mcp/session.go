@@ -200,20 +200,20 @@ func (s *Session) Handle(ctx context.Context, m *jsonrpc.Message, related Sink) 
 // Answer is Handle with the response in parts: a long result stays in
 // the buffer it came in (a relayed backend's), for a transport that can
 // write it from there.
-func (s *Session) Answer(ctx context.Context, m *jsonrpc.Message, related Sink) jsonrpc.Answer {
+func (s *Session) Answer(ctx context.Context, m *jsonrpc.Message, related Sink) jsonrpc.Parts {
 	switch m.Kind() {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		s.deliver(m)
-		return jsonrpc.Answer{}
+		return jsonrpc.Parts{}
 	case jsonrpc.KindNotification:
 		s.notification(ctx, m)
-		return jsonrpc.Answer{}
+		return jsonrpc.Parts{}
 	}
 	if related == nil {
 		related = sinkFunc(s.sendOut)
 	}
 	if !s.initialized.Load() && m.Method != "initialize" && m.Method != "ping" {
-		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		return jsonrpc.Parts{Head: jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: session not initialized (send initialize first)"))}
 	}
 
@@ -232,7 +232,7 @@ func (s *Session) Answer(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session closed"))}
+		return jsonrpc.Parts{Head: jsonrpc.AppendError(nil, m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: session closed"))}
 	}
 	s.inflight[key] = req
 	s.mu.Unlock()
@@ -249,12 +249,12 @@ func (s *Session) Answer(ctx context.Context, m *jsonrpc.Message, related Sink) 
 	if cancelled {
 		// The client said it no longer wants the answer; MCP asks that
 		// none be sent.
-		return jsonrpc.Answer{}
+		return jsonrpc.Parts{}
 	}
 	if err != nil {
-		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, s.server.errorFor(r, err))}
+		return jsonrpc.Parts{Head: jsonrpc.AppendError(nil, m.ID, s.server.errorFor(r, err))}
 	}
-	return jsonrpc.ResultAnswer(m.ID, result)
+	return jsonrpc.ResultParts(m.ID, result)
 }
 
 // serve resolves r, runs its handler chain, turning a panic into -32603,

@@ -232,10 +232,10 @@ func (s *Server) ServeSessionless(ctx context.Context, sr *Sessionless, sink Sin
 // AnswerSessionless is ServeSessionless with the response in parts: the
 // end of a long result stays in the buffer it came in (a relayed
 // backend's), for a transport that can write it from there.
-func (s *Server) AnswerSessionless(ctx context.Context, sr *Sessionless, sink Sink) jsonrpc.Answer {
+func (s *Server) AnswerSessionless(ctx context.Context, sr *Sessionless, sink Sink) jsonrpc.Parts {
 	m := sr.m
 	if !m.IsRequest() {
-		return jsonrpc.Answer{} // notifications/cancelled: closing the stream cancels
+		return jsonrpc.Parts{} // notifications/cancelled: closing the stream cancels
 	}
 	if sink == nil {
 		sink = sinkFunc(func(context.Context, []byte) error { return nil })
@@ -263,14 +263,14 @@ func (s *Server) AnswerSessionless(ctx context.Context, sr *Sessionless, sink Si
 		result, err = s.serve(ctx, &c.r)
 	}
 	if err != nil {
-		return jsonrpc.Answer{Head: jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))}
+		return jsonrpc.Parts{Head: jsonrpc.AppendError(nil, m.ID, s.errorForRequest(m.Method, err))}
 	}
 	room := 128 + len(m.ID) + len(s.infoJSON)
 	if !jsonrpc.SplitsResult(result) {
 		room += len(result)
 	}
 	head, rest := s.completeResult(jsonrpc.AppendResultHead(make([]byte, 0, room), m.ID), m.Method, result)
-	return jsonrpc.ResultAnswerFrom(head, rest)
+	return jsonrpc.ResultPartsFrom(head, rest)
 }
 
 // sessionlessCall is a sessionless request being served with its _meta.

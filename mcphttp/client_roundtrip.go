@@ -27,7 +27,7 @@ func (c *StreamableConn) RoundTrip(ctx context.Context, req *jsonrpc.Message) (*
 	// to the stream reader).
 	out := func() outgoing { return outgoingOf(req) }
 	c.sending(req)
-	resp, x, err := c.post(ctx, req, req.Append(nil))
+	resp, x, err := c.post(ctx, req, req.Parts())
 	if err != nil {
 		return nil, false, err
 	}

@@ -181,7 +181,7 @@ func (c *StreamableConn) Write(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	out := outgoingOf(m)
 	c.sending(m)
-	resp, x, err := c.post(ctx, m, m.Append(nil))
+	resp, x, err := c.post(ctx, m, m.Parts())
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (c *StreamableConn) Write(ctx context.Context, m *jsonrpc.Message) error {
 
 // post sends msg and returns the server's answer with the exchange that
 // holds it, for receive (or RoundTrip) to read and end.
-func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg []byte) (*http.Response, *exchange, error) {
+func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg jsonrpc.Parts) (*http.Response, *exchange, error) {
 	if err := c.usable(); err != nil {
 		return nil, nil, err
 	}
@@ -201,12 +201,13 @@ func (c *StreamableConn) post(ctx context.Context, m *jsonrpc.Message, msg []byt
 	case c.plain != nil:
 		var h http.Header
 		h, x.sessioned = c.postHeader(m)
-		resp, err = c.plain.Post(x, c.postTmpl.URL, h, msg)
-		resp, err = followRedirect(resp, err, c.http, func() *http.Request { return c.newPOST(x, m, msg) })
+		resp, err = c.plain.Post(x, c.postTmpl.URL, h, h1.Body{msg.Head, msg.Rest, msg.Tail()})
+		resp, err = followRedirect(resp, err, c.http, func() *http.Request { return c.newPOST(x, m, msg.Bytes()) })
 	case c.direct != nil:
-		resp, err = postDirect(c.direct, c.http, c.newPOST(x, m, msg), func() *http.Request { return c.newPOST(x, m, msg) })
+		b := msg.Bytes()
+		resp, err = postDirect(c.direct, c.http, c.newPOST(x, m, b), func() *http.Request { return c.newPOST(x, m, b) })
 	default:
-		resp, err = c.http.Do(c.newPOST(x, m, msg))
+		resp, err = c.http.Do(c.newPOST(x, m, msg.Bytes()))
 	}
 	if err != nil {
 		x.cancel()

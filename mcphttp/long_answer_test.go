@@ -1,5 +1,5 @@
 // long_answer_test.go pins a long result's answer: written from where the
-// handler's result lies (jsonrpc.Answer), it still arrives whole, with
+// handler's result lies (jsonrpc.Parts), it still arrives whole, with
 // its length said, whichever way the client asked for it.
 
 package mcphttp
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -44,6 +46,40 @@ func TestALongResultArrivesWholeHoweverItIsAnswered(t *testing.T) {
 				t.Errorf("Content-Length %q for a body of %d bytes", got, len(r.body))
 			}
 			if got := stText(t, stMessage(t, data)); got != "echo: "+long {
+				t.Errorf("the text came back as %d bytes, want %d", len(got), len("echo: "+long))
+			}
+		})
+	}
+}
+
+func TestALongRequestArrivesWholeHoweverItIsSent(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 100<<10/16)
+	args, _ := json.Marshal(map[string]any{"name": "echo", "arguments": map[string]string{"text": long}})
+	s, _ := stNewServer(t)
+	e := newStEnv(t, s, Options{})
+	for _, tc := range []struct {
+		name string
+		opts ClientOptions
+	}{
+		{"in its parts, by internal/h1 (the default client)", ClientOptions{}},
+		{"as one body, by net/http", ClientOptions{HTTPClient: e.srv.Client()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testkit.Context(t)
+			conn, err := DialStreamable(ctx, e.url, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := mcp.NewClient(conn, mcp.ClientOptions{Info: mcp.Implementation{Name: "long", Version: "1"}})
+			defer c.Close()
+			if _, err := c.Initialize(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Call(ctx, "tools/call", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := stText(t, &jsonrpc.Message{ID: jsonrpc.ID("1"), Result: res}); got != "echo: "+long {
 				t.Errorf("the text came back as %d bytes, want %d", len(got), len("echo: "+long))
 			}
 		})

@@ -65,7 +65,7 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 		return
 	}
 	sr.WithParamHeaders(paramHeaders(r.Header))
-	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
+	h.answerWith(w, r, nil, sessionlessStatus, func(ctx context.Context, sink mcp.Sink) jsonrpc.Parts {
 		return h.server.AnswerSessionless(ctx, sr, sink)
 	})
 }
@@ -75,7 +75,7 @@ func (h *Handler) serveSessionless(w http.ResponseWriter, r *http.Request, m *js
 // did not declare (-32021), or whose Mcp-Param headers did not match its
 // arguments (-32020, found by the engine once the tool is known). It is 200
 // otherwise, the error being in the body.
-func sessionlessStatus(answer jsonrpc.Answer) int {
+func sessionlessStatus(answer jsonrpc.Parts) int {
 	if answer.Rest != nil {
 		return http.StatusOK // a result
 	}

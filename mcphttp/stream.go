@@ -42,7 +42,7 @@ type eventWriter struct {
 	keep    int // how many events ps keeps
 	// status, when set, chooses the HTTP status of an answer sent as
 	// plain JSON (a sessionless error's: sessionless.go).
-	status func(answer jsonrpc.Answer) int
+	status func(answer jsonrpc.Parts) int
 	keepB  int // how many bytes of events ps keeps
 	ps     *postStream
 	// open, when set, counts the stream while it is open: from its
@@ -209,7 +209,7 @@ func (e *eventWriter) close() {
 // started, else as a plain JSON body.
 // A plain JSON body is written in the answer's parts, a long result from
 // where it came.
-func (e *eventWriter) finish(answer jsonrpc.Answer) {
+func (e *eventWriter) finish(answer jsonrpc.Parts) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ps != nil {

@@ -204,7 +204,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
+	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) jsonrpc.Parts {
 		return hs.sess.Answer(ctx, m, sink)
 	})
 }
@@ -218,13 +218,13 @@ const primingRetry = 1000
 // answer serves request(s) on the POST's own stream: plain JSON unless a
 // related message must go out first, then an event stream ending with the
 // answer.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession, serve func(context.Context, mcp.Sink) jsonrpc.Answer) {
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, hs *httpSession, serve func(context.Context, mcp.Sink) jsonrpc.Parts) {
 	h.answerWith(w, r, hs, nil, serve)
 }
 
 // answerWith is answer with the HTTP status of a plain JSON answer chosen
 // by status (nil: 200).
-func (h *Handler) answerWith(w http.ResponseWriter, r *http.Request, hs *httpSession, status func(jsonrpc.Answer) int, serve func(context.Context, mcp.Sink) jsonrpc.Answer) {
+func (h *Handler) answerWith(w http.ResponseWriter, r *http.Request, hs *httpSession, status func(jsonrpc.Parts) int, serve func(context.Context, mcp.Sink) jsonrpc.Parts) {
 	var ew *eventWriter
 	if hs != nil {
 		ew = newEventWriter(w, "")
@@ -277,8 +277,8 @@ func (h *Handler) answerWith(w http.ResponseWriter, r *http.Request, hs *httpSes
 
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	if h.opts.Stateless {
-		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
-			return jsonrpc.Answer{Head: h.server.ServeStateless(h.withIdentity(ctx, r), m, h.statelessVersion(r), sink)}
+		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) jsonrpc.Parts {
+			return jsonrpc.Parts{Head: h.server.ServeStateless(h.withIdentity(ctx, r), m, h.statelessVersion(r), sink)}
 		})
 		return
 	}
@@ -380,8 +380,8 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, m *json
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
-		return jsonrpc.Answer{Head: h.server.ServeStateless(h.withIdentity(ctx, r), m, version, sink)}
+	h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) jsonrpc.Parts {
+		return jsonrpc.Parts{Head: h.server.ServeStateless(h.withIdentity(ctx, r), m, version, sink)}
 	})
 }
 
@@ -419,8 +419,8 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			writeJSON(w, http.StatusBadRequest, mcp.BatchRefused())
 			return
 		}
-		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
-			return jsonrpc.Answer{Head: h.server.ServeStatelessBatch(h.withIdentity(ctx, r), msgs, errs, version, sink)}
+		h.answer(w, r, nil, func(ctx context.Context, sink mcp.Sink) jsonrpc.Parts {
+			return jsonrpc.Parts{Head: h.server.ServeStatelessBatch(h.withIdentity(ctx, r), msgs, errs, version, sink)}
 		})
 		return
 	}
@@ -434,7 +434,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		writeJSON(w, http.StatusBadRequest, mcp.BatchRefused())
 		return
 	}
-	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) jsonrpc.Answer {
-		return jsonrpc.Answer{Head: sess.HandleBatch(ctx, msgs, errs, sink)}
+	h.answer(w, r, hs, func(ctx context.Context, sink mcp.Sink) jsonrpc.Parts {
+		return jsonrpc.Parts{Head: sess.HandleBatch(ctx, msgs, errs, sink)}
 	})
 }

@@ -126,12 +126,12 @@ func (c *Conn) hand(line []byte) {
 	give(m)
 }
 
-// Write sends one message as one line.
+// Write sends one message as one line, long params from where they lie.
 func (c *Conn) Write(ctx context.Context, m *jsonrpc.Message) error {
 	if c.isClosed() {
 		return ErrClosed
 	}
-	err := c.out.Send(ctx, m.Append(nil))
+	err := c.out.sendParts(ctx, m.Parts())
 	if err != nil && c.isClosed() {
 		return ErrClosed
 	}

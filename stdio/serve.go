@@ -172,16 +172,16 @@ func (c *serveConn) batch(ctx context.Context, data []byte) {
 
 // send writes an answer; nil means there is none.
 func (c *serveConn) send(ctx context.Context, msg []byte) {
-	c.sendAnswer(ctx, jsonrpc.Answer{Head: msg})
+	c.sendAnswer(ctx, jsonrpc.Parts{Head: msg})
 }
 
 // sendAnswer writes an answer in parts (a long result from where it
 // lies); the zero Answer means there is none.
-func (c *serveConn) sendAnswer(ctx context.Context, a jsonrpc.Answer) {
+func (c *serveConn) sendAnswer(ctx context.Context, a jsonrpc.Parts) {
 	if a.Head == nil {
 		return
 	}
-	if err := c.out.sendAnswer(ctx, a); err != nil {
+	if err := c.out.sendParts(ctx, a); err != nil {
 		c.log.Debug("stdio: answer not written", "err", err)
 	}
 }

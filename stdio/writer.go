@@ -30,11 +30,11 @@ func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{w: w} }
 // Send writes msg as one line, in a single Write call. A message already
 // cancelled is not written.
 func (lw *lineWriter) Send(ctx context.Context, msg []byte) error {
-	return lw.sendAnswer(ctx, jsonrpc.Answer{Head: msg})
+	return lw.sendParts(ctx, jsonrpc.Parts{Head: msg})
 }
 
-// sendAnswer is Send for an answer in parts, joined in the line's buffer.
-func (lw *lineWriter) sendAnswer(ctx context.Context, a jsonrpc.Answer) error {
+// sendParts is Send for a message in parts, joined in the line's buffer.
+func (lw *lineWriter) sendParts(ctx context.Context, a jsonrpc.Parts) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (lw *lineWriter) sendAnswer(ctx context.Context, a jsonrpc.Answer) error {
 
 // appendLine fills dst with a on one line followed by "\n". Only a
 // message with a line break pays for compaction; the rest is copied.
-func appendLine(dst *bytes.Buffer, a jsonrpc.Answer) error {
+func appendLine(dst *bytes.Buffer, a jsonrpc.Parts) error {
 	dst.Reset()
 	if !hasLineBreak(a.Head) && !hasLineBreak(a.Rest) {
 		dst.Grow(a.Len() + 1)

@@ -40,7 +40,7 @@ func TestAppendLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			a := jsonrpc.Answer{Head: []byte(tt.msg)}
+			a := jsonrpc.Parts{Head: []byte(tt.msg)}
 			if tt.rest != "" {
 				a.Rest = []byte(tt.rest)
 			}
@@ -138,10 +138,10 @@ func FuzzAppendLineOfAnAnswerInParts(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":`), []byte("{\n\"a\": 1\n}"))
 	f.Add([]byte("{\"s\": \"x\n"), []byte(`y"}`))
 	f.Fuzz(func(t *testing.T, head, rest []byte) {
-		parts := jsonrpc.Answer{Head: head, Rest: rest}
+		parts := jsonrpc.Parts{Head: head, Rest: rest}
 		var a, b bytes.Buffer
 		errA := appendLine(&a, parts)
-		errB := appendLine(&b, jsonrpc.Answer{Head: parts.Bytes()})
+		errB := appendLine(&b, jsonrpc.Parts{Head: parts.Bytes()})
 		if (errA == nil) != (errB == nil) || a.String() != b.String() {
 			t.Fatalf("in parts %q (%v), whole %q (%v)", a.Bytes(), errA, b.Bytes(), errB)
 		}

@@ -31,7 +31,7 @@ type conn struct {
 	rc        syscall.RawConn // nc's descriptor, to peek at while idle
 	br        *bufio.Reader
 	wbuf      []byte      // the request's head, and a small body behind it
-	iov       [2][]byte   // a large Post's head and body
+	iov       [4][]byte   // a large Post's head and body
 	bufs      net.Buffers // iov, as writev consumes it
 	hdr       []byte      // the answer's header lines, joined by '\n'
 	one       [1]byte
@@ -82,7 +82,8 @@ type outgoing struct {
 	header http.Header
 	body   io.Reader // nil when there is none
 	length int64
-	inline []byte // Post's body
+	posted bool // a Post's: its body is inline
+	inline Body
 }
 
 // outgoingOf is req's parts.
@@ -197,10 +198,10 @@ func (c *conn) write(o *outgoing) (sent bool, err error) {
 		}
 	}
 	n := o.length
-	hasBody := o.body != nil || o.inline != nil
+	hasBody := o.body != nil || o.posted
 	switch {
-	case o.inline != nil:
-		n = int64(len(o.inline))
+	case o.posted:
+		n = int64(o.inline.Len())
 	case !hasBody:
 		n = 0
 	}
@@ -212,8 +213,8 @@ func (c *conn) write(o *outgoing) (sent bool, err error) {
 	b = append(b, "\r\n"...)
 	head := len(b)
 	switch {
-	case o.inline != nil && n <= bufferedBody:
-		b = append(b, o.inline...)
+	case o.posted && n <= bufferedBody:
+		b = append(append(append(b, o.inline[0]...), o.inline[1]...), o.inline[2]...)
 		n = 0
 	case o.body != nil && n <= bufferedBody:
 		b = append(b, make([]byte, n)...)
@@ -225,12 +226,12 @@ func (c *conn) write(o *outgoing) (sent bool, err error) {
 	if cap(b) <= 2*bufferedBody {
 		c.wbuf = b
 	}
-	if n > 0 && o.inline != nil {
+	if n > 0 && o.posted {
 		// The head and the body in one writev, the body not copied.
-		c.iov = [2][]byte{b, o.inline}
+		c.iov = [4][]byte{b, o.inline[0], o.inline[1], o.inline[2]}
 		c.bufs = c.iov[:]
 		_, err := c.bufs.WriteTo(c.nc)
-		c.iov = [2][]byte{}
+		c.iov = [4][]byte{}
 		return true, err
 	}
 	if _, err := c.nc.Write(b); err != nil {

@@ -67,15 +67,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // Poster sends a POST as its parts, with no *http.Request made for it:
 // Transport, or a transport over it that adds nothing to the POST.
 type Poster interface {
-	Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error)
+	Post(ctx context.Context, u *url.URL, header http.Header, body Body) (*http.Response, error)
 }
 
 var _ Poster = (*Transport)(nil)
 
+// A Body is a POST's body in up to three slices, sent one after another:
+// a long part goes out from where it lies, not copied behind the others.
+type Body [3][]byte
+
+// Len is the body's length.
+func (b *Body) Len() int { return len(b[0]) + len(b[1]) + len(b[2]) }
+
+// Bytes is the body as one slice: its first part when that is all of it.
+func (b *Body) Bytes() []byte {
+	if len(b[1]) == 0 && len(b[2]) == 0 {
+		return b[0]
+	}
+	return append(append(append(make([]byte, 0, b.Len()), b[0]...), b[1]...), b[2]...)
+}
+
 // PostRequest is the *http.Request of a Post's parts, its body readable
 // again (GetBody), for a POST that must go as one after all.
-func PostRequest(ctx context.Context, u *url.URL, header http.Header, body []byte) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+func PostRequest(ctx context.Context, u *url.URL, header http.Header, body Body) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body.Bytes()))
 	req.Header = header
 	return req
 }
@@ -84,7 +99,7 @@ func PostRequest(ctx context.Context, u *url.URL, header http.Header, body []byt
 // *http.Request of those parts, without making one: a relay's upstream
 // POST is its most frequent request. The answer's Request is nil. A POST
 // this transport does not send itself goes through RoundTrip.
-func (t *Transport) Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error) {
+func (t *Transport) Post(ctx context.Context, u *url.URL, header http.Header, body Body) (*http.Response, error) {
 	request := func() *http.Request { return PostRequest(ctx, u, header, body) }
 	if !t.plainURL(u) || !plainHeader(header) {
 		return t.RoundTrip(request())
@@ -93,10 +108,7 @@ func (t *Transport) Post(ctx context.Context, u *url.URL, header http.Header, bo
 	if h.proxied {
 		return t.Fallback.RoundTrip(request())
 	}
-	if body == nil {
-		body = []byte{}
-	}
-	return t.send(ctx, h, &outgoing{method: http.MethodPost, url: u, header: header, inline: body})
+	return t.send(ctx, h, &outgoing{method: http.MethodPost, url: u, header: header, posted: true, inline: body})
 }
 
 // send sends o to h on a kept connection or a new one.

@@ -120,20 +120,28 @@ func TestAPostWithoutARequestArrivesAsOneWithARequestDoes(t *testing.T) {
 	}))
 	defer tls.Close()
 	h := http.Header{"Content-Type": {"application/json"}}
+	big := strings.Repeat("x", 100<<10)
 	for _, tt := range []struct {
 		name string
 		tr   *h1.Transport
 		base string
-		body string
+		body []string // the Body's parts
 	}{
-		{"small", newTransport(t), s.URL, `{"jsonrpc":"2.0"}`},
-		{"past what is copied behind the head", newTransport(t), s.URL, strings.Repeat("x", 100<<10)},
-		{"tls, through net/http", h1.New(tls.Client().Transport.(*http.Transport)), tls.URL, `{}`},
+		{"small", newTransport(t), s.URL, []string{`{"jsonrpc":"2.0"}`}},
+		{"small, in three parts", newTransport(t), s.URL, []string{`{"jsonrpc":`, `"2.0"`, `}`}},
+		{"past what is copied behind the head", newTransport(t), s.URL, []string{big}},
+		{"past what is copied behind the head, in three parts", newTransport(t), s.URL, []string{`{"a":"`, big, `"}`}},
+		{"tls, through net/http", h1.New(tls.Client().Transport.(*http.Transport)), tls.URL, []string{`{}`}},
+		{"tls, through net/http, in three parts", h1.New(tls.Client().Transport.(*http.Transport)), tls.URL, []string{`{"a":"`, big, `"}`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			u := mustURL(t, tt.base+"/mcp?a=b%20c")
+			var body h1.Body
+			for i, p := range tt.body {
+				body[i] = []byte(p)
+			}
 			for range 2 {
-				resp, err := tt.tr.Post(testkit.Context(t), u, h, []byte(tt.body))
+				resp, err := tt.tr.Post(testkit.Context(t), u, h, body)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,15 +150,16 @@ func TestAPostWithoutARequestArrivesAsOneWithARequestDoes(t *testing.T) {
 				if string(b) != "ok" || err != nil {
 					t.Fatalf("answer %q, %v", b, err)
 				}
-				want := seen{"POST", "/mcp?a=b%20c", u.Host, "Go-http-client/1.1", "application/json", tt.body, int64(len(tt.body))}
+				whole := strings.Join(tt.body, "")
+				want := seen{"POST", "/mcp?a=b%20c", u.Host, "Go-http-client/1.1", "application/json", whole, int64(len(whole))}
 				if g := <-got; fmt.Sprint(g) != fmt.Sprint(want) {
 					t.Errorf("the server saw %.200v, want %.200v", g, want)
 				}
 			}
 		})
 	}
-	if n := s.conns.Load(); n != 2 {
-		t.Errorf("%d connections for two transports' two POSTs each, want 2", n)
+	if n := s.conns.Load(); n != 4 {
+		t.Errorf("%d connections for four transports' two POSTs each, want 4", n)
 	}
 }
 
@@ -524,7 +533,7 @@ func TestARequestOnAKeptConnectionStaysWithinItsAllocationBudget(t *testing.T) {
 				return tr.RoundTrip(req)
 			}
 		}()},
-		{"Post", func(tr *h1.Transport, u *url.URL) (*http.Response, error) { return tr.Post(ctx, u, h, msg) }},
+		{"Post", func(tr *h1.Transport, u *url.URL) (*http.Response, error) { return tr.Post(ctx, u, h, h1.Body{msg}) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := keepAlive(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 36\r\n\r\n"+

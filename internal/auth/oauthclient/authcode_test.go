@@ -264,7 +264,7 @@ func TestAPostSentAsItsPartsMeetsTheFlowAsARequestDoes(t *testing.T) {
 	}
 	u, _ := url.Parse(r.srv.URL + "/mcp/x")
 	post := func() int {
-		resp, err := tr.Post(context.Background(), u, http.Header{"Content-Type": {"application/json"}}, []byte(`{}`))
+		resp, err := tr.Post(context.Background(), u, http.Header{"Content-Type": {"application/json"}}, h1.Body{[]byte(`{}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // held: a backend that has asked for none, the usual case, costs no
 // request. A refusal is met as RoundTrip meets it, with a request made
 // for it then.
-func (t *authTransport) Post(ctx context.Context, u *url.URL, header http.Header, body []byte) (*http.Response, error) {
+func (t *authTransport) Post(ctx context.Context, u *url.URL, header http.Header, body h1.Body) (*http.Response, error) {
 	token, key := t.a.accessToken(ctx)
 	p, ok := t.base.(h1.Poster)
 	if !ok || token != "" {
