@@ -45,7 +45,7 @@ func FuzzParse(f *testing.F) {
 		}
 		if m.Kind() == KindResult {
 			// A result written in parts is the same response.
-			if a := SplitResultParts(m.ID, m.Result); !bytes.Equal(a.Bytes(), out) || a.Len() != len(out) {
+			if a := splitResultParts(m.ID, m.Result); !bytes.Equal(a.Bytes(), out) || a.Len() != len(out) {
 				t.Fatalf("the answer in parts %q, want %q", a.Bytes(), out)
 			}
 		}

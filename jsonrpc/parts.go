@@ -44,12 +44,12 @@ func ResultParts(id ID, result json.RawMessage) Parts {
 	if !SplitsResult(result) {
 		return Parts{Head: AppendResult(nil, id, result)}
 	}
-	return SplitResultParts(id, result)
+	return splitResultParts(id, result)
 }
 
-// SplitResultParts is ResultParts with result left where it is,
+// splitResultParts is ResultParts with result left where it is,
 // whatever its size.
-func SplitResultParts(id ID, result json.RawMessage) Parts {
+func splitResultParts(id ID, result json.RawMessage) Parts {
 	if len(result) == 0 {
 		result = json.RawMessage("{}")
 	}

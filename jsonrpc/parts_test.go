@@ -18,7 +18,7 @@ func TestAnAnswerIsTheResponseAppendResultWritesAndLeavesALongResultWhereItIs(t 
 			result = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
 		}
 		want := AppendResult(nil, ID(`"a"`), result)
-		for name, a := range map[string]Parts{"ResultParts": ResultParts(ID(`"a"`), result), "SplitResultParts": SplitResultParts(ID(`"a"`), result)} {
+		for name, a := range map[string]Parts{"ResultParts": ResultParts(ID(`"a"`), result), "splitResultParts": splitResultParts(ID(`"a"`), result)} {
 			if got := a.Bytes(); !bytes.Equal(got, want) {
 				t.Errorf("%d bytes, %s: Bytes %.80q, want %.80q", n, name, got, want)
 			}
