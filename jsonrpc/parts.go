@@ -57,22 +57,14 @@ func splitResultParts(id ID, result json.RawMessage) Parts {
 }
 
 // Len is the length of the message written.
-func (a Parts) Len() int {
-	if a.Rest == nil {
-		return len(a.Head)
-	}
-	return len(a.Head) + len(a.Rest) + 1
-}
+func (a Parts) Len() int { return len(a.Head) + len(a.Rest) + len(a.Tail()) }
 
 // Bytes is the message as one slice: Head itself when that is all of it.
 func (a Parts) Bytes() []byte {
 	if a.Rest == nil {
 		return a.Head
 	}
-	b := make([]byte, 0, a.Len())
-	b = append(b, a.Head...)
-	b = append(b, a.Rest...)
-	return append(b, '}')
+	return append(append(append(make([]byte, 0, a.Len()), a.Head...), a.Rest...), a.Tail()...)
 }
 
 // closing ends a message written in parts.
@@ -89,17 +81,18 @@ func (a Parts) Tail() []byte {
 
 // WriteTo writes the message to w, a part at a time.
 func (a Parts) WriteTo(w io.Writer) (int64, error) {
-	n, err := w.Write(a.Head)
-	if err != nil || a.Rest == nil {
-		return int64(n), err
+	var n int64
+	for _, p := range [3][]byte{a.Head, a.Rest, a.Tail()} {
+		if len(p) == 0 {
+			continue
+		}
+		m, err := w.Write(p)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
 	}
-	m, err := w.Write(a.Rest)
-	n += m
-	if err != nil {
-		return int64(n), err
-	}
-	m, err = w.Write(closing)
-	return int64(n + m), err
+	return n, nil
 }
 
 // Parts are m as Append writes it, in parts: a request's or a

@@ -206,9 +206,8 @@ func (e *eventWriter) close() {
 }
 
 // finish writes the answer to a POST: as the last event if the stream has
-// started, else as a plain JSON body.
-// A plain JSON body is written in the answer's parts, a long result from
-// where it came.
+// started, else as a plain JSON body, a part at a time (a long result
+// from where it came).
 func (e *eventWriter) finish(answer jsonrpc.Parts) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -176,7 +176,7 @@ func (c *serveConn) send(ctx context.Context, msg []byte) {
 }
 
 // sendAnswer writes an answer in parts (a long result from where it
-// lies); the zero Answer means there is none.
+// lies); zero Parts mean there is none.
 func (c *serveConn) sendAnswer(ctx context.Context, a jsonrpc.Parts) {
 	if a.Head == nil {
 		return
