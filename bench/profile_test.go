@@ -111,18 +111,8 @@ func BenchmarkRelayHTTPBackend(b *testing.B) {
 // for pprof of the wire path.
 func BenchmarkWireFramed64(b *testing.B) {
 	ctx := context.Background()
-	backendHandler := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
-	defer backendHandler.Close()
-	backend := httptest.NewServer(backendHandler)
-	defer backend.Close()
-	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: backend.URL})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer up.Close()
-	front := httptest.NewServer(proxy.NewServer(proxy.Options{Upstream: up, InfoPath: filepath.Join(b.TempDir(), "none")}))
-	defer front.Close()
-	f, err := dialFramed(ctx, "ws"+strings.TrimPrefix(front.URL, "http"))
+	_, url := fixtureProxy(b)
+	f, err := dialFramed(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -139,4 +129,22 @@ func BenchmarkWireFramed64(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fixtureProxy serves an in-process mcpgate proxy in front of the fixture
+// over Streamable HTTP until b ends; url is its ws:// address.
+func fixtureProxy(b *testing.B) (srv *proxy.Server, url string) {
+	backendHandler := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{})
+	b.Cleanup(backendHandler.Close)
+	backend := httptest.NewServer(backendHandler)
+	b.Cleanup(backend.Close)
+	up, err := proxy.NewUpstream(proxy.UpstreamConfig{Kind: upstream.KindHTTP, URL: backend.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = up.Close() })
+	srv = proxy.NewServer(proxy.Options{Upstream: up, InfoPath: filepath.Join(b.TempDir(), "none")})
+	front := httptest.NewServer(srv)
+	b.Cleanup(front.Close)
+	return srv, "ws" + strings.TrimPrefix(front.URL, "http")
 }
