@@ -37,7 +37,7 @@ func Dial(ctx context.Context, url string, opts *ClientOptions) (*Client, error)
 	if opts != nil {
 		dopts = opts.Dial
 	}
-	ws, resp, err := websocket.Dial(ctx, url, dopts)
+	ws, resp, err := websocket.Dial(ctx, url, JoinFrames(dopts))
 	if err != nil {
 		if resp != nil {
 			return nil, fmt.Errorf("wire: dial %s: HTTP %d: %w", url, resp.StatusCode, err)

@@ -63,7 +63,7 @@ func CallPath(ctx context.Context, baseURL, path string, params []byte) (Respons
 
 func dialPath(ctx context.Context, baseURL, path string) (*websocket.Conn, error) {
 	url := strings.TrimSuffix(baseURL, "/") + path
-	ws, resp, err := websocket.Dial(ctx, url, nil)
+	ws, resp, err := websocket.Dial(ctx, url, JoinFrames(nil))
 	if err != nil {
 		if resp != nil {
 			return nil, fmt.Errorf("wire: dial %s: HTTP %d: %w", url, resp.StatusCode, err)

@@ -85,7 +85,7 @@ func (c *Conn) pairDaemon(ctx context.Context, r *wire.Responder, id uint32) {
 		c.log.Info("wiremcp: a daemon connection from the program, and no daemon to pair it with; declined", "conn", id)
 		return
 	}
-	ws, _, err := websocket.Dial(ctx, c.daemon, nil)
+	ws, _, err := websocket.Dial(ctx, c.daemon, wire.JoinFrames(nil))
 	if err != nil {
 		c.log.Warn("wiremcp: the daemon endpoint refused; the program's connection is declined", "conn", id, "err", err)
 		return
