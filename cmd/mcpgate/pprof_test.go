@@ -1,5 +1,6 @@
-// pprof_test.go pins the hidden --pprof flag: the profiling endpoints are
-// served on a loopback address only, and stop with the command.
+// pprof_test.go pins the hidden --pprof flag of serve and proxy: the
+// profiling endpoints are served on a loopback address only, and stop
+// with the command.
 
 package main
 
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestPprofRefusesAnAddressOffTheLoopback(t *testing.T) {
@@ -48,5 +51,14 @@ func TestPprofServesOnLoopbackUntilStopped(t *testing.T) {
 	if c, err := net.Dial("tcp", addr); err == nil {
 		_ = c.Close()
 		t.Error("the profiling endpoints still accept connections after stop")
+	}
+}
+
+func TestPprofFlagIsHiddenOnServeAndProxy(t *testing.T) {
+	for _, cmd := range []*cobra.Command{serveCommand(), proxyCommand()} {
+		f := cmd.Flags().Lookup("pprof")
+		if f == nil || !f.Hidden {
+			t.Errorf("mcpgate %s: --pprof %v, want a hidden flag", cmd.Name(), f)
+		}
 	}
 }

@@ -64,6 +64,7 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&pf.tokenFile, "token-file", "", "a file holding the bearer token every request must carry (or the "+proxyTokenEnv+" environment variable)")
 	f.StringVar(&pf.otlpEndpoint, "otlp-endpoint", "", "export a trace span of each relayed exchange to this OTLP/HTTP collector, joined to the gateway's (default: the standard OTEL_EXPORTER_OTLP_* environment; none: off)")
 	f.BoolVar(&pf.verbose, "verbose", false, "log at debug level")
+	addPprofFlag(cmd) // hidden: --pprof ADDR, loopback only
 	return cmd
 }
 
