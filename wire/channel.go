@@ -3,7 +3,10 @@
 
 package wire
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // Channel is a channel opened with Scope.OpenChannel or
 // Responder.OpenChannel. Its answer is read with Next.
@@ -34,3 +37,19 @@ func (ch *Channel) Scope() uint32 { return ch.scope.id }
 // the connection ends, an error wrapping ErrConnectionClosed. ctx bounds
 // only this wait.
 func (ch *Channel) Next(ctx context.Context) ([]byte, error) { return ch.answers.next(ctx) }
+
+// CopyNext writes the channel's next response to w, for a byte stream (a
+// pair) whose consumer keeps nothing of it. A long response's buffer then
+// goes back to the connection to read a later one into, so that a stream
+// of long responses is relayed without an allocation or a second copy
+// each. Next's errors come as they are, and w's.
+func (ch *Channel) CopyNext(ctx context.Context, w io.Writer) (int, error) {
+	ch.answers.lends.Store(true)
+	p, err := ch.answers.next(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(p)
+	ch.scope.c.recycle(p)
+	return n, err
+}

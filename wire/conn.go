@@ -79,10 +79,17 @@ type conn struct {
 	ctx    context.Context // ends when the connection does; parent of every exchange's
 	cancel context.CancelFunc
 
-	wturn chan struct{}    // the write turn: one frame on the socket at a time
-	wbuf  []byte           // guarded by wturn
-	rbuf  bytes.Buffer     // the reader goroutine's
-	rlim  io.LimitedReader // the reader goroutine's, applying limit
+	wturn chan struct{} // the write turn: one frame on the socket at a time
+	wbuf  []byte        // guarded by wturn
+	// The reader goroutine's (conn.read): a message's first bytes, the
+	// rest of a long one, the limit on that, and a spare for a full buffer.
+	first   [readInPlace + 1]byte
+	rbuf    bytes.Buffer
+	rlim    io.LimitedReader
+	spare   [4096]byte
+	lentMax int // the longest payload read for CopyNext
+	// free holds payload buffers CopyNext is done with (recycle).
+	free chan []byte
 
 	// lastRead is when a message was last read (UnixNano): a quiet
 	// connection is pinged (keepalive).
@@ -128,6 +135,7 @@ func newConn(ctx context.Context, ws *websocket.Conn, r role, opts *Options) *co
 		limit:  o.ReadLimit,
 		log:    o.Logger.With("role", name),
 		wturn:  make(chan struct{}, 1),
+		free:   make(chan []byte, freePayloads),
 		scopes: make(map[uint32]*Scope),
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)

