@@ -17,7 +17,11 @@
 // request frame and reads the scope's responses until its finish; inside an
 // open scope either side opens channels the same way. [Client] and [Serve]
 // are the two roles of that multiplexer: a [Scope] or [Channel] is read as
-// a stream with Next, and a [Handler] answers through a [Responder].
+// a stream with Next, and a [Handler] answers through a [Responder]. A
+// channel that carries a byte stream (a pair) is read with
+// [Channel.CopyNext], which gives each long response's buffer back for the
+// next, and [Responder.Pump] writes one. The client's frames reach the
+// socket in one write each ([JoinFrames]).
 //
 // The multiplexer knows nothing of payloads. The payload codecs —
 // [ScopeRequest], [BeginAnswer], [ChannelRequest], [ProxyChannelRequest],
