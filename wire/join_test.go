@@ -92,3 +92,40 @@ func TestJoinFramesWritesAClientsMessageAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// Over TLS the upgraded connection is the TLS one: the frames are joined
+// above it, and the message arrives whole.
+func TestJoinFramesOverTLS(t *testing.T) {
+	got := make(chan []byte, 1)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ws.SetReadLimit(-1)
+		_, msg, err := ws.Read(r.Context())
+		if err != nil {
+			return
+		}
+		got <- msg
+		_ = ws.Write(r.Context(), websocket.MessageBinary, msg[:2])
+	}))
+	defer srv.Close()
+	ctx := testContext(t)
+	ws, _, err := websocket.Dial(ctx, "wss"+srv.URL[len("https"):], wire.JoinFrames(&websocket.DialOptions{HTTPClient: srv.Client()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	msg := bytes.Repeat([]byte("tls!"), 100_000)
+	if err := ws.Write(ctx, websocket.MessageBinary, msg); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(receive(t, got), msg) {
+		t.Fatal("the server did not receive the message whole")
+	}
+	if _, echo, err := ws.Read(ctx); err != nil || string(echo) != "tl" {
+		t.Fatalf("the server's answer: %q, %v", echo, err)
+	}
+}
