@@ -16,12 +16,13 @@ type Channel struct {
 	answers *stream
 }
 
-// LimitQueue bounds the bytes of the channel's responses that may wait for
-// Next. Beyond the bound the connection stops reading until Next has caught
-// up, so the peer's writes wait. That is back-pressure, for a byte stream
-// (a pair) whose consumer may be slower than the wire. It costs the
-// connection's other exchanges their turn meanwhile. 0 (the default) is no
-// bound.
+// LimitQueue bounds the bytes that the channel's responses waiting for
+// Next may hold, counted as their buffers' capacity: CopyNext's reused
+// buffers count in full, which keeps few of them in flight. Beyond the
+// bound the connection stops reading until Next has caught up, so the
+// peer's writes wait. That is back-pressure, for a byte stream (a pair)
+// whose consumer may be slower than the wire. It costs the connection's
+// other exchanges their turn meanwhile. 0 (the default) is no bound.
 func (ch *Channel) LimitQueue(bytes int) { ch.answers.setLimit(bytes) }
 
 // ID returns the channel's number, in the space of the side that opened

@@ -28,7 +28,7 @@ type stream struct {
 	lends atomic.Bool // its consumer reads with Channel.CopyNext
 
 	limit   int           // bytes that may wait unread (0: no bound)
-	size    int           // bytes waiting
+	size    int           // bytes the waiting responses hold: their capacity
 	drained chan struct{} // closed when size falls to limit, or at the end
 }
 
@@ -44,7 +44,7 @@ func (s *stream) push(p []byte) (over bool) {
 	}
 	s.got = true
 	s.queue = append(s.queue, p)
-	s.size += len(p)
+	s.size += cap(p)
 	s.signal()
 	return s.limit > 0 && s.size > s.limit
 }
@@ -122,7 +122,7 @@ func (s *stream) next(ctx context.Context) ([]byte, error) {
 			p := s.queue[s.head]
 			s.queue[s.head] = nil
 			s.head++
-			s.size -= len(p)
+			s.size -= cap(p)
 			if s.size <= s.limit {
 				s.signalDrained()
 			}
