@@ -72,9 +72,10 @@ const freePayloads = 8
 
 // read returns the next message in buffers of its own: payloads are handed
 // to exchanges that may keep them. Most messages come whole in head (body
-// nil). A response on a channel whose consumer copies each response out
-// (Channel.CopyNext) has its frame header in head, valid until the next
-// read, and its payload in body, a buffer CopyNext gives back. A message
+// nil). A longer one than readInPlace on a channel whose consumer copies
+// each response out (Channel.CopyNext) has its frame header in head, valid
+// until the next read, and its payload in body, a buffer CopyNext gives
+// back. A message
 // over the read limit is read to its end and dropped: head is then its
 // frame header alone (what was read of it, at most HeaderSize bytes) and
 // oversized is true.
@@ -120,16 +121,16 @@ func (c *conn) read() (typ websocket.MessageType, head, body []byte, oversized b
 	return typ, head, nil, false, nil
 }
 
-// readLent reads a message for a channel read with CopyNext, whose first n
-// bytes are read (all of it if whole): its payload into a buffer CopyNext
-// gave back, or a new one as long as the longest before.
+// readLent reads the rest of a long message for a channel read with
+// CopyNext, whose first n bytes are read: its payload goes into a buffer
+// CopyNext gave back, or a new one as long as the longest before.
 func (c *conn) readLent(typ websocket.MessageType, r io.Reader, n int, limit int64) (websocket.MessageType, []byte, []byte, bool, error) {
 	var body []byte
 	select {
 	case body = <-c.free:
 	default:
 	}
-	if cap(body) < c.lentMax { // none, or one too short to be worth growing
+	if body == nil || cap(body) < c.lentMax { // none, or one too short to be worth growing
 		body = make([]byte, 0, max(c.lentMax, 2*n))
 	}
 	body = append(body, c.first[HeaderSize:n]...)
