@@ -12,9 +12,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -50,24 +48,17 @@ func BenchmarkPostgresPairCopyOut(b *testing.B) {
 	}
 	defer gw.Close()
 
-	setup, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, pg.Addr, pg.DB))
+	setup, err := pgx.Connect(ctx, pairURL(pg, pg.Addr))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer setup.Close(ctx)
-	rows := mb << 20 / pairRowBytes
-	if _, err := setup.Exec(ctx, "CREATE UNLOGGED TABLE copy_out (id int, body text)"); err != nil {
-		b.Fatal(err)
-	}
-	body := strings.Repeat("p", pairRowBytes-16)
-	if _, err := setup.CopyFrom(ctx, pgx.Identifier{"copy_out"}, []string{"id", "body"}, pgx.CopyFromSlice(rows, func(i int) ([]any, error) {
-		return []any{i, body}, nil
-	})); err != nil {
+	if _, err := copyIntoPairTable(ctx, setup, "copy_out", mb); err != nil {
 		b.Fatal(err)
 	}
 	for _, way := range []struct{ name, addr string }{{"direct", pg.Addr}, {"pair", ln.Addr().String()}} {
 		b.Run(way.name, func(b *testing.B) {
-			c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, way.addr, pg.DB))
+			c, err := pgx.Connect(ctx, pairURL(pg, way.addr))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -75,8 +66,7 @@ func BenchmarkPostgresPairCopyOut(b *testing.B) {
 			b.SetBytes(mb << 20)
 			b.ReportAllocs()
 			for b.Loop() {
-				var sink countingWriter
-				if _, err := c.PgConn().CopyTo(ctx, &sink, "COPY copy_out TO STDOUT"); err != nil {
+				if _, _, err := copyOut(ctx, c, "copy_out"); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -82,33 +82,22 @@ func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
 	}
 	defer gw.Close()
 	res := &pairResult{MB: mb, Repeats: pairRepeats}
-	rows := mb << 20 / pairRowBytes
-	body := strings.Repeat("p", pairRowBytes-16)
 	copyOnce := func(via string, n int) (in, out float64, err error) {
-		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, via, pg.DB))
+		c, err := pgx.Connect(ctx, pairURL(pg, via))
 		if err != nil {
 			return 0, 0, err
 		}
 		defer c.Close(ctx)
 		table := fmt.Sprintf("copy_%d", n)
-		if _, err := c.Exec(ctx, "CREATE UNLOGGED TABLE "+table+" (id int, body text)"); err != nil {
+		if in, err = copyIntoPairTable(ctx, c, table, mb); err != nil {
 			return 0, 0, err
 		}
 		start := time.Now()
-		got, err := c.CopyFrom(ctx, pgx.Identifier{table}, []string{"id", "body"}, pgx.CopyFromSlice(rows, func(i int) ([]any, error) {
-			return []any{i, body}, nil
-		}))
-		if err != nil || got != int64(rows) {
-			return 0, 0, fmt.Errorf("COPY: %d of %d rows: %v", got, rows, err)
+		got, rows, err := copyOut(ctx, c, table)
+		if want := int64(mb << 20 / pairRowBytes); err != nil || rows != want {
+			return 0, 0, fmt.Errorf("COPY out: %d of %d rows: %v", rows, want, err)
 		}
-		in = float64(mb) / time.Since(start).Seconds()
-		var sink countingWriter
-		start = time.Now()
-		tag, err := c.PgConn().CopyTo(ctx, &sink, "COPY "+table+" TO STDOUT")
-		if err != nil || tag.RowsAffected() != int64(rows) {
-			return 0, 0, fmt.Errorf("COPY out: %d of %d rows: %v", tag.RowsAffected(), rows, err)
-		}
-		out = float64(sink.n) / (1 << 20) / time.Since(start).Seconds()
+		out = float64(got) / (1 << 20) / time.Since(start).Seconds()
 		return in, out, nil
 	}
 	n := 0
@@ -128,6 +117,41 @@ func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
 	res.DirectMBps, res.PairMBps = medianOf(res.EachDirect), medianOf(res.EachPair)
 	res.DirectOutMBps, res.PairOutMBps = medianOf(res.EachDirectOut), medianOf(res.EachPairOut)
 	return res, nil
+}
+
+// pairURL is the database of pg as reached at addr: directly, or through
+// the pair's listener.
+func pairURL(pg peers.Postgres, addr string) string {
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pg.User, addr, pg.DB)
+}
+
+// copyIntoPairTable creates table (unlogged) on c and COPYs mb MB into it
+// in rows of pairRowBytes; it returns the COPY's MB/s.
+func copyIntoPairTable(ctx context.Context, c *pgx.Conn, table string, mb int) (float64, error) {
+	rows := mb << 20 / pairRowBytes
+	if _, err := c.Exec(ctx, "CREATE UNLOGGED TABLE "+table+" (id int, body text)"); err != nil {
+		return 0, err
+	}
+	body := strings.Repeat("p", pairRowBytes-16)
+	start := time.Now()
+	got, err := c.CopyFrom(ctx, pgx.Identifier{table}, []string{"id", "body"}, pgx.CopyFromSlice(rows, func(i int) ([]any, error) {
+		return []any{i, body}, nil
+	}))
+	if err != nil || got != int64(rows) {
+		return 0, fmt.Errorf("COPY: %d of %d rows: %v", got, rows, err)
+	}
+	return float64(mb) / time.Since(start).Seconds(), nil
+}
+
+// copyOut COPYs table out of c (TO STDOUT, as psql's \copy) and keeps
+// nothing of it; it returns the bytes and the rows that came.
+func copyOut(ctx context.Context, c *pgx.Conn, table string) (bytes, rows int64, err error) {
+	var sink countingWriter
+	tag, err := c.PgConn().CopyTo(ctx, &sink, "COPY "+table+" TO STDOUT")
+	if err != nil {
+		return 0, 0, fmt.Errorf("COPY out: %w", err)
+	}
+	return sink.n, tag.RowsAffected(), nil
 }
 
 // countingWriter counts what is written to it, and keeps nothing.

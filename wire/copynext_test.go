@@ -16,14 +16,6 @@ import (
 	"github.com/mcpgate/mcpgate/wire"
 )
 
-// pieces records each write as one piece.
-type pieces struct{ got [][]byte }
-
-func (p *pieces) Write(b []byte) (int, error) {
-	p.got = append(p.got, bytes.Clone(b))
-	return len(b), nil
-}
-
 // streamServer answers every channel with payloads of the given lengths,
 // each filled with its own index, then finishes.
 func streamServer(t *testing.T, sizes []int) *framedServer {
@@ -80,7 +72,7 @@ func TestCopyNextWritesEachResponseWholeAndInOrder(t *testing.T) {
 	fs := streamServer(t, sizes)
 	ch := openStream(t, dialClient(t, fs.URL+"/", nil))
 	ctx := testContext(t)
-	var w pieces
+	var w wire.Pieces
 	for {
 		if _, err := ch.CopyNext(ctx, &w); errors.Is(err, io.EOF) {
 			break
@@ -88,12 +80,12 @@ func TestCopyNextWritesEachResponseWholeAndInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(w.got) != len(sizes) {
-		t.Fatalf("%d responses, want %d", len(w.got), len(sizes))
+	if len(w.Got) != len(sizes) {
+		t.Fatalf("%d responses, want %d", len(w.Got), len(sizes))
 	}
 	for i, n := range sizes {
-		if !bytes.Equal(w.got[i], bytes.Repeat([]byte{byte('a' + i%26)}, n)) {
-			t.Errorf("response %d: %d bytes, not the %d sent", i, len(w.got[i]), n)
+		if !bytes.Equal(w.Got[i], bytes.Repeat([]byte{byte('a' + i%26)}, n)) {
+			t.Errorf("response %d: %d bytes, not the %d sent", i, len(w.Got[i]), n)
 		}
 	}
 }
@@ -103,9 +95,9 @@ func TestCopyNextOverTheReadLimitEndsTheChannel(t *testing.T) {
 	c := dialClient(t, fs.URL+"/", &wire.ClientOptions{Options: wire.Options{ReadLimit: 100_000}})
 	ctx := testContext(t)
 	ch := openStream(t, c)
-	var w pieces
-	if _, err := ch.CopyNext(ctx, &w); err != nil || len(w.got) != 1 || len(w.got[0]) != 50_000 {
-		t.Fatalf("the response within the limit: %v, %d pieces", err, len(w.got))
+	var w wire.Pieces
+	if _, err := ch.CopyNext(ctx, &w); err != nil || len(w.Got) != 1 || len(w.Got[0]) != 50_000 {
+		t.Fatalf("the response within the limit: %v, %d pieces", err, len(w.Got))
 	}
 	var tl *wire.TooLargeError
 	if _, err := ch.CopyNext(ctx, &w); !errors.As(err, &tl) || tl.Limit != 100_000 {

@@ -11,11 +11,12 @@ import (
 	"testing"
 )
 
-// writes records each write it is given.
-type writes struct{ got [][]byte }
+// Pieces records each write it is given as one piece: what the joiner
+// wrote, or what CopyNext did (copynext_test.go, outside the package).
+type Pieces struct{ Got [][]byte }
 
-func (w *writes) Write(p []byte) (int, error) {
-	w.got = append(w.got, bytes.Clone(p))
+func (w *Pieces) Write(p []byte) (int, error) {
+	w.Got = append(w.Got, bytes.Clone(p))
 	return len(p), nil
 }
 
@@ -74,7 +75,7 @@ func TestFrameJoinerWritesEachFrameAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			frame := testFrame(tc.n, tc.masked, tc.form)
 			stream := append(bytes.Clone(frame), frame...)
-			var w writes
+			var w Pieces
 			j := frameJoiner{w: &w}
 			for p := stream; len(p) > 0; {
 				k := min(tc.piece, len(p))
@@ -88,9 +89,9 @@ func TestFrameJoinerWritesEachFrameAtOnce(t *testing.T) {
 			}
 			// Two frames written in pieces that may straddle them: at most
 			// one write more than the frames, never one per piece.
-			if len(w.got) > 3 || !bytes.Equal(bytes.Join(w.got, nil), stream) {
-				t.Fatalf("%d writes for 2 frames of %d bytes; bytes equal: %v", len(w.got), len(frame),
-					bytes.Equal(bytes.Join(w.got, nil), stream))
+			if len(w.Got) > 3 || !bytes.Equal(bytes.Join(w.Got, nil), stream) {
+				t.Fatalf("%d writes for 2 frames of %d bytes; bytes equal: %v", len(w.Got), len(frame),
+					bytes.Equal(bytes.Join(w.Got, nil), stream))
 			}
 		})
 	}
@@ -98,17 +99,17 @@ func TestFrameJoinerWritesEachFrameAtOnce(t *testing.T) {
 
 func TestFrameJoinerWritesALongFrameInPieces(t *testing.T) {
 	frame := testFrame(3*maxJoin, true, 0)
-	var w writes
+	var w Pieces
 	j := frameJoiner{w: &w}
 	for p := frame; len(p) > 0; p = p[min(4096, len(p)):] {
 		if _, err := j.Write(p[:min(4096, len(p))]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(w.got) < 3 || len(w.got) > 4 || !bytes.Equal(bytes.Join(w.got, nil), frame) {
-		t.Fatalf("%d writes for a frame of %d bytes", len(w.got), len(frame))
+	if len(w.Got) < 3 || len(w.Got) > 4 || !bytes.Equal(bytes.Join(w.Got, nil), frame) {
+		t.Fatalf("%d writes for a frame of %d bytes", len(w.Got), len(frame))
 	}
-	for _, g := range w.got {
+	for _, g := range w.Got {
 		if len(g) > maxJoin+4096 {
 			t.Fatalf("a write of %d bytes: more than maxJoin held", len(g))
 		}
@@ -150,7 +151,7 @@ func FuzzFrameJoiner(f *testing.F) {
 			stream = append(stream, testFrame(n, spec[i+1]&1 == 1, form)...)
 			ends = append(ends, len(stream))
 		}
-		var w writes
+		var w Pieces
 		j := frameJoiner{w: &w}
 		at, written := 0, 0
 		for k := 0; at < len(stream); k++ {
@@ -175,7 +176,7 @@ func FuzzFrameJoiner(f *testing.F) {
 				t.Fatalf("after %d of %d bytes (frame ends %v): holds %d, want %d", at, len(stream), ends, len(j.buf), held)
 			}
 		}
-		if !bytes.Equal(bytes.Join(w.got, nil), stream) {
+		if !bytes.Equal(bytes.Join(w.Got, nil), stream) {
 			t.Fatal("the writes do not add up to the stream")
 		}
 	})
