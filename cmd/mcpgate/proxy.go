@@ -65,6 +65,7 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&pf.otlpEndpoint, "otlp-endpoint", "", "export a trace span of each relayed exchange to this OTLP/HTTP collector, joined to the gateway's (default: the standard OTEL_EXPORTER_OTLP_* environment; none: off)")
 	f.BoolVar(&pf.verbose, "verbose", false, "log at debug level")
 	addPprofFlag(cmd) // hidden: --pprof ADDR, loopback only
+	keepHeapRoom(cmd)
 	return cmd
 }
 

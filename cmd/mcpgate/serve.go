@@ -69,6 +69,7 @@ func serveCommand() *cobra.Command {
 	fl.BoolVar(&f.noPrefix, "no-prefix", false, "keep the --backend backends' own tool and prompt names (no NAME__ prefix)")
 	fl.DurationVar(&f.configPoll, "config-poll", time.Second, "how often the --config file is checked for changes to reload (0: only on SIGHUP)")
 	addPprofFlag(cmd) // hidden: --pprof ADDR, loopback only
+	keepHeapRoom(cmd)
 	return cmd
 }
 
