@@ -103,7 +103,10 @@ type Log struct {
 	w     Writer
 	opts  Options
 	log   *slog.Logger
-	queue chan store.AuditRecord // without Wait; nil with it
+	queue chan store.AuditRecord // without Wait, or to the store behind a journal
+	// full tells the writer that a batch's worth is queued (queued): it
+	// does not wait on the queue while a batch gathers (run).
+	full chan struct{}
 
 	// closed is set once, under mu, by Close. A Record that saw it unset
 	// is counted in senders before mu is released, so Close knows when
@@ -179,6 +182,7 @@ func start(w Writer, opts Options, j *journal) *Log {
 	}
 	if !opts.Wait || j != nil {
 		l.queue = make(chan store.AuditRecord, opts.Buffer)
+		l.full = make(chan struct{}, 1)
 	}
 	l.writeCtx, l.cancelWrites = context.WithCancel(context.Background())
 	go l.run()
@@ -302,6 +306,7 @@ func (l *Log) toStore(recs []store.AuditRecord) {
 	for _, r := range recs {
 		select {
 		case l.queue <- r:
+			l.queued()
 		case <-l.giveUp:
 			// Close gave up: what is left stays in the journal.
 			l.pending.Add(-1)
@@ -317,13 +322,16 @@ func (l *Log) enqueue(r store.AuditRecord) error {
 	select {
 	case l.queue <- r:
 		l.recorded.Add(1)
+		l.queued()
 		return nil
 	default:
 	}
 	l.blocked.Add(1)
+	l.queued()
 	select {
 	case l.queue <- r:
 		l.recorded.Add(1)
+		l.queued()
 		return nil
 	case <-l.giveUp:
 		l.pending.Add(-1)
@@ -392,7 +400,23 @@ func (l *Log) Close(ctx context.Context) error {
 	return nil
 }
 
-// run is the writer goroutine: it gathers batches and writes them.
+// queued tells the writer, after a record joined the queue, when a
+// batch's worth waits: it may have missed the moment, so it is told
+// again. The writer's own first record is not in the queue.
+func (l *Log) queued() {
+	if len(l.queue) >= l.opts.BatchSize-1 {
+		select {
+		case l.full <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run is the writer goroutine: it gathers batches and writes them. Only
+// a batch's first record wakes it. Then it waits for FlushEvery, or for
+// word that BatchSize are queued, while the rest join the queue without
+// waking it. A wake per record had cost a thread's wake-up per call when
+// calls came one at a time.
 func (l *Log) run() {
 	defer close(l.done)
 	batch := make([]store.AuditRecord, 0, l.opts.BatchSize)
@@ -403,19 +427,27 @@ func (l *Log) run() {
 		select {
 		case r := <-l.queue:
 			batch = append(batch, r)
-			if len(batch) == 1 {
-				flush.Reset(l.opts.FlushEvery)
-			}
-			if len(batch) < l.opts.BatchSize {
-				continue
-			}
-			flush.Stop()
-		case <-flush.C:
+			l.woken.Add(1)
 		case <-l.sendersDone:
 			l.drain(batch)
 			return
 		}
-		if !l.write(batch, true) {
+		flush.Reset(l.opts.FlushEvery)
+	gather:
+		for len(batch)+len(l.queue) < l.opts.BatchSize {
+			select {
+			case <-l.full:
+				l.woken.Add(1)
+			case <-flush.C:
+				break gather
+			case <-l.sendersDone:
+				flush.Stop()
+				l.drain(batch)
+				return
+			}
+		}
+		flush.Stop()
+		if !l.write(l.take(batch), true) {
 			return
 		}
 		batch = batch[:0]

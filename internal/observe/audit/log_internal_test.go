@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/testkit"
@@ -34,6 +35,26 @@ func (w *heldWriter) AppendAudit(_ context.Context, records []store.AuditRecord)
 	w.written += len(records)
 	w.mu.Unlock()
 	return nil
+}
+
+func TestOnlyABatchsFirstRecordWakesTheWriter(t *testing.T) {
+	w := &heldWriter{}
+	l := NewLog(w, Options{BatchSize: 1000, FlushEvery: time.Hour})
+	for range 100 {
+		if err := l.Record(store.AuditRecord{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.WaitFor(t, "the writer to take the first record", func() bool { return l.woken.Load() > 0 })
+	if err := l.Close(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.woken.Load(); n != 1 {
+		t.Errorf("the writer woke %d times for one batch of 100 records, want once", n)
+	}
+	if w.written != 100 {
+		t.Errorf("%d records written, want 100", w.written)
+	}
 }
 
 func TestAGroupCommitYieldsOnlyAfterAGroupOfSeveral(t *testing.T) {

@@ -37,6 +37,8 @@ type counters struct {
 	// pending counts a record from just before it enters the queue until
 	// it is written or lost, so that it never goes below zero.
 	pending, maxPending atomic.Int64
+	// woken counts the writer's wake-ups, for a test.
+	woken atomic.Uint64
 }
 
 // enqueuing counts a record about to enter the queue.
