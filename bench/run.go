@@ -306,7 +306,10 @@ func (e *env) idleSessions(ctx context.Context, o options) ([]sessionMemory, err
 		}
 		counts = append(counts, n)
 	}
-	t, err := e.startGateway(ctx, "mcpgate-sessions", "", httpBackendYAML(e.backend), sessionCap)
+	// GOGC=100 turns mcpgate's heap room off (internal/heaproom): the
+	// room is a fixed 32 MiB, not a cost per session, and the garbage it
+	// lets stay would be counted here as the sessions'.
+	t, err := e.startGatewayIn(ctx, []string{"GOGC=100"}, "mcpgate-sessions", "", httpBackendYAML(e.backend), sessionCap)
 	if err != nil {
 		return nil, err
 	}

@@ -152,6 +152,12 @@ func (e *env) token(ctx context.Context, cfgPath string) (string, error) {
 
 // startGateway starts mcpgate serve with backendYAML and a token.
 func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, maxSessions int) (*target, error) {
+	return e.startGatewayIn(ctx, nil, name, note, backendYAML, maxSessions)
+}
+
+// startGatewayIn is startGateway with environ added to the process's
+// environment.
+func (e *env) startGatewayIn(ctx context.Context, environ []string, name, note, backendYAML string, maxSessions int) (*target, error) {
 	cfg, listen, metrics, err := e.gatewayConfig(name, backendYAML, maxSessions)
 	if err != nil {
 		return nil, err
@@ -169,7 +175,7 @@ func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, 
 		}
 		argv = append(argv, "--pprof", t.pprof)
 	}
-	return t, e.start(ctx, t, name, nil, argv...)
+	return t, e.start(ctx, t, name, environ, argv...)
 }
 
 // sessionless is the same gateway process as t, called as a 2026-07-28
