@@ -18,6 +18,10 @@ import (
 var nextGCRE = regexp.MustCompile(`# NextGC = (\d+)`)
 
 func TestServeAndProxyLeaveTheHeapRoomUnlessGOGCIsSet(t *testing.T) {
+	room := heaproom.Within(heaproom.Room)
+	if room < 16<<20 {
+		t.Skipf("a container memory limit leaves a room of %d bytes: too small to tell from the runtime's own goal", room)
+	}
 	bin := testkit.Mcpgate(t)
 	commands := map[string]func(t *testing.T) []string{
 		"serve": func(t *testing.T) []string {
@@ -52,11 +56,11 @@ func TestServeAndProxyLeaveTheHeapRoomUnlessGOGCIsSet(t *testing.T) {
 					nextGC, _ = strconv.ParseUint(string(m[1]), 10, 64)
 					return true
 				})
-				if gogc == "" && nextGC < heaproom.Room {
-					t.Errorf("the heap goal is %d bytes, want at least the room (%d)", nextGC, heaproom.Room)
+				if gogc == "" && nextGC < room {
+					t.Errorf("the heap goal is %d bytes, want at least the room (%d)", nextGC, room)
 				}
-				if gogc != "" && nextGC >= heaproom.Room {
-					t.Errorf("with GOGC=%s the heap goal is %d bytes, want the runtime's own (below %d)", gogc, nextGC, heaproom.Room)
+				if gogc != "" && nextGC >= room {
+					t.Errorf("with GOGC=%s the heap goal is %d bytes, want the runtime's own (below %d)", gogc, nextGC, room)
 				}
 				if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 					t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -45,12 +47,15 @@ func percent(live, room uint64) int {
 }
 
 // Keep starts keeping room and returns what stops it; stop puts GOGC back
-// as it was. With GOGC set in the environment it does nothing. Only one
-// Keep may be in effect at a time.
+// as it was. In a container whose memory is limited (cgroup v2 or v1),
+// the room is at most an eighth of the limit: a proxy shares its
+// container with the tool server. With GOGC set in the environment it
+// does nothing. Only one Keep may be in effect at a time.
 func Keep(room uint64) (stop func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
+	room = Within(room)
 	k := &keeper{room: room, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	k.before = debug.SetGCPercent(k.next())
 	k.arm()
@@ -62,6 +67,32 @@ func Keep(room uint64) (stop func()) {
 			debug.SetGCPercent(k.before)
 		}
 	}
+}
+
+// Within is room as Keep keeps it here: at most an eighth of this
+// container's memory limit.
+func Within(room uint64) uint64 { return within(room, cgroupLimits...) }
+
+// cgroupLimits are the files that hold a container's memory limit: cgroup
+// v2's, then v1's.
+var cgroupLimits = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
+
+// within is room, or an eighth of the memory limit in the first of files
+// that holds one when that is less. "max", or a figure too large to be a
+// machine's memory, is no limit.
+func within(room uint64, files ...string) uint64 {
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		limit, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || limit >= 1<<60 {
+			return room // "max", or v1's way of saying none
+		}
+		return min(room, limit/8)
+	}
+	return room
 }
 
 // keeper sets GOGC after every collection.

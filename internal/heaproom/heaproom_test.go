@@ -1,6 +1,8 @@
 package heaproom
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -52,9 +54,10 @@ func TestKeepSetsGOGCAfterEveryCollectionAndStopPutsItBack(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
+	room := Within(Room) // what Keep keeps in this container
 	stop := Keep(Room)
-	if p, live := gogc(); p != percent(live, Room) {
-		t.Fatalf("at Keep: GOGC %d, want %d for %d live bytes", p, percent(live, Room), live)
+	if p, live := gogc(); p != percent(live, room) {
+		t.Fatalf("at Keep: GOGC %d, want %d for %d live bytes", p, percent(live, room), live)
 	}
 	// The collections that follow set it for the heap each leaves.
 	var kept [][]byte
@@ -66,7 +69,7 @@ func TestKeepSetsGOGCAfterEveryCollectionAndStopPutsItBack(t *testing.T) {
 		runtime.GC()
 		testkit.WaitFor(t, "GOGC set for the heap the collection left", func() bool {
 			p, live := gogc()
-			return p == percent(live, Room)
+			return p == percent(live, room)
 		})
 		if p, _ := gogc(); size == 48<<20 && p != 100 {
 			t.Errorf("a live heap past the room: GOGC %d, want 100", p)
@@ -87,5 +90,39 @@ func TestKeepLeavesTheOperatorsGOGC(t *testing.T) {
 	runtime.GC()
 	if p, _ := gogc(); p != 100 {
 		t.Errorf("GOGC %d with GOGC=100 in the environment", p)
+	}
+}
+
+func TestTheRoomIsAnEighthOfAContainersMemoryLimitAtMost(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const mib = 1 << 20
+	v2 := file("v2", "134217728\n") // 128 MiB
+	v2max := file("v2max", "max\n")
+	v1none := file("v1none", "9223372036854771712\n")
+	v1 := file("v1", "1073741824\n") // 1 GiB
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  uint64
+	}{
+		{"a 128 MiB container: 16 MiB", []string{v2, v1}, 16 * mib},
+		{"a 1 GiB container: the room", []string{missing, v1}, Room},
+		{"cgroup v2 without a limit: the room", []string{v2max, v1}, Room},
+		{"cgroup v1 without a limit: the room", []string{missing, v1none}, Room},
+		{"no cgroup: the room", []string{missing}, Room},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := within(Room, tc.files...); got != tc.want {
+				t.Errorf("room %d MiB, want %d MiB", got/mib, tc.want/mib)
+			}
+		})
 	}
 }
