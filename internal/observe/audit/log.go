@@ -404,13 +404,17 @@ func (l *Log) Close(ctx context.Context) error {
 // batch's worth waits: it may have missed the moment, so it is told
 // again. The writer's own first record is not in the queue.
 func (l *Log) queued() {
-	if len(l.queue) >= l.opts.BatchSize-1 {
+	if len(l.queue) >= l.fullAt()-1 {
 		select {
 		case l.full <- struct{}{}:
 		default:
 		}
 	}
 }
+
+// fullAt is how many records waiting make the writer write: a batch, or
+// all a queue smaller than a batch holds with the writer's first.
+func (l *Log) fullAt() int { return min(l.opts.BatchSize, l.opts.Buffer+1) }
 
 // run is the writer goroutine: it gathers batches and writes them. Only
 // a batch's first record wakes it. Then it waits for FlushEvery, or for
@@ -434,7 +438,7 @@ func (l *Log) run() {
 		}
 		flush.Reset(l.opts.FlushEvery)
 	gather:
-		for len(batch)+len(l.queue) < l.opts.BatchSize {
+		for len(batch)+len(l.queue) < l.fullAt() {
 			select {
 			case <-l.full:
 				l.woken.Add(1)

@@ -112,3 +112,31 @@ func TestAGroupCommitYieldsOnlyAfterAGroupOfSeveral(t *testing.T) {
 		t.Errorf("after a group of three: %d yields, want 1", n)
 	}
 }
+
+func TestAQueueSmallerThanABatchIsWrittenOnceFullNotAtFlushEvery(t *testing.T) {
+	w := &heldWriter{}
+	l := NewLog(w, Options{BatchSize: 1000, Buffer: 4, FlushEvery: time.Hour})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			if err := l.Record(store.AuditRecord{Name: "t"}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	testkit.WaitFor(t, "20 records recorded through a queue of 4", func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err := l.Close(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if w.written != 20 {
+		t.Errorf("%d records written, want 20", w.written)
+	}
+}
