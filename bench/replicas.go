@@ -63,7 +63,7 @@ func (e *env) replicaTargets(ctx context.Context) (rows []*target, cleanup func(
 	if err := os.WriteFile(key, []byte(strings.Repeat("3c", 32)+"\n"), 0o600); err != nil {
 		return nil, cleanup, err
 	}
-	var addrs, cfgs, metrics []string
+	var addrs []string
 	replicaConfig := func(name, audit string) (cfg, listen, metricsAddr string, err error) {
 		a, err := freeAddrs(2)
 		if err != nil {
@@ -77,47 +77,49 @@ func (e *env) replicaTargets(ctx context.Context) (rows []*target, cleanup func(
 		err = os.WriteFile(cfg, []byte(body), 0o600)
 		return
 	}
-	for i := range 3 {
-		cfg, listen, m, err := replicaConfig(fmt.Sprintf("replica%d", i), "")
-		if err != nil {
-			return nil, cleanup, err
-		}
-		addrs, cfgs, metrics = append(addrs, listen), append(cfgs, cfg), append(metrics, m)
-	}
-	tok, err := e.token(ctx, cfgs[0])
+	// The token goes to the database the replicas share.
+	cfg0, _, _, err := replicaConfig("token", "")
 	if err != nil {
 		return nil, cleanup, err
 	}
-	start := func(name, note, procName, cfg, listen, metricsAddr string, profiled bool) (*target, error) {
-		url := "http://" + listen + "/mcp"
-		t := &target{name: name, note: note, open: sessionFactory(e.hc, url, tok), counters: &scraper{url: "http://" + metricsAddr + "/metrics"}, url: url, token: tok}
-		argv := []string{e.mcpgate, "serve", "--config", cfg}
-		if e.profile != "" && profiled {
-			var err error
-			if t.pprof, err = freeAddr(); err != nil {
+	tok, err := e.token(ctx, cfg0)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	// start writes a replica's configuration on fresh addresses, just
+	// before it starts, and again if a port was taken meanwhile.
+	start := func(name, note, procName, config, audit string, profiled bool) (*target, error) {
+		return onFreshAddrs(func() (*target, error) {
+			cfg, listen, metricsAddr, err := replicaConfig(config, audit)
+			if err != nil {
 				return nil, err
 			}
-			argv = append(argv, "--pprof", t.pprof)
-		}
-		return t, e.start(ctx, t, procName, nil, argv...)
+			url := "http://" + listen + "/mcp"
+			t := &target{name: name, note: note, open: sessionFactory(e.hc, url, tok), counters: &scraper{url: "http://" + metricsAddr + "/metrics"}, url: url, token: tok}
+			argv := []string{e.mcpgate, "serve", "--config", cfg}
+			if e.profile != "" && profiled {
+				if t.pprof, err = freeAddr(); err != nil {
+					return nil, err
+				}
+				argv = append(argv, "--pprof", t.pprof)
+			}
+			return t, e.start(ctx, t, procName, nil, argv...)
+		})
 	}
 	var single *target
 	for i := range 3 {
 		t, err := start("mcpgate-pg-redis", "mcpgate serve on PostgreSQL + Redis (rate buckets, token events, sealed sessions), http backend, audit on",
-			fmt.Sprintf("mcpgate-replica%d", i), cfgs[i], addrs[i], metrics[i], i == 0)
+			fmt.Sprintf("mcpgate-replica%d", i), fmt.Sprintf("replica%d", i), "", i == 0)
 		if err != nil {
 			return nil, cleanup, err
 		}
+		addrs = append(addrs, strings.TrimSuffix(strings.TrimPrefix(t.url, "http://"), "/mcp"))
 		if i == 0 {
 			single = t
 		}
 	}
-	cfg, listen, m, err := replicaConfig("journaled", fmt.Sprintf("audit:\n  journal_dir: %q\n", filepath.Join(dir, "journal")))
-	if err != nil {
-		return nil, cleanup, err
-	}
 	journaled, err := start("mcpgate-pg-redis-journal", "the same on PostgreSQL + Redis with audit.journal_dir: an answer waits for a local journal write, not the shared database's transaction",
-		"mcpgate-journaled", cfg, listen, m, true)
+		"mcpgate-journaled", "journaled", fmt.Sprintf("audit:\n  journal_dir: %q\n", filepath.Join(dir, "journal")), true)
 	if err != nil {
 		return nil, cleanup, err
 	}

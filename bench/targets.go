@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -54,12 +55,53 @@ func (e *env) start(ctx context.Context, t *target, name string, environ []strin
 		return err
 	}
 	t.proc = p
-	c, err := firstAnswer(ctx, t.open, readyTimeout, 20*time.Millisecond)
+	// A process that exits ends the wait: it will not answer.
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.done:
+			cancel()
+		case <-waitCtx.Done():
+		}
+	}()
+	c, err := firstAnswer(waitCtx, t.open, readyTimeout, 20*time.Millisecond)
 	if err != nil {
-		return fmt.Errorf("%s: %w (log: %s)", name, err, filepath.Join(e.ps.logs, name+".log"))
+		log := filepath.Join(e.ps.logs, name+".log")
+		select {
+		case <-p.done:
+			return &exitedError{name: name, err: p.err, logPath: log, log: logTail(log, 20)}
+		default:
+		}
+		return fmt.Errorf("%s: %w; the end of its log (%s):\n%s", name, err, log, logTail(log, 20))
 	}
 	c.close(ctx)
 	return nil
+}
+
+// exitedError is a server process that exited before it answered.
+type exitedError struct {
+	name    string
+	err     error  // how it exited
+	logPath string // its log
+	log     string // the end of its log
+}
+
+func (x *exitedError) Error() string {
+	return fmt.Sprintf("%s: exited (%v) before it answered; the end of its log (%s):\n%s", x.name, x.err, x.logPath, x.log)
+}
+
+// portTaken says the server could not bind one of its addresses.
+func (x *exitedError) portTaken() bool { return strings.Contains(x.log, "address already in use") }
+
+// logTail is the last n lines of the file at path, or why it has none.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startFixture serves the fixture over Streamable HTTP: the backend of
@@ -158,6 +200,28 @@ func (e *env) startGateway(ctx context.Context, name, note, backendYAML string, 
 // startGatewayIn is startGateway with environ added to the process's
 // environment.
 func (e *env) startGatewayIn(ctx context.Context, environ []string, name, note, backendYAML string, maxSessions int) (*target, error) {
+	return onFreshAddrs(func() (*target, error) { return e.startGatewayOnce(ctx, environ, name, note, backendYAML, maxSessions) })
+}
+
+// busyPortTries is how many times a server is started on fresh addresses
+// when another process took one of its ports between their choice and
+// its bind: a run makes many connections, each on a port of the same
+// range.
+const busyPortTries = 3
+
+// onFreshAddrs calls start, which picks its server's addresses itself,
+// again when the server exited because a port was taken.
+func onFreshAddrs[T any](start func() (T, error)) (T, error) {
+	for try := 1; ; try++ {
+		t, err := start()
+		var exited *exitedError
+		if err == nil || try == busyPortTries || !errors.As(err, &exited) || !exited.portTaken() {
+			return t, err
+		}
+	}
+}
+
+func (e *env) startGatewayOnce(ctx context.Context, environ []string, name, note, backendYAML string, maxSessions int) (*target, error) {
 	cfg, listen, metrics, err := e.gatewayConfig(name, backendYAML, maxSessions)
 	if err != nil {
 		return nil, err
