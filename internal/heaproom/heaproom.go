@@ -117,7 +117,11 @@ func (k *keeper) next() int {
 
 // arm makes a value only the next collection frees, and sets GOGC once it
 // is freed: a cleanup runs after the cycle that found its value
-// unreachable, then arms the next.
+// unreachable. It arms the next before it reads the live heap, so that a
+// cycle ending meanwhile brings another cleanup with the newer figure. A
+// cycle already under way when it arms keeps the new value alive, and
+// the cleanup after the cycle that follows sees its heap: GOGC may lag
+// one cycle behind.
 func (k *keeper) arm() {
 	runtime.AddCleanup(new([64]byte), func(k *keeper) {
 		k.mu.Lock()
@@ -125,7 +129,7 @@ func (k *keeper) arm() {
 		if k.stopped {
 			return
 		}
-		debug.SetGCPercent(k.next())
 		k.arm()
+		debug.SetGCPercent(k.next())
 	}, k)
 }
