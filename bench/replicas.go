@@ -87,14 +87,17 @@ func (e *env) replicaTargets(ctx context.Context) (rows []*target, cleanup func(
 		return nil, cleanup, err
 	}
 	// start writes a replica's configuration on fresh addresses, just
-	// before it starts, and again if a port was taken meanwhile.
+	// before it starts, and again if a port was taken meanwhile; listen
+	// is the address of the last it started.
+	var listen string
 	start := func(name, note, procName, config, audit string, profiled bool) (*target, error) {
 		return onFreshAddrs(func() (*target, error) {
-			cfg, listen, metricsAddr, err := replicaConfig(config, audit)
+			cfg, addr, metricsAddr, err := replicaConfig(config, audit)
 			if err != nil {
 				return nil, err
 			}
-			url := "http://" + listen + "/mcp"
+			listen = addr
+			url := "http://" + addr + "/mcp"
 			t := &target{name: name, note: note, open: sessionFactory(e.hc, url, tok), counters: &scraper{url: "http://" + metricsAddr + "/metrics"}, url: url, token: tok}
 			argv := []string{e.mcpgate, "serve", "--config", cfg}
 			if e.profile != "" && profiled {
@@ -113,7 +116,7 @@ func (e *env) replicaTargets(ctx context.Context) (rows []*target, cleanup func(
 		if err != nil {
 			return nil, cleanup, err
 		}
-		addrs = append(addrs, strings.TrimSuffix(strings.TrimPrefix(t.url, "http://"), "/mcp"))
+		addrs = append(addrs, listen)
 		if i == 0 {
 			single = t
 		}
