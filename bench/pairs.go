@@ -55,22 +55,25 @@ func (e *env) postgresPair(ctx context.Context, mb int) (*pairResult, error) {
 		return nil, err
 	}
 	defer stop()
-	a, err := freeAddrs(2)
-	if err != nil {
-		return nil, err
-	}
-	addr, pgListen := a[0], a[1]
-	t := &target{name: "proxy-pair", open: func(ctx context.Context) (caller, error) {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", pgListen)
+	var addr, pgListen string
+	if _, err := onFreshAddrs(func() (*target, error) {
+		a, err := freeAddrs(2)
 		if err != nil {
 			return nil, err
 		}
-		_ = c.Close()
-		return perPathCaller{base: "ws://" + addr}, nil
-	}}
-	if err := e.start(ctx, t, "proxy-pair", nil, e.mcpgate, "proxy", "--listen", addr, "--upstream", e.backend,
-		"--info", filepath.Join(e.dir, "no-DIVERGE.md"), "--postgres-listen", pgListen, "--daemon-listen="); err != nil {
+		addr, pgListen = a[0], a[1]
+		t := &target{name: "proxy-pair", open: func(ctx context.Context) (caller, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", pgListen)
+			if err != nil {
+				return nil, err
+			}
+			_ = c.Close()
+			return perPathCaller{base: "ws://" + addr}, nil
+		}}
+		return t, e.start(ctx, t, "proxy-pair", nil, e.mcpgate, "proxy", "--listen", addr, "--upstream", e.backend,
+			"--info", filepath.Join(e.dir, "no-DIVERGE.md"), "--postgres-listen", pgListen, "--daemon-listen=")
+	}); err != nil {
 		return nil, err
 	}
 	gw, err := wiremcp.Dial(ctx, "ws://"+addr, wiremcp.DialOptions{Name: "bench", Postgres: func(ctx context.Context) (net.Conn, error) {

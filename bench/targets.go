@@ -107,25 +107,31 @@ func logTail(path string, n int) string {
 // startFixture serves the fixture over Streamable HTTP: the backend of
 // the direct path and of every relay with an HTTP backend.
 func (e *env) startFixture(ctx context.Context) (*target, string, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	url := "http://" + addr + "/mcp"
-	t := &target{name: "direct", note: "mcpgate fixture over Streamable HTTP, no relay", open: sessionFactory(e.hc, url, "")}
-	return t, url, e.start(ctx, t, "fixture", nil, e.mcpgate, "fixture", "--listen", addr)
+	var url string
+	t, err := onFreshAddrs(func() (*target, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		url = "http://" + addr + "/mcp"
+		t := &target{name: "direct", note: "mcpgate fixture over Streamable HTTP, no relay", open: sessionFactory(e.hc, url, "")}
+		return t, e.start(ctx, t, "fixture", nil, e.mcpgate, "fixture", "--listen", addr)
+	})
+	return t, url, err
 }
 
 // startNullRelay is the ceiling in front of the fixture.
 func (e *env) startNullRelay(ctx context.Context, backend string) (*target, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	t := &target{name: "null-relay", note: "byte-copying HTTP forwarder, no MCP parsing (ceiling)",
-		open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"},
-		url: "http://" + addr + "/mcp"}
-	return t, e.start(ctx, t, "null-relay", []string{childRole + "=null-relay"}, e.self, "-listen", addr, "-upstream", backend)
+	return onFreshAddrs(func() (*target, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		t := &target{name: "null-relay", note: "byte-copying HTTP forwarder, no MCP parsing (ceiling)",
+			open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"},
+			url: "http://" + addr + "/mcp"}
+		return t, e.start(ctx, t, "null-relay", []string{childRole + "=null-relay"}, e.self, "-listen", addr, "-upstream", backend)
+	})
 }
 
 // gatewayConfig writes a serve configuration: one backend, no prefix,
@@ -261,16 +267,20 @@ func (e *env) largeAnswers(t *target, name, note string) *target {
 // "--upstream URL" or "--upstream-command CMD" — and returns its two
 // forms as targets, their names ending in suffix.
 func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...string) (perPath, framedT, prompts *target, f *framed, err error) {
-	addr, err := freeAddr()
+	var base string
+	perPath, err = onFreshAddrs(func() (*target, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		base = "ws://" + addr
+		perPath := &target{name: "wire-per-path" + suffix, note: "mcpgate proxy (" + what + "), one WebSocket per call (/tool/call-tool)",
+			open: func(context.Context) (caller, error) { return perPathCaller{base: base}, nil }}
+		argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md"),
+			"--postgres-listen=", "--daemon-listen="}, upstream...)
+		return perPath, e.start(ctx, perPath, "proxy"+suffix, nil, argv...)
+	})
 	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	base := "ws://" + addr
-	perPath = &target{name: "wire-per-path" + suffix, note: "mcpgate proxy (" + what + "), one WebSocket per call (/tool/call-tool)",
-		open: func(context.Context) (caller, error) { return perPathCaller{base: base}, nil }}
-	argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md"),
-		"--postgres-listen=", "--daemon-listen="}, upstream...)
-	if err := e.start(ctx, perPath, "proxy"+suffix, nil, argv...); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	if f, err = dialFramed(ctx, base); err != nil {
@@ -286,25 +296,29 @@ func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...s
 // startSDKRelay starts the go-sdk relay in front of a backend: a stdio
 // command (upstreamFlag "-upstream-command") or a URL ("-upstream").
 func (e *env) startSDKRelay(ctx context.Context, name, note, upstreamFlag, upstream string) (*target, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""),
-		counters: &scraper{url: "http://" + addr + "/metrics"}}
-	return t, e.start(ctx, t, name, []string{childRole + "=sdk-relay"}, e.self, "-listen", addr, upstreamFlag, upstream)
+	return onFreshAddrs(func() (*target, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""),
+			counters: &scraper{url: "http://" + addr + "/metrics"}}
+		return t, e.start(ctx, t, name, []string{childRole + "=sdk-relay"}, e.self, "-listen", addr, upstreamFlag, upstream)
+	})
 }
 
 // startSupergateway starts supergateway --stateful in front of the stdio
 // fixture. It starts one fixture process per session.
 func (e *env) startSupergateway(ctx context.Context) (*target, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	_, port, _ := strings.Cut(addr, ":")
-	t := &target{name: "supergateway-stdio", note: "supergateway 4.0.0 --stateful, stdio fixture (one child per session)",
-		open: sessionFactory(e.hc, "http://"+addr+"/mcp", "")}
-	return t, e.start(ctx, t, "supergateway", nil, e.node22, e.superGW, "--stdio", e.mcpgate+" fixture --stdio",
-		"--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
+	return onFreshAddrs(func() (*target, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		_, port, _ := strings.Cut(addr, ":")
+		t := &target{name: "supergateway-stdio", note: "supergateway 4.0.0 --stateful, stdio fixture (one child per session)",
+			open: sessionFactory(e.hc, "http://"+addr+"/mcp", "")}
+		return t, e.start(ctx, t, "supergateway", nil, e.node22, e.superGW, "--stdio", e.mcpgate+" fixture --stdio",
+			"--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
+	})
 }
