@@ -138,6 +138,11 @@ func FuzzEqualFold(f *testing.F) {
 	f.Add("\u212a", "k")
 	f.Add("\u017f", "S")
 	f.Add("\xff", "\ufffd")
+	// An ASCII prefix, then what only the rune walk decides.
+	f.Add("io.modelcontextprotocol/\u212aey", "IO.modelcontextprotocol/key")
+	f.Add("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientInfo")
+	f.Add("name", "names")
+	f.Add("a\u017f", "AS")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		want := FoldKey(a) == FoldKey(b)
 		if got := EqualFold(a, b); got != want {

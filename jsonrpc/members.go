@@ -118,7 +118,21 @@ func FoldKey(key string) string {
 // EqualFold reports whether FoldKey(a) == FoldKey(b), without building
 // either; a and b may each be a string or bytes.
 func EqualFold[A, B ~string | ~[]byte](a A, b B) bool {
-	i, j := 0, 0
+	// The ASCII prefix byte for byte: keys are mostly ASCII, and the
+	// reserved ones share long prefixes ("io.modelcontextprotocol/").
+	n := min(len(a), len(b))
+	i := 0
+	for ; i < n && a[i]|b[i] < utf8.RuneSelf; i++ {
+		if ca, cb := a[i], b[i]; ca != cb && upperASCII(ca) != upperASCII(cb) {
+			return false
+		}
+	}
+	if i == n {
+		// One ran out with all it had matched: every rune folds to a rune,
+		// so whatever the other has left matches nothing.
+		return len(a) == len(b)
+	}
+	j := i
 	for i < len(a) && j < len(b) {
 		ra, n := nextRune(a, i)
 		i += n
@@ -129,6 +143,14 @@ func EqualFold[A, B ~string | ~[]byte](a A, b B) bool {
 		}
 	}
 	return i == len(a) && j == len(b)
+}
+
+// upperASCII is an ASCII byte as FoldKey writes it.
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
 }
 
 // nextRune decodes the rune at s[i:], as ranging over a string does.

@@ -35,3 +35,7 @@ func DeclaresReadKeys(method string) bool {
 	_, ok := readKeys[method]
 	return ok
 }
+
+// CheckParamKeys is the refusal of params whose keys fold together, for
+// its benchmark.
+var CheckParamKeys = checkParamKeys

@@ -159,3 +159,23 @@ func structFieldFilled(t *testing.T, field string, doc []byte) bool {
 	}
 	return !v.Elem().Field(0).IsNil()
 }
+
+// BenchmarkCheckParamKeys is the check of a tools/call's params: as a
+// 2025 client sends them, as a 2026-07-28 client does (its _meta's
+// reserved keys share a long prefix), and as the relay sends them on.
+func BenchmarkCheckParamKeys(b *testing.B) {
+	for _, c := range []struct{ name, params string }{
+		{"2025", `{"name":"bench_echo","arguments":{"text":"hello"}}`},
+		{"2026-07-28", `{"name":"bench_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`},
+		{"relayed", `{"name":"bench_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"mcpgate","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			params := json.RawMessage(c.params)
+			for b.Loop() {
+				if err := mcp.CheckParamKeys("tools/call", params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
