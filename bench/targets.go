@@ -108,29 +108,35 @@ func logTail(path string, n int) string {
 // the direct path and of every relay with an HTTP backend.
 func (e *env) startFixture(ctx context.Context) (*target, string, error) {
 	var url string
-	t, err := onFreshAddrs(func() (*target, error) {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
+	t, err := e.startOnFreshAddr(ctx, "fixture", nil, func(addr string) (*target, []string) {
 		url = "http://" + addr + "/mcp"
 		t := &target{name: "direct", note: "mcpgate fixture over Streamable HTTP, no relay", open: sessionFactory(e.hc, url, "")}
-		return t, e.start(ctx, t, "fixture", nil, e.mcpgate, "fixture", "--listen", addr)
+		return t, []string{e.mcpgate, "fixture", "--listen", addr}
 	})
 	return t, url, err
 }
 
 // startNullRelay is the ceiling in front of the fixture.
 func (e *env) startNullRelay(ctx context.Context, backend string) (*target, error) {
+	return e.startOnFreshAddr(ctx, "null-relay", []string{childRole + "=null-relay"}, func(addr string) (*target, []string) {
+		t := &target{name: "null-relay", note: "byte-copying HTTP forwarder, no MCP parsing (ceiling)",
+			open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"},
+			url: "http://" + addr + "/mcp"}
+		return t, []string{e.self, "-listen", addr, "-upstream", backend}
+	})
+}
+
+// startOnFreshAddr starts, as proc, the server that build makes for a
+// free loopback address, and again on another when that one was taken
+// before the server bound it.
+func (e *env) startOnFreshAddr(ctx context.Context, proc string, environ []string, build func(addr string) (*target, []string)) (*target, error) {
 	return onFreshAddrs(func() (*target, error) {
 		addr, err := freeAddr()
 		if err != nil {
 			return nil, err
 		}
-		t := &target{name: "null-relay", note: "byte-copying HTTP forwarder, no MCP parsing (ceiling)",
-			open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""), counters: &scraper{url: "http://" + addr + "/metrics"},
-			url: "http://" + addr + "/mcp"}
-		return t, e.start(ctx, t, "null-relay", []string{childRole + "=null-relay"}, e.self, "-listen", addr, "-upstream", backend)
+		t, argv := build(addr)
+		return t, e.start(ctx, t, proc, environ, argv...)
 	})
 }
 
@@ -268,17 +274,12 @@ func (e *env) largeAnswers(t *target, name, note string) *target {
 // forms as targets, their names ending in suffix.
 func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...string) (perPath, framedT, prompts *target, f *framed, err error) {
 	var base string
-	perPath, err = onFreshAddrs(func() (*target, error) {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
+	perPath, err = e.startOnFreshAddr(ctx, "proxy"+suffix, nil, func(addr string) (*target, []string) {
 		base = "ws://" + addr
 		perPath := &target{name: "wire-per-path" + suffix, note: "mcpgate proxy (" + what + "), one WebSocket per call (/tool/call-tool)",
 			open: func(context.Context) (caller, error) { return perPathCaller{base: base}, nil }}
-		argv := append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md"),
+		return perPath, append([]string{e.mcpgate, "proxy", "--listen", addr, "--info", filepath.Join(e.dir, "no-DIVERGE.md"),
 			"--postgres-listen=", "--daemon-listen="}, upstream...)
-		return perPath, e.start(ctx, perPath, "proxy"+suffix, nil, argv...)
 	})
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -296,29 +297,21 @@ func (e *env) startProxy(ctx context.Context, suffix, what string, upstream ...s
 // startSDKRelay starts the go-sdk relay in front of a backend: a stdio
 // command (upstreamFlag "-upstream-command") or a URL ("-upstream").
 func (e *env) startSDKRelay(ctx context.Context, name, note, upstreamFlag, upstream string) (*target, error) {
-	return onFreshAddrs(func() (*target, error) {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
+	return e.startOnFreshAddr(ctx, name, []string{childRole + "=sdk-relay"}, func(addr string) (*target, []string) {
 		t := &target{name: name, note: note, open: sessionFactory(e.hc, "http://"+addr+"/mcp", ""),
 			counters: &scraper{url: "http://" + addr + "/metrics"}}
-		return t, e.start(ctx, t, name, []string{childRole + "=sdk-relay"}, e.self, "-listen", addr, upstreamFlag, upstream)
+		return t, []string{e.self, "-listen", addr, upstreamFlag, upstream}
 	})
 }
 
 // startSupergateway starts supergateway --stateful in front of the stdio
 // fixture. It starts one fixture process per session.
 func (e *env) startSupergateway(ctx context.Context) (*target, error) {
-	return onFreshAddrs(func() (*target, error) {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
+	return e.startOnFreshAddr(ctx, "supergateway", nil, func(addr string) (*target, []string) {
 		_, port, _ := strings.Cut(addr, ":")
 		t := &target{name: "supergateway-stdio", note: "supergateway 4.0.0 --stateful, stdio fixture (one child per session)",
 			open: sessionFactory(e.hc, "http://"+addr+"/mcp", "")}
-		return t, e.start(ctx, t, "supergateway", nil, e.node22, e.superGW, "--stdio", e.mcpgate+" fixture --stdio",
-			"--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
+		return t, []string{e.node22, e.superGW, "--stdio", e.mcpgate + " fixture --stdio",
+			"--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none"}
 	})
 }

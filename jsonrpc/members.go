@@ -103,14 +103,7 @@ func FoldKey(key string) string {
 	}
 	out := make([]byte, 0, len(key))
 	for _, r := range key {
-		if r < utf8.RuneSelf {
-			if 'a' <= r && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			out = append(out, byte(r))
-			continue
-		}
-		out = utf8.AppendRune(out, foldRune(r))
+		out = utf8.AppendRune(out, foldOne(r))
 	}
 	return string(out)
 }
@@ -120,14 +113,14 @@ func FoldKey(key string) string {
 func EqualFold[A, B ~string | ~[]byte](a A, b B) bool {
 	// The ASCII prefix byte for byte: keys are mostly ASCII, and the
 	// reserved ones share long prefixes ("io.modelcontextprotocol/").
-	n := min(len(a), len(b))
+	common := min(len(a), len(b))
 	i := 0
-	for ; i < n && a[i]|b[i] < utf8.RuneSelf; i++ {
+	for ; i < common && a[i]|b[i] < utf8.RuneSelf; i++ {
 		if ca, cb := a[i], b[i]; ca != cb && upperASCII(ca) != upperASCII(cb) {
 			return false
 		}
 	}
-	if i == n {
+	if i == common {
 		// One ran out with all it had matched: every rune folds to a rune,
 		// so whatever the other has left matches nothing.
 		return len(a) == len(b)
@@ -164,10 +157,7 @@ func nextRune[S ~string | ~[]byte](s S, i int) (rune, int) {
 // foldOne is one rune as FoldKey writes it.
 func foldOne(r rune) rune {
 	if r < utf8.RuneSelf {
-		if 'a' <= r && r <= 'z' {
-			r -= 'a' - 'A'
-		}
-		return r
+		return rune(upperASCII(byte(r)))
 	}
 	return foldRune(r)
 }
