@@ -23,6 +23,7 @@ type experiment struct {
 	callers []caller
 
 	total      sample
+	rounds     []stats     // each measured window's own figures, in round order
 	mem        memCounters // allocations in the relay over the windows
 	memOK      bool
 	scrapeCost memCounters // what one read of the counters costs the process
@@ -102,6 +103,9 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 	if err := profiled(); err != nil {
 		return fmt.Errorf("%s: profile: %w", x.id(), err)
 	}
+	if x.measuring {
+		x.rounds = append(x.rounds, summarise(s))
+	}
 	x.total.add(s)
 	if s.calls == 0 && s.firstErr != nil {
 		return fmt.Errorf("%s: no call answered: %w", x.id(), s.firstErr)
@@ -163,10 +167,13 @@ func (x *experiment) closeCallers(ctx context.Context) {
 
 // row is the experiment's line of the report.
 type row struct {
-	Path          string  `json:"path"`
-	Load          string  `json:"load"`
-	Note          string  `json:"note"`
-	Stats         stats   `json:"stats"`
+	Path  string `json:"path"`
+	Load  string `json:"load"`
+	Note  string `json:"note"`
+	Stats stats  `json:"stats"`
+	// Rounds are each round's window alone: how far the figures move
+	// within one run.
+	Rounds        []stats `json:"rounds,omitempty"`
 	AllocsPerCall float64 `json:"allocs_per_call,omitempty"`
 	BytesPerCall  float64 `json:"bytes_per_call,omitempty"`
 	// CPUusPerCall and SyscallsPerCall are the process's (the relay's, or
@@ -178,7 +185,7 @@ type row struct {
 }
 
 func (x *experiment) row() row {
-	r := row{Path: x.t.name, Note: x.t.note, Stats: summarise(x.total)}
+	r := row{Path: x.t.name, Note: x.t.note, Stats: summarise(x.total), Rounds: x.rounds}
 	if x.open {
 		r.Load = fmt.Sprintf("open %.0f/s", x.rate)
 	} else {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,7 +47,33 @@ type ratio struct {
 	Target string  `json:"target"`
 	Met    bool    `json:"met"`
 	Absent bool    `json:"absent,omitempty"` // a row it needs did not run
+	// Rounds is the figure from each round's windows alone, when both
+	// rows have them: one run's spread, to read Value against.
+	Rounds []float64 `json:"rounds,omitempty"`
 }
+
+// eachRound is f of the two rows' windows of each round, or nil when the
+// rows do not have as many rounds (a run of one round has no spread).
+func eachRound(x, y *row, f func(a, b stats) float64) []float64 {
+	if len(x.Rounds) < 2 || len(x.Rounds) != len(y.Rounds) {
+		return nil
+	}
+	out := make([]float64, len(x.Rounds))
+	for i := range out {
+		out[i] = f(x.Rounds[i], y.Rounds[i])
+	}
+	return out
+}
+
+// callsRatio and p50Gap are the two kinds of figure two rows give.
+func callsRatio(a, b stats) float64 {
+	if b.CallsPerSec == 0 {
+		return 0
+	}
+	return a.CallsPerSec / b.CallsPerSec
+}
+
+func p50Gap(a, b stats) float64 { return a.P50us - b.P50us }
 
 func (r *results) find(path, load string) *row {
 	for i := range r.Rows {
@@ -69,8 +96,9 @@ func (r *results) ratios() {
 			}
 			return
 		}
-		v := x.Stats.CallsPerSec / y.Stats.CallsPerSec
-		r.Ratios = append(r.Ratios, ratio{Name: name, Value: v, Unit: "×", Target: fmt.Sprintf("≥ %g", target), Met: v >= target})
+		v := callsRatio(x.Stats, y.Stats)
+		r.Ratios = append(r.Ratios, ratio{Name: name, Value: v, Unit: "×", Target: fmt.Sprintf("≥ %g", target), Met: v >= target,
+			Rounds: eachRound(x, y, callsRatio)})
 		if target == 0 {
 			r.Ratios[len(r.Ratios)-1].Target = "(no target)"
 		}
@@ -78,8 +106,9 @@ func (r *results) ratios() {
 	div("mcpgate-http / null-relay calls/s (c=16)", "mcpgate-http", c16, "null-relay", c16, 0.85)
 	// At c=1 nothing queues: what the gateway adds beyond a byte copy.
 	if g, n := r.find("mcpgate-http", c1), r.find("null-relay", c1); g != nil && n != nil {
-		v := g.Stats.P50us - n.Stats.P50us
-		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − null-relay p50 (c=1)", Value: v, Unit: "µs", Target: "≤ 25", Met: v <= 25})
+		v := p50Gap(g.Stats, n.Stats)
+		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − null-relay p50 (c=1)", Value: v, Unit: "µs", Target: "≤ 25", Met: v <= 25,
+			Rounds: eachRound(g, n, p50Gap)})
 	}
 	div("mcpgate-http-2026 / mcpgate-http calls/s (c=16): a sessionless call against a session call", "mcpgate-http-2026", c16, "mcpgate-http", c16, 0.95)
 	div("mcpgate-http-64k / null-relay-64k calls/s (c=16): each answer 64 KiB of text", "mcpgate-http-64k", c16, "null-relay-64k", c16, 0)
@@ -98,16 +127,18 @@ func (r *results) ratios() {
 	}
 	div("mcpgate-http-hook / mcpgate-http calls/s (c=16): one interceptor's webhook on loopback", "mcpgate-http-hook", c16, "mcpgate-http", c16, 0)
 	if g, d := r.find("mcpgate-http", c16), r.find("direct", c16); g != nil && d != nil {
-		v := g.Stats.P50us - d.Stats.P50us
-		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − direct p50 (c=16)", Value: v, Unit: "µs", Target: "≤ 100", Met: v <= 100})
+		v := p50Gap(g.Stats, d.Stats)
+		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − direct p50 (c=16)", Value: v, Unit: "µs", Target: "≤ 100", Met: v <= 100,
+			Rounds: eachRound(g, d, p50Gap)})
 	}
 	added := func(relay, load, name, target string, limit float64) {
 		g, d := r.find(relay, load), r.find("direct", load)
 		if g == nil || d == nil {
 			return
 		}
-		v := g.Stats.P50us - d.Stats.P50us
-		r.Ratios = append(r.Ratios, ratio{Name: relay + " p50 − direct p50 (" + name + ")", Value: v, Unit: "µs", Target: target, Met: v <= limit})
+		v := p50Gap(g.Stats, d.Stats)
+		r.Ratios = append(r.Ratios, ratio{Name: relay + " p50 − direct p50 (" + name + ")", Value: v, Unit: "µs", Target: target, Met: v <= limit,
+			Rounds: eachRound(g, d, p50Gap)})
 	}
 	// The null relay's own figures are the floor any relay can reach here.
 	added("null-relay", c16, "c=16", "(reference: the ceiling's)", 1e18)
@@ -211,6 +242,9 @@ func (r *results) markdown() string {
 	b.WriteString("\n| figure (same run) | value | target | met |\n|---|---:|---|---|\n")
 	for _, x := range r.Ratios {
 		val, met := fmt.Sprintf("%.2f %s", x.Value, x.Unit), map[bool]string{true: "yes", false: "**no**"}[x.Met]
+		if len(x.Rounds) > 0 {
+			val += fmt.Sprintf(" (rounds %.2f to %.2f)", slices.Min(x.Rounds), slices.Max(x.Rounds))
+		}
 		switch {
 		case x.Absent:
 			val, met = "not run", "–"
