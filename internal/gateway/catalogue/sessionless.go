@@ -36,10 +36,13 @@ var reservedMeta = map[string]bool{
 }
 
 // withoutReservedMeta returns params without the reserved _meta keys a
-// caller sent (params itself when it has none: the common case costs one
-// scan).
+// caller sent: params itself, byte for byte, when its _meta has none.
+// Only _meta is searched for the keys' prefix. Searching the whole of
+// params cost 55 µs a call whose argument was 64 KiB of prose, and
+// rewrote params whose arguments merely named the prefix.
 func withoutReservedMeta(params json.RawMessage) json.RawMessage {
-	if !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
+	meta, _ := jsonrpc.Lookup(params, "_meta") // nil for params that are no object
+	if !bytes.Contains(meta, []byte("io.modelcontextprotocol/")) {
 		return params
 	}
 	return mcp.WithMeta(params, nil, func(k []byte) bool { return !reservedMeta[string(k)] })

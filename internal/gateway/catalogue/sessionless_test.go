@@ -262,6 +262,28 @@ func TestReservedMetaKeysAreNotPassedToASessionBackend(t *testing.T) {
 	}
 }
 
+// Only a caller's _meta is searched for reserved keys: arguments that
+// merely name their prefix (a document about MCP, say) reach a 2025
+// backend as they came, with no _meta added and nothing moved.
+func TestArgumentsNamingTheReservedPrefixReachASessionBackendAsTheyCame(t *testing.T) {
+	back, _ := newBackRig(t)
+	var got json.RawMessage
+	must(t, back.AddTools(&mcp.Tool{Name: "meta", SkipValidation: true,
+		Handler: func(_ context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+			got = slices.Clone(r.Params)
+			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}})
+		}}))
+	f, _ := relayedBothWays(t, back, nil)
+	const args = `{"text":"_meta keys such as io.modelcontextprotocol/protocolVersion are reserved"}`
+	m := frontCall(t, context.Background(), f, &callerSink{f: f}, `{"name":"b1__meta","arguments":`+args+`}`)
+	if m == nil || m.Error != nil {
+		t.Fatalf("call: %+v", m)
+	}
+	if want := `{"name":"meta","arguments":` + args + `}`; string(got) != want {
+		t.Errorf("the backend got params\n%s\nwant\n%s", got, want)
+	}
+}
+
 // relayedTasker relays a sessionless backend whose tool wait runs as a
 // task until cancelled, tasks relayed (RelayTasks), and returns a call of
 // the front as who and what reached the backend.
