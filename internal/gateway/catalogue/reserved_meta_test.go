@@ -30,3 +30,52 @@ func BenchmarkWithoutReservedMeta(b *testing.B) {
 		})
 	}
 }
+
+// FuzzWithoutReservedMeta checks the relay's promise for any params: what
+// goes to a 2025 backend holds no reserved _meta key, however spelled,
+// and params that held none go as they came, byte for byte.
+func FuzzWithoutReservedMeta(f *testing.F) {
+	for _, c := range reservedMetaCases {
+		if len(c.params) < 1<<10 { // the fuzzer spends its time minimizing a 64 KiB seed
+			f.Add(c.params)
+		}
+	}
+	f.Add(`{"name":"e","_meta":{"io.modelcontextprotocol\/clientInfo":{},"k":1}}`)
+	f.Add(`{"name":"e","_meta":{"\u0069o.modelcontextprotocol/logLevel":"debug"}}`)
+	f.Add(`{"name":"e","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}`)
+	f.Add(`{"name":"e","_meta":"io.modelcontextprotocol/logLevel"}`)
+	f.Fuzz(func(t *testing.T, params string) {
+		if !json.Valid([]byte(params)) {
+			return // the engine parsed every params it relays
+		}
+		held := reservedKeysOf(json.RawMessage(params))
+		out := withoutReservedMeta(json.RawMessage(params))
+		if !json.Valid(out) {
+			t.Fatalf("params %s became %s, not JSON", params, out)
+		}
+		if left := reservedKeysOf(out); len(left) > 0 {
+			t.Errorf("params %s went up as %s, with reserved keys %q", params, out, left)
+		}
+		if len(held) == 0 && string(out) != params {
+			t.Errorf("params %s, with no reserved key, went up as %s", params, out)
+		}
+	})
+}
+
+// reservedKeysOf is the reserved keys of params' _meta, decoded, keys
+// matched exactly (the last of twins counting, as encoding/json keeps).
+// Keys that fold together never reach the relay: the engine refuses
+// them first (mcp/paramkeys.go).
+func reservedKeysOf(params json.RawMessage) []string {
+	var p, meta map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p["_meta"], &meta) != nil {
+		return nil // no object: nothing to relay in _meta
+	}
+	var keys []string
+	for k := range meta {
+		if reservedMeta[k] {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

@@ -37,16 +37,39 @@ var reservedMeta = map[string]bool{
 
 // withoutReservedMeta returns params without the reserved _meta keys a
 // caller sent: params itself, byte for byte, when its _meta has none.
-// Only _meta is searched for the keys' prefix. Searching the whole of
-// params cost 55 µs a call whose argument was 64 KiB of prose, and
-// rewrote params whose arguments merely named the prefix.
+// Only _meta is searched. Searching the whole of params cost 55 µs a call
+// whose argument was 64 KiB of prose, and rewrote params whose arguments
+// merely named the keys' prefix.
 func withoutReservedMeta(params json.RawMessage) json.RawMessage {
 	meta, _ := jsonrpc.Lookup(params, "_meta") // nil for params that are no object
-	if !bytes.Contains(meta, []byte("io.modelcontextprotocol/")) {
+	if !holdsReservedKey(meta) {
 		return params
 	}
-	return mcp.WithMeta(params, nil, func(k []byte) bool { return !reservedMeta[string(k)] })
+	return mcp.WithMeta(params, nil, unreserved)
 }
+
+// reservedPrefix begins every reserved key's name.
+var reservedPrefix = []byte("io.modelcontextprotocol/")
+
+// holdsReservedKey reports whether meta is an object with a reserved key,
+// its name decoded as the backend will decode it: an escape must not
+// carry one past the relay. A _meta naming neither the prefix nor any
+// escape is passed over unwalked.
+func holdsReservedKey(meta json.RawMessage) bool {
+	if len(meta) == 0 || meta[0] != '{' || !bytes.Contains(meta, reservedPrefix) && bytes.IndexByte(meta, '\\') < 0 {
+		return false
+	}
+	found := false
+	_ = jsonrpc.MemberKeys(meta, func(k []byte, _ json.RawMessage) bool {
+		found = reservedMeta[string(k)]
+		return !found
+	})
+	return found
+}
+
+// unreserved is WithMeta's keep for the _meta a caller sent: every member
+// but the reserved ones.
+func unreserved(k []byte) bool { return !reservedMeta[string(k)] }
 
 // sessionlessParams is what goes up to a sessionless backend for r.
 // The _meta is built whole, once: the client's own head (the revision and
@@ -67,7 +90,7 @@ func (b *Mirror) sessionlessParams(client *mcp.Client, r *mcp.Request, params js
 		meta = append(meta, upstream.ClientCapabilities()...)
 	}
 	meta = b.appendLogLevel(meta, r)
-	return mcp.WithMeta(params, meta, func(k []byte) bool { return !reservedMeta[string(k)] })
+	return mcp.WithMeta(params, meta, unreserved)
 }
 
 // appendLogLevel appends to meta the level a sessionless backend is asked

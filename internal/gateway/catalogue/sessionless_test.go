@@ -262,10 +262,12 @@ func TestReservedMetaKeysAreNotPassedToASessionBackend(t *testing.T) {
 	}
 }
 
-// Only a caller's _meta is searched for reserved keys: arguments that
-// merely name their prefix (a document about MCP, say) reach a 2025
-// backend as they came, with no _meta added and nothing moved.
-func TestArgumentsNamingTheReservedPrefixReachASessionBackendAsTheyCame(t *testing.T) {
+// Params that hold none of the reserved _meta keys reach a 2025 backend
+// byte for byte, whatever else names the keys' prefix: an argument, a key
+// of the caller's own under the prefix (the tasks extension has one), a
+// value. A reserved key is dropped however its name is escaped: the
+// backend decodes what it receives.
+func TestOnlyReservedMetaKeysAreDroppedOnTheWayToASessionBackend(t *testing.T) {
 	back, _ := newBackRig(t)
 	var got json.RawMessage
 	must(t, back.AddTools(&mcp.Tool{Name: "meta", SkipValidation: true,
@@ -274,13 +276,32 @@ func TestArgumentsNamingTheReservedPrefixReachASessionBackendAsTheyCame(t *testi
 			return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}})
 		}}))
 	f, _ := relayedBothWays(t, back, nil)
-	const args = `{"text":"_meta keys such as io.modelcontextprotocol/protocolVersion are reserved"}`
-	m := frontCall(t, context.Background(), f, &callerSink{f: f}, `{"name":"b1__meta","arguments":`+args+`}`)
-	if m == nil || m.Error != nil {
-		t.Fatalf("call: %+v", m)
-	}
-	if want := `{"name":"meta","arguments":` + args + `}`; string(got) != want {
-		t.Errorf("the backend got params\n%s\nwant\n%s", got, want)
+	const args = `"arguments":{"text":"_meta keys such as io.modelcontextprotocol/protocolVersion are reserved"}`
+	for _, c := range []struct{ name, params, want string }{
+		{"an argument names the prefix", `{"name":"b1__meta",` + args + `}`, `{"name":"meta",` + args + `}`},
+		{"a key of the caller's under the prefix", `{"name":"b1__meta", "_meta": {"io.modelcontextprotocol/related-task": {"taskId":"t1"}},` + args + `}`,
+			`{"name":"meta", "_meta": {"io.modelcontextprotocol/related-task": {"taskId":"t1"}},` + args + `}`},
+		{"a value names a reserved key", `{"name":"b1__meta",` + args + `,"_meta":{"note":"io.modelcontextprotocol/clientInfo"}}`,
+			`{"name":"meta",` + args + `,"_meta":{"note":"io.modelcontextprotocol/clientInfo"}}`},
+		{"a _meta that is no object", `{"name":"b1__meta",` + args + `,"_meta":"io.modelcontextprotocol/logLevel"}`,
+			`{"name":"meta",` + args + `,"_meta":"io.modelcontextprotocol/logLevel"}`},
+		{"a reserved key", `{"name":"b1__meta",` + args + `,"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"x"},"k":1}}`,
+			`{"_meta":{"k":1},"name":"meta",` + args + `}`},
+		{"a reserved key with its slash escaped", `{"name":"b1__meta",` + args + `,"_meta":{"io.modelcontextprotocol\/clientInfo":{"name":"x"},"k":1}}`,
+			`{"_meta":{"k":1},"name":"meta",` + args + `}`},
+		{"a reserved key spelled in \\u escapes", `{"name":"b1__meta",` + args + `,"_meta":{"\u0069o.modelcontextprotocol/logLevel":"debug"}}`,
+			`{"_meta":{},"name":"meta",` + args + `}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got = nil
+			m := frontCall(t, context.Background(), f, &callerSink{f: f}, c.params)
+			if m == nil || m.Error != nil {
+				t.Fatalf("call: %+v", m)
+			}
+			if string(got) != c.want {
+				t.Errorf("the backend got params\n%s\nwant\n%s", got, c.want)
+			}
+		})
 	}
 }
 
