@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -152,4 +154,41 @@ func FuzzEqualFold(f *testing.F) {
 			t.Fatalf("EqualFold([]byte(%q), %q) = %v, FoldKey says %v", a, b, got, want)
 		}
 	})
+}
+
+// FuzzMayHold checks MayHold never says no to valid JSON holding s, in a
+// key or a string, as encoding/json decodes them.
+func FuzzMayHold(f *testing.F) {
+	f.Add([]byte(`{"_meta":{"io.modelcontextprotocol\/clientInfo":{}}}`), "io.modelcontextprotocol/")
+	f.Add([]byte(`{"_meta":{"\u0069o.modelcontextprotocol/logLevel":"debug"}}`), "io.modelcontextprotocol/")
+	f.Add([]byte(`{"tr\u0061ceparent":"00"}`), "traceparent")
+	f.Add([]byte(`{"a":"say \"hi\"\n"}`), "\"hi\"\n")
+	f.Add([]byte("{\"a\":\"\xff\"}"), "\uFFFD")
+	f.Add([]byte(`{"type":"object"}`), "x-mcp-header")
+	f.Fuzz(func(t *testing.T, data []byte, s string) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		if holds(v, s) && !MayHold(data, s) {
+			t.Fatalf("MayHold(%q, %q) is false; encoding/json finds it", data, s)
+		}
+	})
+}
+
+// holds reports whether a decoded JSON value has s in a key or a string.
+func holds(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.Contains(v, s)
+	case []any:
+		return slices.ContainsFunc(v, func(e any) bool { return holds(e, s) })
+	case map[string]any:
+		for k, e := range v {
+			if strings.Contains(k, s) || holds(e, s) {
+				return true
+			}
+		}
+	}
+	return false
 }

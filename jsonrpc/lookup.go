@@ -5,8 +5,11 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
+	"unicode/utf8"
 )
 
 // ErrNotObject is returned by Lookup for input that is not a JSON object.
@@ -79,4 +82,25 @@ func LookupIs(obj []byte, key, want string) bool {
 	}
 	s, ok := LookupString(obj, key)
 	return ok && s == want
+}
+
+// MayHold reports whether the raw JSON b may hold s in a key or a string,
+// once decoded: s's bytes are in b, or an escape that could spell one of
+// its characters is. It is the fast pass before a walk that decodes, for
+// a check that an escaped key must not slip past (such as
+// "io.modelcontextprotocol\/clientInfo"). A character an escape cannot
+// stand for is written as itself, so b without s and without such an
+// escape holds no s.
+func MayHold(b []byte, s string) bool {
+	switch {
+	case bytes.Contains(b, []byte(s)), bytes.Contains(b, []byte(`\u`)):
+		return true
+	case strings.ContainsAny(s, "\"\\\b\f\n\r\t") || strings.ContainsRune(s, utf8.RuneError):
+		// A two-character escape (or, for U+FFFD, a byte that is no
+		// UTF-8) may spell it.
+		return bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b)
+	case strings.IndexByte(s, '/') >= 0:
+		return bytes.Contains(b, []byte(`\/`))
+	}
+	return false
 }

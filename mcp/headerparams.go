@@ -56,7 +56,7 @@ var schemaMaps = map[string]bool{
 // value is a string, an integer or a boolean, and it is reached from the
 // root through properties alone.
 func HeaderParams(schema json.RawMessage) ([]HeaderParam, error) {
-	if len(schema) == 0 || !jsonContains(schema, "x-mcp-header") {
+	if len(schema) == 0 || !jsonrpc.MayHold(schema, "x-mcp-header") {
 		return nil, nil // the common case, without a walk
 	}
 	var out []HeaderParam
@@ -72,8 +72,6 @@ func HeaderParams(schema json.RawMessage) ([]HeaderParam, error) {
 	}
 	return out, nil
 }
-
-func jsonContains(b []byte, s string) bool { return strings.Contains(string(b), s) }
 
 func walkHeaderParams(node json.RawMessage, path []string, reachable bool, out *[]HeaderParam) error {
 	switch {

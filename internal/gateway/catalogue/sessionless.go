@@ -19,7 +19,6 @@
 package catalogue
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,15 +47,12 @@ func withoutReservedMeta(params json.RawMessage) json.RawMessage {
 	return mcp.WithMeta(params, nil, unreserved)
 }
 
-// reservedPrefix begins every reserved key's name.
-var reservedPrefix = []byte("io.modelcontextprotocol/")
-
 // holdsReservedKey reports whether meta is an object with a reserved key,
 // its name decoded as the backend will decode it: an escape must not
-// carry one past the relay. A _meta naming neither the prefix nor any
-// escape is passed over unwalked.
+// carry one past the relay. A _meta that cannot name the keys' prefix is
+// passed over unwalked.
 func holdsReservedKey(meta json.RawMessage) bool {
-	if len(meta) == 0 || meta[0] != '{' || !bytes.Contains(meta, reservedPrefix) && bytes.IndexByte(meta, '\\') < 0 {
+	if len(meta) == 0 || meta[0] != '{' || !jsonrpc.MayHold(meta, "io.modelcontextprotocol/") {
 		return false
 	}
 	found := false

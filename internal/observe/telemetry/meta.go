@@ -9,7 +9,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -26,7 +25,7 @@ var traceKeys = []string{"traceparent", "tracestate"}
 // fromMeta returns ctx with the trace context of a request's _meta, when
 // it has a traceparent.
 func (t *Tracer) fromMeta(ctx context.Context, meta json.RawMessage) context.Context {
-	if !bytes.Contains(meta, []byte(`"traceparent"`)) {
+	if !jsonrpc.MayHold(meta, "traceparent") {
 		return ctx
 	}
 	carrier := propagation.MapCarrier{}
