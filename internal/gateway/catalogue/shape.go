@@ -250,7 +250,17 @@ func (s *Shape) arguments(params json.RawMessage) (json.RawMessage, error) {
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	sent := func(name string) bool { v, err := jsonrpc.Lookup(args, name); return err == nil && len(v) > 0 }
+	// A key that a decoder matching keys without case (Go's encoding/json,
+	// as many servers use) reads as name counts as name: sent beside a
+	// fixed value, the later of the two would win.
+	sent := func(name string) bool {
+		found := false
+		_ = jsonrpc.MemberKeys(args, func(k []byte, _ json.RawMessage) bool {
+			found = jsonrpc.EqualFold(k, name)
+			return !found
+		})
+		return found
+	}
 	var refused []string
 	for _, name := range append(slices.Sorted(maps.Keys(s.Fixed)), s.HideArgs...) {
 		if sent(name) {

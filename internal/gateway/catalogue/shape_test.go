@@ -131,6 +131,12 @@ func TestAShapedCallReachesTheBackendAsItsOwn(t *testing.T) {
 	if g, want := string(<-got), `search_issues {"owner":"our-org","q":"bug","per_page":5}`; g != want {
 		t.Errorf("backend got %s, want %s (a caller's value is kept over the default)", g, want)
 	}
+	// Under a key a case-insensitive decoder reads as per_page: a default
+	// added beside it would be read instead, before or after it by decoder.
+	f.result(t, "tools/call", `{"name":"gh__find_issues","arguments":{"q":"bug","PER_PAGE":5}}`)
+	if g, want := string(<-got), `search_issues {"owner":"our-org","q":"bug","PER_PAGE":5}`; g != want {
+		t.Errorf("backend got %s, want %s (a caller's value is kept over the default)", g, want)
+	}
 	res := f.result(t, "prompts/get", `{"name":"gh__write","arguments":{"topic":"rain"}}`)
 	if !strings.Contains(string(res), `formal rain`) {
 		t.Errorf("prompt answered %s, want the fixed tone sent", res)
@@ -145,6 +151,11 @@ func TestAFixedOrHiddenArgumentFromTheCallerIsRefused(t *testing.T) {
 		{`{"q":"x","owner":"evil"}`, `"owner"`},
 		{`{"q":"x","debug":true}`, `"debug"`},
 		{`{"q":"x","debug":true,"owner":"evil"}`, `"debug", "owner"`},
+		// A key a case-insensitive decoder (Go's encoding/json, which many
+		// MCP servers use) takes for one, or one spelled with an escape.
+		{`{"q":"x","OWNER":"evil"}`, `"owner"`},
+		{`{"q":"x","Debug":true}`, `"debug"`},
+		{`{"q":"x","deb\u0075g":true}`, `"debug"`},
 	} {
 		m := f.call(t, "tools/call", `{"name":"gh__find_issues","arguments":`+tc.args+`}`)
 		var e jsonrpc.Error
