@@ -192,3 +192,62 @@ func holds(v any, s string) bool {
 	}
 	return false
 }
+
+// FuzzFoldTwins checks FoldTwins against encoding/json's own reading of
+// every object's keys: twins found exactly where two keys of one object
+// have the same FoldKey, and the two it names are such a pair.
+func FuzzFoldTwins(f *testing.F) {
+	f.Add([]byte(`{"path":"/srv/docs/a","PATH":"/etc/passwd"}`))
+	f.Add([]byte(`{"path":1,"path":2}`))
+	f.Add([]byte(`{"a":[{"k":1},{"\u212a":2,"K":3}]}`))
+	f.Add([]byte(`{"s":1,"\u017f":2}`))
+	f.Add([]byte(`[{"a":1,"b":{"x":1,"y":[1,{"x":2}]}}]`))
+	f.Add([]byte(`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"ka":10,"kb":11,"kc":12,"kd":13,"ke":14,"kf":15,"kg":16,"K3":3}`))
+	f.Add([]byte(`{"":1,"":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber() // a number past float64 is still JSON
+		want := twinsIn(t, d)
+		key, other, ok := FoldTwins(data)
+		if ok != want {
+			t.Fatalf("FoldTwins(%s) = %q, %q, %v; encoding/json's keys say %v", data, key, other, ok, want)
+		}
+		if ok && FoldKey(key) != FoldKey(other) {
+			t.Fatalf("FoldTwins(%s) named %q and %q, which do not fold together", data, key, other)
+		}
+	})
+}
+
+// twinsIn reads one value from d and reports whether an object in it has
+// two keys with the same FoldKey.
+func twinsIn(t *testing.T, d *json.Decoder) bool {
+	tok, err := d.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	twins := false
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := FoldKey(k.(string))
+			twins = twins || seen[f]
+			seen[f] = true
+			twins = twinsIn(t, d) || twins
+		}
+		_, _ = d.Token()
+	case json.Delim('['):
+		for d.More() {
+			twins = twinsIn(t, d) || twins
+		}
+		_, _ = d.Token()
+	}
+	return twins
+}

@@ -84,6 +84,67 @@ func walkMembers(obj []byte, fn func(rawKey []byte, escaped bool, value json.Raw
 	return nil
 }
 
+// FoldTwins finds two keys of one object, in the JSON value v or any
+// value within it, that encoding/json takes for the same struct field
+// (equal FoldKey; one key twice too): the keys, decoded, and true. A gate
+// that reads a call's arguments refuses such arguments, since what it read
+// need not be what a backend reads. v must be valid JSON.
+func FoldTwins(v []byte) (key, other string, ok bool) {
+	i := skipSpace(v, 0)
+	switch {
+	case i >= len(v):
+	case v[i] == '{':
+		key, other, ok = objectFoldTwins(v[i:])
+	case v[i] == '[':
+		for i = skipSpace(v, i+1); i < len(v) && v[i] != ']' && !ok; {
+			end := skipValid(v, i)
+			key, other, ok = FoldTwins(v[i:end])
+			if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
+				i = skipSpace(v, i+1)
+			}
+		}
+	}
+	return key, other, ok
+}
+
+// objectFoldTwins is FoldTwins of an object: its own keys compared, a few
+// pairwise and past that by FoldKey, then its values searched in turn.
+func objectFoldTwins(obj []byte) (key, other string, ok bool) {
+	const few = 16
+	var seen [][]byte
+	var folded map[string][]byte
+	_ = MemberKeys(obj, func(k []byte, val json.RawMessage) bool {
+		var twin []byte
+		found := false
+		switch {
+		case folded == nil && len(seen) < few:
+			for _, p := range seen {
+				if EqualFold(k, p) {
+					twin, found = p, true
+				}
+			}
+			seen = append(seen, k)
+		default:
+			if folded == nil {
+				folded = make(map[string][]byte, 2*few)
+				for _, p := range seen {
+					folded[FoldKey(string(p))] = p
+				}
+			}
+			f := FoldKey(string(k))
+			twin, found = folded[f]
+			folded[f] = k
+		}
+		if found {
+			key, other, ok = string(twin), string(k), true
+		} else if len(val) > 0 && (val[0] == '{' || val[0] == '[') {
+			key, other, ok = FoldTwins(val)
+		}
+		return !ok
+	})
+	return key, other, ok
+}
+
 // FoldKey returns the form of key under which encoding/json matches an
 // object's member to a struct field: two keys with the same FoldKey are
 // the same field to it. ASCII letters are upper-cased; any other rune

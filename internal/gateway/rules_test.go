@@ -55,6 +55,48 @@ const prRules = "policy:\n  rules:\n" +
 	"       deny_unless: 'request.arguments.path.startsWith(\"/srv/docs/\")', message: \"Viewers may read only under /srv/docs.\"}\n" +
 	"    - {name: admins-restart, match: 'request.origin == \"restart_service\"', deny_unless: 'principal.role == \"admin\"'}\n"
 
+// prStart starts a gateway with extra configuration, the files backend
+// (synced) and the rules, and makes a viewer's and an admin's tokens.
+func prStart(t *testing.T, extra string) (e *gwEnv, backend, viewer, admin string) {
+	t.Helper()
+	backend = "backends:\n  - {name: files, kind: http, url: " + strconv.Quote(prFiles(t)) + "}\n"
+	e = gwStart(t, "listen: 127.0.0.1:0\n"+extra+backend+prRules)
+	bkRun(t, e.gw)
+	viewer, _ = e.token("vic", "viewer")
+	admin, _ = e.token("ada", "admin")
+	return e, backend, viewer, admin
+}
+
+// A rule reads the arguments a backend reads. Arguments with two keys
+// that a case-insensitive decoder (the Go backend here, as many are)
+// takes for one, or one key twice, could show the rule one path and the
+// backend another: the rule denies them, and the backend is not called.
+// An admin, whom the rule does not match, is not refused for them.
+func TestAPolicyRuleDeniesArgumentsThatReadersCouldReadApart(t *testing.T) {
+	e, _, viewer, admin := prStart(t, "")
+	ctx := testkit.Context(t)
+	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
+		c := prConnect(t, e, viewer, era)
+		for _, args := range []string{
+			`{"path":"/srv/docs/a.md","PATH":"/etc/passwd"}`,
+			`{"path":"/srv/docs/a.md","Path":"/etc/passwd"}`,
+			`{"path":"/etc/passwd","path":"/srv/docs/a.md"}`,
+			`{"path":"/srv/docs/a.md","opts":{"x":1,"X":2}}`,
+		} {
+			res, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":"files__read","arguments":`+args+`}`))
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != jsonrpc.CodeForbidden || !strings.Contains(string(je.Data), `"rule":"docs-only-for-viewers"`) {
+				t.Errorf("era %v: arguments %s answered %s %v, want the rule's -32001", era, args, res, err)
+			}
+		}
+	}
+	a := prConnect(t, e, admin, mcp.EraSession)
+	res, err := a.Call(ctx, "tools/call", json.RawMessage(`{"name":"files__read","arguments":{"path":"/srv/docs/a.md","PATH":"/srv/docs/b.md"}}`))
+	if err != nil || pvText(t, res) != "/srv/docs/b.md" {
+		t.Errorf("an admin's call with twin keys: %s %v, want the backend's answer", res, err)
+	}
+}
+
 // A viewer, in either era, reads under /srv/docs and is refused
 // elsewhere, -32001 with the rule's message and its name in the data; the
 // refusals spend none of their rate budget (a burst of 2: the two reads
@@ -63,12 +105,8 @@ const prRules = "policy:\n  rules:\n" +
 // listed to a viewer; an admin lists and calls it. A reload without the
 // rules lets the viewer read anywhere.
 func TestPolicyRulesDecideCallsAfterTheRoleAndBeforeTheRate(t *testing.T) {
-	backend := "backends:\n  - {name: files, kind: http, url: " + strconv.Quote(prFiles(t)) + "}\n"
-	e := gwStart(t, "listen: 127.0.0.1:0\nrate_limits: {default: {rate: 0.001, burst: 2}}\n"+backend+prRules)
-	bkRun(t, e.gw)
+	e, backend, viewer, admin := prStart(t, "rate_limits: {default: {rate: 0.001, burst: 2}}\n")
 	ctx := testkit.Context(t)
-	viewer, _ := e.token("vic", "viewer")
-	admin, _ := e.token("ada", "admin")
 	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraSessionless} {
 		c := pvConnect(t, e.base, gwBearer(viewer), era)
 		testkit.WaitFor(t, "files__read listed", func() bool {

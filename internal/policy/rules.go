@@ -27,6 +27,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -57,8 +58,9 @@ type celRule struct {
 	// what they can without the request's arguments (Visible).
 	match, deny               cel.Program
 	matchPartial, denyPartial cel.Program
-	// arguments: an expression reads request.arguments (decoded then).
-	arguments bool
+	// matchArgs, denyArgs: the expression reads request.arguments
+	// (decoded then).
+	matchArgs, denyArgs bool
 	// passed and denied count the calls it matched, by its decision.
 	passed, denied atomic.Int64
 }
@@ -123,7 +125,7 @@ func CompileRules(specs []RuleSpec, log *slog.Logger) (*Rules, error) {
 			return nil, &RuleError{where + ".deny_unless", "rule " + s.Name + ": " + err.Error()}
 		}
 		text := s.Match + " " + s.DenyUnless
-		r.arguments = strings.Contains(text, "arguments")
+		r.matchArgs, r.denyArgs = readsArguments(s.Match), readsArguments(s.DenyUnless)
 		out.claims = out.claims || strings.Contains(text, "claims") || strings.Contains(text, "groups")
 		out.rules = append(out.rules, r)
 	}
@@ -234,20 +236,31 @@ func (rs *Rules) Visible(id mcp.Identity, e mcp.Entry) bool {
 }
 
 // allows evaluates the rule on v: true when it does not match or its
-// deny_unless holds; matched says whether it matched.
+// deny_unless holds; matched says whether it matched. An expression
+// that reads arguments a backend could read apart from it fails.
 func (ru *celRule) allows(v *vars) (ok, matched bool, err error) {
-	if ru.arguments {
-		v.decodeArguments()
-	}
 	if ru.match != nil {
+		if ru.matchArgs {
+			if err := v.decodeArguments(); err != nil {
+				return false, false, err
+			}
+		}
 		m, err := evalBool(ru.match, v)
 		if err != nil || !m {
 			return !m && err == nil, false, err
 		}
 	}
+	if ru.denyArgs {
+		if err := v.decodeArguments(); err != nil {
+			return false, true, err
+		}
+	}
 	ok, err = evalBool(ru.deny, v)
 	return ok, true, err
 }
+
+// readsArguments reports whether expr may read request.arguments.
+func readsArguments(expr string) bool { return strings.Contains(expr, "arguments") }
 
 // RuleStat is one rule as configured, and how many calls it matched
 // since it was put in force, by its decision.
@@ -303,6 +316,7 @@ type vars struct {
 	now       ref.Val
 	r         *mcp.Request
 	decoded   bool
+	argsErr   error // why the arguments cannot be read (decodeArguments)
 	// partial: request.arguments are unknown (Visible).
 	partial bool
 }
@@ -341,18 +355,40 @@ func newVars(id mcp.Identity, e mcp.Entry, r *mcp.Request, now time.Time, withCl
 	return &vars{principal: principal, request: request, now: types.Timestamp{Time: now}, r: r}
 }
 
-// decodeArguments reads the request's arguments, once.
-func (v *vars) decodeArguments() {
+// decodeArguments reads the request's arguments, once. Arguments with
+// twin keys (FoldTwins) are not read: a backend could read other values
+// than a rule does (Go's encoding/json matches keys without case, and
+// readers differ on which of two equal keys wins).
+func (v *vars) decodeArguments() error {
 	if v.decoded || v.r == nil {
-		return
+		return v.argsErr
 	}
 	v.decoded = true
 	raw, _ := jsonrpc.Lookup(v.r.Params, "arguments")
+	if key, other, twins := jsonrpc.FoldTwins(raw); twins {
+		v.argsErr = &TwinKeysError{Key: key, Other: other}
+		return v.argsErr
+	}
 	var args map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
 		v.request["arguments"] = args
 	}
+	return nil
 }
+
+// TwinKeysError is why a rule could not read a call's arguments: two keys
+// of one object in them that a reader matching keys without case takes
+// for one (or one key twice).
+type TwinKeysError struct{ Key, Other string }
+
+func (e *TwinKeysError) Error() string {
+	// The keys are the caller's: cut to a bounded length for the log.
+	return fmt.Sprintf("the arguments hold the keys %q and %q, which a backend may read as one; no rule reads them",
+		textcut.Valid(e.Key, maxQuotedKey), textcut.Valid(e.Other, maxQuotedKey))
+}
+
+// maxQuotedKey bounds each key TwinKeysError quotes.
+const maxQuotedKey = 128
 
 func (v *vars) ResolveName(name string) (any, bool) {
 	switch name {
@@ -408,7 +444,7 @@ func CompileCondition(expr string) (*Condition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Condition{prg: prg, arguments: strings.Contains(expr, "arguments"),
+	return &Condition{prg: prg, arguments: readsArguments(expr),
 		claims: strings.Contains(expr, "claims") || strings.Contains(expr, "groups")}, nil
 }
 
@@ -419,7 +455,9 @@ func (c *Condition) Holds(id mcp.Identity, e mcp.Entry, r *mcp.Request) (bool, e
 	}
 	v := newVars(id, e, r, time.Now(), c.claims)
 	if c.arguments {
-		v.decodeArguments()
+		if err := v.decodeArguments(); err != nil {
+			return false, err
+		}
 	}
 	return evalBool(c.prg, v)
 }

@@ -54,6 +54,12 @@ func TestRulesDenyWhatTheySayAndNothingElse(t *testing.T) {
 		{"a viewer elsewhere", viewer, read, `{"path":"/etc/passwd"}`, "docs-only-for-viewers"},
 		{"a viewer with no path (the rule fails, and denies)", viewer, read, `{}`, "docs-only-for-viewers"},
 		{"an admin anywhere", admin, read, `{"path":"/etc/passwd"}`, ""},
+		// Twin keys: a backend decoding with Go's encoding/json reads the
+		// PATH; one keeping the first of two equal keys, /etc/passwd.
+		{"a viewer's path beside its upper-case twin", viewer, read, `{"path":"/srv/docs/a.md","PATH":"/etc/passwd"}`, "docs-only-for-viewers"},
+		{"a viewer's path twice", viewer, read, `{"path":"/etc/passwd","path":"/srv/docs/a.md"}`, "docs-only-for-viewers"},
+		{"twins deep in a viewer's arguments", viewer, read, `{"path":"/srv/docs/a.md","o":[{"k":1,"\u212a":2}]}`, "docs-only-for-viewers"},
+		{"an admin's twins (the rule does not match, and reads no arguments)", admin, read, `{"path":"/a","PATH":"/b"}`, ""},
 		{"the on-call group restarts", oncall, restart, `{}`, ""},
 		{"anyone else does not", admin, restart, `{}`, "oncall-restart"},
 	} {
@@ -170,6 +176,24 @@ func TestTheRequestsVariables(t *testing.T) {
 		if err := rs.Check(context.Background(), mcp.Identity{Subject: "s", Role: "editor", TokenID: "tok_1"}, e, call(t, `{"q":"bug"}`)); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
+	}
+}
+
+// An interceptor's condition that reads arguments with twin keys fails,
+// saying which keys (the interceptor then runs, on the safe side).
+func TestAConditionDoesNotReadArgumentsWithTwinKeys(t *testing.T) {
+	c, err := policy.CompileCondition(`request.arguments.path.startsWith("/srv/")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mcp.Entry{Kind: mcp.KindTool, Name: "files__read", Owner: "files"}
+	if ok, err := c.Holds(mcp.Identity{}, e, call(t, `{"path":"/srv/a"}`)); !ok || err != nil {
+		t.Fatalf("plain arguments: %v %v", ok, err)
+	}
+	ok, err := c.Holds(mcp.Identity{}, e, call(t, `{"path":"/srv/a","Path":"/etc"}`))
+	var twins *policy.TwinKeysError
+	if ok || !errors.As(err, &twins) || twins.Key != "path" || twins.Other != "Path" {
+		t.Fatalf("twin keys: %v %v, want a *TwinKeysError naming path and Path", ok, err)
 	}
 }
 
