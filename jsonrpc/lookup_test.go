@@ -59,3 +59,15 @@ func BenchmarkLookupAbsent(b *testing.B) {
 		}
 	}
 }
+
+// A call's arguments with no twin keys cost FoldTwins no allocation: the
+// keys of an object of a few are compared where they lie.
+func TestFoldTwinsAllocatesNothingForArgumentsWithoutTwins(t *testing.T) {
+	args := []byte(`{"path":"/srv/docs/a.md","limit":10,"opts":{"deep":true,"tags":["a","b"]}}`)
+	if _, _, ok := jsonrpc.FoldTwins(args); ok {
+		t.Fatalf("FoldTwins(%s) found twins", args)
+	}
+	if n := testing.AllocsPerRun(100, func() { jsonrpc.FoldTwins(args) }); n != 0 {
+		t.Errorf("FoldTwins allocates %v times, want 0", n)
+	}
+}

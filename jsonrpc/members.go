@@ -111,7 +111,8 @@ func FoldTwins(v []byte) (key, other string, ok bool) {
 // pairwise and past that by FoldKey, then its values searched in turn.
 func objectFoldTwins(obj []byte) (key, other string, ok bool) {
 	const few = 16
-	var seen [][]byte
+	var buf [few][]byte // on the stack: a call's arguments allocate nothing here
+	seen := buf[:0]
 	var folded map[string][]byte
 	_ = MemberKeys(obj, func(k []byte, val json.RawMessage) bool {
 		var twin []byte
