@@ -107,36 +107,12 @@ func FoldTwins(v []byte) (key, other string, ok bool) {
 	return key, other, ok
 }
 
-// objectFoldTwins is FoldTwins of an object: its own keys compared, a few
-// pairwise and past that by FoldKey, then its values searched in turn.
+// objectFoldTwins is FoldTwins of an object: its own keys, then its
+// values in turn.
 func objectFoldTwins(obj []byte) (key, other string, ok bool) {
-	const few = 16
-	var buf [few][]byte // on the stack: a call's arguments allocate nothing here
-	seen := buf[:0]
-	var folded map[string][]byte
+	var set FoldSet
 	_ = MemberKeys(obj, func(k []byte, val json.RawMessage) bool {
-		var twin []byte
-		found := false
-		switch {
-		case folded == nil && len(seen) < few:
-			for _, p := range seen {
-				if EqualFold(k, p) {
-					twin, found = p, true
-				}
-			}
-			seen = append(seen, k)
-		default:
-			if folded == nil {
-				folded = make(map[string][]byte, 2*few)
-				for _, p := range seen {
-					folded[FoldKey(string(p))] = p
-				}
-			}
-			f := FoldKey(string(k))
-			twin, found = folded[f]
-			folded[f] = k
-		}
-		if found {
+		if twin, found := set.Add(k); found {
 			key, other, ok = string(twin), string(k), true
 		} else if len(val) > 0 && (val[0] == '{' || val[0] == '[') {
 			key, other, ok = FoldTwins(val)
@@ -144,6 +120,45 @@ func objectFoldTwins(obj []byte) (key, other string, ok bool) {
 		return !ok
 	})
 	return key, other, ok
+}
+
+// FoldSet is a set of one object's keys as encoding/json matches keys to
+// struct fields (FoldKey). Add says which key already in it a new one is
+// taken for. The first few are compared where they lie, with nothing
+// allocated; past them, by FoldKey in a map, so that an object of many
+// keys costs linear time, not quadratic. The zero value is empty; the keys
+// added must stay unchanged while the set is used.
+type FoldSet struct {
+	few    [16][]byte
+	n      int
+	folded map[string][]byte
+}
+
+// Add adds k, unless a key in the set folds with it: that key is returned
+// then, and found is true.
+func (s *FoldSet) Add(k []byte) (twin []byte, found bool) {
+	if s.folded == nil && s.n < len(s.few) {
+		for _, p := range s.few[:s.n] {
+			if EqualFold(k, p) {
+				return p, true
+			}
+		}
+		s.few[s.n] = k
+		s.n++
+		return nil, false
+	}
+	if s.folded == nil {
+		s.folded = make(map[string][]byte, 2*len(s.few))
+		for _, p := range s.few[:s.n] {
+			s.folded[FoldKey(string(p))] = p
+		}
+	}
+	f := FoldKey(string(k))
+	if p, ok := s.folded[f]; ok {
+		return p, true
+	}
+	s.folded[f] = k
+	return nil, false
 }
 
 // FoldKey returns the form of key under which encoding/json matches an

@@ -87,19 +87,15 @@ func checkParamKeys(method string, params json.RawMessage) error {
 // none folds to one of read without being it. With nested, the members
 // named in nestedKeys that hold objects are checked the same way.
 func checkObjectKeys(obj json.RawMessage, where string, read []string, nested bool) error {
-	// Params hold a handful of keys: comparing each with those before it
-	// costs less than a map of folded keys.
-	var seen [8][]byte
-	keys := seen[:0]
+	// A FoldSet: params hold a handful of keys, compared where they lie,
+	// but a hostile request's many keys cost linear time, not quadratic.
+	var keys jsonrpc.FoldSet
 	var refusal error
 	err := jsonrpc.MemberKeys(obj, func(key []byte, value json.RawMessage) bool {
-		for _, prev := range keys {
-			if jsonrpc.EqualFold(key, prev) {
-				refusal = ambiguousKey(where, string(key), string(prev))
-				return false
-			}
+		if prev, found := keys.Add(key); found {
+			refusal = ambiguousKey(where, string(key), string(prev))
+			return false
 		}
-		keys = append(keys, key)
 		for _, want := range read {
 			if string(key) != want && jsonrpc.EqualFold(key, want) {
 				refusal = ambiguousKey(where, string(key), want)

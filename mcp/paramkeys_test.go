@@ -7,8 +7,10 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/internal/mcptest"
@@ -43,6 +45,8 @@ func TestGatedParamsWhoseKeysFoldTogetherAreRefusedBeforeTheGate(t *testing.T) {
 		{"a 2026-07-28 request field folded in _meta", "tools/call", `{"name":"deploy","_meta":{"io.modelcontextprotocol/LOGLEVEL":"debug"}}`, "io.modelcontextprotocol/LOGLEVEL", "io.modelcontextprotocol/logLevel"},
 		{"a second level", "logging/setLevel", `{"level":"error","LEVEL":"debug"}`, "LEVEL", "level"},
 		{"a second cursor", "tools/list", `{"cursor":"a","Cursor":"b"}`, "Cursor", "cursor"},
+		// Past the first sixteen keys the set compares by FoldKey in a map.
+		{"a twin past many keys", "tools/call", `{"name":"deploy","k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"K3":3}`, "K3", "k3"},
 		{"a second protocolVersion", "initialize", `{"protocolVersion":"2025-06-18","PROTOCOLVERSION":"x","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`, "PROTOCOLVERSION", "protocolVersion"},
 	}
 	for _, tt := range tests {
@@ -163,11 +167,20 @@ func structFieldFilled(t *testing.T, field string, doc []byte) bool {
 // BenchmarkCheckParamKeys is the check of a tools/call's params: as a
 // 2025 client sends them, as a 2026-07-28 client does (its _meta's
 // reserved keys share a long prefix), and as the relay sends them on.
+// The last is a hostile request's 300,000 keys, under the 4 MiB a body
+// may have: each key compared with all before it took minutes.
 func BenchmarkCheckParamKeys(b *testing.B) {
+	var many strings.Builder
+	many.WriteString(`{"name":"bench_echo","arguments":{}`)
+	for i := range 300_000 {
+		fmt.Fprintf(&many, `,"k%d":1`, i)
+	}
+	many.WriteString("}")
 	for _, c := range []struct{ name, params string }{
 		{"2025", `{"name":"bench_echo","arguments":{"text":"hello"}}`},
 		{"2026-07-28", `{"name":"bench_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`},
 		{"relayed", `{"name":"bench_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"mcpgate","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`},
+		{"300k-keys", many.String()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			params := json.RawMessage(c.params)
