@@ -11,10 +11,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // modelTag is an opening or closing tag of the kinds that speak to a model.
@@ -25,14 +26,11 @@ var modelTag = regexp.MustCompile(`(?i)<\s*/?\s*(important|system|instructions?|
 // Unicode category Cf, tag characters included) and each model-directed
 // tag, with where it is (a JSON pointer). Nil when there is none.
 func Suspicious(def json.RawMessage) []string {
-	d := json.NewDecoder(bytes.NewReader(def))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
+	if !json.Valid(def) {
 		return nil
 	}
 	var out []string
-	walkStrings(v, "", func(at, s string) {
+	walkStrings(def, "", func(at, s string) {
 		if r, ok := firstInvisible(s); ok {
 			out = append(out, fmt.Sprintf("invisible or bidirectional-control character U+%04X at %s", r, at))
 		}
@@ -43,27 +41,31 @@ func Suspicious(def json.RawMessage) []string {
 	return out
 }
 
-// walkStrings calls fn with every string in v, keys included, and its
-// JSON pointer, in a stable order.
-func walkStrings(v any, at string, fn func(at, s string)) {
-	switch v := v.(type) {
-	case string:
-		fn(at, v)
-	case []any:
-		for i, e := range v {
+// walkStrings calls fn with every string in the JSON value v, keys
+// included, decoded, and its JSON pointer, in the order they are written.
+// It reads v as written, not decoded into maps: every member counts, the
+// first of two equal keys too, which some readers keep.
+func walkStrings(v json.RawMessage, at string, fn func(at, s string)) {
+	switch v = bytes.TrimSpace(v); {
+	case len(v) == 0:
+	case v[0] == '"':
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			fn(at, s)
+		}
+	case v[0] == '[':
+		var items []json.RawMessage
+		_ = json.Unmarshal(v, &items)
+		for i, e := range items {
 			walkStrings(e, at+"/"+strconv.Itoa(i), fn)
 		}
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+	case v[0] == '{':
+		_ = jsonrpc.Members(v, func(k string, e json.RawMessage) bool {
 			p := at + pointer([]string{k})
 			fn(p, k)
-			walkStrings(v[k], p, fn)
-		}
+			walkStrings(e, p, fn)
+			return true
+		})
 	}
 }
 
