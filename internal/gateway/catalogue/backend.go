@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -276,6 +277,11 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 		orig, ok := jsonrpc.LookupString(raw, keyMember)
 		if !ok || orig == "" {
 			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k), "name", orig)
+			continue
+		}
+		if key, other, twins := definitionTwins(k, raw); twins {
+			b.log.Error("relay: a definition whose keys readers read apart withheld", "kind", string(k), "name", orig,
+				"key", textcut.Valid(key, 128), "other", textcut.Valid(other, 128)) // twins.go
 			continue
 		}
 		b.flag(k, orig, raw)
