@@ -101,10 +101,12 @@ func TestAChangedDefinitionIsHeldUntilApproved(t *testing.T) {
 	}
 }
 
-// What a reader could take for a fingerprinted member is fingerprinted
-// too: a second key that a case-insensitive decoder (Go's encoding/json,
-// into an SDK's Tool) reads as description, or the member twice (readers
-// differ on which wins), or the like in _meta. Each such change is held.
+// A change hidden in a key that a reader could take for a fingerprinted
+// member: a second key that a case-insensitive decoder (Go's
+// encoding/json, into an SDK's Tool) reads as description, the member
+// twice (readers differ on which wins), or the like in _meta. Each such
+// change is kept from callers: withheld at sync (twins.go), and its
+// fingerprint changed besides (TestATwinOfAFingerprintedMemberChangesTheFingerprint).
 func TestAChangeHiddenInATwinKeyIsHeld(t *testing.T) {
 	const read = `"name":"read","inputSchema":{"type":"object"}`
 	for _, c := range []struct{ name, before, after string }{
