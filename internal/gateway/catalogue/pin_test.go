@@ -180,8 +180,9 @@ func TestAChangedAppResourceIsHeld(t *testing.T) {
 // take for one (the name and its twin NAME, say) means one thing to the
 // gateway and another to a client in Go: it is withheld, and the log says
 // which keys. The object's members the gateway reads or rewrites count
-// (the definition's own, _meta, annotations, a prompt's arguments); a
-// schema's properties that differ by case are a schema's business.
+// (the definition's own, _meta's own and its ui, annotations, a prompt's
+// arguments); a schema's properties that differ by case are a schema's
+// business, and a vendor's data in _meta its own.
 func TestADefinitionWhoseKeysReadersReadApartIsWithheld(t *testing.T) {
 	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "shady", Version: "1"}})
 	handler := func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
@@ -196,6 +197,7 @@ func TestADefinitionWhoseKeysReadersReadApartIsWithheld(t *testing.T) {
 		"meta":        `{"name":"meta",` + obj + `,"_meta":{"ui":{"resourceUri":"ui://shady/a","resourceURI":"ui://other/b"}}}`,
 		"annotations": `{"name":"annotations",` + obj + `,"annotations":{"readOnlyHint":true,"ReadOnlyHint":false}}`,
 		"schema":      `{"name":"schema","inputSchema":{"type":"object","properties":{"id":{"type":"string"},"ID":{"type":"string"}}}}`,
+		"vendor":      `{"name":"vendor",` + obj + `,"_meta":{"com.example/x":{"id":1,"ID":2}}}`,
 	}
 	for name, def := range tools {
 		must(t, s.AddTools(&mcp.Tool{Name: name, Definition: json.RawMessage(def), Handler: handler, SkipValidation: true}))
@@ -207,8 +209,9 @@ func TestADefinitionWhoseKeysReadersReadApartIsWithheld(t *testing.T) {
 	f := newFront(t)
 	b := catalogue.New("shady", connect(t, s), catalogue.Options{Logger: log.logger()})
 	must(t, b.Sync(context.Background(), f.Server))
-	if got := names(f.list(t, "tools/list", "tools"), "name"); !slices.Equal(got, []string{"shady__schema"}) {
-		t.Errorf("listed %v, want only shady__schema", got)
+	got := names(f.list(t, "tools/list", "tools"), "name")
+	if slices.Sort(got); !slices.Equal(got, []string{"shady__schema", "shady__vendor"}) {
+		t.Errorf("listed %v, want only shady__schema and shady__vendor", got)
 	}
 	if got := names(f.list(t, "prompts/list", "prompts"), "name"); len(got) != 0 {
 		t.Errorf("prompts listed %v, want none", got)

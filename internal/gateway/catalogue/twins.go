@@ -10,34 +10,49 @@ package catalogue
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// readApart are, for each kind, the members whose own objects the gateway
-// reads or rewrites, searched at every depth: a schema's properties are
-// not among them, since names that differ by case are a schema's own.
+// readApart are, for each kind, the members other than _meta whose own
+// objects the gateway reads or rewrites, searched at every depth. A
+// schema's properties are not among them: names that differ by case are
+// a schema's own.
 var readApart = map[kind][]string{
-	kindTool:     {"_meta", "annotations"},
-	kindPrompt:   {"_meta", "arguments"},
-	kindTemplate: {"_meta"},
-	kindResource: {"_meta"},
+	kindTool:   {"annotations"},
+	kindPrompt: {"arguments"},
 }
 
 // definitionTwins returns two keys of one object in def that a reader
-// could take for one: among def's own keys, or anywhere in its readApart
-// members.
+// could take for one: among def's own keys, in _meta (metaTwins), or
+// anywhere in its readApart members.
 func definitionTwins(k kind, def json.RawMessage) (key, other string, ok bool) {
 	var own jsonrpc.FoldSet
 	_ = jsonrpc.MemberKeys(def, func(name []byte, v json.RawMessage) bool {
+		switch twin, found := own.Add(name); {
+		case found:
+			key, other, ok = string(twin), string(name), true
+		case string(name) == "_meta":
+			key, other, ok = metaTwins(v)
+		case slices.Contains(readApart[k], string(name)):
+			key, other, ok = jsonrpc.FoldTwins(v)
+		}
+		return !ok
+	})
+	return key, other, ok
+}
+
+// metaTwins is definitionTwins for _meta: its own keys, and anywhere in
+// its ui member (MCP Apps), which the gateway rewrites. The rest is a
+// vendor's, which a client reads into maps that match keys exactly.
+func metaTwins(meta json.RawMessage) (key, other string, ok bool) {
+	var own jsonrpc.FoldSet
+	_ = jsonrpc.MemberKeys(meta, func(name []byte, v json.RawMessage) bool {
 		if twin, found := own.Add(name); found {
 			key, other, ok = string(twin), string(name), true
-			return false
-		}
-		for _, m := range readApart[k] {
-			if string(name) == m {
-				key, other, ok = jsonrpc.FoldTwins(v)
-			}
+		} else if string(name) == "ui" {
+			key, other, ok = jsonrpc.FoldTwins(v)
 		}
 		return !ok
 	})
