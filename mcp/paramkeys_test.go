@@ -103,7 +103,8 @@ func TestSessionlessOwnMethodsRefuseFoldedKeys(t *testing.T) {
 
 func TestGatedParamsWithDistinctKeysPass(t *testing.T) {
 	tests := []struct{ name, method, params string }{
-		{"a tool's own arguments may differ only in case", "tools/call", `{"name":"deploy","arguments":{"env":"a","ENV":"b"}}`},
+		// Not ones its schema declares: TestToolsCallSchemaViolations.
+		{"a tool's own arguments may differ only in case", "tools/call", `{"name":"deploy","arguments":{"env":"a","region":"b","REGION":"c"}}`},
 		{"an unrelated extra key", "tools/call", `{"name":"deploy","arguments":{"env":"a"},"task":{}}`},
 		{"_meta with keys of its own", "tools/call", `{"name":"deploy","arguments":{"env":"a"},"_meta":{"progressToken":1,"x/y":2}}`},
 		{"a uri", "resources/read", `{"uri":"x://secret"}`},

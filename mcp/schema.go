@@ -7,9 +7,13 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -35,6 +39,10 @@ func CheckSchema(raw json.RawMessage) error {
 type inputSchema struct {
 	full *jsonschema.Schema
 	flat *flatSchema
+	// props are the top-level properties' names, and folded maps each
+	// one's FoldKey to the names of that form (readApart).
+	props  map[string]bool
+	folded map[string][]string
 }
 
 func compileSchema(raw json.RawMessage) (*inputSchema, error) {
@@ -42,7 +50,14 @@ func compileSchema(raw json.RawMessage) (*inputSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inputSchema{full: full, flat: flatten(raw)}, nil
+	in := &inputSchema{full: full, flat: flatten(raw), props: map[string]bool{}, folded: map[string][]string{}}
+	props, _ := jsonrpc.Lookup(raw, "properties")
+	_ = jsonrpc.Members(props, func(k string, _ json.RawMessage) bool {
+		f := jsonrpc.FoldKey(k)
+		in.props[k], in.folded[f] = true, append(in.folded[f], k)
+		return true
+	})
+	return in, nil
 }
 
 func compileFull(raw json.RawMessage) (*jsonschema.Schema, error) {
@@ -66,10 +81,53 @@ var emptyObject any = map[string]any{}
 
 // violations returns the violations of args (nil meaning {}) against s.
 func (s *inputSchema) violations(args json.RawMessage) []Violation {
+	if vs := s.readApart(args); len(vs) > 0 {
+		return vs
+	}
 	if s.flat != nil && s.flat.valid(args) {
 		return nil
 	}
 	return validate(s.full, args)
+}
+
+// readApart are the arguments that the validator and a backend could read
+// apart. A key twice: readers differ on which one wins. A key that Go's
+// encoding/json, matching keys without case, takes for a property
+// without being one: the validator checks that property's value, the
+// backend reads the other.
+func (s *inputSchema) readApart(args json.RawMessage) []Violation {
+	var out []Violation
+	var few [16][]byte
+	seen, many := few[:0], map[string]bool(nil)
+	_ = jsonrpc.MemberKeys(args, func(k []byte, _ json.RawMessage) bool {
+		twice := false
+		if many == nil && len(seen) < len(few) {
+			twice = slices.ContainsFunc(seen, func(p []byte) bool { return bytes.Equal(p, k) })
+			seen = append(seen, k)
+		} else {
+			if many == nil {
+				many = map[string]bool{}
+				for _, p := range seen {
+					many[string(p)] = true
+				}
+			}
+			twice = many[string(k)]
+			many[string(k)] = true
+		}
+		if twice {
+			out = append(out, Violation{Path: pointer([]string{string(k)}), Reason: "the argument is given more than once"})
+			return true
+		}
+		if s.props[string(k)] || len(s.props) == 0 {
+			return true // a property's own name, found without a string made
+		}
+		if props := s.folded[jsonrpc.FoldKey(string(k))]; len(props) > 0 {
+			out = append(out, Violation{Path: pointer([]string{string(k)}),
+				Reason: fmt.Sprintf("it is read as %q by a decoder that matches keys without case", props[0])})
+		}
+		return true
+	})
+	return out
 }
 
 // validate returns the violations of args (nil meaning {}) against sch.

@@ -97,6 +97,16 @@ func TestToolsCallCallerMistakesAreInvalidParams(t *testing.T) {
 	}
 }
 
+// A schema's properties that differ only by case are each its own: both
+// sent, neither is taken for the other.
+func TestPropertiesThatDifferOnlyByCaseAreEachTheirOwn(t *testing.T) {
+	vs, err := mcp.Violations(json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"ID":{"type":"string"}}}`),
+		json.RawMessage(`{"id":"a","ID":"b"}`))
+	if err != nil || len(vs) != 0 {
+		t.Errorf("violations %+v, %v; want none", vs, err)
+	}
+}
+
 func TestToolsCallSchemaViolations(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -133,6 +143,27 @@ func TestToolsCallSchemaViolations(t *testing.T) {
 			`{"type":"object","properties":{"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}]}}}`,
 			`{"pair":[1,"x"]}`,
 			[]mcp.Violation{{Path: "/pair/0", Reason: "string"}, {Path: "/pair/1", Reason: "integer"}},
+		},
+		// A case-insensitive decoder (Go's encoding/json) reads PATH as the
+		// property path: the validator, which matches keys exactly, would
+		// have passed a value it never checked.
+		{
+			"a key a case-insensitive decoder reads as a property is refused",
+			`{"type":"object","properties":{"path":{"type":"string","pattern":"^/srv/"}}}`,
+			`{"path":"/srv/a","PATH":"/etc/passwd"}`,
+			[]mcp.Violation{{Path: "/PATH", Reason: `read as "path" by a decoder`}},
+		},
+		{
+			"a lone key of another case is refused too",
+			`{"type":"object","properties":{"path":{"type":"string","pattern":"^/srv/"}}}`,
+			`{"Path":"/etc/passwd"}`,
+			[]mcp.Violation{{Path: "/Path", Reason: `read as "path" by a decoder`}},
+		},
+		{
+			"a key twice is refused (readers differ on which one wins)",
+			`{"type":"object","properties":{"path":{"type":"string","pattern":"^/srv/"}}}`,
+			`{"path":"/etc/passwd","path":"/srv/a"}`,
+			[]mcp.Violation{{Path: "/path", Reason: "more than once"}},
 		},
 		{
 			"paths are JSON pointers with escapes",

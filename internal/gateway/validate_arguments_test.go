@@ -39,6 +39,11 @@ func TestValidateArgumentsChecksTheListedSchemaBeforeTheBackend(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &e); err != nil || e.Code != -32602 || e.Data.Tool != "on__typed" || len(e.Data.Violations) == 0 {
 		t.Fatalf("arguments that break the listed schema: %s, want -32602 with the violations", raw)
 	}
+	// A twin the validator would not check, which a Go backend reads as
+	// path.
+	if _, raw := fdMember(t, f.exchange(t, 5, "tools/call", `{"name":"on__typed","arguments":{"path":"/ok","PATH":5}}`)); !strings.Contains(raw, `-32602`) || !strings.Contains(raw, `/PATH`) {
+		t.Fatalf("a twin of path: %s, want -32602 naming /PATH", raw)
+	}
 	if res, raw := fdMember(t, f.exchange(t, 2, "tools/call", `{"name":"on__typed","arguments":{"path":"/ok"}}`)); raw != "" {
 		t.Fatalf("valid arguments: %s %s", res, raw)
 	}
