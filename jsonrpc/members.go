@@ -7,6 +7,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode"
 	"unicode/utf8"
@@ -110,36 +111,51 @@ func FoldTwins(v []byte) (key, other string, ok bool) {
 // objectFoldTwins is FoldTwins of an object: its own keys, then its
 // values in turn.
 func objectFoldTwins(obj []byte) (key, other string, ok bool) {
-	var set FoldSet
-	_ = MemberKeys(obj, func(k []byte, val json.RawMessage) bool {
+	return ObjectTwins(obj, func(_ []byte, v json.RawMessage) (string, string, bool) {
+		if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+			return FoldTwins(v)
+		}
+		return "", "", false
+	})
+}
+
+// ObjectTwins finds two keys of the object obj that encoding/json takes
+// for one (a KeySet), else the first twins within reports in a member's
+// value: the keys, decoded, and true. FoldTwins searches every value;
+// a caller that knows which members matter searches only those.
+func ObjectTwins(obj []byte, within func(k []byte, v json.RawMessage) (string, string, bool)) (key, other string, ok bool) {
+	var set KeySet
+	_ = MemberKeys(obj, func(k []byte, v json.RawMessage) bool {
 		if twin, found := set.Add(k); found {
 			key, other, ok = string(twin), string(k), true
-		} else if len(val) > 0 && (val[0] == '{' || val[0] == '[') {
-			key, other, ok = FoldTwins(val)
+		} else {
+			key, other, ok = within(k, v)
 		}
 		return !ok
 	})
 	return key, other, ok
 }
 
-// FoldSet is a set of one object's keys as encoding/json matches keys to
-// struct fields (FoldKey). Add says which key already in it a new one is
-// taken for. The first few are compared where they lie, with nothing
-// allocated; past them, by FoldKey in a map, so that an object of many
-// keys costs linear time, not quadratic. The zero value is empty; the keys
-// added must stay unchanged while the set is used.
-type FoldSet struct {
-	few    [16][]byte
-	n      int
-	folded map[string][]byte
+// KeySet is a set of one object's keys, compared as encoding/json matches
+// keys to struct fields (FoldKey), or byte for byte when Exact. Add says
+// which key already in it a new one is taken for. The first few are
+// compared where they lie, with nothing allocated; past them, in a map,
+// so that an object of many keys costs linear time, not quadratic. The
+// zero value is empty; the keys added must stay unchanged while it is
+// used.
+type KeySet struct {
+	Exact bool
+	few   [16][]byte
+	n     int
+	more  map[string][]byte // by form, past few
 }
 
-// Add adds k, unless a key in the set folds with it: that key is returned
-// then, and found is true.
-func (s *FoldSet) Add(k []byte) (twin []byte, found bool) {
-	if s.folded == nil && s.n < len(s.few) {
+// Add adds k, unless a key in the set is taken for it: that key is
+// returned then, and found is true.
+func (s *KeySet) Add(k []byte) (twin []byte, found bool) {
+	if s.more == nil && s.n < len(s.few) {
 		for _, p := range s.few[:s.n] {
-			if EqualFold(k, p) {
+			if s.same(k, p) {
 				return p, true
 			}
 		}
@@ -147,18 +163,32 @@ func (s *FoldSet) Add(k []byte) (twin []byte, found bool) {
 		s.n++
 		return nil, false
 	}
-	if s.folded == nil {
-		s.folded = make(map[string][]byte, 2*len(s.few))
+	if s.more == nil {
+		s.more = make(map[string][]byte, 2*len(s.few))
 		for _, p := range s.few[:s.n] {
-			s.folded[FoldKey(string(p))] = p
+			s.more[s.form(p)] = p
 		}
 	}
-	f := FoldKey(string(k))
-	if p, ok := s.folded[f]; ok {
+	f := s.form(k)
+	if p, ok := s.more[f]; ok {
 		return p, true
 	}
-	s.folded[f] = k
+	s.more[f] = k
 	return nil, false
+}
+
+func (s *KeySet) same(a, b []byte) bool {
+	if s.Exact {
+		return bytes.Equal(a, b)
+	}
+	return EqualFold(a, b)
+}
+
+func (s *KeySet) form(k []byte) string {
+	if s.Exact {
+		return string(k)
+	}
+	return FoldKey(string(k))
 }
 
 // FoldKey returns the form of key under which encoding/json matches an

@@ -87,9 +87,9 @@ func checkParamKeys(method string, params json.RawMessage) error {
 // none folds to one of read without being it. With nested, the members
 // named in nestedKeys that hold objects are checked the same way.
 func checkObjectKeys(obj json.RawMessage, where string, read []string, nested bool) error {
-	// A FoldSet: params hold a handful of keys, compared where they lie,
+	// A KeySet: params hold a handful of keys, compared where they lie,
 	// but a hostile request's many keys cost linear time, not quadratic.
-	var keys jsonrpc.FoldSet
+	var keys jsonrpc.KeySet
 	var refusal error
 	err := jsonrpc.MemberKeys(obj, func(key []byte, value json.RawMessage) bool {
 		if prev, found := keys.Add(key); found {

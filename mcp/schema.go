@@ -8,14 +8,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/mcpgate/mcpgate/jsonrpc"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // Violation is one way arguments break a schema.
@@ -40,9 +39,9 @@ type inputSchema struct {
 	full *jsonschema.Schema
 	flat *flatSchema
 	// props are the top-level properties' names, and folded maps each
-	// one's FoldKey to the names of that form (readApart).
+	// one's FoldKey to the first name of that form (readApart).
 	props  map[string]bool
-	folded map[string][]string
+	folded map[string]string
 }
 
 func compileSchema(raw json.RawMessage) (*inputSchema, error) {
@@ -50,11 +49,13 @@ func compileSchema(raw json.RawMessage) (*inputSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &inputSchema{full: full, flat: flatten(raw), props: map[string]bool{}, folded: map[string][]string{}}
+	in := &inputSchema{full: full, flat: flatten(raw), props: map[string]bool{}, folded: map[string]string{}}
 	props, _ := jsonrpc.Lookup(raw, "properties")
 	_ = jsonrpc.Members(props, func(k string, _ json.RawMessage) bool {
-		f := jsonrpc.FoldKey(k)
-		in.props[k], in.folded[f] = true, append(in.folded[f], k)
+		in.props[k] = true
+		if f := jsonrpc.FoldKey(k); in.folded[f] == "" {
+			in.folded[f] = k
+		}
 		return true
 	})
 	return in, nil
@@ -97,33 +98,18 @@ func (s *inputSchema) violations(args json.RawMessage) []Violation {
 // backend reads the other.
 func (s *inputSchema) readApart(args json.RawMessage) []Violation {
 	var out []Violation
-	var few [16][]byte
-	seen, many := few[:0], map[string]bool(nil)
+	seen := jsonrpc.KeySet{Exact: true}
 	_ = jsonrpc.MemberKeys(args, func(k []byte, _ json.RawMessage) bool {
-		twice := false
-		if many == nil && len(seen) < len(few) {
-			twice = slices.ContainsFunc(seen, func(p []byte) bool { return bytes.Equal(p, k) })
-			seen = append(seen, k)
-		} else {
-			if many == nil {
-				many = map[string]bool{}
-				for _, p := range seen {
-					many[string(p)] = true
-				}
-			}
-			twice = many[string(k)]
-			many[string(k)] = true
-		}
-		if twice {
+		if _, twice := seen.Add(k); twice {
 			out = append(out, Violation{Path: pointer([]string{string(k)}), Reason: "the argument is given more than once"})
 			return true
 		}
 		if s.props[string(k)] || len(s.props) == 0 {
 			return true // a property's own name, found without a string made
 		}
-		if props := s.folded[jsonrpc.FoldKey(string(k))]; len(props) > 0 {
+		if prop := s.folded[jsonrpc.FoldKey(string(k))]; prop != "" {
 			out = append(out, Violation{Path: pointer([]string{string(k)}),
-				Reason: fmt.Sprintf("it is read as %q by a decoder that matches keys without case", props[0])})
+				Reason: fmt.Sprintf("it is read as %q by a decoder that matches keys without case", prop)})
 		}
 		return true
 	})

@@ -62,74 +62,36 @@ func (b *Mirror) pinnedApps(ctx context.Context, es []entry) (serve, held []entr
 
 // fingerprint is the SHA-256 of def's fingerprinted members, encoded
 // canonically (keys sorted, no spaces, numbers as written), so that key
-// order and spacing do not count as a change. A member counts with every
-// key a reader could take for it (membersAs): a change hidden in a twin is
-// a change.
+// order and spacing do not count as a change. A definition that readers
+// could read apart (definitionTwins, twins.go) is fingerprinted byte for
+// byte: a change hidden in a twin is a change.
 func fingerprint(k kind, def json.RawMessage) string {
+	if _, _, twins := definitionTwins(k, def); twins {
+		sum := sha256.Sum256(def)
+		return hex.EncodeToString(sum[:])
+	}
 	canon := map[string]any{}
+	add := func(name string, raw json.RawMessage) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) == nil {
+			canon[name] = v
+		}
+	}
 	for _, m := range fingerprinted[k] {
-		if v, ok := canonical(m, membersAs(def, m)); ok {
-			canon[m] = v
+		if v, err := jsonrpc.Lookup(def, m); err == nil && len(v) > 0 {
+			add(m, v)
 		}
 	}
-	var uis []member
-	for _, meta := range membersAs(def, "_meta") {
-		for _, ui := range membersAs(meta.value, "ui") {
-			uis = append(uis, member{meta.key + "." + ui.key, ui.value})
+	if meta, err := jsonrpc.Lookup(def, "_meta"); err == nil && len(meta) > 0 {
+		if ui, err := jsonrpc.Lookup(meta, "ui"); err == nil && len(ui) > 0 {
+			add("_meta.ui", ui)
 		}
-	}
-	if v, ok := canonical("_meta.ui", uis); ok {
-		canon["_meta.ui"] = v
 	}
 	b, _ := json.Marshal(canon)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// member is one member of an object: its key, decoded, and raw value.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// membersAs are the members of obj that a reader may take for the one
-// named name. That is the key itself, once or more: readers differ on
-// which of two wins. And it is each key that folds with it: Go's
-// encoding/json, as in an SDK's Tool, matches keys without case.
-func membersAs(obj json.RawMessage, name string) []member {
-	var out []member
-	_ = jsonrpc.MemberKeys(obj, func(k []byte, v json.RawMessage) bool {
-		if jsonrpc.EqualFold(k, name) {
-			out = append(out, member{string(k), v})
-		}
-		return true
-	})
-	return out
-}
-
-// canonical is what the fingerprint holds of ms, the members taken for
-// name. When ms is that one key once, it is the value alone, as
-// fingerprints always held it: pins made before stay valid. Else it is
-// each member's key and value, in order, so that changing whichever one
-// a reader picks changes the fingerprint.
-func canonical(name string, ms []member) (any, bool) {
-	if len(ms) == 1 && ms[0].key == name {
-		return decodeNumbers(ms[0].value)
-	}
-	var out []any
-	for _, m := range ms {
-		v, _ := decodeNumbers(m.value)
-		out = append(out, map[string]any{"key": m.key, "value": v})
-	}
-	return out, len(out) > 0
-}
-
-// decodeNumbers decodes raw with its numbers kept as written.
-func decodeNumbers(raw json.RawMessage) (any, bool) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	return v, d.Decode(&v) == nil
 }
 
 // pinned splits es into the entries to serve and those to hold, as Pin

@@ -25,36 +25,23 @@ var readApart = map[kind][]string{
 }
 
 // definitionTwins returns two keys of one object in def that a reader
-// could take for one: among def's own keys, in _meta (metaTwins), or
-// anywhere in its readApart members.
+// could take for one. It searches def's own keys, _meta's own keys, and
+// anywhere in _meta's ui member (MCP Apps), which the gateway rewrites,
+// and in def's readApart members. The rest of _meta is a vendor's, which
+// a client reads into maps that match keys exactly.
 func definitionTwins(k kind, def json.RawMessage) (key, other string, ok bool) {
-	var own jsonrpc.FoldSet
-	_ = jsonrpc.MemberKeys(def, func(name []byte, v json.RawMessage) bool {
-		switch twin, found := own.Add(name); {
-		case found:
-			key, other, ok = string(twin), string(name), true
+	return jsonrpc.ObjectTwins(def, func(name []byte, v json.RawMessage) (string, string, bool) {
+		switch {
 		case string(name) == "_meta":
-			key, other, ok = metaTwins(v)
+			return jsonrpc.ObjectTwins(v, func(name []byte, v json.RawMessage) (string, string, bool) {
+				if string(name) == "ui" {
+					return jsonrpc.FoldTwins(v)
+				}
+				return "", "", false
+			})
 		case slices.Contains(readApart[k], string(name)):
-			key, other, ok = jsonrpc.FoldTwins(v)
+			return jsonrpc.FoldTwins(v)
 		}
-		return !ok
+		return "", "", false
 	})
-	return key, other, ok
-}
-
-// metaTwins is definitionTwins for _meta: its own keys, and anywhere in
-// its ui member (MCP Apps), which the gateway rewrites. The rest is a
-// vendor's, which a client reads into maps that match keys exactly.
-func metaTwins(meta json.RawMessage) (key, other string, ok bool) {
-	var own jsonrpc.FoldSet
-	_ = jsonrpc.MemberKeys(meta, func(name []byte, v json.RawMessage) bool {
-		if twin, found := own.Add(name); found {
-			key, other, ok = string(twin), string(name), true
-		} else if string(name) == "ui" {
-			key, other, ok = jsonrpc.FoldTwins(v)
-		}
-		return !ok
-	})
-	return key, other, ok
 }
