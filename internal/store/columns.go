@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // EncodeTime is t's column value; the zero time is 0. (The zero time has
@@ -92,7 +93,8 @@ func AuditInsert(n int, arg func(i int) string) string {
 
 // AppendAuditValues appends r's column values to args, in AuditColumns'
 // order: what every store writes for a record. A text column's value is
-// boxed once and kept (boxed): most repeat from record to record.
+// made Storable, then boxed once and kept (boxed): most repeat from
+// record to record.
 func AppendAuditValues(args []any, r AuditRecord) []any {
 	return append(args, EncodeTime(r.Time), boxed.of(r.Subject), boxed.of(r.TokenID), boxed.of(r.Role), boxed.of(r.Kind),
 		boxed.of(r.Name), boxed.of(r.Backend), boxed.of(r.Outcome), r.Code, EncodeDuration(r.Duration),
@@ -114,7 +116,7 @@ type boxes struct {
 	m  map[string]any
 }
 
-// of is s in an interface, the one kept for it when there is one.
+// of is Storable(s) in an interface, the one kept for s when there is one.
 func (b *boxes) of(s string) any {
 	if s == "" {
 		return "" // a constant: no allocation
@@ -125,11 +127,22 @@ func (b *boxes) of(s string) any {
 		if len(b.m) >= maxBoxes {
 			clear(b.m)
 		}
-		v = s
+		v = Storable(s)
 		b.m[s] = v
 	}
 	b.mu.Unlock()
 	return v
+}
+
+// Storable is s as every store keeps it in a text column: valid UTF-8
+// without a NUL. PostgreSQL refuses a text value with either, and an
+// audit record it refuses would hold up every answer waiting behind it.
+// Each NUL and each run of invalid bytes becomes U+FFFD.
+func Storable(s string) string {
+	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // ScanAudit reads every row of AuditColumns, expecting about n; the

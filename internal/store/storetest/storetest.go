@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"RevokeTwiceKeepsTheFirstTime", testRevokeTwiceKeepsTheFirstTime},
 		{"AuditRoundTripsEveryField", testAuditRoundTripsEveryField},
 		{"AuditZeroTimeAndSubMicrosecondDuration", testAuditZeroTimeAndSubMicrosecondDuration},
+		{"AuditTextWithNULOrInvalidUTF8IsKeptWithReplacements", testAuditTextWithNULOrInvalidUTF8IsKeptWithReplacements},
 		{"AppendAuditEmptyBatch", testAppendAuditEmptyBatch},
 		{"ConcurrentAppendAuditAllPersisted", testConcurrentAppendAuditAllPersisted},
 		{"TailAuditLatestOldestFirst", testTailAuditLatestOldestFirst},
@@ -218,6 +219,48 @@ func testAuditRoundTripsEveryField(t *testing.T, open func(*testing.T) store.Sto
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// A record's text comes from callers and backends: a tool's name asked
+// for, a subject, an interceptor's reason. Whatever bytes it holds, the
+// record is written, its neighbours with it, in a small group and in a
+// large batch alike; each NUL and each invalid byte reads back as U+FFFD.
+func testAuditTextWithNULOrInvalidUTF8IsKeptWithReplacements(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	hostile := func(field string) store.AuditRecord {
+		bad := field + "\x00\xff\xfe|\xed\xa0\x80|\xc0\xaf"
+		return store.AuditRecord{Time: time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC), Subject: bad, TokenID: bad, Role: bad,
+			Kind: bad, Name: bad, Backend: bad, Outcome: bad, Origin: bad, Upstream: bad, Rule: bad, Redacted: bad, Hooks: bad}
+	}
+	kept := func(field string) store.AuditRecord {
+		r := hostile(field)
+		good := field + "\uFFFD\uFFFD|\uFFFD|\uFFFD"
+		r.Subject, r.TokenID, r.Role, r.Kind, r.Name, r.Backend, r.Outcome = good, good, good, good, good, good, good
+		r.Origin, r.Upstream, r.Rule, r.Redacted, r.Hooks = good, good, good, good, good
+		return r
+	}
+	plain := store.AuditRecord{Time: time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC), Subject: "alice", Kind: "tool", Name: "ok", Outcome: "ok"}
+	for _, n := range []int{3, 40} { // a group commit's few, and a batch past the copy threshold
+		var in, want []store.AuditRecord
+		for i := range n {
+			if i%3 == 1 {
+				in, want = append(in, hostile(fmt.Sprint(i))), append(want, kept(fmt.Sprint(i)))
+			} else {
+				in, want = append(in, plain), append(want, plain)
+			}
+		}
+		if err := s.AppendAudit(ctx, in); err != nil {
+			t.Fatalf("a batch of %d with hostile text: %v", n, err)
+		}
+		got, err := s.TailAudit(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("a batch of %d read back as\n%+v\nwant\n%+v", n, got, want)
+		}
 	}
 }
 
