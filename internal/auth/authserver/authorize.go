@@ -12,6 +12,8 @@ package authserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -64,7 +66,7 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 	switch {
 	case q.Get("response_type") != "code":
 		return req, oauthError{"unsupported_response_type", "only response_type=code is served"}, nil
-	case q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43:
+	case q.Get("code_challenge_method") != "S256" || !isS256Challenge(q.Get("code_challenge")):
 		return req, oauthError{"invalid_request", "PKCE is required: a code_challenge with code_challenge_method=S256"}, nil
 	}
 	req.Challenge = q.Get("code_challenge")
@@ -76,6 +78,9 @@ func (s *Server) parseAuthorize(r *http.Request, q url.Values) (req authRequest,
 		return req, oauthError{"invalid_target", "this server issues tokens for " + s.cfg.Resource + " only"}, nil
 	}
 	req.Scopes = strings.Fields(q.Get("scope"))
+	if slices.ContainsFunc(req.Scopes, notScopeToken) {
+		return req, oauthError{"invalid_scope", "a scope is printable ASCII without a quote or a backslash (RFC 6749 §3.3)"}, nil
+	}
 	best := 0
 	for _, sc := range req.Scopes {
 		if role, ok := s.cfg.Scopes[sc]; ok {
@@ -322,3 +327,16 @@ and will be sent back to <code id="redirect">{{.RedirectTo}}</code>.</p>
 </div></main>
 </body></html>
 `))
+
+// isS256Challenge reports whether c is an S256 code challenge: a SHA-256
+// digest in unpadded base64url (RFC 7636 §4.2), 43 characters.
+func isS256Challenge(c string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	return err == nil && len(c) == 43 && len(b) == sha256.Size
+}
+
+// notScopeToken reports whether sc holds a character a scope token may
+// not: one outside printable ASCII, a quote or a backslash.
+func notScopeToken(sc string) bool {
+	return strings.ContainsFunc(sc, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' || r == '\\' })
+}

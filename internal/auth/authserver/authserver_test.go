@@ -259,6 +259,8 @@ func TestBadAuthorizationRequestsAreRefused(t *testing.T) {
 		{"another resource is refused", func(q url.Values) { q.Set("resource", "https://other.example/mcp") }, "invalid_target"},
 		{"an implicit grant is refused", func(q url.Values) { q.Set("response_type", "token") }, "unsupported_response_type"},
 		{"an unknown scope is refused", func(q url.Values) { q.Set("scope", "root") }, "invalid_scope"},
+		{"a PKCE challenge that is not base64url is refused", func(q url.Values) { q.Set("code_challenge", "\x00"+strings.Repeat("a", 42)) }, "invalid_request"},
+		{"a scope with a character no scope has is refused", func(q url.Values) { q.Set("scope", "mcp:write x\x00y") }, "invalid_scope"},
 	} {
 		t.Run(c.rule, func(t *testing.T) {
 			q := url.Values{}
@@ -704,6 +706,8 @@ func TestRegistrationIsCheckedAndLimited(t *testing.T) {
 		{"not JSON", `redirect_uris=x`},
 		{"a redirect that would end the consent page's CSP directive", `{"redirect_uris":["https://a.example/cb;script-src-elem *"]}`},
 		{"a redirect with a comma", `{"redirect_uris":["https://a.example/cb,x"]}`},
+		{"a client name with a NUL", `{"client_name":"a\u0000b","redirect_uris":["https://a.example/cb"]}`},
+		{"a client name with a line break", `{"client_name":"a\nb","redirect_uris":["https://a.example/cb"]}`},
 	} {
 		if got := post(c.body); got != 400 {
 			t.Errorf("%s: %d, want 400", c.rule, got)

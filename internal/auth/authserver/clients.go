@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
@@ -217,8 +218,10 @@ func (md *clientMetadata) check() error {
 			return errClient{why: fmt.Sprintf("response type %q is not served", r)}
 		}
 	}
-	if len(md.ClientName) > maxClientName || !utf8.ValidString(md.ClientName) {
-		return errClient{why: "client_name is longer than 200 bytes or not UTF-8"}
+	// A control character would reach the consent page, and a NUL is
+	// more than PostgreSQL's text holds.
+	if len(md.ClientName) > maxClientName || !utf8.ValidString(md.ClientName) || strings.ContainsFunc(md.ClientName, unicode.IsControl) {
+		return errClient{why: "client_name is longer than 200 bytes, not UTF-8 or holds a control character"}
 	}
 	if len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRedirectURIs {
 		return errClient{why: "redirect_uris must name 1 to 10 URIs", redirect: true}
