@@ -5,6 +5,7 @@ package textcut
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,13 @@ func Bytes(s string, n int) string {
 // what Prometheus requires of a label value and OTLP of a string.
 func Valid(s string, n int) string {
 	return strings.ToValidUTF8(Bytes(s, n), "\uFFFD")
+}
+
+// Plain reports whether s is UTF-8 without a control character: text
+// that every reader reads alike, that prints as one line and that every
+// store holds.
+func Plain(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // Runes is s bounded to n characters; a cut is marked with "…", which

@@ -60,3 +60,28 @@ func FuzzCuts(f *testing.F) {
 		}
 	})
 }
+
+func TestPlainTextIsUTF8WithoutControlCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		name, s string
+		plain   bool
+	}{
+		{"ASCII", "search_docs", true},
+		{"letters beyond ASCII", "ünïcode ✓ 😀", true},
+		{"empty", "", true},
+		{"a NUL", "a\x00b", false},
+		{"a line break", "a\nb", false},
+		{"a tab", "a\tb", false},
+		{"DEL", "a\x7fb", false},
+		{"a C1 control", "a\u0085b", false},
+		{"an ANSI escape", "\x1b[31mred", false},
+		{"a stray byte", "a\xffb", false},
+		{"a surrogate's bytes", "a\xed\xa0\x80b", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Plain(tc.s); got != tc.plain {
+				t.Errorf("Plain(%q) = %v, want %v", tc.s, got, tc.plain)
+			}
+		})
+	}
+}

@@ -20,12 +20,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
 	"github.com/mcpgate/mcpgate/internal/loopback"
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/textcut"
 )
 
 // Limits of what a client may say of itself.
@@ -220,7 +219,7 @@ func (md *clientMetadata) check() error {
 	}
 	// A control character would reach the consent page, and a NUL is
 	// more than PostgreSQL's text holds.
-	if len(md.ClientName) > maxClientName || !utf8.ValidString(md.ClientName) || strings.ContainsFunc(md.ClientName, unicode.IsControl) {
+	if len(md.ClientName) > maxClientName || !textcut.Plain(md.ClientName) {
 		return errClient{why: "client_name is longer than 200 bytes, not UTF-8 or holds a control character"}
 	}
 	if len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRedirectURIs {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/internal/upstream"
@@ -263,9 +264,19 @@ func (b *Mirror) letGo(k kind, key string) bool {
 	return true
 }
 
+// plainKey reports whether an entry's key, as written in def's member
+// and decoded, is plain text (textcut.Plain). A stray byte decodes to
+// U+FFFD: a name the backend does not know. A control character reaches
+// logs and terminals, and PostgreSQL holds no NUL in a pin.
+func plainKey(def json.RawMessage, member, key string) bool {
+	raw, _ := jsonrpc.Lookup(def, member)
+	return utf8.Valid(raw) && textcut.Plain(key)
+}
+
 // prepare reads each raw entry's key member and, for names, applies the
 // entry's shaping rule (shape.go) and splices the prefix into the
-// definition. Entries without a usable key are logged and skipped; so are
+// definition. Entries without a usable key (none, or one that is not
+// textcut.Plain) are logged and skipped; so are
 // hidden ones, and those whose rule cannot be applied (logged as errors
 // naming the rule: the entry is not served unshaped). A rule that
 // matches nothing is logged too.
@@ -277,6 +288,11 @@ func (b *Mirror) prepare(k kind, raws []json.RawMessage, keyMember string, prefi
 		orig, ok := jsonrpc.LookupString(raw, keyMember)
 		if !ok || orig == "" {
 			b.log.Warn("relay: entry without a "+keyMember+" skipped", "kind", string(k), "name", orig)
+			continue
+		}
+		if !plainKey(raw, keyMember, orig) {
+			b.log.Error("relay: an entry whose "+keyMember+" holds a control character or bytes not UTF-8 withheld",
+				"kind", string(k), "name", textcut.Valid(orig, 128))
 			continue
 		}
 		if key, other, twins := definitionTwins(k, raw); twins {

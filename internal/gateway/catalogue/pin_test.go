@@ -183,6 +183,45 @@ func TestAChangedAppResourceIsHeld(t *testing.T) {
 // (the definition's own, _meta's own and its ui, annotations, a prompt's
 // arguments); a schema's properties that differ by case are a schema's
 // business, and a vendor's data in _meta its own.
+// A name or URI that is not plain text (textcut.Plain) is withheld: a
+// client reads a stray byte as U+FFFD and asks for what the gateway does
+// not know, a line break or an escape in a name reaches logs and
+// terminals, and PostgreSQL holds no NUL in a pin or an audit record.
+func TestAnEntryWhoseKeyIsNotPlainTextIsWithheld(t *testing.T) {
+	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "odd", Version: "1"}})
+	handler := func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
+		return mcp.Result(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}})
+	}
+	obj := `"inputSchema":{"type":"object"}`
+	for name, def := range map[string]string{
+		"nul":    `{"name":"x\u0000y",` + obj + `}`,
+		"break":  `{"name":"x\ny",` + obj + `}`,
+		"escape": `{"name":"\u001b[31mred",` + obj + `}`,
+		"stray":  "{\"name\":\"x\xffy\"," + obj + `}`,
+		"fine":   `{"name":"fine","description":"Ünïcode is fine ✓",` + obj + `}`,
+	} {
+		must(t, s.AddTools(&mcp.Tool{Name: name, Definition: json.RawMessage(def), Handler: handler, SkipValidation: true}))
+	}
+	read := func(_ context.Context, _ *mcp.Request, uri string, _ map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"contents":[]}`), nil
+	}
+	must(t, s.AddResources(&mcp.Resource{URI: "mem://nul", Definition: json.RawMessage(`{"uri":"mem://a\u0000b","name":"nul"}`), Read: read},
+		&mcp.Resource{URI: "mem://fine", Name: "fine", Read: read}))
+	var log logBuffer
+	f := newFront(t)
+	b := catalogue.New("odd", connect(t, s), catalogue.Options{Logger: log.logger()})
+	must(t, b.Sync(context.Background(), f.Server))
+	if got := names(f.list(t, "tools/list", "tools"), "name"); !slices.Equal(got, []string{"odd__fine"}) {
+		t.Errorf("listed %q, want only odd__fine", got)
+	}
+	if got := names(f.list(t, "resources/list", "resources"), "name"); !slices.Equal(got, []string{"fine"}) {
+		t.Errorf("resources listed %q, want only fine", got)
+	}
+	if n := strings.Count(log.String(), "holds a control character or bytes not UTF-8 withheld"); n != 5 {
+		t.Errorf("%d entries logged as withheld, want 5:\n%s", n, log.String())
+	}
+}
+
 func TestADefinitionWhoseKeysReadersReadApartIsWithheld(t *testing.T) {
 	s := mcp.NewServer(mcp.Options{Info: mcp.Implementation{Name: "shady", Version: "1"}})
 	handler := func(context.Context, *mcp.Request, json.RawMessage) (json.RawMessage, error) {
