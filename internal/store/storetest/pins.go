@@ -12,6 +12,31 @@ import (
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
+// A definition's text comes from a backend: a stray byte in a
+// description is pinned, and its change kept pending, on every store, the
+// byte read back as U+FFFD (the fingerprint is the gateway's, of the bytes
+// as listed).
+func testPinsKeepADefinitionWithBytesNotUTF8(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	at := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	for i, fp := range []string{"v1", "v2"} {
+		def := json.RawMessage("{\"name\":\"search\",\"description\":\"" + fp + " \xff\"}")
+		pins, _, err := s.SightPins(ctx, "gh", []store.Sighting{{Kind: "tool", Name: "search", Fingerprint: fp, Definition: def}}, at)
+		if err != nil || len(pins) != 1 {
+			t.Fatalf("sighting %s: %+v %v", fp, pins, err)
+		}
+		p, err := s.PinOf(ctx, "gh", "tool", "search")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "{\"name\":\"search\",\"description\":\"v1 \uFFFD\"}"
+		if got := string(p.Definition); got != want || i == 1 && string(p.PendingDefinition) != "{\"name\":\"search\",\"description\":\"v2 \uFFFD\"}" {
+			t.Fatalf("after %s: definition %q, pending %q", fp, got, p.PendingDefinition)
+		}
+	}
+}
+
 // A pin's life: pinned at first sight, a change pending (said once),
 // approved only as the change it names, a later change rejected and no
 // longer pending; each backend's pins its own.

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(*testing.T) store.Store) {
 		{"QueryAuditFiltersAndPagesNewestFirst", testQueryAuditFiltersAndPagesNewestFirst},
 		{"PinsFirstSightChangeApproveReject", testPinsFirstSightChangeApproveReject},
 		{"PinsFirstSightByReplicasAtOnce", testPinsFirstSightByReplicasAtOnce},
+		{"PinsKeepADefinitionWithBytesNotUTF8", testPinsKeepADefinitionWithBytesNotUTF8},
 		{"PersonalCredentialsAreKeyedByPrincipalAndBackend", testPersonalCredentialsAreKeyedByPrincipalAndBackend},
 		{"PersonalCredentialUpdatesTakeTurns", testPersonalCredentialUpdatesTakeTurns},
 		{"PingAnswersUntilClosed", testPingAnswersUntilClosed},
