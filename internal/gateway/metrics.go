@@ -58,7 +58,7 @@ func (g *Gateway) watchGauges(st store.Store) {
 		g.metrics.Audit(func() metrics.AuditStats {
 			s := g.audit.Stats()
 			return metrics.AuditStats{Queued: s.Queued, Written: s.Written, WriteErrors: s.WriteErrors,
-				Lost: s.Lost, Refused: s.Refused, Blocked: s.Blocked}
+				Lost: s.Lost, Unstorable: s.Unstorable, Refused: s.Refused, Blocked: s.Blocked}
 		})
 	}
 }

@@ -19,6 +19,11 @@ var ErrNotFound = errors.New("store: not found")
 // database and draw a fresh token instead of failing.
 var ErrDuplicate = errors.New("store: duplicate")
 
+// ErrRefused is returned (wrapped) by AppendAudit and AppendAuditThrough
+// when the store refused what the records hold, not when it could not be
+// reached or was busy: the same records would be refused again.
+var ErrRefused = errors.New("store: records refused")
+
 // Token is a service token as stored: never the token itself, only the
 // SHA-256 hash of it.
 type Token struct {

@@ -182,6 +182,24 @@ func takeOver(ctx context.Context, w Journaled, base, own string, log *slog.Logg
 	return nil
 }
 
+// recoverApart writes a journal's records that the store refused together
+// (store.ErrRefused) one at a time, each with its sequence number, as the
+// Log's writeApart does. A record refused alone is logged and passed over:
+// a start that stopped on it would never serve again.
+func recoverApart(ctx context.Context, w Journaled, recs []store.AuditRecord, seqs []uint64, id string, log *slog.Logger) error {
+	for i := range recs {
+		err := w.AppendAuditThrough(ctx, recs[i:i+1], id, seqs[i])
+		if errors.Is(err, store.ErrRefused) {
+			sayRefused(log, recs[i], err)
+			err = w.AppendAuditThrough(ctx, nil, id, seqs[i])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // recoverJournal writes to w the records of journal id (segments under
 // prefix) past its mark, then removes its segments.
 func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *slog.Logger) error {
@@ -195,14 +213,19 @@ func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *sl
 	}
 	seq := mark
 	var recs []store.AuditRecord
+	var seqs []uint64 // each record's
 	flush := func() error {
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := w.AppendAuditThrough(ctx, recs, id, seq); err != nil {
+		err := w.AppendAuditThrough(ctx, recs, id, seq)
+		if errors.Is(err, store.ErrRefused) {
+			err = recoverApart(ctx, w, recs, seqs, id, log)
+		}
+		if err != nil {
 			return fmt.Errorf("audit: write the journal's %d records: %w", len(recs), err)
 		}
-		recs = recs[:0]
+		recs, seqs = recs[:0], seqs[:0]
 		return nil
 	}
 	for _, p := range paths {
@@ -217,7 +240,7 @@ func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *sl
 			case !ok:
 				torn++
 			case n > seq:
-				recs, seq = append(recs, r), n
+				recs, seqs, seq = append(recs, r), append(seqs, n), n
 				if len(recs) == 256 {
 					if err := flush(); err != nil {
 						return err

@@ -28,8 +28,11 @@
 // was queued.
 //
 // In both modes a failed write is retried with growing pauses until it
-// succeeds, and nothing is dropped. With Wait, calls wait while the store
-// is slow or down. Without it, the queue may fill when the store is slow
+// succeeds, and nothing is dropped. One exception: a record the store
+// refuses for what it holds (store.ErrRefused) is written apart from the
+// rest, then logged, counted (Stats.Unstorable) and passed over.
+// Retried, it would hold every later record for ever. With Wait, calls
+// wait while the store is slow or down. Without it, the queue may fill when the store is slow
 // or down for longer than the buffer covers. Record then waits for room
 // rather than throw a record away. An audit log with silent holes is worse
 // than calls that slow down while it cannot keep up. Stats shows when it
@@ -48,6 +51,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/textcut"
 )
 
 // ErrClosed is returned by Record once Close has begun.
@@ -492,7 +496,7 @@ func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 	}
 	delay := l.opts.RetryDelay
 	for attempt := 1; ; attempt++ {
-		err := l.append(batch, queued)
+		err := l.append(batch, len(batch), queued)
 		if err == nil {
 			l.wrote(len(batch))
 			if attempt > 1 {
@@ -501,6 +505,9 @@ func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 			return true
 		}
 		l.writeErrors.Add(1)
+		if errors.Is(err, store.ErrRefused) {
+			return l.writeApart(batch, queued, err)
+		}
 		l.log.Warn("audit: write failed, retrying", "records", len(batch), "attempt", attempt, "retry_in", delay, "err", err)
 		pause := time.NewTimer(delay)
 		select {
@@ -514,13 +521,55 @@ func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 	}
 }
 
+// writeApart writes a batch the store refused (store.ErrRefused) one
+// record at a time, so that only what it refuses is missing. A record it
+// refuses alone is logged and counted lost. Retried, it would hold every
+// record after it, and with Wait every answer, for ever.
+func (l *Log) writeApart(batch []store.AuditRecord, queued bool, err error) bool {
+	if len(batch) > 1 {
+		for i := range batch {
+			if !l.write(batch[i:i+1], queued) {
+				l.lose(len(batch)-i-1, "writes kept failing until close gave up", queued && l.j != nil)
+				return false
+			}
+		}
+		return true
+	}
+	sayRefused(l.log, batch[0], err)
+	if queued && l.j != nil {
+		// The journal's mark moves past it, or the next start would
+		// write it again.
+		for delay := l.opts.RetryDelay; l.append(nil, 1, queued) != nil; delay = min(2*delay, l.opts.MaxRetryDelay) {
+			pause := time.NewTimer(delay)
+			select {
+			case <-pause.C:
+			case <-l.giveUp:
+				pause.Stop()
+				l.lose(1, "close gave up before the journal's mark passed a refused record", true)
+				return false
+			}
+		}
+	}
+	l.unstorable.Add(1)
+	l.pending.Add(-1)
+	return true
+}
+
+// sayRefused logs record r, which the store refused for what it holds:
+// what was called and how it ended, with the store's reason.
+func sayRefused(log *slog.Logger, r store.AuditRecord, err error) {
+	log.Error("audit: the store refused a record; it is lost", "kind", r.Kind, "name", textcut.Valid(r.Name, 128),
+		"backend", r.Backend, "outcome", r.Outcome, "err", err)
+}
+
 // append writes batch to the store: with a journal, a batch the store
-// writer took from the queue moves the store's mark past it.
-func (l *Log) append(batch []store.AuditRecord, queued bool) error {
+// writer took from the queue moves the store's mark past the next n
+// journaled records (batch's own, or a refused one's with none).
+func (l *Log) append(batch []store.AuditRecord, n int, queued bool) error {
 	if l.j == nil || !queued {
 		return l.w.AppendAudit(l.writeCtx, batch)
 	}
-	through := l.stored + uint64(len(batch))
+	through := l.stored + uint64(n)
 	if err := l.w.(Journaled).AppendAuditThrough(l.writeCtx, batch, l.j.id, through); err != nil {
 		return err
 	}

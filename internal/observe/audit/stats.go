@@ -11,6 +11,7 @@ type Stats struct {
 	Written     uint64 // records the Writer accepted
 	WriteErrors uint64 // failed writes (each is retried)
 	Lost        uint64 // accepted records Close gave up on at its deadline
+	Unstorable  uint64 // records the store refused for what they hold (store.ErrRefused): logged, never written
 	Refused     uint64 // Record calls after Close began
 	Blocked     uint64 // Record calls that had to wait for room in a full queue
 	Queued      int64  // records accepted and not yet written (or lost)
@@ -24,6 +25,7 @@ func (l *Log) Stats() Stats {
 		Written:     l.written.Load(),
 		WriteErrors: l.writeErrors.Load(),
 		Lost:        l.lost.Load(),
+		Unstorable:  l.unstorable.Load(),
 		Refused:     l.refused.Load(),
 		Blocked:     l.blocked.Load(),
 		Queued:      l.pending.Load(),
@@ -33,7 +35,7 @@ func (l *Log) Stats() Stats {
 
 // counters are the atomics behind Stats.
 type counters struct {
-	recorded, written, writeErrors, lost, refused, blocked atomic.Uint64
+	recorded, written, writeErrors, lost, unstorable, refused, blocked atomic.Uint64
 	// pending counts a record from just before it enters the queue until
 	// it is written or lost, so that it never goes below zero.
 	pending, maxPending atomic.Int64

@@ -9,8 +9,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // AuditStats are the audit log's counters, as the gateway reads them from
 // its log: this package observes the engine and knows nothing of the log.
 type AuditStats struct {
-	Queued                                       int64
-	Written, WriteErrors, Lost, Refused, Blocked uint64
+	Queued                                                   int64
+	Written, WriteErrors, Lost, Unstorable, Refused, Blocked uint64
 }
 
 var (
@@ -18,6 +18,7 @@ var (
 	auditWritten     = prometheus.NewDesc("mcpgate_audit_written_total", "Audit records written to the store.", nil, nil)
 	auditWriteErrors = prometheus.NewDesc("mcpgate_audit_write_errors_total", "Failed audit writes (each is retried).", nil, nil)
 	auditLost        = prometheus.NewDesc("mcpgate_audit_lost_total", "Audit records given up on at shutdown.", nil, nil)
+	auditUnstorable  = prometheus.NewDesc("mcpgate_audit_unstorable_total", "Audit records the store refused for what they hold: logged, never written.", nil, nil)
 	auditRefused     = prometheus.NewDesc("mcpgate_audit_refused_total", "Audit records refused because the log was closing.", nil, nil)
 	auditBlocked     = prometheus.NewDesc("mcpgate_audit_blocked_total", "Calls that waited for room in a full audit queue.", nil, nil)
 )
@@ -27,7 +28,7 @@ var (
 type auditCollector struct{ stats func() AuditStats }
 
 func (auditCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{auditQueued, auditWritten, auditWriteErrors, auditLost, auditRefused, auditBlocked} {
+	for _, d := range []*prometheus.Desc{auditQueued, auditWritten, auditWriteErrors, auditLost, auditUnstorable, auditRefused, auditBlocked} {
 		ch <- d
 	}
 }
@@ -38,6 +39,7 @@ func (c auditCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(auditWritten, prometheus.CounterValue, float64(s.Written))
 	ch <- prometheus.MustNewConstMetric(auditWriteErrors, prometheus.CounterValue, float64(s.WriteErrors))
 	ch <- prometheus.MustNewConstMetric(auditLost, prometheus.CounterValue, float64(s.Lost))
+	ch <- prometheus.MustNewConstMetric(auditUnstorable, prometheus.CounterValue, float64(s.Unstorable))
 	ch <- prometheus.MustNewConstMetric(auditRefused, prometheus.CounterValue, float64(s.Refused))
 	ch <- prometheus.MustNewConstMetric(auditBlocked, prometheus.CounterValue, float64(s.Blocked))
 }

@@ -353,9 +353,20 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		return nil
 	}
 	if err := appendAudit(ctx, s.pool, records); err != nil {
-		return fmt.Errorf("postgres: append %d audit records: %w", len(records), err)
+		return fmt.Errorf("postgres: append %d audit records: %w", len(records), refusedOr(err))
 	}
 	return nil
+}
+
+// refusedOr is err, with store.ErrRefused when PostgreSQL refused the
+// data itself: a data exception (SQLSTATE class 22) or a violated
+// constraint (class 23).
+func refusedOr(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+		return fmt.Errorf("%w: %w", store.ErrRefused, err)
+	}
+	return err
 }
 
 // appendAudit writes records on q (the pool, or a transaction): a small
@@ -402,7 +413,7 @@ func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRec
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: append %d audit records through %s:%d: %w", len(records), id, seq, err)
+		return fmt.Errorf("postgres: append %d audit records through %s:%d: %w", len(records), id, seq, refusedOr(err))
 	}
 	return nil
 }

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/mcpgate/mcpgate/internal/store"
 )
 
@@ -23,9 +26,23 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 		return nil
 	}
 	if err := s.appendAudit(ctx, records, "", 0); err != nil {
-		return fmt.Errorf("sqlite: append %d audit records: %w", len(records), err)
+		return fmt.Errorf("sqlite: append %d audit records: %w", len(records), refusedOr(err))
 	}
 	return nil
+}
+
+// refusedOr is err, with store.ErrRefused when SQLite refused the data
+// itself: a violated constraint (a trigger's RAISE among them), a value
+// too big or of the wrong type.
+func refusedOr(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH:
+			return fmt.Errorf("%w: %w", store.ErrRefused, err)
+		}
+	}
+	return err
 }
 
 // AuditJournal is where the audit log's journals are kept: beside the
@@ -36,7 +53,7 @@ func (s *Store) AuditJournal() string { return s.path + "-audit" }
 // one transaction.
 func (s *Store) AppendAuditThrough(ctx context.Context, records []store.AuditRecord, id string, seq uint64) error {
 	if err := s.appendAudit(ctx, records, id, seq); err != nil {
-		return fmt.Errorf("sqlite: append %d audit records through %s:%d: %w", len(records), id, seq, err)
+		return fmt.Errorf("sqlite: append %d audit records through %s:%d: %w", len(records), id, seq, refusedOr(err))
 	}
 	return nil
 }
