@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/store"
+	"github.com/mcpgate/mcpgate/internal/textcut"
 )
 
 // TokenPrefix starts every service token, so that a token is recognisable
@@ -60,6 +61,8 @@ func NewToken(name, role string, expires, now time.Time) (secret string, rec sto
 	switch {
 	case strings.TrimSpace(name) == "":
 		return "", store.Token{}, errors.New("auth: a token needs a name")
+	case !textcut.Plain(name):
+		return "", store.Token{}, errors.New("auth: a token's name is UTF-8 text without control characters")
 	case strings.TrimSpace(role) == "":
 		return "", store.Token{}, errors.New("auth: a token needs a role")
 	case !expires.IsZero() && !expires.After(now):

@@ -68,6 +68,9 @@ func TestNewTokenRefuses(t *testing.T) {
 	}{
 		{"a token needs a name", "", "viewer", time.Time{}},
 		{"a token needs a role", "ci", " ", time.Time{}},
+		{"a name with a NUL, which PostgreSQL cannot hold", "ci\x00", "viewer", time.Time{}},
+		{"a name with a line break, which would forge a log line", "ci\nadmin", "viewer", time.Time{}},
+		{"a name not UTF-8", "ci\xff", "viewer", time.Time{}},
 		{"an expiry in the past", "ci", "viewer", now.Add(-time.Second)},
 		{"an expiry of now", "ci", "viewer", now},
 	} {
