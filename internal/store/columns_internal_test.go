@@ -3,8 +3,10 @@ package store
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // A record's text columns are boxed once: a record like the last ones
@@ -36,4 +38,24 @@ func TestAuditValueBoxesStayBounded(t *testing.T) {
 			t.Fatalf("%d values kept, more than %d", len(b.m), maxBoxes)
 		}
 	}
+}
+
+// Storable's text is always what every store holds, UTF-8 without a NUL;
+// text that already is comes back unchanged, and so does its result.
+func FuzzStorable(f *testing.F) {
+	for _, s := range []string{"", "search", "ünï ✓", "a\x00b", "a\xffb", "\xed\xa0\x80", "\xc0\xaf", "\x00\x00", "\uFFFD"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Storable(s)
+		if !utf8.ValidString(got) || strings.IndexByte(got, 0) >= 0 {
+			t.Fatalf("Storable(%q) = %q: not storable", s, got)
+		}
+		if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 && got != s {
+			t.Fatalf("Storable(%q) = %q: changed storable text", s, got)
+		}
+		if again := Storable(got); again != got {
+			t.Fatalf("Storable(%q) = %q, then %q", s, got, again)
+		}
+	})
 }
