@@ -76,11 +76,14 @@ type Dialect struct {
 
 // AuditWhere is q's WHERE clause (empty when q selects everything) and
 // its arguments. Records are ordered by (time, id); the cursor is the
-// last record's pair.
+// last record's pair. Text is matched as records keep it (Storable).
 func AuditWhere(q AuditQuery, d Dialect) (string, []any, error) {
 	var conds []string
 	var args []any
 	arg := func(v any) string {
+		if s, ok := v.(string); ok {
+			v = Storable(s)
+		}
 		args = append(args, v)
 		return d.Arg(len(args))
 	}
