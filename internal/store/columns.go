@@ -6,6 +6,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -132,6 +133,25 @@ func (b *boxes) of(s string) any {
 	}
 	b.mu.Unlock()
 	return v
+}
+
+// StorableArgs is args with each string made Storable, for a statement
+// of OAuthSQL or PinSQL. A value is so written as every store holds it.
+// A key no store holds is looked up as it would have been kept. args is
+// copied, only when a string changes.
+func StorableArgs(args []any) []any {
+	out, copied := args, false
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			if k := Storable(s); k != s {
+				if !copied {
+					out, copied = slices.Clone(args), true
+				}
+				out[i] = k
+			}
+		}
+	}
+	return out
 }
 
 // Storable is s as every store keeps it in a text column: valid UTF-8

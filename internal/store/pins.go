@@ -101,7 +101,7 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 					ApprovedBy: FirstSight, ApprovedAt: at}
 				n, err := tx.Exec(ctx, "INSERT INTO catalogue_pins ("+pinColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, '', '', 0, '')"+
 					" ON CONFLICT (backend, kind, name) DO NOTHING",
-					backend, s.Kind, s.Name, s.Fingerprint, Storable(string(s.Definition)), FirstSight, EncodeTime(at))
+					backend, s.Kind, s.Name, s.Fingerprint, string(s.Definition), FirstSight, EncodeTime(at))
 				if err != nil {
 					return err
 				}
@@ -117,7 +117,7 @@ func (p PinSQL) SightPins(ctx context.Context, backend string, seen []Sighting, 
 			default:
 				pin.Pending, pin.PendingDefinition, pin.PendingSince, fresh[i] = s.Fingerprint, s.Definition, at, true
 				if _, err := tx.Exec(ctx, "UPDATE catalogue_pins SET pending = ?, pending_definition = ?, pending_since = ? WHERE backend = ? AND kind = ? AND name = ?",
-					s.Fingerprint, Storable(string(s.Definition)), EncodeTime(at), backend, s.Kind, s.Name); err != nil {
+					s.Fingerprint, string(s.Definition), EncodeTime(at), backend, s.Kind, s.Name); err != nil {
 					return err
 				}
 			}

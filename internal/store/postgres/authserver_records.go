@@ -39,16 +39,16 @@ func isUniqueViolation(err error) bool {
 type pgTx struct{ tx pgx.Tx }
 
 func (t pgTx) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	tag, err := t.tx.Exec(ctx, store.NumberPlaceholders(q), args...)
+	tag, err := t.tx.Exec(ctx, store.NumberPlaceholders(q), store.StorableArgs(args)...)
 	return tag.RowsAffected(), err
 }
 
 func (t pgTx) QueryRow(ctx context.Context, q string, args ...any) store.Row {
-	return pgRow{t.tx.QueryRow(ctx, store.NumberPlaceholders(q), args...)}
+	return pgRow{t.tx.QueryRow(ctx, store.NumberPlaceholders(q), store.StorableArgs(args)...)}
 }
 
 func (t pgTx) Query(ctx context.Context, q string, args ...any) (store.Rows, func(), error) {
-	rows, err := t.tx.Query(ctx, store.NumberPlaceholders(q), args...)
+	rows, err := t.tx.Query(ctx, store.NumberPlaceholders(q), store.StorableArgs(args)...)
 	if err != nil {
 		return nil, nil, err
 	}

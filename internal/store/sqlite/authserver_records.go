@@ -86,7 +86,7 @@ type querier interface {
 type sqlTx struct{ tx querier }
 
 func (t sqlTx) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	res, err := t.tx.ExecContext(ctx, q, args...)
+	res, err := t.tx.ExecContext(ctx, q, store.StorableArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -94,11 +94,11 @@ func (t sqlTx) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 }
 
 func (t sqlTx) QueryRow(ctx context.Context, q string, args ...any) store.Row {
-	return sqlRow{t.tx.QueryRowContext(ctx, q, args...)}
+	return sqlRow{t.tx.QueryRowContext(ctx, q, store.StorableArgs(args)...)}
 }
 
 func (t sqlTx) Query(ctx context.Context, q string, args ...any) (store.Rows, func(), error) {
-	rows, err := t.tx.QueryContext(ctx, q, args...)
+	rows, err := t.tx.QueryContext(ctx, q, store.StorableArgs(args)...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,6 +33,39 @@ var oauthTests = []struct {
 	{"OAuthPruneDeletesWhatIsNeverUsedAgainAndKeepsTheRest", testOAuthPrune},
 	{"BackendCredentialRoundTripsAndIsReplacedAndDeleted", testBackendCredentialRoundTrips},
 	{"BackendCredentialUpdatesTakeTurns", testBackendCredentialUpdatesTakeTurns},
+	{"TextNoStoreHoldsIsKeptAndLookedUpWithReplacements", testTextNoStoreHolds},
+}
+
+// Text from outside (a client's name, an id asked for, a subject) may
+// hold a NUL or bytes that are not UTF-8. Every store writes it with
+// U+FFFD in their place and looks a key up the same way: never a
+// database error, on every store alike.
+func testTextNoStoreHolds(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := open(t)
+	odd := "a\x00b\xffc"
+	if err := s.RegisterOAuthClient(ctx, store.OAuthClient{ID: "dcr_" + odd, Name: odd, RedirectURIs: []string{"http://127.0.0.1:6274/cb"}, CreatedAt: t0}, 10); err != nil {
+		t.Fatalf("a client whose id and name hold a NUL and a stray byte: %v", err)
+	}
+	got, err := s.OAuthClient(ctx, "dcr_"+odd)
+	if err != nil || got.Name != "a\uFFFDb\uFFFDc" {
+		t.Fatalf("that client looked up: %+v, %v; want its name with U+FFFD", got, err)
+	}
+	if _, err := s.OAuthClient(ctx, "dcr_\x00"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a client id with a NUL never registered: %v, want ErrNotFound", err)
+	}
+	if _, err := s.OAuthGrant(ctx, "g\x00"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a grant id with a NUL: %v, want ErrNotFound", err)
+	}
+	if _, err := s.PersonalCredential(ctx, "ada\x00", "gh"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a principal with a NUL: %v, want ErrNotFound", err)
+	}
+	if ended, err := s.ConsoleSessionEnded(ctx, "sess\xff"); ended || err != nil {
+		t.Errorf("a console session id with a stray byte: %v, %v; want not ended", ended, err)
+	}
+	if _, err := s.PinOf(ctx, "gh", "tool", "x\x00"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a pin named with a NUL: %v, want ErrNotFound", err)
+	}
 }
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 123, time.UTC)
