@@ -320,7 +320,8 @@ func (s *Store) Tokens(ctx context.Context) ([]store.Token, error) {
 // RevokeToken marks the token revoked at at; one revoked already keeps its
 // first revocation time.
 func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0`, id, store.EncodeTime(at))
+	key := store.Storable(id) // an id no store holds is not found
+	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0`, key, store.EncodeTime(at))
 	if err != nil {
 		return fmt.Errorf("postgres: revoke token %s: %w", id, err)
 	}
@@ -328,7 +329,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 		return nil
 	}
 	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tokens WHERE id = $1)`, id).Scan(&exists); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tokens WHERE id = $1)`, key).Scan(&exists); err != nil {
 		return fmt.Errorf("postgres: revoke token %s: %w", id, err)
 	}
 	if !exists {
