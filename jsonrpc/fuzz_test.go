@@ -251,3 +251,24 @@ func twinsIn(t *testing.T, d *json.Decoder) bool {
 	}
 	return twins
 }
+
+// BenchmarkFoldTwins is what an interceptor's check of a call costs: a
+// tool call's small params, and a 64 KiB answer of text.
+func BenchmarkFoldTwins(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		v    []byte
+	}{
+		{"params", []byte(`{"name":"search","arguments":{"query":"weather in Paris","limit":10,"filters":{"lang":"en"}},"_meta":{"progressToken":7}}`)},
+		{"answer 64 KiB", []byte(`{"content":[{"type":"text","text":"` + strings.Repeat("a", 64<<10) + `"}],"isError":false}`)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.v)))
+			for b.Loop() {
+				if _, _, ok := FoldTwins(c.v); ok {
+					b.Fatal("twins")
+				}
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/policy"
+	"github.com/mcpgate/mcpgate/internal/textcut"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -234,6 +235,9 @@ func (c *Chain) onRequest(ctx context.Context, h *hook, id mcp.Identity, r *mcp.
 	if h.red != nil {
 		return nil
 	}
+	if key, other, twins := jsonrpc.FoldTwins(r.Params); twins {
+		return c.readApart(h, r, "params", key, other)
+	}
 	a, err := c.ask(ctx, h, c.doc(h, "request", id, r))
 	if err != nil {
 		return c.failed(h, r, err)
@@ -259,6 +263,11 @@ func (c *Chain) onResponse(ctx context.Context, h *hook, id mcp.Identity, r *mcp
 			return res, callErr
 		}
 		return c.redact(h, r, res), nil
+	}
+	if callErr == nil {
+		if key, other, twins := jsonrpc.FoldTwins(res); twins {
+			return nil, c.readApart(h, r, "answer", key, other)
+		}
 	}
 	d := c.doc(h, "response", id, r)
 	d.Result = res
@@ -402,6 +411,16 @@ func (c *Chain) deny(h *hook, r *mcp.Request, msg string) error {
 		msg = "denied by interceptor " + h.spec.Name
 	}
 	return jsonrpc.NewError(jsonrpc.CodeForbidden, msg, map[string]string{"kind": string(mcp.KindForbidden), "interceptor": h.spec.Name})
+}
+
+// readApart refuses a call whose params, or whose answer, hold two keys
+// of one object that readers could take for one (jsonrpc.FoldTwins). A
+// hook in Go reads {"text":"secret","TEXT":"fine"} as fine, and a backend
+// or a client in JavaScript as secret. The hook's verdict would not hold
+// for what is acted on, so the call is refused whatever its fail mode.
+func (c *Chain) readApart(h *hook, r *mcp.Request, what, key, other string) error {
+	return c.deny(h, r, fmt.Sprintf("refused: the %s hold the keys %q and %q, which readers could take for one; interceptor %s cannot judge them",
+		what, textcut.Valid(key, 64), textcut.Valid(other, 64), h.spec.Name))
 }
 
 // failed is what a hook that failed comes to: nothing (fail: open), or a

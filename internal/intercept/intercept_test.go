@@ -247,3 +247,69 @@ func FuzzHookAnswer(f *testing.F) {
 		}
 	})
 }
+
+// A hook decodes what it is sent as its own language does. One in Go
+// (encoding/json, keys matched without case, the last one winning) read
+// {"text":"the secret","TEXT":"fine"} as fine and allowed it; a backend
+// or client in JavaScript acts on the secret. Params or an answer that
+// readers could read apart are refused, whatever the hook's fail mode,
+// and the backend never sees such params.
+func TestAHookIsNotAskedAboutWhatReadersCouldReadApart(t *testing.T) {
+	h := newHookHandler(t, func(w http.ResponseWriter, r *http.Request) {
+		var doc struct {
+			Phase  string
+			Params struct{ Arguments struct{ Text string } }
+			Result struct{ Content []struct{ Text string } }
+		}
+		_ = json.NewDecoder(r.Body).Decode(&doc)
+		text := doc.Params.Arguments.Text
+		if len(doc.Result.Content) > 0 {
+			text = doc.Result.Content[0].Text
+		}
+		if strings.Contains(text, "secret") {
+			_, _ = w.Write([]byte(`{"decision":"deny","message":"No secrets here."}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"decision":"allow"}`))
+	})
+	c, counts := chain(t, intercept.HookSpec{Name: "dlp", URL: h.url, Request: true, Response: true, FailOpen: true})
+	s := mcp.NewServer(mcp.Options{})
+	var ran sync.Map
+	tool := func(name, answer string) *mcp.Tool {
+		return &mcp.Tool{Name: name, Handler: func(_ context.Context, _ *mcp.Request, args json.RawMessage) (json.RawMessage, error) {
+			ran.Store(name, string(args))
+			return json.RawMessage(answer), nil
+		}}
+	}
+	if err := s.AddTools(tool("echo", `{"content":[{"type":"text","text":"fine"}]}`),
+		tool("leak", `{"content":[{"type":"text","text":"the secret","TEXT":"fine"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.UseAdmitted(c.Middleware)
+	ctx := mcp.WithIdentity(context.Background(), mcp.Identity{Subject: "alice", Role: "editor"})
+	do := func(name, args string) error {
+		_, err := s.Call(ctx, "tools/call", json.RawMessage(`{"name":"`+name+`","arguments":`+args+`}`))
+		return err
+	}
+	if err := do("echo", `{"text":"fine"}`); err != nil {
+		t.Fatalf("a plain call: %v", err)
+	}
+	if msg := forbidden(t, do("echo", `{"text":"the secret"}`), "dlp"); msg != "No secrets here." {
+		t.Errorf("the hook's own denial: %q", msg)
+	}
+	ran.Delete("echo")
+	msg := forbidden(t, do("echo", `{"text":"the secret","TEXT":"fine"}`), "dlp")
+	if !strings.Contains(msg, `"text" and "TEXT"`) || !strings.Contains(msg, "params") {
+		t.Errorf("twin keys in the params: %q, want the keys named", msg)
+	}
+	if args, ok := ran.Load("echo"); ok {
+		t.Errorf("the backend got %s", args)
+	}
+	msg = forbidden(t, do("leak", `{}`), "dlp")
+	if !strings.Contains(msg, `"text" and "TEXT"`) || !strings.Contains(msg, "answer") {
+		t.Errorf("twin keys in the answer: %q, want the keys named", msg)
+	}
+	if counts["dlp deny"] != 3 {
+		t.Errorf("counted %v, want 3 denials", counts)
+	}
+}
