@@ -24,6 +24,20 @@ const (
 	OutcomeError       Outcome = "error"        // any other JSON-RPC error
 )
 
+// errorResult reports whether some reader could take a tools/call result
+// for an error result: a member whose key a reader takes for isError
+// (exactly, or as encoding/json matches fields, once or more) is true. A
+// backend cannot hide an error from the audit and the metrics behind a
+// twin that a client in Go reads.
+func errorResult(result json.RawMessage) bool {
+	found := false
+	_ = jsonrpc.MemberKeys(result, func(key []byte, v json.RawMessage) bool {
+		found = string(v) == "true" && jsonrpc.EqualFold(key, "isError")
+		return !found
+	})
+	return found
+}
+
 // Classify names the outcome of a request of method from its handler's
 // answer, and the JSON-RPC code answered (0 for a result). Only a
 // tools/call result is read (for isError); no other result is scanned.
@@ -33,10 +47,8 @@ const (
 // not refusals.
 func Classify(method string, result json.RawMessage, err error) (Outcome, int64) {
 	if err == nil {
-		if method == "tools/call" {
-			if isErr, _ := jsonrpc.Lookup(result, "isError"); string(isErr) == "true" {
-				return OutcomeToolError, 0
-			}
+		if method == "tools/call" && errorResult(result) {
+			return OutcomeToolError, 0
 		}
 		return OutcomeOK, 0
 	}

@@ -29,6 +29,16 @@ func TestClassify(t *testing.T) {
 		{"isError nested deeper is ok", `{"structuredContent":{"isError":true},"content":[]}`, nil, "ok", 0},
 		{"isError as a string is ok", `{"isError":"true"}`, nil, "ok", 0},
 		{"a result that is not an object is ok", `[]`, nil, "ok", 0},
+		// A client in Go reads a key without case, the last of twins; one
+		// in JavaScript reads the exact key. What any reader takes for an
+		// error result is one.
+		{"an isError twin that is true is a tool error", `{"content":[],"isError":false,"IsError":true}`, nil, "tool_error", 0},
+		{"an isError twin first is a tool error", `{"ISERROR":true,"content":[],"isError":false}`, nil, "tool_error", 0},
+		{"isError twice, true first, is a tool error", `{"isError":true,"content":[],"isError":false}`, nil, "tool_error", 0},
+		{"isError twice, true last, is a tool error", `{"isError":false,"content":[],"isError":true}`, nil, "tool_error", 0},
+		{"an escaped isError is a tool error", `{"content":[],"is\u0045rror":true}`, nil, "tool_error", 0},
+		{"isError twins all false are ok", `{"isError":false,"IsError":false}`, nil, "ok", 0},
+		{"isError true among spaces is a tool error", `{ "content" : [ ] , "isError" : true }`, nil, "tool_error", 0},
 		{"-32001 with kind forbidden is forbidden", "", jsonrpc.NewError(-32001, "forbidden", map[string]string{"kind": "forbidden"}), "forbidden", -32001},
 		{"-32001 without kind is an error", "", jsonrpc.NewError(-32001, "request timed out", nil), "error", -32001},
 		{"-32001 with another kind is an error", "", jsonrpc.NewError(-32001, "x", map[string]string{"kind": "timeout"}), "error", -32001},
