@@ -509,11 +509,7 @@ func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 			return l.writeApart(batch, queued, err)
 		}
 		l.log.Warn("audit: write failed, retrying", "records", len(batch), "attempt", attempt, "retry_in", delay, "err", err)
-		pause := time.NewTimer(delay)
-		select {
-		case <-pause.C:
-		case <-l.giveUp:
-			pause.Stop()
+		if !l.pause(delay) {
 			l.lose(len(batch), "writes kept failing until close gave up", queued && l.j != nil)
 			return false
 		}
@@ -521,10 +517,23 @@ func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 	}
 }
 
+// pause waits delay before a write is tried again; false when Close gave
+// up meanwhile.
+func (l *Log) pause(delay time.Duration) bool {
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-l.giveUp:
+		return false
+	}
+}
+
 // writeApart writes a batch the store refused (store.ErrRefused) one
 // record at a time, so that only what it refuses is missing. A record it
-// refuses alone is logged and counted lost. Retried, it would hold every
-// record after it, and with Wait every answer, for ever.
+// refuses alone is logged and counted (Stats.Unstorable). Retried, it
+// would hold every record after it, and with Wait every answer, for ever.
 func (l *Log) writeApart(batch []store.AuditRecord, queued bool, err error) bool {
 	if len(batch) > 1 {
 		for i := range batch {
@@ -540,11 +549,7 @@ func (l *Log) writeApart(batch []store.AuditRecord, queued bool, err error) bool
 		// The journal's mark moves past it, or the next start would
 		// write it again.
 		for delay := l.opts.RetryDelay; l.append(nil, 1, queued) != nil; delay = min(2*delay, l.opts.MaxRetryDelay) {
-			pause := time.NewTimer(delay)
-			select {
-			case <-pause.C:
-			case <-l.giveUp:
-				pause.Stop()
+			if !l.pause(delay) {
 				l.lose(1, "close gave up before the journal's mark passed a refused record", true)
 				return false
 			}
