@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/fifo"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -71,9 +72,8 @@ type sessionTable struct {
 	owned map[string]int
 	// tombs are the sealed sessions ended here by DELETE, kept so that
 	// this replica does not resume them from their ids (with no shared
-	// sessions to say so), oldest first, at most maxTombs.
-	tombs     map[string]struct{}
-	tombOrder []string
+	// sessions to say so), at most maxTombs, the oldest forgotten first.
+	tombs fifo.Map[string, struct{}]
 }
 
 // maxTombs bounds the ended sealed sessions a table remembers.
@@ -154,25 +154,17 @@ func (t *sessionTable) adopt(hs *httpSession) *httpSession {
 func (t *sessionTable) bury(sid string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tombs == nil {
-		t.tombs = map[string]struct{}{}
-	}
-	if _, ok := t.tombs[sid]; ok {
+	if _, ok := t.tombs.Get(sid); ok {
 		return
 	}
-	if len(t.tombOrder) >= maxTombs {
-		delete(t.tombs, t.tombOrder[0])
-		t.tombOrder = t.tombOrder[1:]
-	}
-	t.tombs[sid] = struct{}{}
-	t.tombOrder = append(t.tombOrder, sid)
+	t.tombs.Put(sid, struct{}{})
 }
 
 // ended reports whether sealed session sid ended here.
 func (t *sessionTable) ended(sid string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.tombs[sid]
+	_, ok := t.tombs.Get(sid)
 	return ok
 }
 

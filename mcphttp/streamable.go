@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/fifo"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -49,7 +50,7 @@ func NewHandler(s *mcp.Server, opts Options) *Handler {
 	h := &Handler{
 		server: s,
 		opts:   opts.withDefaults(),
-		table:  sessionTable{sessions: map[string]*httpSession{}, owned: map[string]int{}},
+		table:  sessionTable{sessions: map[string]*httpSession{}, owned: map[string]int{}, tombs: fifo.Map[string, struct{}]{Max: maxTombs}},
 		stop:   make(chan struct{}),
 	}
 	if !h.opts.Stateless {

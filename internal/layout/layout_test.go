@@ -18,9 +18,9 @@ var layers = [][]string{
 	// The outbound policy for fetches on a third party's word, sealing
 	// at rest, the pages' look, whether a host stays on this machine, a
 	// request's bearer credential, text cut on a character boundary, and
-	// an HTTP/1.1 client transport, the garbage collector's room: they
-	// import nothing of ours.
-	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look", "internal/loopback", "internal/auth/bearer", "internal/textcut", "internal/h1", "internal/heaproom"},
+	// an HTTP/1.1 client transport, the garbage collector's room, a
+	// bounded map: they import nothing of ours.
+	{"internal/egress", "internal/egress/egresstest", "internal/tick", "internal/testkit", "internal/auth/seal", "internal/look", "internal/loopback", "internal/auth/bearer", "internal/textcut", "internal/h1", "internal/heaproom", "internal/fifo"},
 	// What the three OAuth roles share: it imports only the outbound
 	// policy.
 	{"internal/auth/oauthmeta"},
