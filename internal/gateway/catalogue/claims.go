@@ -8,6 +8,7 @@ package catalogue
 import (
 	"sync"
 
+	"github.com/mcpgate/mcpgate/internal/fifo"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -33,12 +34,13 @@ type Claims struct {
 	level  mcp.LogLevel                  // the most verbose logging/setLevel asked (loglevel.go)
 	front  *mcp.Server                   // the front server, once a Backend synced
 	graves *graveyard                    // entries of backends that are down; nil until one is
-	tasks  map[string]taskRoute          // task id → the backend that made it, for whom (tasks.go)
+	tasks  fifo.Map[taskKey, taskRoute]  // a caller's task → the backend that made it (tasks.go)
 }
 
 // NewClaims returns an empty ledger.
 func NewClaims() *Claims {
-	return &Claims{owners: map[kind]map[string]string{}, uris: map[kind]map[string]*uriClaim{}, live: map[string]*Mirror{}}
+	return &Claims{owners: map[kind]map[string]string{}, uris: map[kind]map[string]*uriClaim{}, live: map[string]*Mirror{},
+		tasks: fifo.Map[taskKey, taskRoute]{Max: maxTaskRoutes}}
 }
 
 // ownName holds the names of the front server's own entries; no backend

@@ -130,7 +130,9 @@ func (b *Mirror) forwardSessionless(ctx context.Context, r *mcp.Request, client 
 	call := func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 		res, err := b.callSessionless(ctx, r, client, inflight, &mcp.Outbound{Method: method, Params: params, Headers: headers})
 		if err == nil && r != nil && isTaskResult(res) {
-			b.claims.noteTask(ctx, b, res) // tasks.go: the caller's tasks/* go here
+			if err := b.claims.noteTask(ctx, b, res); err != nil { // tasks.go: the caller's tasks/* go here
+				return nil, err
+			}
 		}
 		return res, err
 	}

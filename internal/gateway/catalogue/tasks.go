@@ -1,10 +1,12 @@
 // tasks.go relays the tasks extension (SEP-2663) of backends that speak
 // 2026-07-28. A backend's CreateTaskResult reaches its caller as it came.
-// The gateway notes which backend made the task and for whom. The caller's
-// tasks/get, tasks/update and tasks/cancel of that id go to that backend
-// (RelayTasks), with params made anew from the id routed on. Another caller
-// naming the id is answered as for an unknown task, by the gateway's own
-// engine: the id is no key to another caller's work.
+// The gateway notes which backend made the task, for that caller alone.
+// The caller's tasks/get, tasks/update and tasks/cancel of that id go to
+// that backend (RelayTasks), with params made anew from the id routed on.
+// Another caller naming the id is answered as for an unknown task, by the
+// gateway's own engine: the id is no key to another caller's work. And no
+// other backend can take the route: one answering the caller with an id
+// the caller's task of another backend holds is refused.
 
 package catalogue
 
@@ -24,10 +26,14 @@ const taskRouteTTL = 10 * time.Minute
 // maxTaskRoutes bounds the routes kept; the oldest go first.
 const maxTaskRoutes = 65536
 
+// taskKey is a routed task: its caller and its id. Each caller's ids are
+// routed apart, so that the same id made for another caller displaces
+// nothing.
+type taskKey struct{ principal, id string }
+
 type taskRoute struct {
-	backend   string
-	principal string
-	expires   time.Time
+	backend string
+	expires time.Time
 }
 
 // taskFields are, for each method of the extension, the members of its
@@ -41,12 +47,12 @@ var taskFields = map[string][]string{
 	"tasks/update": {"inputResponses"},
 }
 
-// noteTask keeps the route of a CreateTaskResult res that b answered r's
-// caller with.
-func (c *Claims) noteTask(ctx context.Context, b *Mirror, res json.RawMessage) {
+// noteTask keeps the route of a CreateTaskResult res that b answered its
+// caller with, unless the caller's task of that id is another backend's.
+func (c *Claims) noteTask(ctx context.Context, b *Mirror, res json.RawMessage) error {
 	id, ok := jsonrpc.LookupString(res, "taskId")
 	if !ok || id == "" {
-		return
+		return nil
 	}
 	ttl := taskRouteTTL
 	if raw, _ := jsonrpc.Lookup(res, "ttlMs"); len(raw) > 0 {
@@ -55,18 +61,20 @@ func (c *Claims) noteTask(ctx context.Context, b *Mirror, res json.RawMessage) {
 			ttl = time.Duration(ms) * time.Millisecond
 		}
 	}
-	now := time.Now()
+	now, key := time.Now(), taskKey{principal(ctx), id}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tasks == nil {
-		c.tasks = map[string]taskRoute{}
+	for k, rt, ok := c.tasks.Oldest(); ok && now.After(rt.expires); k, rt, ok = c.tasks.Oldest() {
+		c.tasks.Delete(k)
 	}
-	for k, rt := range c.tasks {
-		if now.After(rt.expires) || len(c.tasks) >= maxTaskRoutes {
-			delete(c.tasks, k)
-		}
+	if rt, ok := c.tasks.Get(key); ok && rt.backend != b.name && !now.After(rt.expires) {
+		b.log.Warn("relay: a backend answered with the task id of another backend's task for the same caller; refused",
+			"held_by", rt.backend)
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" answered with a task id another backend's task holds",
+			map[string]string{"backend": b.name})
 	}
-	c.tasks[id] = taskRoute{backend: b.name, principal: principal(ctx), expires: now.Add(ttl)}
+	c.tasks.Put(key, taskRoute{backend: b.name, expires: now.Add(ttl)})
+	return nil
 }
 
 // taskBackend is the live backend that made the caller's task of r, or
@@ -78,8 +86,8 @@ func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, stri
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rt, ok := c.tasks[id]
-	if !ok || rt.principal != principal(ctx) || time.Now().After(rt.expires) {
+	rt, ok := c.tasks.Get(taskKey{principal(ctx), id})
+	if !ok || time.Now().After(rt.expires) {
 		return nil, ""
 	}
 	return c.live[rt.backend], id
