@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,8 +32,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mcpgate/mcpgate/internal/fixture"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // lineLog is a process's output, line by line, with a way to wait for a
@@ -123,6 +126,11 @@ func startReplicaSet(t *testing.T, n int) *replicaSet {
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A backend every replica reaches, speaking 2026-07-28: its tasks are
+	// polled through any replica.
+	fh := mcphttp.NewHandler(fixture.New(fixture.Options{}), mcphttp.Options{Sessionless: true})
+	fhServer := httptest.NewServer(fh)
+	t.Cleanup(func() { fhServer.Close(); fh.Close() })
 	s.cfg = filepath.Join(dir, "mcpgate.yaml")
 	cfg := fmt.Sprintf(`store: %q
 redis:
@@ -142,7 +150,10 @@ backends:
   - name: fx
     kind: stdio
     command: [%q, fixture, --stdio]
-`, s.pg.DSN(), s.redis.URL(), keyFile, bin)
+  - name: fh
+    kind: http
+    url: %q
+`, s.pg.DSN(), s.redis.URL(), keyFile, bin, fhServer.URL+"/mcp")
 	if err := os.WriteFile(s.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +258,27 @@ type rpcReply struct {
 }
 
 func rpc(ctx context.Context, url, token, session, body string) (rpcReply, error) {
+	var h map[string]string
+	if session != "" {
+		h = map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
+	}
+	return rpcWith(ctx, url, token, body, h)
+}
+
+// rpcModern is one 2026-07-28 request of a caller that declared the tasks
+// extension: no session, the revision's headers, entry the Mcp-Name (a
+// tool's name, a task's id).
+func rpcModern(ctx context.Context, url, token, method, entry, params string) (rpcReply, error) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if entry != "" {
+		h["Mcp-Name"] = entry
+	}
+	return rpcWith(ctx, url, token, body, h)
+}
+
+func rpcWith(ctx context.Context, url, token, body string, headers map[string]string) (rpcReply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return rpcReply{}, err
@@ -254,9 +286,8 @@ func rpc(ctx context.Context, url, token, session, body string) (rpcReply, error
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -509,6 +540,49 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // polling the balancer's health check
 		}
 		say("quit")
+	})
+
+	t.Run("a task a backend made through one replica is polled and cancelled through the others, by its caller alone", func(t *testing.T) {
+		ctx := context.Background()
+		modern := func(i int, token, method, entry, params string) map[string]json.RawMessage {
+			t.Helper()
+			r, err := rpcModern(ctx, s.url(i), token, method, entry, params)
+			if err != nil || r.status != http.StatusOK {
+				t.Fatalf("%s through replica %d: %v %d %s", method, i, err, r.status, r.msg["error"])
+			}
+			return r.msg
+		}
+		created := modern(0, s.token, "tools/call", "fh__slow_compute", `"name":"fh__slow_compute","arguments":{"seconds":60}`)
+		var task struct {
+			ResultType, TaskID, Status string
+		}
+		if json.Unmarshal(created["result"], &task) != nil || task.ResultType != "task" || task.TaskID == "" {
+			t.Fatalf("tools/call of slow_compute: %s %s, want a CreateTaskResult", created["result"], created["error"])
+		}
+		status := func(i int, token string) string {
+			t.Helper()
+			m := modern(i, token, "tasks/get", task.TaskID, `"taskId":"`+task.TaskID+`"`)
+			var got struct{ Status string }
+			if m["error"] != nil || json.Unmarshal(m["result"], &got) != nil {
+				return "error " + string(m["error"])
+			}
+			return got.Status
+		}
+		for i := range s.replicas {
+			if got := status(i, s.token); got != "working" {
+				t.Errorf("tasks/get through replica %d: %s, want working", i, got)
+			}
+		}
+		other := s.createToken("another-caller", "admin")
+		if got := status(1, other); !strings.Contains(got, "-32602") {
+			t.Errorf("another caller's tasks/get: %s, want -32602 as for an unknown task", got)
+		}
+		if m := modern(2, s.token, "tasks/cancel", task.TaskID, `"taskId":"`+task.TaskID+`"`); m["error"] != nil {
+			t.Errorf("tasks/cancel through replica 2: %s", m["error"])
+		}
+		if got := status(1, s.token); got != "cancelled" {
+			t.Errorf("tasks/get through replica 1 after the cancel: %s, want cancelled", got)
+		}
 	})
 
 	t.Run("every answered call has one audit record after a SIGTERM of each replica in turn under load", func(t *testing.T) {

@@ -406,3 +406,47 @@ func TestALeasedBucketAdmitsExactlyItsBurstAndGetsBackWhatWasNotSpent(t *testing
 		t.Fatalf("bob: %d admitted in all, want 1,000: the closed replica's unspent lease was not given back", admitted)
 	}
 }
+
+// A task's route kept through one replica is read through another, for
+// its caller alone; no other backend takes it while it lives, and it ends
+// with the task's ttl, on Redis's clock.
+func TestATasksRouteIsEveryReplicasAndNoOtherBackendsToTake(t *testing.T) {
+	srv := peers.StartRedis(t)
+	a, b := open(t, srv).Tasks(), open(t, srv).Tasks()
+	ctx := context.Background()
+	route := func(s interface {
+		Route(context.Context, string, string, string, time.Duration) (string, error)
+	}, who, id, backend string, ttl time.Duration, want string) {
+		t.Helper()
+		if got, err := s.Route(ctx, who, id, backend, ttl); err != nil || got != want {
+			t.Errorf("%s's task %s routed to %s: held by %q %v, want %q", who, id, backend, got, err, want)
+		}
+	}
+	route(a, "alice", "t1", "b1", time.Minute, "b1")
+	if got, left, err := b.Routed(ctx, "alice", "t1"); err != nil || got != "b1" || left <= 0 || left > time.Minute {
+		t.Errorf("alice's t1 through the other replica: %q for %v %v, want b1 for up to a minute", got, left, err)
+	}
+	route(b, "alice", "t1", "b2", time.Minute, "b1")
+	route(b, "alice", "t1", "b1", time.Minute, "b1")
+	if got, _, err := b.Routed(ctx, "mallory", "t1"); err != nil || got != "" {
+		t.Errorf("mallory's t1: %q %v, want no route", got, err)
+	}
+	route(b, "mallory", "t1", "b2", time.Minute, "b2")
+
+	route(a, "alice", "t2", "b1", time.Millisecond, "b1")
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		got, _, err := b.Routed(ctx, "alice", "t2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a route of 1ms still lives after 3s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling what Redis's clock says
+	}
+	route(b, "alice", "t2", "b2", time.Minute, "b2")
+}

@@ -210,6 +210,9 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 	// in the configuration (catalogue/uri_claims.go).
 	claims := catalogue.NewClaims()
 	claims.SetOrder(specNames(specs))
+	if g.cluster != nil {
+		claims.ShareTasks(g.cluster.Tasks(), g.log) // a task is polled through any replica
+	}
 	g.claims = claims
 	unknown := claims.Unknown
 	complete := o.Complete

@@ -6,6 +6,7 @@
 package catalogue
 
 import (
+	"log/slog"
 	"sync"
 
 	"github.com/mcpgate/mcpgate/internal/fifo"
@@ -26,15 +27,17 @@ const (
 // Claims records which backend registered each entry of one front server.
 // Every Backend relaying into the same server must share one Claims.
 type Claims struct {
-	mu     sync.Mutex
-	owners map[kind]map[string]string    // tool and prompt names: kind → key → backend name
-	uris   map[kind]map[string]*uriClaim // resource URIs and templates (uri_claims.go)
-	rank   map[string]int                // backend name → place in the configuration (SetOrder)
-	live   map[string]*Mirror            // backend name → its synced Backend
-	level  mcp.LogLevel                  // the most verbose logging/setLevel asked (loglevel.go)
-	front  *mcp.Server                   // the front server, once a Backend synced
-	graves *graveyard                    // entries of backends that are down; nil until one is
-	tasks  fifo.Map[taskKey, taskRoute]  // a caller's task → the backend that made it (tasks.go)
+	mu        sync.Mutex
+	owners    map[kind]map[string]string    // tool and prompt names: kind → key → backend name
+	uris      map[kind]map[string]*uriClaim // resource URIs and templates (uri_claims.go)
+	rank      map[string]int                // backend name → place in the configuration (SetOrder)
+	live      map[string]*Mirror            // backend name → its synced Backend
+	level     mcp.LogLevel                  // the most verbose logging/setLevel asked (loglevel.go)
+	front     *mcp.Server                   // the front server, once a Backend synced
+	graves    *graveyard                    // entries of backends that are down; nil until one is
+	tasks     fifo.Map[taskKey, taskRoute]  // a caller's task → the backend that made it (tasks.go)
+	shared    SharedTasks                   // every replica's task routes, or nil (tasks.go)
+	sharedLog *slog.Logger
 }
 
 // NewClaims returns an empty ledger.

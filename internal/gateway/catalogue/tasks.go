@@ -7,12 +7,17 @@
 // gateway's own engine: the id is no key to another caller's work. And no
 // other backend can take the route: one answering the caller with an id
 // the caller's task of another backend holds is refused.
+//
+// Replicas share the routes (SharedTasks, Redis), so that a caller with no
+// session polls its task through any of them. Each keeps those it made or
+// read in memory as well: a route never changes while it lives.
 
 package catalogue
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -35,6 +40,21 @@ type taskRoute struct {
 	backend string
 	expires time.Time
 }
+
+// SharedTasks are the task routes of every replica.
+type SharedTasks interface {
+	// Route holds backend as the route of principal's task id for ttl,
+	// unless another backend's route of it lives; it returns the backend
+	// that holds the route.
+	Route(ctx context.Context, principal, id, backend string, ttl time.Duration) (holder string, err error)
+	// Routed is the backend that holds the route of principal's task id
+	// and for how much longer, or "" when none does.
+	Routed(ctx context.Context, principal, id string) (backend string, left time.Duration, err error)
+}
+
+// ShareTasks makes the routes of tasks every replica's, logging to log
+// when they cannot be reached: set before any backend relays.
+func (c *Claims) ShareTasks(s SharedTasks, log *slog.Logger) { c.shared, c.sharedLog = s, log }
 
 // taskFields are, for each method of the extension, the members of its
 // params besides taskId and _meta that are relayed. The params a backend
@@ -62,19 +82,47 @@ func (c *Claims) noteTask(ctx context.Context, b *Mirror, res json.RawMessage) e
 		}
 	}
 	now, key := time.Now(), taskKey{principal(ctx), id}
+	holder := c.localRoute(key, now)
+	if holder == "" && c.shared != nil {
+		var err error
+		if holder, err = c.shared.Route(ctx, key.principal, id, b.name, ttl); err != nil {
+			// The task still routes through this replica.
+			b.log.Warn("redis: a task's route was not shared; the caller can poll it through this replica alone", "err", err)
+			holder = ""
+		}
+	}
+	if holder == "" || holder == b.name {
+		// Checked again as the route is kept: another call may have
+		// routed the id meanwhile.
+		c.mu.Lock()
+		if rt, ok := c.tasks.Get(key); ok && rt.backend != b.name && !now.After(rt.expires) {
+			holder = rt.backend
+		} else {
+			c.tasks.Put(key, taskRoute{backend: b.name, expires: now.Add(ttl)})
+		}
+		c.mu.Unlock()
+	}
+	if holder != "" && holder != b.name {
+		b.log.Warn("relay: a backend answered with the task id of another backend's task for the same caller; refused",
+			"held_by", holder)
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" answered with a task id another backend's task holds",
+			map[string]string{"backend": b.name})
+	}
+	return nil
+}
+
+// localRoute is the backend of key's live route in this replica's memory,
+// or "". It first forgets the oldest routes that have expired.
+func (c *Claims) localRoute(key taskKey, now time.Time) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, rt, ok := c.tasks.Oldest(); ok && now.After(rt.expires); k, rt, ok = c.tasks.Oldest() {
 		c.tasks.Delete(k)
 	}
-	if rt, ok := c.tasks.Get(key); ok && rt.backend != b.name && !now.After(rt.expires) {
-		b.log.Warn("relay: a backend answered with the task id of another backend's task for the same caller; refused",
-			"held_by", rt.backend)
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" answered with a task id another backend's task holds",
-			map[string]string{"backend": b.name})
+	if rt, ok := c.tasks.Get(key); ok && !now.After(rt.expires) {
+		return rt.backend
 	}
-	c.tasks.Put(key, taskRoute{backend: b.name, expires: now.Add(ttl)})
-	return nil
+	return ""
 }
 
 // taskBackend is the live backend that made the caller's task of r, or
@@ -84,13 +132,28 @@ func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, stri
 	if !ok {
 		return nil, ""
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	rt, ok := c.tasks.Get(taskKey{principal(ctx), id})
-	if !ok || time.Now().After(rt.expires) {
+	now, key := time.Now(), taskKey{principal(ctx), id}
+	backend := c.localRoute(key, now)
+	if backend == "" && c.shared != nil {
+		// Made through another replica, perhaps.
+		shared, left, err := c.shared.Routed(ctx, key.principal, id)
+		if err != nil {
+			c.sharedLog.Warn("redis: task routes unreachable; a task made through another replica is unknown here", "err", err)
+		}
+		if shared == "" || left <= 0 {
+			return nil, ""
+		}
+		backend = shared
+		c.mu.Lock()
+		c.tasks.Put(key, taskRoute{backend: backend, expires: now.Add(left)})
+		c.mu.Unlock()
+	}
+	if backend == "" {
 		return nil, ""
 	}
-	return c.live[rt.backend], id
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live[backend], id
 }
 
 // taskParams are the params relayed for r, a request of the task id:
