@@ -6,7 +6,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/internal/auth/seal"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/egress"
 	"github.com/mcpgate/mcpgate/internal/gateway/admin"
@@ -44,8 +44,7 @@ func (g *Gateway) newAdmin(authn *auth.Authenticator, st store.Store) (*admin.Ha
 	if k, _, err := g.cfg.Sessions.SessionKeys(); err == nil && k != nil {
 		// Replicas with one session key share console sessions; the
 		// cookie's key is derived, never the session key itself.
-		sum := sha256.Sum256(append([]byte("mcpgate admin console cookie\x00"), k...))
-		key = sum[:]
+		key = seal.Derive(k, "mcpgate admin console cookie")
 	}
 	h, err := admin.New(admin.Options{Source: &adminSource{g: g, authn: authn, store: st}, Key: key, Logger: g.log,
 		Secure: strings.HasPrefix(publicOrigin(g.cfg), "https://")})

@@ -11,7 +11,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -25,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/internal/auth/seal"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/look"
 	"github.com/mcpgate/mcpgate/internal/store"
@@ -78,8 +78,7 @@ func (g *Gateway) newBackendOAuth(st store.Store) (*backendOAuth, error) {
 	if key != nil {
 		// Replicas that share the vault's key sign states alike, so that
 		// a callback may land on any of them; the key itself signs nothing.
-		sum := sha256.Sum256(append([]byte("mcpgate backend oauth states\x00"), key...))
-		b.env.StateKey = sum[:]
+		b.env.StateKey = seal.Derive(key, "mcpgate backend oauth states")
 	}
 	if b.env.ClientMetadataURL == "" {
 		if u, err := url.Parse(b.redirectURL(g.cfg)); err == nil && u.Scheme == "https" {
@@ -109,8 +108,7 @@ func (b *backendOAuth) keepPeople(cfg *config.Config, st store.Store) error {
 		}
 		return nil
 	}
-	sum := sha256.Sum256(append([]byte("mcpgate people's backend authorizations\x00"), key...))
-	base, err := oauthclient.NewSealedVault(nil, sum[:], func(err error) bool { return errors.Is(err, store.ErrNotFound) })
+	base, err := oauthclient.NewSealedVault(nil, seal.Derive(key, "mcpgate people's backend authorizations"), func(err error) bool { return errors.Is(err, store.ErrNotFound) })
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/authserver"
+	"github.com/mcpgate/mcpgate/internal/auth/seal"
 	"github.com/mcpgate/mcpgate/internal/config"
 	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/store"
@@ -73,8 +73,7 @@ func (g *Gateway) builtinAuthServer(scopes map[string]string, st store.Store) (*
 	if k, _, err := g.cfg.Sessions.SessionKeys(); err == nil && k != nil {
 		// Replicas with one session key check each other's access tokens;
 		// the signing key is derived, never the session key itself.
-		sum := sha256.Sum256(append([]byte("mcpgate oauth access tokens\x00"), k...))
-		key = sum[:]
+		key = seal.Derive(k, "mcpgate oauth access tokens")
 	} else {
 		// One replica: a key of this process's. Access tokens are short;
 		// after a restart, clients refresh (grants are in the store).

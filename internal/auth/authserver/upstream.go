@@ -40,6 +40,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/auth/oauthmeta"
+	"github.com/mcpgate/mcpgate/internal/auth/seal"
 	"github.com/mcpgate/mcpgate/internal/egress"
 )
 
@@ -249,8 +250,7 @@ func (s *Server) unseal(purpose, text string, v any) error {
 }
 
 func (s *Server) sealer() cipher.AEAD {
-	sum := sha256.Sum256(append([]byte("mcpgate authserver sealed values\x00"), s.cfg.Key...))
-	block, _ := aes.NewCipher(sum[:])
+	block, _ := aes.NewCipher(seal.Derive(s.cfg.Key, "mcpgate authserver sealed values"))
 	aead, _ := cipher.NewGCM(block)
 	return aead
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 )
@@ -58,4 +59,13 @@ func (b *Box) Open(owner string, sealed []byte) ([]byte, error) {
 		return nil, ErrNotOpen
 	}
 	return out, nil
+}
+
+// Derive is a key of KeySize bytes for one purpose, made from key: the
+// SHA-256 of purpose, a NUL and key. Each use of a configured key gets its
+// own, so that no value made for one purpose passes for another's, and
+// key itself seals and signs nothing.
+func Derive(key []byte, purpose string) []byte {
+	sum := sha256.Sum256(append(append([]byte(purpose), 0), key...))
+	return sum[:]
 }

@@ -2,6 +2,7 @@ package seal_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"testing"
 
@@ -56,4 +57,18 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A derived key is the SHA-256 of its purpose, a NUL and the key: pinned,
+// since replicas of two releases must derive alike during an upgrade. Two
+// purposes never share a key.
+func TestADerivedKeyIsPinnedAndItsPurposesOwn(t *testing.T) {
+	key := bytes.Repeat([]byte{0x5a}, 32)
+	want := sha256.Sum256(append([]byte("mcpgate admin console cookie\x00"), key...))
+	if got := seal.Derive(key, "mcpgate admin console cookie"); !bytes.Equal(got, want[:]) || len(got) != seal.KeySize {
+		t.Errorf("Derive = %x, want %x", got, want)
+	}
+	if bytes.Equal(seal.Derive(key, "a"), seal.Derive(key, "b")) || bytes.Equal(seal.Derive(key, "a"), key) {
+		t.Error("two purposes, or a purpose and the key itself, share a key")
+	}
 }
