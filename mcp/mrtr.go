@@ -222,14 +222,19 @@ func (s *Server) stateAEAD() (cipher.AEAD, error) {
 				return
 			}
 		}
-		block, err := aes.NewCipher(key)
-		if err != nil {
-			s.stateErr = err
-			return
+		if s.stateSealer, s.stateErr = newStateAEAD(key); s.stateErr == nil && len(s.opts.PreviousStateKey) > 0 {
+			s.statePrev, s.stateErr = newStateAEAD(s.opts.PreviousStateKey)
 		}
-		s.stateSealer, s.stateErr = cipher.NewGCM(block)
 	})
 	return s.stateSealer, s.stateErr
+}
+
+func newStateAEAD(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
 
 func (s *Server) sealState(st requestState) (string, error) {
@@ -266,6 +271,9 @@ func (s *Server) openState(ctx context.Context, r *Request, raw json.RawMessage,
 		return st, errBadState
 	}
 	plain, err := aead.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], nil)
+	if err != nil && s.statePrev != nil {
+		plain, err = s.statePrev.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], nil)
+	}
 	if err != nil || json.Unmarshal(plain, &st) != nil {
 		return st, errBadState
 	}

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -13,8 +14,10 @@ import (
 )
 
 // mrtrServer has a tool that asks two things in two rounds.
-func mrtrServer(t *testing.T) *mcp.Server {
-	s := newServer(t, mcp.Options{})
+func mrtrServer(t *testing.T) *mcp.Server { return mrtrServerWith(t, mcp.Options{}) }
+
+func mrtrServerWith(t *testing.T, opts mcp.Options) *mcp.Server {
+	s := newServer(t, opts)
 	must(t, s.AddTools(&mcp.Tool{Name: "two_rounds", SkipValidation: true,
 		Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
 			a, err := r.Ask(ctx, mcp.Input{Key: "name", Method: "elicitation/create", Params: map[string]string{"message": "name?"}})
@@ -65,6 +68,39 @@ func TestAskGathersAnswersOverRounds(t *testing.T) {
 	a := slCall(t, s, "alice", allCaps, `,"inputResponses":{"color":{"action":"accept","content":{"c":"blue"}},"roots":{"roots":[]},"extra":{"x":1}},"requestState":"`+st2+`"`)
 	if a.Error != nil || !strings.Contains(string(a.Result), `"resultType":"complete"`) || !strings.Contains(string(a.Result), `\"n\":\"A\"`) {
 		t.Fatalf("round 3: %s %s, want the complete result with round 1's answer", a.Result, a.Error)
+	}
+}
+
+// A state opens on every server of its key: replicas sharing a StateKey
+// resume each other's rounds, and during a rotation one whose
+// PreviousStateKey sealed it. A server of another key, or of none (a
+// random key of its own), refuses it.
+func TestAStateOpensOnEveryServerOfItsKey(t *testing.T) {
+	a, b := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	_, st := inputRequired(t, slCall(t, mrtrServerWith(t, mcp.Options{StateKey: a}), "alice", allCaps, ""))
+	retry := `,"inputResponses":{"name":{"action":"accept","content":{"n":"A"}}},"requestState":"` + st + `"`
+	for _, c := range []struct {
+		name string
+		opts mcp.Options
+		ok   bool
+	}{
+		{"another replica of the key", mcp.Options{StateKey: a}, true},
+		{"a replica whose previous key it is", mcp.Options{StateKey: b, PreviousStateKey: a}, true},
+		{"a server of another key", mcp.Options{StateKey: b}, false},
+		{"a server of no key", mcp.Options{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := slCall(t, mrtrServerWith(t, c.opts), "alice", allCaps, retry)
+			if c.ok {
+				if keys, _ := inputRequired(t, m); len(keys) != 2 {
+					t.Errorf("round 2 asked %v, want color and roots", keys)
+				}
+				return
+			}
+			if e, _ := m.ErrorObject(); e == nil || e.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("%s %s, want -32602", m.Result, m.Error)
+			}
+		})
 	}
 }
 

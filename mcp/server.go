@@ -56,6 +56,9 @@ type Options struct {
 	// (mrtr.go): 16, 24 or 32 bytes, the same on every replica that may
 	// see a retry. Empty: a random key of this process's.
 	StateKey []byte
+	// PreviousStateKey, during a rotation of StateKey, is the key it
+	// replaced: states it sealed still open until they expire.
+	PreviousStateKey []byte
 	// Observers watch every request: the audit log, metrics, traces
 	// (observer.go). Begin is called in order, End in reverse.
 	Observers []Observer
@@ -96,6 +99,7 @@ type Server struct {
 	infoJSON    json.RawMessage // opts.Info, encoded once (sessionless results carry it)
 	stateOnce   sync.Once
 	stateSealer cipher.AEAD
+	statePrev   cipher.AEAD // Options.PreviousStateKey's, or nil
 	stateErr    error
 
 	callSeq atomic.Int64

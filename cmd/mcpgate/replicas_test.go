@@ -265,12 +265,16 @@ func rpc(ctx context.Context, url, token, session, body string) (rpcReply, error
 	return rpcWith(ctx, url, token, body, h)
 }
 
-// rpcModern is one 2026-07-28 request of a caller that declared the tasks
-// extension: no session, the revision's headers, entry the Mcp-Name (a
-// tool's name, a task's id).
-func rpcModern(ctx context.Context, url, token, method, entry, params string) (rpcReply, error) {
+// tasksCaps are the capabilities of a 2026-07-28 caller that declared the
+// tasks extension.
+const tasksCaps = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+
+// rpcModern is one 2026-07-28 request of a caller that declared caps: no
+// session, the revision's headers, entry the Mcp-Name (a tool's name, a
+// task's id).
+func rpcModern(ctx context.Context, url, token, caps, method, entry, params string) (rpcReply, error) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
 	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
 	if entry != "" {
 		h["Mcp-Name"] = entry
@@ -546,7 +550,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		ctx := context.Background()
 		modern := func(i int, token, method, entry, params string) map[string]json.RawMessage {
 			t.Helper()
-			r, err := rpcModern(ctx, s.url(i), token, method, entry, params)
+			r, err := rpcModern(ctx, s.url(i), token, tasksCaps, method, entry, params)
 			if err != nil || r.status != http.StatusOK {
 				t.Fatalf("%s through replica %d: %v %d %s", method, i, err, r.status, r.msg["error"])
 			}
@@ -582,6 +586,39 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 		if got := status(1, s.token); got != "cancelled" {
 			t.Errorf("tasks/get through replica 1 after the cancel: %s, want cancelled", got)
+		}
+	})
+
+	t.Run("a 2026-07-28 caller answers a backend's questions through any replica, each round through another", func(t *testing.T) {
+		const tool = "fh__test_input_required_result_multi_round"
+		round := func(i int, extra string) map[string]json.RawMessage {
+			t.Helper()
+			r, err := rpcModern(context.Background(), s.url(i), s.token, `{"elicitation":{}}`, "tools/call", tool, `"name":"`+tool+`","arguments":{}`+extra)
+			if err != nil || r.status != http.StatusOK {
+				t.Fatalf("round through replica %d: %v %d", i, err, r.status)
+			}
+			return r.msg
+		}
+		state := func(m map[string]json.RawMessage, key string) string {
+			t.Helper()
+			var res struct {
+				ResultType    string
+				RequestState  string
+				InputRequests map[string]json.RawMessage
+			}
+			if json.Unmarshal(m["result"], &res) != nil || res.ResultType != "input_required" || res.InputRequests[key] == nil || res.RequestState == "" {
+				t.Fatalf("want an InputRequiredResult asking %s, got %s %s", key, m["result"], m["error"])
+			}
+			return res.RequestState
+		}
+		answer := func(key, field, value, st string) string {
+			return `,"inputResponses":{"` + key + `":{"action":"accept","content":{"` + field + `":"` + value + `"}}},"requestState":"` + st + `"`
+		}
+		st := state(round(0, ""), "step1")
+		st = state(round(1, answer("step1", "name", "Ada", st)), "step2")
+		done := round(2, answer("step2", "color", "blue", st))
+		if !strings.Contains(string(done["result"]), "Ada likes blue") {
+			t.Errorf("the last round, through a third replica: %s %s, want the tool's answer", done["result"], done["error"])
 		}
 	})
 

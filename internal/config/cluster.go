@@ -28,7 +28,9 @@ type RedisConfig struct {
 type Sessions struct {
 	// KeyFile holds the sealing key, 64 hex digits; MCPGATE_SESSION_KEY
 	// gives it instead. Without either, session ids are random and a
-	// session lives on the replica that opened it.
+	// session lives on the replica that opened it. Keys derived from it
+	// also seal a 2026-07-28 caller's requestState, so that its retry
+	// opens on any replica.
 	KeyFile string `yaml:"key_file"`
 	// PreviousKeyFile holds the key before the last rotation: ids sealed
 	// with it are still accepted.

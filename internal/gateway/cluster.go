@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/auth/seal"
 	"github.com/mcpgate/mcpgate/internal/cluster"
 	"github.com/mcpgate/mcpgate/internal/gateway/backends"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -23,6 +24,21 @@ func (g *Gateway) sealer() (*mcphttp.Sealer, error) {
 		return nil, err
 	}
 	return mcphttp.NewSealer(key, previous)
+}
+
+// stateKeys seal the requestState of a 2026-07-28 caller's rounds: keys
+// derived from the session key and the one it replaced, so that a retry
+// opens on any replica. Without a session key the engine makes a key of
+// this process's.
+func (g *Gateway) stateKeys() (key, previous []byte) {
+	k, prev, err := g.cfg.Sessions.SessionKeys()
+	if err != nil || k == nil {
+		return nil, nil
+	}
+	if prev != nil {
+		previous = seal.Derive(prev, "mcpgate requestState")
+	}
+	return seal.Derive(k, "mcpgate requestState"), previous
 }
 
 func (g *Gateway) sharedSessions() mcphttp.SharedSessions {

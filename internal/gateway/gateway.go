@@ -240,6 +240,7 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 		}
 		observers = append(observers, audit.Observer(g.audit))
 	}
+	stateKey, previousStateKey := g.stateKeys()
 	g.server = mcp.NewServer(mcp.Options{
 		Info:      o.Info,
 		Logger:    o.Logger,
@@ -250,6 +251,8 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 		// The instructions are the backends' (catalogue/instructions.go).
 		InstructionsFrom: claims.Instructions,
 		Pinned:           g.pinned,
+		StateKey:         stateKey,
+		PreviousStateKey: previousStateKey,
 	})
 	if cfg.Catalogue.SearchOn() {
 		// The search mode's two tools (catalogue.go), before any backend's.
