@@ -203,7 +203,4 @@ func (b *Mirror) failure(ctx context.Context, method string, err error) error {
 // Why it could not is logged, never answered: the reason names internal
 // addresses and paths ("dial tcp 127.0.0.1:3901: connect: connection
 // refused") that are nobody's business but the operator's.
-func (b *Mirror) unavailable() *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "backend "+b.name+" is unavailable",
-		map[string]string{"backend": b.name})
-}
+func (b *Mirror) unavailable() *jsonrpc.Error { return Unavailable(b.name) }

@@ -125,12 +125,12 @@ func (c *Claims) localRoute(key taskKey, now time.Time) string {
 	return ""
 }
 
-// taskBackend is the live backend that made the caller's task of r, or
-// nil, and the task's id.
-func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, string) {
+// taskBackend is the backend that made the caller's task of r, or "";
+// the backend itself while it is live here, else nil; and the task's id.
+func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (string, *Mirror, string) {
 	id, ok := jsonrpc.LookupString(r.Params, "taskId")
 	if !ok {
-		return nil, ""
+		return "", nil, ""
 	}
 	now, key := time.Now(), taskKey{principal(ctx), id}
 	backend := c.localRoute(key, now)
@@ -141,7 +141,7 @@ func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, stri
 			c.sharedLog.Warn("redis: task routes unreachable; a task made through another replica is unknown here", "err", err)
 		}
 		if shared == "" || left <= 0 {
-			return nil, ""
+			return "", nil, ""
 		}
 		backend = shared
 		c.mu.Lock()
@@ -149,11 +149,11 @@ func (c *Claims) taskBackend(ctx context.Context, r *mcp.Request) (*Mirror, stri
 		c.mu.Unlock()
 	}
 	if backend == "" {
-		return nil, ""
+		return "", nil, ""
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.live[backend], id
+	return backend, c.live[backend], id
 }
 
 // taskParams are the params relayed for r, a request of the task id:
@@ -178,15 +178,19 @@ func taskParams(r *mcp.Request, id string) json.RawMessage {
 
 // RelayTasks is middleware that sends a caller's tasks/* requests for a
 // task a backend made to that backend; every other request, and a task
-// the gateway does not route, goes on to next.
+// the gateway does not route, goes on to next. A task of a backend that
+// is down here is Unavailable, not unknown: it may be back.
 func (c *Claims) RelayTasks(next mcp.Handler) mcp.Handler {
 	return mcp.HandlerFunc(func(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
 		if _, ok := taskFields[r.Method]; !ok {
 			return next.ServeMCP(ctx, r)
 		}
-		b, id := c.taskBackend(ctx, r)
-		if b == nil {
+		name, b, id := c.taskBackend(ctx, r)
+		if name == "" {
 			return next.ServeMCP(ctx, r)
+		}
+		if b == nil {
+			return nil, Unavailable(name)
 		}
 		client, inflight, release, err := b.upstream(ctx, r)
 		if err != nil {
