@@ -153,7 +153,10 @@ backends:
   - name: fh
     kind: http
     url: %q
-`, s.pg.DSN(), s.redis.URL(), keyFile, bin, fhServer.URL+"/mcp")
+  - name: f25
+    kind: stdio
+    command: [%q, fixture, --stdio, --sessionless=false]
+`, s.pg.DSN(), s.redis.URL(), keyFile, bin, fhServer.URL+"/mcp", bin)
 	if err := os.WriteFile(s.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -589,40 +592,17 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 	})
 
-	t.Run("a 2026-07-28 caller answers a backend's questions through any replica, each round through another", func(t *testing.T) {
-		const tool = "fh__test_input_required_result_multi_round"
-		round := func(i int, extra string) map[string]json.RawMessage {
-			t.Helper()
-			r, err := rpcModern(context.Background(), s.url(i), s.token, `{"elicitation":{}}`, "tools/call", tool, `"name":"`+tool+`","arguments":{}`+extra)
-			if err != nil || r.status != http.StatusOK {
-				t.Fatalf("round through replica %d: %v %d", i, err, r.status)
-			}
-			return r.msg
-		}
-		state := func(m map[string]json.RawMessage, key string) string {
-			t.Helper()
-			var res struct {
-				ResultType    string
-				RequestState  string
-				InputRequests map[string]json.RawMessage
-			}
-			if json.Unmarshal(m["result"], &res) != nil || res.ResultType != "input_required" || res.InputRequests[key] == nil || res.RequestState == "" {
-				t.Fatalf("want an InputRequiredResult asking %s, got %s %s", key, m["result"], m["error"])
-			}
-			return res.RequestState
-		}
-		answer := func(key, field, value, st string) string {
-			return `,"inputResponses":{"` + key + `":{"action":"accept","content":{"` + field + `":"` + value + `"}}},"requestState":"` + st + `"`
-		}
-		st := state(round(0, ""), "step1")
-		st = state(round(1, answer("step1", "name", "Ada", st)), "step2")
-		done := round(2, answer("step2", "color", "blue", st))
-		if !strings.Contains(string(done["result"]), "Ada likes blue") {
-			t.Errorf("the last round, through a third replica: %s %s, want the tool's answer", done["result"], done["error"])
-		}
-	})
+	// fh speaks 2026-07-28: its own requestState, sealed for the caller,
+	// opens on any replica. f25 speaks 2025: its call waits on the replica
+	// that relayed it, and the others hand the retries to it.
+	for _, backend := range []string{"fh", "f25"} {
+		t.Run("a 2026-07-28 caller answers "+backend+"'s questions through any replica, each round through another", func(t *testing.T) {
+			modernRounds(t, s, backend+"__test_input_required_result_multi_round")
+		})
+	}
 
 	t.Run("every answered call has one audit record after a SIGTERM of each replica in turn under load", func(t *testing.T) {
+
 		const tool = "fx__test_audio_content"
 		stop := make(chan struct{})
 		var answered, unanswered atomic.Int64
@@ -699,4 +679,44 @@ func mustList(t *testing.T, s *replicaSet) string {
 		t.Fatalf("token list: %v\n%s", err, stderr)
 	}
 	return tokenLineRE.FindString(stdout)
+}
+
+// modernRounds calls tool, which asks a name and then a colour, as a
+// 2026-07-28 caller: each round through another replica of s.
+func modernRounds(t *testing.T, s *replicaSet, tool string) {
+	t.Helper()
+	round := func(i int, extra string) map[string]json.RawMessage {
+		t.Helper()
+		r, err := rpcModern(context.Background(), s.url(i), s.token, `{"elicitation":{}}`, "tools/call", tool, `"name":"`+tool+`","arguments":{}`+extra)
+		if err != nil || r.status != http.StatusOK {
+			t.Fatalf("round through replica %d: %v %d", i, err, r.status)
+		}
+		return r.msg
+	}
+	// asked is the key and the requestState of an InputRequiredResult
+	// asking one thing.
+	asked := func(i int, m map[string]json.RawMessage) (key, state string) {
+		t.Helper()
+		var res struct {
+			ResultType    string
+			RequestState  string
+			InputRequests map[string]json.RawMessage
+		}
+		if json.Unmarshal(m["result"], &res) != nil || res.ResultType != "input_required" || len(res.InputRequests) != 1 || res.RequestState == "" {
+			t.Fatalf("round through replica %d: %s %s, want an InputRequiredResult asking one thing", i, m["result"], m["error"])
+		}
+		for k := range res.InputRequests {
+			key = k
+		}
+		return key, res.RequestState
+	}
+	answer := func(key, field, value, st string) string {
+		return `,"inputResponses":{"` + key + `":{"action":"accept","content":{"` + field + `":"` + value + `"}}},"requestState":"` + st + `"`
+	}
+	key, st := asked(0, round(0, ""))
+	key, st = asked(1, round(1, answer(key, "name", "Ada", st)))
+	done := round(2, answer(key, "color", "blue", st))
+	if !strings.Contains(string(done["result"]), "Ada likes blue") {
+		t.Errorf("the last round, through a third replica: %s %s, want the tool's answer", done["result"], done["error"])
+	}
 }

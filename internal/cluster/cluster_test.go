@@ -8,6 +8,7 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -22,10 +23,12 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/auth"
 	"github.com/mcpgate/mcpgate/internal/cluster"
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
 	"github.com/mcpgate/mcpgate/internal/peers"
 	"github.com/mcpgate/mcpgate/internal/policy"
 	"github.com/mcpgate/mcpgate/internal/store/sqlite"
 	"github.com/mcpgate/mcpgate/internal/testkit"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -449,4 +452,68 @@ func TestATasksRouteIsEveryReplicasAndNoOtherBackendsToTake(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // polling what Redis's clock says
 	}
 	route(b, "alice", "t2", "b2", time.Minute, "b2")
+}
+
+// A retry handed to the replica holding its call reaches it byte for byte,
+// and its answer, a result or an error object, comes back as that replica
+// gave it. A replica that does not listen, or a name that is no replica's,
+// is a park unknown.
+func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
+	srv := peers.StartRedis(t)
+	here, there := open(t, srv).Parks(), open(t, srv).Parks()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	var mu sync.Mutex
+	var got catalogue.ParkedRetry
+	go func() {
+		defer close(served)
+		there.Serve(ctx, func(_ context.Context, r catalogue.ParkedRetry) (json.RawMessage, error) {
+			mu.Lock()
+			got = r
+			mu.Unlock()
+			if r.Park == "fail" {
+				return nil, jsonrpc.RawError(json.RawMessage(`{"code":-32602, "message":"no <such> park"}`))
+			}
+			return json.RawMessage(`{"resultType":"complete", "content":[{"type":"text","text":"<&>"}]}`), nil
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+	deadline := time.Now().Add(5 * time.Second)
+	for there.Replica() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica does not listen after 5s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the subscription's confirmation
+	}
+	if here.Replica() != "" {
+		t.Errorf("a replica that does not listen names itself %q in its parks", here.Replica())
+	}
+
+	retry := catalogue.ParkedRetry{Backend: "b1", Park: there.Replica() + ".p1", Principal: "alice\x00tok_1", Method: "tools/call", Entry: "b1__ask",
+		Params:       json.RawMessage(`{"name":"b1__ask", "inputResponses":{"k":{"action":"accept","content":{"x":"<&>\u2028"}}}}`),
+		Capabilities: json.RawMessage(`{"elicitation":{}}`)}
+	res, err := here.Resume(context.Background(), there.Replica(), retry)
+	if err != nil || string(res) != `{"resultType":"complete", "content":[{"type":"text","text":"<&>"}]}` {
+		t.Errorf("the answer: %s %v, want the result byte for byte", res, err)
+	}
+	mu.Lock()
+	arrived := got
+	mu.Unlock()
+	if got := arrived; got.Principal != retry.Principal || string(got.Params) != string(retry.Params) || string(got.Capabilities) != string(retry.Capabilities) ||
+		got.Backend != "b1" || got.Park != retry.Park || got.Method != "tools/call" || got.Entry != "b1__ask" {
+		t.Errorf("the retry arrived as %+v, want %+v", got, retry)
+	}
+
+	retry.Park = "fail"
+	_, err = here.Resume(context.Background(), there.Replica(), retry)
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || string(je.Raw()) != `{"code":-32602, "message":"no <such> park"}` {
+		t.Errorf("the error: %v, want the holder's error object byte for byte", err)
+	}
+
+	for _, name := range []string{"0123456789abcdef", "not a replica", there.Replica() + "x"} {
+		if _, err := here.Resume(context.Background(), name, retry); !errors.Is(err, catalogue.ErrParkUnknown) {
+			t.Errorf("a retry for replica %q: %v, want the park unknown", name, err)
+		}
+	}
 }

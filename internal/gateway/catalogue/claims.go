@@ -38,6 +38,9 @@ type Claims struct {
 	tasks     fifo.Map[taskKey, taskRoute]  // a caller's task → the backend that made it (tasks.go)
 	shared    SharedTasks                   // every replica's task routes, or nil (tasks.go)
 	sharedLog *slog.Logger
+	// parkHandOff carries retries of parked calls between replicas, or
+	// is nil (handoff.go).
+	parkHandOff ParkHandOff
 }
 
 // NewClaims returns an empty ledger.

@@ -132,6 +132,9 @@ func principal(ctx context.Context) string {
 	return id.Key()
 }
 
+// ErrParkUnknown answers a retry whose park no replica holds (any more).
+var ErrParkUnknown = jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is unknown or has expired", nil)
+
 // forwardModern makes, or resumes, a call for a 2026-07-28 caller.
 func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	entry, _ := r.EntryName()
@@ -140,22 +143,13 @@ func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method strin
 		if !ours {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is not one this gateway issued", nil)
 		}
-		k := b.parked.takeFor(id, principal(ctx), method, entry)
-		if k == nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is unknown or has expired", nil)
+		if replica, _, elsewhere := strings.Cut(id, "."); elsewhere && b.claims.parkHandOff != nil && replica != b.claims.parkHandOff.Replica() {
+			// Parked on another replica (handoff.go).
+			return b.claims.parkHandOff.Resume(ctx, replica, ParkedRetry{Backend: b.name, Park: id, Principal: principal(ctx),
+				Method: method, Entry: entry, Params: r.Params, Capabilities: r.ClientCapabilities()})
 		}
-		k.timer.Stop()
-		var answer json.RawMessage
-		if responses, _ := jsonrpc.Lookup(r.Params, "inputResponses"); len(responses) > 0 && responses[0] == '{' {
-			answer, _ = jsonrpc.Lookup(responses, k.key)
-		}
-		if len(answer) == 0 || answer[0] != '{' {
-			return b.park(ctx, k.call, k.ask, k.key, method, entry) // asked again, under the same key
-		}
-		k.call.inflight.rebind(r) // what the backend sends now goes on the retry's stream
-		k.call.watchdog.resume()  // the backend's turn again
-		k.ask.answer <- askAnswer{result: answer}
-		return b.await(ctx, r, k.call, method, entry)
+		return b.resume(ctx, r, ParkedRetry{Backend: b.name, Park: id, Principal: principal(ctx), Method: method, Entry: entry,
+			Params: r.Params, Capabilities: r.ClientCapabilities()})
 	}
 	client, inflight, release, err := b.upstream(ctx, r)
 	if err != nil {
@@ -179,11 +173,37 @@ func (b *Mirror) forwardModern(ctx context.Context, r *mcp.Request, method strin
 		}
 		call.done <- modernResult{res, err}
 	}()
-	return b.await(ctx, r, call, method, entry)
+	return b.await(ctx, principal(ctx), r.ClientCapabilities(), call, method, entry)
 }
 
-// await waits for the call's end or the backend's next request.
-func (b *Mirror) await(ctx context.Context, r *mcp.Request, call *modernCall, method, entry string) (json.RawMessage, error) {
+// resume gives a parked call the caller's answer from its retry, and
+// waits for what comes next. r is the retry, or nil when it came through
+// another replica: what the backend sends about the call meanwhile then
+// has no stream here, and is dropped.
+func (b *Mirror) resume(ctx context.Context, r *mcp.Request, retry ParkedRetry) (json.RawMessage, error) {
+	k := b.parked.takeFor(retry.Park, retry.Principal, retry.Method, retry.Entry)
+	if k == nil {
+		return nil, ErrParkUnknown
+	}
+	k.timer.Stop()
+	var answer json.RawMessage
+	if responses, _ := jsonrpc.Lookup(retry.Params, "inputResponses"); len(responses) > 0 && responses[0] == '{' {
+		answer, _ = jsonrpc.Lookup(responses, k.key)
+	}
+	if len(answer) == 0 || answer[0] != '{' {
+		return b.park(retry.Principal, k.call, k.ask, k.key, retry.Method, retry.Entry) // asked again, under the same key
+	}
+	if r != nil {
+		k.call.inflight.rebind(r) // what the backend sends now goes on the retry's stream
+	}
+	k.call.watchdog.resume() // the backend's turn again
+	k.ask.answer <- askAnswer{result: answer}
+	return b.await(ctx, retry.Principal, retry.Capabilities, k.call, retry.Method, retry.Entry)
+}
+
+// await waits for the call's end or the backend's next request, which
+// the caller of capabilities is asked.
+func (b *Mirror) await(ctx context.Context, principal string, capabilities json.RawMessage, call *modernCall, method, entry string) (json.RawMessage, error) {
 	for {
 		select {
 		case res := <-call.done:
@@ -193,7 +213,7 @@ func (b *Mirror) await(ctx context.Context, r *mcp.Request, call *modernCall, me
 			return nil, b.failure(ctx, method, res.err)
 		case a := <-call.asks:
 			capability := mcp.InputCapability(a.m.Method)
-			if c, _ := jsonrpc.Lookup(r.ClientCapabilities(), capability); capability == "" || len(c) == 0 || string(c) == "null" {
+			if c, _ := jsonrpc.Lookup(capabilities, capability); capability == "" || len(c) == 0 || string(c) == "null" {
 				// The backend hears what such a client would say, and
 				// the caller why its call cannot go on (the revision's
 				// -32021): the call is over.
@@ -202,7 +222,7 @@ func (b *Mirror) await(ctx context.Context, r *mcp.Request, call *modernCall, me
 				call.cancel()
 				return nil, b.missingCapability(capability, a.m.Method)
 			}
-			return b.park(ctx, call, a, "", method, entry)
+			return b.park(principal, call, a, "", method, entry)
 		case <-ctx.Done():
 			call.cancel()
 			return nil, ctx.Err()
@@ -210,15 +230,21 @@ func (b *Mirror) await(ctx context.Context, r *mcp.Request, call *modernCall, me
 	}
 }
 
-// park keeps call for the caller's retry and answers the caller with the
-// backend's request, under key ("": a new one).
-func (b *Mirror) park(ctx context.Context, call *modernCall, a *ask, key, method, entry string) (json.RawMessage, error) {
+// park keeps call for principal's retry and answers the caller with the
+// backend's request, under key ("": a new one). Its id names this replica
+// when another could hand the retry over (handoff.go).
+func (b *Mirror) park(principal string, call *modernCall, a *ask, key, method, entry string) (json.RawMessage, error) {
 	id := newParkID()
+	if h := b.claims.parkHandOff; h != nil {
+		if replica := h.Replica(); replica != "" {
+			id = replica + "." + id
+		}
+	}
 	if key == "" {
 		key = b.parked.nextKey()
 	}
 	call.watchdog.pause() // the caller's turn: the park's own TTL bounds it
-	k := &park{call: call, ask: a, key: key, principal: principal(ctx), method: method, entry: entry}
+	k := &park{call: call, ask: a, key: key, principal: principal, method: method, entry: entry}
 	k.timer = time.AfterFunc(parkTTL, func() {
 		if b.parked.take(id) != nil {
 			a.answer <- askAnswer{err: jsonrpc.NewError(jsonrpc.CodeInternalError, "the client did not answer in time", nil)}

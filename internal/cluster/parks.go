@@ -1,0 +1,222 @@
+// parks.go hands a 2026-07-28 caller's retry to the replica where its call
+// is parked (catalogue.ParkHandOff). Each replica listens on a channel of
+// its own name. The replica the retry reached publishes it there with the
+// name of a list, and waits on that list for the answer, which only it
+// reads. Nothing is kept: a replica that is gone has no listener, and its
+// parks went with it.
+
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpgate/mcpgate/internal/gateway/catalogue"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// handBackTTL bounds how long an answer no one took stays in Redis.
+const handBackTTL = time.Minute
+
+// Parks is this replica's end of the hand-off.
+type Parks struct {
+	r         *Redis
+	name      string
+	listening atomic.Bool
+	wg        sync.WaitGroup // the retries being resumed here
+}
+
+// handOff is a retry on its way, and where its answer goes.
+type handOff struct {
+	Reply string                `json:"reply"`
+	Retry catalogue.ParkedRetry `json:"retry"`
+}
+
+// handBack is a resumed retry's answer: a result or an error object, as
+// the replica holding the park answered it.
+type handBack struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// Parks is the hand-off of parked calls' retries, under a new name of
+// this replica's; Serve listens for the retries handed to it.
+func (r *Redis) Parks() *Parks { return &Parks{r: r, name: randomName()} }
+
+func randomName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// isName reports whether s could be a replica's name: no more of a
+// caller's requestState reaches Redis than that.
+func isName(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+func (p *Parks) channel(name string) string { return p.r.prefix + "park:" + name }
+
+// Replica is this replica's name once it listens, else "".
+func (p *Parks) Replica() string {
+	if p.listening.Load() {
+		return p.name
+	}
+	return ""
+}
+
+// Resume hands retry to replica and waits for its answer, or for ctx.
+func (p *Parks) Resume(ctx context.Context, replica string, retry catalogue.ParkedRetry) (json.RawMessage, error) {
+	if !isName(replica) {
+		return nil, catalogue.ErrParkUnknown
+	}
+	reply := p.r.prefix + "parkreply:" + randomName() + randomName()
+	n, err := p.r.rdb.Publish(ctx, p.channel(replica), appendHandOff(nil, reply, retry)).Result()
+	if err != nil {
+		p.r.log.Warn("redis: a retry could not be handed to the replica holding its call", "err", err)
+		return nil, handOffFailed
+	}
+	if n == 0 {
+		return nil, catalogue.ErrParkUnknown // that replica is gone, and its parks with it
+	}
+	for {
+		v, err := p.r.rdb.BLPop(ctx, time.Second, reply).Result()
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, redis.Nil):
+			continue
+		case err != nil:
+			p.r.log.Warn("redis: the answer to a handed-over retry could not be read", "err", err)
+			return nil, handOffFailed
+		}
+		var back handBack
+		if len(v) != 2 || json.Unmarshal([]byte(v[1]), &back) != nil {
+			return nil, handOffFailed
+		}
+		if back.Error != nil {
+			return nil, jsonrpc.RawError(back.Error)
+		}
+		return back.Result, nil
+	}
+}
+
+// appendHandOff appends the message handing retry over, answered on
+// reply. The params and capabilities go as the caller sent them, byte for
+// byte (json.Marshal would escape and compact them).
+func appendHandOff(b []byte, reply string, retry catalogue.ParkedRetry) []byte {
+	str := func(k, v string) {
+		b = append(b, `,"`+k+`":`...)
+		b = jsonrpc.AppendString(b, v)
+	}
+	raw := func(k string, v json.RawMessage) {
+		if len(v) > 0 {
+			b = append(b, `,"`+k+`":`...)
+			b = append(b, v...)
+		}
+	}
+	b = append(b, `{"reply":`...)
+	b = jsonrpc.AppendString(b, reply)
+	b = append(b, `,"retry":{"backend":`...)
+	b = jsonrpc.AppendString(b, retry.Backend)
+	str("park", retry.Park)
+	str("principal", retry.Principal)
+	str("method", retry.Method)
+	str("entry", retry.Entry)
+	raw("params", retry.Params)
+	raw("capabilities", retry.Capabilities)
+	return append(b, "}}"...)
+}
+
+// handOffFailed answers a retry that could not reach the replica holding
+// its call: why is logged, never answered.
+var handOffFailed = jsonrpc.NewError(jsonrpc.CodeInternalError, "the replica holding the call could not be reached", nil)
+
+// Serve resumes the retries handed to this replica with resume, until ctx
+// ends; then it waits for those under way.
+func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
+	defer p.wg.Wait()
+	for ctx.Err() == nil {
+		sub := p.r.rdb.Subscribe(ctx, p.channel(p.name))
+		// A blocked Receive does not end with its context: closing the
+		// subscription ends it.
+		stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
+		if _, err := sub.Receive(ctx); err == nil {
+			p.listening.Store(true)
+			p.listen(ctx, sub, resume)
+		} else if ctx.Err() == nil {
+			p.r.log.Warn("redis: retries of parked calls cannot reach this replica; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+		stop()
+		_ = sub.Close()
+	}
+}
+
+func (p *Parks) listen(ctx context.Context, sub *redis.PubSub, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
+	for {
+		msg, err := sub.Receive(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.r.log.Warn("redis: retries of parked calls interrupted; listening again", "err", err)
+			}
+			return
+		}
+		m, ok := msg.(*redis.Message)
+		if !ok {
+			continue
+		}
+		var h handOff
+		if json.Unmarshal([]byte(m.Payload), &h) != nil || !strings.HasPrefix(h.Reply, p.r.prefix+"parkreply:") {
+			p.r.log.Warn("redis: a handed-over retry that does not parse was dropped")
+			continue
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.answer(ctx, h, resume)
+		}()
+	}
+}
+
+// answer resumes h's retry here and sends its answer back.
+func (p *Parks) answer(ctx context.Context, h handOff, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
+	res, err := resume(ctx, h.Retry)
+	if len(res) == 0 {
+		res = json.RawMessage("null")
+	}
+	b := append([]byte(`{"result":`), res...)
+	if err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			p.r.log.Warn("relay: a handed-over retry failed", "err", err)
+			je = jsonrpc.NewError(jsonrpc.CodeInternalError, "the call failed on the replica holding it", nil)
+		}
+		b = append([]byte(`{"error":`), je.Raw()...)
+	}
+	b = append(b, '}')
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	pipe := p.r.rdb.TxPipeline()
+	pipe.RPush(wctx, h.Reply, b)
+	pipe.Expire(wctx, h.Reply, handBackTTL)
+	if _, err := pipe.Exec(wctx); err != nil {
+		p.r.log.Warn("redis: the answer to a handed-over retry was not sent back", "err", err)
+	}
+}
