@@ -517,3 +517,37 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 		}
 	}
 }
+
+// A retry whose replica ends before it answers is told so within seconds,
+// not left waiting for an answer that will not come.
+func TestARetryWhoseReplicaEndsMidCallIsToldSo(t *testing.T) {
+	srv := peers.StartRedis(t)
+	here, there := open(t, srv).Parks(), open(t, srv).Parks()
+	ctx, cancel := context.WithCancel(context.Background())
+	resumed, release := make(chan struct{}), make(chan struct{})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		there.Serve(ctx, func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error) {
+			close(resumed)
+			<-release // the call is still under way when the replica stops listening
+			return nil, errors.New("ended")
+		})
+	}()
+	defer func() { cancel(); close(release); <-served }()
+	deadline := time.Now().Add(5 * time.Second)
+	for there.Replica() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica does not listen after 5s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the subscription's confirmation
+	}
+	go func() { <-resumed; cancel() }() // the replica ends mid-call
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	_, err := here.Resume(wctx, there.Replica(), catalogue.ParkedRetry{Backend: "b1", Park: there.Replica() + ".p1", Params: json.RawMessage(`{}`)})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(je.Message, "gone") {
+		t.Errorf("a retry whose replica ended: %v, want -32603 saying it has gone", err)
+	}
+}

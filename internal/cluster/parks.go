@@ -92,12 +92,15 @@ func (p *Parks) Resume(ctx context.Context, replica string, retry catalogue.Park
 	if n == 0 {
 		return nil, catalogue.ErrParkUnknown // that replica is gone, and its parks with it
 	}
-	for {
+	for waited := 1; ; waited++ {
 		v, err := p.r.rdb.BLPop(ctx, time.Second, reply).Result()
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, redis.Nil):
+			if waited%livenessEvery == 0 && !p.listens(ctx, replica) {
+				return nil, holderGone // and the call with it
+			}
 			continue
 		case err != nil:
 			p.r.log.Warn("redis: the answer to a handed-over retry could not be read", "err", err)
@@ -144,6 +147,21 @@ func appendHandOff(b []byte, reply string, retry catalogue.ParkedRetry) []byte {
 // handOffFailed answers a retry that could not reach the replica holding
 // its call: why is logged, never answered.
 var handOffFailed = jsonrpc.NewError(jsonrpc.CodeInternalError, "the replica holding the call could not be reached", nil)
+
+// holderGone answers a retry whose replica stopped listening before it
+// answered: it ended, and the call with it.
+var holderGone = jsonrpc.NewError(jsonrpc.CodeInternalError, "the replica holding the call has gone", nil)
+
+// livenessEvery is how many seconds of waiting for an answer pass between
+// two checks that the replica holding the call still listens.
+const livenessEvery = 2
+
+// listens reports whether replica still listens, true when Redis cannot
+// say: the wait goes on, bounded by the caller's.
+func (p *Parks) listens(ctx context.Context, replica string) bool {
+	n, err := p.r.rdb.PubSubNumSub(ctx, p.channel(replica)).Result()
+	return err != nil || n[p.channel(replica)] > 0
+}
 
 // Serve resumes the retries handed to this replica with resume, until ctx
 // ends; then it waits for those under way.
