@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/cipher"
 	"encoding/json"
@@ -59,6 +60,13 @@ type Options struct {
 	// PreviousStateKey, during a rotation of StateKey, is the key it
 	// replaced: states it sealed still open until they expire.
 	PreviousStateKey []byte
+	// Replica names this process among the replicas of one gateway, in
+	// the ids of the requests its sessions send clients: "mcpgate-NAME-N".
+	// A client's answer to another replica's request that reaches a
+	// session here goes to ForeignAnswer, to be handed to that replica
+	// (DeliverAnswer there). Without a name, ids are "mcpgate-N".
+	Replica       string
+	ForeignAnswer func(replica, sessionID string, answer []byte)
 	// Observers watch every request: the audit log, metrics, traces
 	// (observer.go). Begin is called in order, End in reverse.
 	Observers []Observer
@@ -245,8 +253,49 @@ func (s *Server) Sessions() int {
 // newCallID numbers the server's requests to clients, unique across all
 // of its sessions.
 func (s *Server) newCallID() jsonrpc.ID {
-	id := strconv.AppendInt([]byte(`"mcpgate-`), s.callSeq.Add(1), 10)
+	id := []byte(`"mcpgate-`)
+	if s.opts.Replica != "" {
+		id = append(append(id, s.opts.Replica...), '-')
+	}
+	id = strconv.AppendInt(id, s.callSeq.Add(1), 10)
 	return append(id, '"')
+}
+
+// callReplica is the replica named in id, one of newCallID's, or "".
+func callReplica(id jsonrpc.ID) string {
+	rest, ok := bytes.CutPrefix(id, []byte(`"mcpgate-`))
+	if !ok {
+		return ""
+	}
+	name, _, ok := bytes.Cut(rest, []byte("-"))
+	if !ok {
+		return ""
+	}
+	return string(name)
+}
+
+// DeliverAnswer gives answer, a client's answer that another replica
+// received (ForeignAnswer there), to the request of session sessionID
+// waiting for it here; false when none waits.
+func (s *Server) DeliverAnswer(sessionID string, answer []byte) bool {
+	m, err := jsonrpc.Parse(answer)
+	if err != nil || (m.Kind() != jsonrpc.KindResult && m.Kind() != jsonrpc.KindError) {
+		return false
+	}
+	var of []*Session
+	s.mu.Lock()
+	for ss := range s.sessions {
+		if ss.id == sessionID {
+			of = append(of, ss)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range of {
+		if ss.deliverHere(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // broadcast sends a notification to every initialized session.

@@ -371,19 +371,33 @@ func (s *Session) EndInput() {
 	s.endInput.Do(func() { close(s.inputEnded) })
 }
 
-// deliver routes a client's answer to the call waiting for it.
+// deliver routes a client's answer to the call waiting for it: here, or
+// on the replica whose request it answers (Options.ForeignAnswer).
 func (s *Session) deliver(m *jsonrpc.Message) {
+	if s.deliverHere(m) {
+		return
+	}
+	opts := &s.server.opts
+	if replica := callReplica(m.ID); replica != "" && replica != opts.Replica && opts.ForeignAnswer != nil && s.id != "" {
+		opts.ForeignAnswer(replica, s.id, m.Append(nil))
+		return
+	}
+	s.server.log.Debug("mcp: answer to no pending request", "session", s.id, "id", string(m.ID))
+}
+
+// deliverHere gives m to the call of this session waiting for it, if any.
+func (s *Session) deliverHere(m *jsonrpc.Message) bool {
 	s.mu.Lock()
 	ch := s.pending[m.ID.Key()]
 	s.mu.Unlock()
 	if ch == nil {
-		s.server.log.Debug("mcp: answer to no pending request", "session", s.id, "id", string(m.ID))
-		return
+		return false
 	}
 	select {
 	case ch <- m.Clone():
 	default: // a duplicate answer; the first one won
 	}
+	return true
 }
 
 // callKey is a request's id as a key of Session.inflight. Plain digits,

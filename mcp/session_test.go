@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -287,5 +288,53 @@ func TestUnhandledNotificationsReachOnNotification(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Fatalf("engine notifications were passed on")
+	}
+}
+
+// A client's answer to a request one replica sent, reaching the same
+// session on another replica, is handed to the first (ForeignAnswer, then
+// DeliverAnswer there) and ends the call waiting for it. An answer naming
+// the replica it reached, or no replica, is not handed anywhere.
+func TestAnAnswerToAnotherReplicasRequestIsHandedToIt(t *testing.T) {
+	outcomes := make(chan json.RawMessage, 1)
+	var holder *mcp.Server
+	handed := make(chan string, 4)
+	forward := func(replica, sid string, answer []byte) {
+		handed <- replica
+		if replica == "aaaa" && !holder.DeliverAnswer(sid, answer) {
+			t.Errorf("the holder had no call of session %s waiting for %s", sid, answer)
+		}
+	}
+	holder = newServer(t, mcp.Options{Replica: "aaaa", ForeignAnswer: forward})
+	other := newServer(t, mcp.Options{Replica: "bbbb", ForeignAnswer: forward})
+	mustAdd(t, holder.AddTools(&mcp.Tool{Name: "ask", Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
+		res, err := r.Call(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[],"maxTokens":5}`))
+		if err != nil {
+			return nil, err
+		}
+		outcomes <- res
+		return json.RawMessage(`{"content":[]}`), nil
+	}}))
+	here := newSession(t, holder, mcp.SessionOptions{ID: "sealed-1", Out: newRecorder()})
+	initialize(t, here, mcp.LatestVersion)
+	there := newSession(t, other, mcp.SessionOptions{ID: "sealed-1", Out: newRecorder()})
+	initialize(t, there, mcp.LatestVersion)
+
+	related := newRecorder()
+	answer := asyncCall(t, here, related, nextID(), "tools/call", `{"name":"ask"}`)
+	req := related.next(t)
+	if !strings.HasPrefix(string(req.ID), `"mcpgate-aaaa-`) {
+		t.Fatalf("the request's id %s does not name its replica", req.ID)
+	}
+	for _, id := range []string{`"mcpgate-bbbb-1"`, `"mcpgate-7"`, `"other"`} {
+		there.Handle(context.Background(), mustParse(t, jsonrpc.AppendResult(nil, jsonrpc.ID(id), json.RawMessage(`{}`))), nil)
+	}
+	there.Handle(context.Background(), mustParse(t, jsonrpc.AppendResult(nil, req.ID, json.RawMessage(`{"model":"m"}`))), nil)
+	if got := wait(t, outcomes, "the call to get its answer"); string(got) != `{"model":"m"}` {
+		t.Errorf("the call got %s", got)
+	}
+	result(t, wait(t, answer, "the tool's answer"))
+	if got := wait(t, handed, "the hand-off"); got != "aaaa" || len(handed) != 0 {
+		t.Errorf("handed to %q and %d more, want aaaa alone", got, len(handed))
 	}
 }

@@ -592,6 +592,10 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("a 2025 session's answer to a request one replica sent reaches it through another", func(t *testing.T) {
+		sessionAnswersThroughAnotherReplica(t, s)
+	})
+
 	// fh speaks 2026-07-28: its own requestState, sealed for the caller,
 	// opens on any replica. f25 speaks 2025: its call waits on the replica
 	// that relayed it, and the others hand the retries to it.
@@ -718,5 +722,66 @@ func modernRounds(t *testing.T, s *replicaSet, tool string) {
 	done := round(2, answer(key, "color", "blue", st))
 	if !strings.Contains(string(done["result"]), "Ada likes blue") {
 		t.Errorf("the last round, through a third replica: %s %s, want the tool's answer", done["result"], done["error"])
+	}
+}
+
+// sessionAnswersThroughAnotherReplica calls a tool that asks the client
+// to sample, on a 2025 session through replica 0, and answers the request
+// through replica 1: the call's stream on replica 0 then ends with the
+// tool's result.
+func sessionAnswersThroughAnotherReplica(t *testing.T, s *replicaSet) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"replicas-test","version":"1"}}}`
+	r, err := rpc(ctx, s.url(0), s.token, "", init)
+	if err != nil || r.session == "" {
+		t.Fatalf("initialize: %v %d", err, r.status)
+	}
+	sid := r.session
+	if r, err := rpc(ctx, s.url(0), s.token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || r.status != http.StatusAccepted {
+		t.Fatalf("initialized: %v %d", err, r.status)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url(0),
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx__test_sampling","arguments":{"prompt":"ping"}}}`))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Authorization": "Bearer " + s.token, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	next := func() map[string]json.RawMessage {
+		t.Helper()
+		for lines.Scan() {
+			if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				var m map[string]json.RawMessage
+				if json.Unmarshal([]byte(data), &m) == nil {
+					return m
+				}
+			}
+		}
+		t.Fatalf("the call's stream ended: %v", lines.Err())
+		return nil
+	}
+	m := next()
+	if string(m["method"]) != `"sampling/createMessage"` {
+		t.Fatalf("the stream's first message %v, want the sampling request", m)
+	}
+	answer := `{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"role":"assistant","content":{"type":"text","text":"pong"},"model":"m"}}`
+	if r, err := rpc(ctx, s.url(1), s.token, sid, answer); err != nil || r.status != http.StatusAccepted {
+		t.Fatalf("the answer through replica 1: %v %d", err, r.status)
+	}
+	for {
+		m := next()
+		if string(m["id"]) == "7" {
+			if !strings.Contains(string(m["result"]), "pong") {
+				t.Errorf("the call's answer: %s %s, want the sampled pong in it", m["result"], m["error"])
+			}
+			return
+		}
 	}
 }

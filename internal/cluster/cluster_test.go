@@ -465,6 +465,7 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 	served := make(chan struct{})
 	var mu sync.Mutex
 	var got catalogue.ParkedRetry
+	answers := make(chan string, 1)
 	go func() {
 		defer close(served)
 		there.Serve(ctx, func(_ context.Context, r catalogue.ParkedRetry) (json.RawMessage, error) {
@@ -475,7 +476,7 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 				return nil, jsonrpc.RawError(json.RawMessage(`{"code":-32602, "message":"no <such> park"}`))
 			}
 			return json.RawMessage(`{"resultType":"complete", "content":[{"type":"text","text":"<&>"}]}`), nil
-		})
+		}, func(session string, m []byte) { answers <- session + " " + string(m) })
 	}()
 	t.Cleanup(func() { cancel(); <-served })
 	deadline := time.Now().Add(5 * time.Second)
@@ -516,6 +517,18 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 			t.Errorf("a retry for replica %q: %v, want the park unknown", name, err)
 		}
 	}
+
+	// A client's answer to a request of the other replica's goes there as
+	// it came.
+	here.Answer(context.Background(), there.Name(), "sealed-1", []byte(`{"jsonrpc":"2.0", "id":"mcpgate-x-1","result":{"t":"<&>"}}`))
+	select {
+	case got := <-answers:
+		if got != `sealed-1 {"jsonrpc":"2.0", "id":"mcpgate-x-1","result":{"t":"<&>"}}` {
+			t.Errorf("the answer arrived as %s", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the answer did not arrive in 5s")
+	}
 }
 
 // A retry whose replica ends before it answers is told so within seconds,
@@ -532,7 +545,7 @@ func TestARetryWhoseReplicaEndsMidCallIsToldSo(t *testing.T) {
 			close(resumed)
 			<-release // the call is still under way when the replica stops listening
 			return nil, errors.New("ended")
-		})
+		}, func(string, []byte) {})
 	}()
 	defer func() { cancel(); close(release); <-served }()
 	deadline := time.Now().Add(5 * time.Second)

@@ -35,10 +35,18 @@ type Parks struct {
 	wg        sync.WaitGroup // the retries being resumed here
 }
 
-// handOff is a retry on its way, and where its answer goes.
+// handOff is a retry on its way, and where its answer goes; or a
+// client's answer to a request the replica sent on a session.
 type handOff struct {
-	Reply string                `json:"reply"`
-	Retry catalogue.ParkedRetry `json:"retry"`
+	Reply  string                `json:"reply"`
+	Retry  catalogue.ParkedRetry `json:"retry"`
+	Answer *clientAnswer         `json:"answer"`
+}
+
+// clientAnswer is a client's answer, as it came, to a request of session's.
+type clientAnswer struct {
+	Session string          `json:"session"`
+	Message json.RawMessage `json:"message"`
 }
 
 // handBack is a resumed retry's answer: a result or an error object, as
@@ -69,6 +77,23 @@ func isName(s string) bool {
 }
 
 func (p *Parks) channel(name string) string { return p.r.prefix + "park:" + name }
+
+// Name is this replica's name, listening or not.
+func (p *Parks) Name() string { return p.name }
+
+// Answer hands a client's answer, m as it came, to the replica whose
+// request of session it answers. Nothing waits for an acknowledgement: an
+// answer that finds no request waiting is dropped there, as here.
+func (p *Parks) Answer(ctx context.Context, replica, session string, m []byte) {
+	if !isName(replica) {
+		return
+	}
+	b := append([]byte(`{"answer":{"session":`), jsonrpc.AppendString(nil, session)...)
+	b = append(append(append(b, `,"message":`...), m...), "}}"...)
+	if n, err := p.r.rdb.Publish(ctx, p.channel(replica), b).Result(); err != nil || n == 0 {
+		p.r.log.Warn("redis: a client's answer could not be handed to the replica that asked", "listeners", n, "err", err)
+	}
+}
 
 // Replica is this replica's name once it listens, else "".
 func (p *Parks) Replica() string {
@@ -163,9 +188,11 @@ func (p *Parks) listens(ctx context.Context, replica string) bool {
 	return err != nil || n[p.channel(replica)] > 0
 }
 
-// Serve resumes the retries handed to this replica with resume, until ctx
-// ends; then it waits for those under way.
-func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
+// Serve resumes the retries handed to this replica with resume, and gives
+// the clients' answers to answer, until ctx ends; then it waits for the
+// retries under way.
+func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error),
+	answer func(session string, m []byte)) {
 	defer p.wg.Wait()
 	for ctx.Err() == nil {
 		sub := p.r.rdb.Subscribe(ctx, p.channel(p.name))
@@ -174,7 +201,7 @@ func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogu
 		stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
 		if _, err := sub.Receive(ctx); err == nil {
 			p.listening.Store(true)
-			p.listen(ctx, sub, resume)
+			p.listen(ctx, sub, resume, answer)
 		} else if ctx.Err() == nil {
 			p.r.log.Warn("redis: retries of parked calls cannot reach this replica; retrying", "err", err)
 			select {
@@ -187,7 +214,8 @@ func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogu
 	}
 }
 
-func (p *Parks) listen(ctx context.Context, sub *redis.PubSub, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
+func (p *Parks) listen(ctx context.Context, sub *redis.PubSub, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error),
+	answer func(session string, m []byte)) {
 	for {
 		msg, err := sub.Receive(ctx)
 		if err != nil {
@@ -201,6 +229,10 @@ func (p *Parks) listen(ctx context.Context, sub *redis.PubSub, resume func(conte
 			continue
 		}
 		var h handOff
+		if json.Unmarshal([]byte(m.Payload), &h) == nil && h.Answer != nil {
+			answer(h.Answer.Session, h.Answer.Message)
+			continue
+		}
 		if json.Unmarshal([]byte(m.Payload), &h) != nil || !strings.HasPrefix(h.Reply, p.r.prefix+"parkreply:") {
 			p.r.log.Warn("redis: a handed-over retry that does not parse was dropped")
 			continue

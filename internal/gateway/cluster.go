@@ -129,3 +129,31 @@ func (x upstreamExtras) Resumed(s *mcp.Session, extra json.RawMessage) {
 		x.set.ResumeUpstreams(s, ups)
 	}
 }
+
+// replicaName is this replica's name among those sharing Redis, in the
+// ids of the requests its sessions send clients; "" without Redis.
+func (g *Gateway) replicaName() string {
+	if g.parks == nil {
+		return ""
+	}
+	return g.parks.Name()
+}
+
+// handAnswer hands a client's answer to a request another replica sent
+// on the same session (a sealed session resumed here) to that replica.
+func (g *Gateway) handAnswer(replica, sessionID string, answer []byte) {
+	if g.parks == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	g.parks.Answer(ctx, replica, sessionID, answer)
+}
+
+// deliverAnswer gives a client's answer another replica handed over to
+// the request of this replica's session waiting for it.
+func (g *Gateway) deliverAnswer(sessionID string, answer []byte) {
+	if !g.server.DeliverAnswer(sessionID, answer) {
+		g.log.Debug("redis: a client's answer handed over found no request waiting", "session", sessionID)
+	}
+}

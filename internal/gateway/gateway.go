@@ -256,6 +256,8 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 		Pinned:           g.pinned,
 		StateKey:         stateKey,
 		PreviousStateKey: previousStateKey,
+		Replica:          g.replicaName(),
+		ForeignAnswer:    g.handAnswer,
 	})
 	if cfg.Catalogue.SearchOn() {
 		// The search mode's two tools (catalogue.go), before any backend's.
@@ -463,7 +465,7 @@ func (g *Gateway) Run(ctx context.Context) {
 	}
 	if g.parks != nil {
 		served := make(chan struct{})
-		go func() { defer close(served); g.parks.Serve(ctx, g.claims.ResumeParked) }()
+		go func() { defer close(served); g.parks.Serve(ctx, g.claims.ResumeParked, g.deliverAnswer) }()
 		defer func() { <-served }()
 	}
 	if g.pins != nil {
