@@ -460,7 +460,7 @@ func TestATasksRouteIsEveryReplicasAndNoOtherBackendsToTake(t *testing.T) {
 // is a park unknown.
 func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 	srv := peers.StartRedis(t)
-	here, there := open(t, srv).Parks(), open(t, srv).Parks()
+	here, there := open(t, srv).HandOff(), open(t, srv).HandOff()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	var mu sync.Mutex
@@ -535,7 +535,7 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 // not left waiting for an answer that will not come.
 func TestARetryWhoseReplicaEndsMidCallIsToldSo(t *testing.T) {
 	srv := peers.StartRedis(t)
-	here, there := open(t, srv).Parks(), open(t, srv).Parks()
+	here, there := open(t, srv).HandOff(), open(t, srv).HandOff()
 	ctx, cancel := context.WithCancel(context.Background())
 	resumed, release := make(chan struct{}), make(chan struct{})
 	served := make(chan struct{})

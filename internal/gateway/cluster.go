@@ -133,21 +133,21 @@ func (x upstreamExtras) Resumed(s *mcp.Session, extra json.RawMessage) {
 // replicaName is this replica's name among those sharing Redis, in the
 // ids of the requests its sessions send clients; "" without Redis.
 func (g *Gateway) replicaName() string {
-	if g.parks == nil {
+	if g.handOff == nil {
 		return ""
 	}
-	return g.parks.Name()
+	return g.handOff.Name()
 }
 
 // handAnswer hands a client's answer to a request another replica sent
 // on the same session (a sealed session resumed here) to that replica.
 func (g *Gateway) handAnswer(replica, sessionID string, answer []byte) {
-	if g.parks == nil {
+	if g.handOff == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	g.parks.Answer(ctx, replica, sessionID, answer)
+	g.handOff.Answer(ctx, replica, sessionID, answer)
 }
 
 // deliverAnswer gives a client's answer another replica handed over to

@@ -93,7 +93,7 @@ type Gateway struct {
 	// none is configured, so that a reload can add the first one.
 	backends *backends.Set
 	claims   *catalogue.Claims // who owns each relayed entry; the backends' order
-	parks    *cluster.Parks    // the hand-off of parked calls' retries between replicas, with Redis
+	handOff  *cluster.HandOff  // what reached this replica and belongs to another, and back, with Redis
 	reload   reloadState
 
 	cluster *cluster.Redis // nil without Redis
@@ -213,8 +213,8 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 	claims.SetOrder(specNames(specs))
 	if g.cluster != nil {
 		claims.ShareTasks(g.cluster.Tasks(), g.log) // a task is polled through any replica
-		g.parks = g.cluster.Parks()                 // and a parked call resumed (Run serves it)
-		claims.ShareParks(g.parks)
+		g.handOff = g.cluster.HandOff()             // and a parked call resumed (Run serves it)
+		claims.ShareParks(g.handOff)
 	}
 	g.claims = claims
 	unknown := claims.Unknown
@@ -463,9 +463,9 @@ func (g *Gateway) Run(ctx context.Context) {
 		go func() { defer close(watched); g.watchTokens(ctx) }()
 		defer func() { <-watched }()
 	}
-	if g.parks != nil {
+	if g.handOff != nil {
 		served := make(chan struct{})
-		go func() { defer close(served); g.parks.Serve(ctx, g.claims.ResumeParked, g.deliverAnswer) }()
+		go func() { defer close(served); g.handOff.Serve(ctx, g.claims.ResumeParked, g.deliverAnswer) }()
 		defer func() { <-served }()
 	}
 	if g.pins != nil {

@@ -1,9 +1,12 @@
-// parks.go hands a 2026-07-28 caller's retry to the replica where its call
-// is parked (catalogue.ParkHandOff). Each replica listens on a channel of
-// its own name. The replica the retry reached publishes it there with the
-// name of a list, and waits on that list for the answer, which only it
-// reads. Nothing is kept: a replica that is gone has no listener, and its
-// parks went with it.
+// handoff.go carries between replicas what reached one and belongs to
+// another: a 2026-07-28 caller's retry of a call parked elsewhere
+// (catalogue.ParkHandOff), and a 2025 session's answer to a request
+// another replica sent (mcp.Options.ForeignAnswer). Each replica listens
+// on a channel of its own name. A retry is published there with the name
+// of a list, and the answer waits on that list, which only its asker
+// reads. A client's answer is published and not acknowledged. Nothing is
+// kept: a replica that is gone has no listener, and its calls went with
+// it.
 
 package cluster
 
@@ -27,8 +30,8 @@ import (
 // handBackTTL bounds how long an answer no one took stays in Redis.
 const handBackTTL = time.Minute
 
-// Parks is this replica's end of the hand-off.
-type Parks struct {
+// HandOff is this replica's end of the hand-off.
+type HandOff struct {
 	r         *Redis
 	name      string
 	listening atomic.Bool
@@ -56,9 +59,9 @@ type handBack struct {
 	Error  json.RawMessage `json:"error,omitempty"`
 }
 
-// Parks is the hand-off of parked calls' retries, under a new name of
-// this replica's; Serve listens for the retries handed to it.
-func (r *Redis) Parks() *Parks { return &Parks{r: r, name: randomName()} }
+// HandOff is the hand-off between replicas, under a new name of this
+// replica's; Serve listens for what is handed to it.
+func (r *Redis) HandOff() *HandOff { return &HandOff{r: r, name: randomName()} }
 
 func randomName() string {
 	var b [8]byte
@@ -76,15 +79,15 @@ func isName(s string) bool {
 	return err == nil
 }
 
-func (p *Parks) channel(name string) string { return p.r.prefix + "park:" + name }
+func (p *HandOff) channel(name string) string { return p.r.prefix + "park:" + name }
 
 // Name is this replica's name, listening or not.
-func (p *Parks) Name() string { return p.name }
+func (p *HandOff) Name() string { return p.name }
 
 // Answer hands a client's answer, m as it came, to the replica whose
 // request of session it answers. Nothing waits for an acknowledgement: an
 // answer that finds no request waiting is dropped there, as here.
-func (p *Parks) Answer(ctx context.Context, replica, session string, m []byte) {
+func (p *HandOff) Answer(ctx context.Context, replica, session string, m []byte) {
 	if !isName(replica) {
 		return
 	}
@@ -96,7 +99,7 @@ func (p *Parks) Answer(ctx context.Context, replica, session string, m []byte) {
 }
 
 // Replica is this replica's name once it listens, else "".
-func (p *Parks) Replica() string {
+func (p *HandOff) Replica() string {
 	if p.listening.Load() {
 		return p.name
 	}
@@ -104,7 +107,7 @@ func (p *Parks) Replica() string {
 }
 
 // Resume hands retry to replica and waits for its answer, or for ctx.
-func (p *Parks) Resume(ctx context.Context, replica string, retry catalogue.ParkedRetry) (json.RawMessage, error) {
+func (p *HandOff) Resume(ctx context.Context, replica string, retry catalogue.ParkedRetry) (json.RawMessage, error) {
 	if !isName(replica) {
 		return nil, catalogue.ErrParkUnknown
 	}
@@ -183,7 +186,7 @@ const livenessEvery = 2
 
 // listens reports whether replica still listens, true when Redis cannot
 // say: the wait goes on, bounded by the caller's.
-func (p *Parks) listens(ctx context.Context, replica string) bool {
+func (p *HandOff) listens(ctx context.Context, replica string) bool {
 	n, err := p.r.rdb.PubSubNumSub(ctx, p.channel(replica)).Result()
 	return err != nil || n[p.channel(replica)] > 0
 }
@@ -191,7 +194,7 @@ func (p *Parks) listens(ctx context.Context, replica string) bool {
 // Serve resumes the retries handed to this replica with resume, and gives
 // the clients' answers to answer, until ctx ends; then it waits for the
 // retries under way.
-func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error),
+func (p *HandOff) Serve(ctx context.Context, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error),
 	answer func(session string, m []byte)) {
 	defer p.wg.Wait()
 	for ctx.Err() == nil {
@@ -214,7 +217,7 @@ func (p *Parks) Serve(ctx context.Context, resume func(context.Context, catalogu
 	}
 }
 
-func (p *Parks) listen(ctx context.Context, sub *redis.PubSub, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error),
+func (p *HandOff) listen(ctx context.Context, sub *redis.PubSub, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error),
 	answer func(session string, m []byte)) {
 	for {
 		msg, err := sub.Receive(ctx)
@@ -246,7 +249,7 @@ func (p *Parks) listen(ctx context.Context, sub *redis.PubSub, resume func(conte
 }
 
 // answer resumes h's retry here and sends its answer back.
-func (p *Parks) answer(ctx context.Context, h handOff, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
+func (p *HandOff) answer(ctx context.Context, h handOff, resume func(context.Context, catalogue.ParkedRetry) (json.RawMessage, error)) {
 	res, err := resume(ctx, h.Retry)
 	if len(res) == 0 {
 		res = json.RawMessage("null")
