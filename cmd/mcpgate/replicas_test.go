@@ -339,6 +339,16 @@ func (s *replicaSet) session(url, token string) string {
 	return r.session
 }
 
+// redisCalls are the commands the Redis server has run, by name.
+func (s *replicaSet) redisCalls() map[string]int64 {
+	s.t.Helper()
+	calls, err := s.redis.CommandCalls(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return calls
+}
+
 // callsServed is how many tools/call replica i counted.
 func (s *replicaSet) callsServed(i int) int {
 	s.t.Helper()
@@ -559,12 +569,27 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 			}
 			return r.msg
 		}
-		created := modern(0, s.token, "tools/call", "fh__slow_compute", `"name":"fh__slow_compute","arguments":{"seconds":60}`)
 		var task struct {
 			ResultType, TaskID, Status string
 		}
-		if json.Unmarshal(created["result"], &task) != nil || task.ResultType != "task" || task.TaskID == "" {
-			t.Fatalf("tools/call of slow_compute: %s %s, want a CreateTaskResult", created["result"], created["error"])
+		makeTask := func() {
+			t.Helper()
+			created := modern(0, s.token, "tools/call", "fh__slow_compute", `"name":"fh__slow_compute","arguments":{"seconds":60}`)
+			if json.Unmarshal(created["result"], &task) != nil || task.ResultType != "task" || task.TaskID == "" {
+				t.Fatalf("tools/call of slow_compute: %s %s, want a CreateTaskResult", created["result"], created["error"])
+			}
+		}
+		// A first task, polled through another replica, loads the route
+		// scripts into Redis: the first use of each is an EVALSHA refused
+		// and an EVAL, which the counts below would take for two.
+		makeTask()
+		modern(1, s.token, "tasks/get", task.TaskID, `"taskId":"`+task.TaskID+`"`)
+		modern(0, s.token, "tasks/cancel", task.TaskID, `"taskId":"`+task.TaskID+`"`)
+		scripts := func() int64 { c := s.redisCalls(); return c["evalsha"] + c["eval"] }
+		before := scripts()
+		makeTask()
+		if n := scripts() - before; n != 1 {
+			t.Errorf("making the task ran %d Redis scripts, want 1 (docs/scaling.md)", n)
 		}
 		status := func(i int, token string) string {
 			t.Helper()
@@ -575,10 +600,18 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 			}
 			return got.Status
 		}
+		before = scripts()
 		for i := range s.replicas {
 			if got := status(i, s.token); got != "working" {
 				t.Errorf("tasks/get through replica %d: %s, want working", i, got)
 			}
+		}
+		if n := scripts() - before; n != 2 {
+			t.Errorf("the first polls through three replicas ran %d Redis scripts, want 2: one per replica that did not make the task", n)
+		}
+		before = scripts()
+		if got := status(1, s.token); got != "working" || scripts() != before {
+			t.Errorf("a second poll through replica 1: %s and %d Redis scripts, want working from memory", got, scripts()-before)
 		}
 		other := s.createToken("another-caller", "admin")
 		if got := status(1, other); !strings.Contains(got, "-32602") {
@@ -593,15 +626,27 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	})
 
 	t.Run("a 2025 session's answer to a request one replica sent reaches it through another", func(t *testing.T) {
+		before := s.redisCalls()["publish"]
 		sessionAnswersThroughAnotherReplica(t, s)
+		if n := s.redisCalls()["publish"] - before; n != 1 {
+			t.Errorf("%d publishes, want 1: the answer handed to the replica that asked (docs/scaling.md)", n)
+		}
 	})
 
 	// fh speaks 2026-07-28: its own requestState, sealed for the caller,
 	// opens on any replica. f25 speaks 2025: its call waits on the replica
 	// that relayed it, and the others hand the retries to it.
-	for _, backend := range []string{"fh", "f25"} {
-		t.Run("a 2026-07-28 caller answers "+backend+"'s questions through any replica, each round through another", func(t *testing.T) {
-			modernRounds(t, s, backend+"__test_input_required_result_multi_round")
+	for _, c := range []struct {
+		backend  string
+		handOffs int64 // rounds handed to the replica holding the call
+	}{{"fh", 0}, {"f25", 2}} {
+		t.Run("a 2026-07-28 caller answers "+c.backend+"'s questions through any replica, each round through another", func(t *testing.T) {
+			before := s.redisCalls()
+			modernRounds(t, s, c.backend+"__test_input_required_result_multi_round")
+			after := s.redisCalls()
+			if n, back := after["publish"]-before["publish"], after["rpush"]-before["rpush"]; n != c.handOffs || back != c.handOffs {
+				t.Errorf("%d retries handed over and %d answers sent back, want %d of each (docs/scaling.md)", n, back, c.handOffs)
+			}
 		})
 	}
 
