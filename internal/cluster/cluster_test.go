@@ -490,6 +490,16 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 		t.Errorf("a replica that does not listen names itself %q in its parks", here.Replica())
 	}
 
+	// What does not parse, or names a reply list outside the hand-off's,
+	// is dropped, and the replica goes on listening.
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer raw.Close()
+	for _, bad := range []string{`not json`, `{"reply":"t:elsewhere","retry":{}}`, `{"answer":7}`} {
+		if err := raw.Publish(context.Background(), "t:"+t.Name()+":park:"+there.Name(), bad).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	retry := catalogue.ParkedRetry{Backend: "b1", Park: there.Replica() + ".p1", Principal: "alice\x00tok_1", Method: "tools/call", Entry: "b1__ask",
 		Params:       json.RawMessage(`{"name":"b1__ask", "inputResponses":{"k":{"action":"accept","content":{"x":"<&>\u2028"}}}}`),
 		Capabilities: json.RawMessage(`{"elicitation":{}}`)}
@@ -528,6 +538,9 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("the answer did not arrive in 5s")
+	}
+	if n, err := raw.Exists(context.Background(), "t:elsewhere").Result(); err != nil || n != 0 {
+		t.Errorf("a reply list outside the hand-off's was written (%d, %v)", n, err)
 	}
 }
 

@@ -232,11 +232,12 @@ func (p *HandOff) listen(ctx context.Context, sub *redis.PubSub, resume func(con
 			continue
 		}
 		var h handOff
-		if json.Unmarshal([]byte(m.Payload), &h) == nil && h.Answer != nil {
+		err = json.Unmarshal([]byte(m.Payload), &h)
+		if err == nil && h.Answer != nil {
 			answer(h.Answer.Session, h.Answer.Message)
 			continue
 		}
-		if json.Unmarshal([]byte(m.Payload), &h) != nil || !strings.HasPrefix(h.Reply, p.r.prefix+"parkreply:") {
+		if err != nil || !strings.HasPrefix(h.Reply, p.r.prefix+"parkreply:") {
 			p.r.log.Warn("redis: a handed-over retry that does not parse was dropped")
 			continue
 		}
