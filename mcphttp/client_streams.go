@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/sse"
@@ -230,14 +231,7 @@ func (c *StreamableConn) pause(n int) bool {
 	default:
 		d = min(retryBase<<min(n-1, 10), retryMax)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
+	return tick.Sleep(d, c.ctx.Done())
 }
 
 // track counts a stream reader, unless the connection is closed.

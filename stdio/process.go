@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpgate/mcpgate/internal/tick"
 )
 
 // process is a running backend.
@@ -92,16 +94,7 @@ func (p *process) shutdown() {
 }
 
 // awaitExit reports whether the process exits within d.
-func (p *process) awaitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (p *process) awaitExit(d time.Duration) bool { return !tick.Sleep(d, p.exited) }
 
 // signal sends sig to the whole process group, unless the leader is reaped.
 func (p *process) signal(sig syscall.Signal) {
@@ -150,13 +143,4 @@ func (p *process) stopLogging() {
 	_ = p.stderr.Close()
 }
 
-func (p *process) awaitStderr(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.stderrDone:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (p *process) awaitStderr(d time.Duration) bool { return !tick.Sleep(d, p.stderrDone) }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/tick"
 	"github.com/mcpgate/mcpgate/internal/upstream"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/stdio"
@@ -79,12 +80,8 @@ func (s *session) explain(err error) error {
 	if !ok || !ended {
 		return err
 	}
-	t := time.NewTimer(exitWait)
-	defer t.Stop()
-	select {
-	case <-pc.Done():
-	case <-t.C:
-		return err
+	if tick.Sleep(exitWait, pc.Done()) {
+		return err // the process did not exit in time
 	}
 	if exit := pc.ExitErr(); exit != nil {
 		return fmt.Errorf("the server process exited (%v): %w", exit, err)

@@ -1,5 +1,6 @@
 // Package tick runs a job every interval until a context ends: the one
-// loop behind the gateway's sweeps, refreshes and watches.
+// loop behind the gateway's sweeps, refreshes and watches. Sleep is the one
+// wait that a channel may cut short.
 package tick
 
 import (
@@ -21,5 +22,20 @@ func Every(ctx context.Context, d time.Duration, fn func(now time.Time) bool) {
 				return
 			}
 		}
+	}
+}
+
+// Sleep waits d and reports true, or reports false as soon as stop is
+// closed (or receives) first. It is the one wait for a pause that
+// something may cut short, and for an event with a time limit (false: it
+// came in time).
+func Sleep(d time.Duration, stop <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
 	}
 }

@@ -24,3 +24,16 @@ func TestEveryStopsWhenTheJobSaysSoOrTheContextEnds(t *testing.T) {
 		return false
 	})
 }
+
+// Sleep reports true when its time passed, false when stop came first,
+// however long the time: a closed stop ends an hour's sleep at once.
+func TestSleepEndsWhenItsTimePassesOrStopComesFirst(t *testing.T) {
+	if !tick.Sleep(time.Millisecond, make(chan struct{})) {
+		t.Error("a sleep whose stop never came reported false")
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if tick.Sleep(time.Hour, stop) {
+		t.Error("a sleep whose stop had come reported true")
+	}
+}

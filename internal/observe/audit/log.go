@@ -52,6 +52,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/internal/store"
 	"github.com/mcpgate/mcpgate/internal/textcut"
+	"github.com/mcpgate/mcpgate/internal/tick"
 )
 
 // ErrClosed is returned by Record once Close has begun.
@@ -519,16 +520,7 @@ func (l *Log) write(batch []store.AuditRecord, queued bool) bool {
 
 // pause waits delay before a write is tried again; false when Close gave
 // up meanwhile.
-func (l *Log) pause(delay time.Duration) bool {
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-l.giveUp:
-		return false
-	}
-}
+func (l *Log) pause(delay time.Duration) bool { return tick.Sleep(delay, l.giveUp) }
 
 // writeApart writes a batch the store refused (store.ErrRefused) one
 // record at a time, so that only what it refuses is missing. A record it
