@@ -495,7 +495,7 @@ func TestARetryIsHandedToItsReplicaAndItsAnswerBack(t *testing.T) {
 	raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer raw.Close()
 	for _, bad := range []string{`not json`, `{"reply":"t:elsewhere","retry":{}}`, `{"answer":7}`} {
-		if err := raw.Publish(context.Background(), "t:"+t.Name()+":park:"+there.Name(), bad).Err(); err != nil {
+		if err := raw.Publish(context.Background(), "t:"+t.Name()+":handoff:"+there.Name(), bad).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -79,7 +79,10 @@ func isName(s string) bool {
 	return err == nil
 }
 
-func (p *HandOff) channel(name string) string { return p.r.prefix + "park:" + name }
+func (p *HandOff) channel(name string) string { return p.r.prefix + "handoff:" + name }
+
+// replyPrefix begins the name of every list a retry's answer comes back on.
+func (p *HandOff) replyPrefix() string { return p.r.prefix + "handoff-reply:" }
 
 // Name is this replica's name, listening or not.
 func (p *HandOff) Name() string { return p.name }
@@ -111,7 +114,7 @@ func (p *HandOff) Resume(ctx context.Context, replica string, retry catalogue.Pa
 	if !isName(replica) {
 		return nil, catalogue.ErrParkUnknown
 	}
-	reply := p.r.prefix + "parkreply:" + randomName() + randomName()
+	reply := p.replyPrefix() + randomName() + randomName()
 	n, err := p.r.rdb.Publish(ctx, p.channel(replica), appendHandOff(nil, reply, retry)).Result()
 	if err != nil {
 		p.r.log.Warn("redis: a retry could not be handed to the replica holding its call", "err", err)
@@ -237,7 +240,7 @@ func (p *HandOff) listen(ctx context.Context, sub *redis.PubSub, resume func(con
 			answer(h.Answer.Session, h.Answer.Message)
 			continue
 		}
-		if err != nil || !strings.HasPrefix(h.Reply, p.r.prefix+"parkreply:") {
+		if err != nil || !strings.HasPrefix(h.Reply, p.replyPrefix()) {
 			p.r.log.Warn("redis: a handed-over retry that does not parse was dropped")
 			continue
 		}

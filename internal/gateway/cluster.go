@@ -130,21 +130,19 @@ func (x upstreamExtras) Resumed(s *mcp.Session, extra json.RawMessage) {
 	}
 }
 
-// replicaName is this replica's name among those sharing Redis, in the
-// ids of the requests its sessions send clients; "" without Redis.
-func (g *Gateway) replicaName() string {
+// replica is this replica's name among those sharing Redis, in the ids of
+// the requests its sessions send clients, and where a client's answer to
+// another replica's request goes (mcp.Options); none without Redis.
+func (g *Gateway) replica() (name string, foreignAnswer func(replica, sessionID string, answer []byte)) {
 	if g.handOff == nil {
-		return ""
+		return "", nil
 	}
-	return g.handOff.Name()
+	return g.handOff.Name(), g.handAnswer
 }
 
 // handAnswer hands a client's answer to a request another replica sent
 // on the same session (a sealed session resumed here) to that replica.
 func (g *Gateway) handAnswer(replica, sessionID string, answer []byte) {
-	if g.handOff == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	g.handOff.Answer(ctx, replica, sessionID, answer)

@@ -244,6 +244,7 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 		observers = append(observers, audit.Observer(g.audit))
 	}
 	stateKey, previousStateKey := g.stateKeys()
+	replica, foreignAnswer := g.replica()
 	g.server = mcp.NewServer(mcp.Options{
 		Info:      o.Info,
 		Logger:    o.Logger,
@@ -256,8 +257,8 @@ func (g *Gateway) newEngine(ctx context.Context, specs []backends.Spec, o Option
 		Pinned:           g.pinned,
 		StateKey:         stateKey,
 		PreviousStateKey: previousStateKey,
-		Replica:          g.replicaName(),
-		ForeignAnswer:    g.handAnswer,
+		Replica:          replica,
+		ForeignAnswer:    foreignAnswer,
 	})
 	if cfg.Catalogue.SearchOn() {
 		// The search mode's two tools (catalogue.go), before any backend's.
