@@ -31,9 +31,20 @@ type experiment struct {
 	costOK     bool
 	profileDir string // -profile
 	measuring  bool   // the warm-up is over
+
+	// versus, when set, is a caller of another path called by turns with
+	// this experiment's one caller (alternatingLoop); what its calls saw
+	// is kept apart, as the other path's row.
+	versus       *target
+	versusCaller caller
+	versusTotal  sample
+	versusRounds []stats
 }
 
 func (x *experiment) id() string {
+	if x.versus != nil {
+		return fmt.Sprintf("%s by turns with %s, c=1", x.t.name, x.versus.name)
+	}
 	if x.open {
 		return fmt.Sprintf("%s open@%.0f/s", x.t.name, x.rate)
 	}
@@ -80,9 +91,17 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 	costBefore, costErr := x.procCost()
 	profiled := x.startProfile(ctx, d)
 	var s sample
-	if x.open {
+	switch {
+	case x.versus != nil:
+		var vs sample
+		s, vs = alternatingLoop(ctx, x.callers[0], x.versusCaller, d)
+		if x.measuring {
+			x.versusRounds = append(x.versusRounds, summarise(vs))
+		}
+		x.versusTotal.add(vs)
+	case x.open:
 		s = openLoop(ctx, x.callers, x.rate, d)
-	} else {
+	default:
 		s = closedLoop(ctx, x.callers, d)
 	}
 	if x.memOK {
@@ -109,6 +128,9 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 	x.total.add(s)
 	if s.calls == 0 && s.firstErr != nil {
 		return fmt.Errorf("%s: no call answered: %w", x.id(), s.firstErr)
+	}
+	if x.versus != nil && x.versusTotal.calls == 0 && x.versusTotal.firstErr != nil {
+		return fmt.Errorf("%s: no call to %s answered: %w", x.id(), x.versus.name, x.versusTotal.firstErr)
 	}
 	return nil
 }
@@ -163,6 +185,25 @@ func (x *experiment) closeCallers(ctx context.Context) {
 	for _, c := range x.callers {
 		c.close(ctx)
 	}
+}
+
+// alternating is the load of an experiment run by turns with another
+// path's caller.
+const alternating = "alternating c=1"
+
+// rows are the experiment's lines of the report: its own, and the other
+// path's when it ran by turns with one.
+func (x *experiment) rows() []row {
+	r := x.row()
+	if x.versus == nil {
+		return []row{r}
+	}
+	r.Load = alternating
+	v := row{Path: x.versus.name, Load: alternating, Note: x.versus.note, Stats: summarise(x.versusTotal), Rounds: x.versusRounds}
+	if x.versusTotal.firstErr != nil {
+		v.FirstError = x.versusTotal.firstErr.Error()
+	}
+	return []row{r, v}
 }
 
 // row is the experiment's line of the report.

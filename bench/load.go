@@ -163,3 +163,39 @@ func (s stats) String() string {
 	return fmt.Sprintf("%.0f calls/s, p50 %.0fµs p99 %.0fµs p99.9 %.0fµs (%d calls, %d errors)",
 		s.CallsPerSec, s.P50us, s.P99us, s.P999us, s.Calls, s.Errors)
 }
+
+// alternatingLoop runs one caller of each of two paths by turns for d:
+// one call to a, one to b, their order swapped each turn, so that both
+// see the machine as it is in the same millisecond. Windows run one after
+// another see it as it was seconds apart.
+func alternatingLoop(ctx context.Context, a, b caller, d time.Duration) (sa, sb sample) {
+	sa.lat = make([]time.Duration, 0, 1024)
+	sb.lat = make([]time.Duration, 0, 1024)
+	start := time.Now()
+	deadline := start.Add(d)
+	one := func(c caller, s *sample) bool {
+		t0 := time.Now()
+		if err := c.call(ctx); err != nil {
+			s.errors++
+			if s.firstErr == nil {
+				s.firstErr = err
+			}
+			return ctx.Err() == nil && s.errors <= 100
+		}
+		s.lat = append(s.lat, time.Since(t0))
+		s.calls++
+		return true
+	}
+	for turn := 0; time.Now().Before(deadline); turn++ {
+		first, second, sf, ss := a, b, &sa, &sb
+		if turn%2 == 1 {
+			first, second, sf, ss = b, a, &sb, &sa
+		}
+		if !one(first, sf) || !one(second, ss) {
+			break
+		}
+	}
+	sa.elapsed = time.Since(start)
+	sb.elapsed = sa.elapsed
+	return sa, sb
+}

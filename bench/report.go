@@ -104,10 +104,17 @@ func (r *results) ratios() {
 		}
 	}
 	div("mcpgate-http / null-relay calls/s (c=16)", "mcpgate-http", c16, "null-relay", c16, 0.85)
-	// At c=1 nothing queues: what the gateway adds beyond a byte copy.
+	// At c=1 nothing queues: what the gateway adds beyond a byte copy. The
+	// target is read from calls made by turns: windows run seconds apart
+	// see a machine whose speed has moved by more than the gap.
 	if g, n := r.find("mcpgate-http", c1), r.find("null-relay", c1); g != nil && n != nil {
 		v := p50Gap(g.Stats, n.Stats)
-		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − null-relay p50 (c=1)", Value: v, Unit: "µs", Target: "≤ 25", Met: v <= 25,
+		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − null-relay p50 (c=1)", Value: v, Unit: "µs", Target: "(reference: windows apart)", Met: true,
+			Rounds: eachRound(g, n, p50Gap)})
+	}
+	if g, n := r.find("mcpgate-http", alternating), r.find("null-relay", alternating); g != nil && n != nil {
+		v := p50Gap(g.Stats, n.Stats)
+		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − null-relay p50 (c=1, calls by turns)", Value: v, Unit: "µs", Target: "≤ 25", Met: v <= 25,
 			Rounds: eachRound(g, n, p50Gap)})
 	}
 	div("mcpgate-http-2026 / mcpgate-http calls/s (c=16): a sessionless call against a session call", "mcpgate-http-2026", c16, "mcpgate-http", c16, 0.95)

@@ -86,7 +86,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 	fmt.Fprintln(stdout, "warming up ...")
 	for _, x := range xs {
 		x.window(ctx, o.warmup) //nolint:errcheck // a warm-up's result is dropped
-		x.total, x.mem = sample{}, memCounters{}
+		x.total, x.mem, x.versusTotal = sample{}, memCounters{}, sample{}
 		x.cost, x.costOK = procCost{}, false
 		x.measuring = true
 	}
@@ -100,7 +100,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 		}
 	}
 	for _, x := range xs {
-		res.Rows = append(res.Rows, x.row())
+		res.Rows = append(res.Rows, x.rows()...)
 	}
 	if o.only != "" {
 		if o.keeps(pairPath) {
@@ -234,7 +234,7 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		targets = append(targets, sg)
 	}
 	xs, err = prepareExperiments(ctx, o, plan{
-		relays: targets, alone: []*target{null, direct, gwHTTP}, replicas: replicaTargets, large: []*target{null64, gwHTTP64},
+		relays: targets, alone: []*target{null, direct, gwHTTP}, byTurns: [][2]*target{{gwHTTP, null}}, replicas: replicaTargets, large: []*target{null64, gwHTTP64},
 		wire:      map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}},
 		wireOrder: []*target{perPath, framedT, prompts, perPathStdio, framedStdio},
 	}, &closers)
@@ -242,11 +242,13 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 }
 
 // plan is what the experiments measure. The relays run at 16 callers,
-// closed and open loop (and with one caller for alone); the replicas and
-// the large answers closed loop; the wire's forms at the counts of
-// callers wire names, in wireOrder.
+// closed and open loop, and with one caller for alone. Each pair of
+// byTurns runs one caller of each by turns. The replicas and the large
+// answers run closed loop; the wire's forms at the counts of callers wire
+// names, in wireOrder.
 type plan struct {
 	relays, alone, replicas, large []*target
+	byTurns                        [][2]*target
 	wire                           map[*target][]int
 	wireOrder                      []*target
 }
@@ -256,11 +258,13 @@ type plan struct {
 func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func()) ([]*experiment, error) {
 	var xs []*experiment
 	const conc = 16
+	opened := map[*target][]caller{}
 	for _, t := range p.relays {
 		closed := &experiment{t: t, conc: conc, profileDir: o.profile}
 		if err := closed.prepare(ctx, nil); err != nil {
 			return nil, err
 		}
+		opened[t] = closed.callers
 		*closers = append(*closers, func() { closed.closeCallers(context.Background()) })
 		open := &experiment{t: t, open: true, conc: conc, rate: o.rate}
 		if err := open.prepare(ctx, closed.callers); err != nil {
@@ -275,6 +279,13 @@ func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func(
 			}
 			xs = append(xs, alone)
 		}
+	}
+	for _, ab := range p.byTurns {
+		x := &experiment{t: ab[0], conc: 1, versus: ab[1], versusCaller: opened[ab[1]][0]}
+		if err := x.prepare(ctx, opened[ab[0]]); err != nil {
+			return nil, err
+		}
+		xs = append(xs, x)
 	}
 	for _, t := range slices.Concat(p.replicas, p.large) {
 		x := &experiment{t: t, conc: conc, profileDir: o.profile}
