@@ -9,6 +9,11 @@
 // batches. Each batch is one transaction that also moves the journal's
 // mark in the store to the batch's last sequence number.
 //
+// On Linux a segment is mapped into memory (MAP_SHARED, its blocks
+// allocated up front): a group is copied into the kernel's page cache
+// with no system call. A write(2) through ext4 cost 7–10 µs of each call
+// at one caller in the harness. Elsewhere segments are written.
+//
 // Each Log has a journal of its own, named by a random id: several
 // processes may share one SQLite database. A journal's lock file is held
 // while its Log runs. A start takes over every journal whose lock is
@@ -71,6 +76,7 @@ type journal struct {
 	prefix string   // of its segments: the store's prefix, "." and id
 	lock   *os.File // held while open (lockJournal)
 	f      *os.File
+	m      []byte // the open segment mapped, or nil where segments are written
 	index  int    // the open segment's number
 	size   int64  // the open segment's length
 	seq    uint64 // the last sequence number written
@@ -130,7 +136,7 @@ func openJournal(ctx context.Context, w Journaled, log *slog.Logger) (*journal, 
 		return nil, err
 	}
 	j := &journal{id: id, prefix: base + "." + id, lock: lock}
-	if err := j.begin(); err != nil {
+	if err := j.begin(0); err != nil {
 		lock.Close()
 		os.Remove(lock.Name())
 		return nil, err
@@ -233,6 +239,8 @@ func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *sl
 		if err != nil {
 			return fmt.Errorf("audit: journal: %w", err)
 		}
+		// A mapped segment's unwritten end reads as zeros.
+		data = bytes.TrimRight(data, "\x00")
 		torn := 0
 		for line := range bytes.Lines(data) {
 			n, r, ok := decodeLine(line)
@@ -266,49 +274,97 @@ func recoverJournal(ctx context.Context, w Journaled, prefix, id string, log *sl
 	return nil
 }
 
-// begin opens the next segment.
-func (j *journal) begin() error {
-	f, err := os.OpenFile(segmentPath(j.prefix, j.index+1), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+// begin opens the next segment, mapped with room for at least need
+// bytes where segments are mapped.
+func (j *journal) begin(need int) error {
+	path := segmentPath(j.prefix, j.index+1)
+	flag := os.O_WRONLY | os.O_APPEND
+	if mapSegments {
+		flag = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flag|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit: journal: %w", err)
 	}
-	j.f, j.index, j.size = f, j.index+1, 0
+	var m []byte
+	if mapSegments {
+		if m, err = mapSegment(f, max(segmentBytes, int64(need))); err != nil {
+			f.Close()
+			os.Remove(path)
+			return fmt.Errorf("audit: journal: %w", err)
+		}
+	}
+	j.f, j.m, j.index, j.size = f, m, j.index+1, 0
 	return nil
 }
 
-// append writes recs in one write. On failure the segment is cut back to
-// where it was (or, failing that, closed), so no partial line stays.
+// append writes recs at once: one copy into the mapped segment, or one
+// write. On failure no partial line stays: a written segment is cut back
+// to where it was (or, failing that, closed); a mapped one is closed at
+// its last whole line.
 func (j *journal) append(recs []store.AuditRecord) error {
 	b := j.buf[:0]
 	for i, r := range recs {
 		b = appendLine(b, j.seq+uint64(i)+1, r)
 	}
 	j.buf = b
-	if _, err := j.f.Write(b); err != nil {
-		if j.f.Truncate(j.size) != nil {
-			j.rotate()
-		}
+	if err := j.put(b); err != nil {
 		return fmt.Errorf("audit: journal: %w", err)
 	}
 	j.seq += uint64(len(recs))
 	j.size += int64(len(b))
 	if j.size >= segmentBytes {
-		j.rotate()
+		j.rotate(0)
 	}
 	return nil
 }
 
-// rotate closes the open segment and begins the next; if the next cannot
-// be created the open one is kept.
-func (j *journal) rotate() {
-	old, path := j.f, j.f.Name()
-	if j.begin() != nil {
-		return
+func (j *journal) put(b []byte) error {
+	if j.m == nil {
+		_, err := j.f.Write(b)
+		if err != nil && j.f.Truncate(j.size) != nil {
+			j.rotate(0)
+		}
+		return err
 	}
-	old.Close()
+	if j.size+int64(len(b)) > int64(len(j.m)) {
+		if !j.rotate(len(b)) {
+			return errSegmentFull
+		}
+	}
+	err := copyMapped(j.m[j.size:], b)
+	if err != nil {
+		j.rotate(0)
+	}
+	return err
+}
+
+// errSegmentFull is put's answer when a group does not fit in the open
+// segment and no next one could be begun.
+var errSegmentFull = errors.New("the segment is full and no next one could be begun")
+
+// rotate closes the open segment and begins the next, with room for need
+// bytes; if the next cannot be created the open one is kept (false).
+func (j *journal) rotate(need int) bool {
+	old, oldMap, size, path := j.f, j.m, j.size, j.f.Name()
+	if j.begin(need) != nil {
+		return false
+	}
+	closeSegment(old, oldMap, size)
 	j.mu.Lock()
 	j.closed = append(j.closed, segment{path, j.seq})
 	j.mu.Unlock()
+	return true
+}
+
+// closeSegment unmaps a mapped segment and cuts it to the lines it holds,
+// then closes it.
+func closeSegment(f *os.File, m []byte, size int64) {
+	if m != nil {
+		unmapSegment(m)
+		f.Truncate(size) //nolint:errcheck // recovery reads past zeros anyway
+	}
+	f.Close()
 }
 
 // release removes the closed segments whose records the store holds
@@ -332,7 +388,8 @@ func (j *journal) release(seq uint64) {
 // lock; a process that ends between two steps leaves nothing recovered
 // twice.
 func (j *journal) close(forget func(id string) error) {
-	j.f.Close()
+	closeSegment(j.f, j.m, j.size)
+	j.m = nil
 	if forget != nil {
 		j.release(j.seq)
 		os.Remove(j.f.Name())

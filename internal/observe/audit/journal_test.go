@@ -180,22 +180,38 @@ func TestTheJournalWritesOnlyWhatTheStoreLacks(t *testing.T) {
 	}
 }
 
+// A segment's end as a killed process left it: a line cut short, and a
+// mapped segment's unwritten room (zeros). Whole lines are written; a cut
+// one is skipped and said so; zeros are no line.
 func TestAJournalLineCutShortIsSkippedAndSaidSo(t *testing.T) {
-	ctx := context.Background()
-	st := openStore(t, filepath.Join(t.TempDir(), "mcpgate.db"))
 	cut := string(appendLine(nil, 4, record(4)))
-	writeSegment(t, st, "cut", 1, 1, 3, cut[:len(cut)/2])
-	var logged bytes.Buffer
-	l, err := NewJournaledLog(ctx, st, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shut(t, l)
-	if got, want := names(t, st), wantNames(3); !equal(got, want) {
-		t.Fatalf("store: %v, want %v", got, want)
-	}
-	if !strings.Contains(logged.String(), "journal lines unreadable") || !strings.Contains(logged.String(), "lines=1") {
-		t.Fatalf("log does not say a line was skipped:\n%s", logged.String())
+	room := strings.Repeat("\x00", 4096)
+	for _, tc := range []struct {
+		name, tail string
+		cut        bool
+	}{
+		{"a written segment, its last line cut short", cut[:len(cut)/2], true},
+		{"a mapped segment, its last line cut short", cut[:len(cut)/2] + room, true},
+		{"a mapped segment, whole lines then room", room, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t, filepath.Join(t.TempDir(), "mcpgate.db"))
+			writeSegment(t, st, "cut", 1, 1, 3, tc.tail)
+			var logged bytes.Buffer
+			l, err := NewJournaledLog(ctx, st, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			shut(t, l)
+			if got, want := names(t, st), wantNames(3); !equal(got, want) {
+				t.Fatalf("store: %v, want %v", got, want)
+			}
+			said := strings.Contains(logged.String(), "journal lines unreadable") && strings.Contains(logged.String(), "lines=1")
+			if said != tc.cut || tc.cut != strings.Contains(logged.String(), "unreadable") {
+				t.Fatalf("log, for a line cut short %v:\n%s", tc.cut, logged.String())
+			}
+		})
 	}
 }
 
@@ -245,7 +261,7 @@ func TestAJournalThatCannotBeWrittenFallsBackToTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.j.f.Close() // every write and truncate of this segment fails
+	breakSegment(t, l.j) // every write of this segment fails
 	if err := l.Record(record(1)); err != nil {
 		t.Fatal(err)
 	}
