@@ -288,7 +288,8 @@ func (j *journal) begin(need int) error {
 	}
 	var m []byte
 	if mapSegments {
-		if m, err = mapSegment(f, max(segmentBytes, int64(need))); err != nil {
+		// A file system that cannot map the segment gets it written.
+		if m, err = mapFile(f, max(segmentBytes, int64(need))); err != nil && f.Truncate(0) != nil {
 			f.Close()
 			os.Remove(path)
 			return fmt.Errorf("audit: journal: %w", err)
@@ -297,6 +298,9 @@ func (j *journal) begin(need int) error {
 	j.f, j.m, j.index, j.size = f, m, j.index+1, 0
 	return nil
 }
+
+// mapFile is mapSegment, replaced by tests.
+var mapFile = mapSegment
 
 // append writes recs at once: one copy into the mapped segment, or one
 // write. On failure no partial line stays: a written segment is cut back

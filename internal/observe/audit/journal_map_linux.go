@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -12,10 +13,15 @@ import (
 const mapSegments = true
 
 // mapSegment allocates n bytes of blocks to f, so that no later copy
-// needs the disk to find room, and maps them.
+// needs the disk to find room, and maps them. A file system without
+// fallocate gets f extended instead.
 func mapSegment(f *os.File, n int64) ([]byte, error) {
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, n); err != nil {
-		return nil, fmt.Errorf("fallocate %s: %w", f.Name(), err)
+	err := syscall.Fallocate(int(f.Fd()), 0, 0, n)
+	if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+		err = f.Truncate(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("allocating %s: %w", f.Name(), err)
 	}
 	m, err := syscall.Mmap(int(f.Fd()), 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {

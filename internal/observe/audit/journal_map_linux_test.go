@@ -1,8 +1,13 @@
 package audit
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // breakSegment makes the open segment's mapping read-only: the next copy
@@ -12,4 +17,36 @@ func breakSegment(t *testing.T, j *journal) {
 	if err := syscall.Mprotect(j.m, syscall.PROT_READ); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A segment the file system cannot map is written instead: its records
+// are journaled all the same, as whole lines with no room after them.
+func TestASegmentThatCannotBeMappedIsWritten(t *testing.T) {
+	defer func(f func(*os.File, int64) ([]byte, error)) { mapFile = f }(mapFile)
+	mapFile = func(*os.File, int64) ([]byte, error) { return nil, syscall.ENODEV }
+	ctx := context.Background()
+	st := openStore(t, filepath.Join(t.TempDir(), "mcpgate.db"))
+	l, err := NewJournaledLog(ctx, storeDown{st}, Options{RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := l.Record(record(i + 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.j.m != nil {
+		t.Fatal("the segment is mapped")
+	}
+	data, err := os.ReadFile(l.j.f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := appendLine(appendLine(appendLine(nil, 1, record(1)), 2, record(2)), 3, record(3))
+	if !bytes.Equal(data, want) {
+		t.Fatalf("segment holds %q, want the three lines", data)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = l.Close(gone)
 }
