@@ -46,10 +46,6 @@ type Metrics struct {
 	redacted    *prometheus.CounterVec   // pattern
 
 	codes *codeSet
-	// callSeries and methodSeries are the children of calls and duration,
-	// and of requests, already made (series.go).
-	callSeries   children[callLabels, callSeries]
-	methodSeries children[string, prometheus.Counter]
 	// history is what the console's overview draws (history.go).
 	history history
 }

@@ -29,7 +29,7 @@ func (observer) Begin(ctx context.Context, _ *mcp.Request) context.Context { ret
 
 func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 	m := o.m
-	m.method(methodLabel(r.Method, e.Code)).Inc()
+	m.requests.WithLabelValues(methodLabel(r.Method, e.Code)).Inc()
 	t := r.Target()
 	if t == nil || !t.Call {
 		return
@@ -42,9 +42,8 @@ func (o observer) End(ctx context.Context, r *mcp.Request, e mcp.End) {
 		}
 	}
 	backend := label(t.Entry.Owner)
-	s := m.call(callLabels{string(t.Kind), entry, backend, origin, string(e.Outcome)})
-	s.calls.Inc()
-	s.duration.Observe(e.Duration.Seconds())
+	m.calls.WithLabelValues(string(t.Kind), entry, backend, origin, string(e.Outcome)).Inc()
+	m.duration.WithLabelValues(string(t.Kind), backend, entry).Observe(e.Duration.Seconds())
 	reason := denial(r, e.Outcome)
 	if reason != "" {
 		m.denials.WithLabelValues(reason).Inc()
