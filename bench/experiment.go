@@ -32,18 +32,22 @@ type experiment struct {
 	profileDir string // -profile
 	measuring  bool   // the warm-up is over
 
-	// versus, when set, is a caller of another path called by turns with
-	// this experiment's one caller (alternatingLoop); what its calls saw
-	// is kept apart, as the other path's row.
-	versus       *target
-	versusCaller caller
-	versusTotal  sample
-	versusRounds []stats
+	// versus, when set, is another path run by turns with this one: one
+	// caller each, call by call (alternatingLoop), or conc callers each,
+	// turn by turn (turnsLoop). What its calls saw is kept apart, as the
+	// other path's row.
+	versus        *target
+	versusCallers []caller
+	versusTotal   sample
+	versusRounds  []stats
 }
+
+// turn is how long each path's loop runs in turnsLoop.
+const turn = 100 * time.Millisecond
 
 func (x *experiment) id() string {
 	if x.versus != nil {
-		return fmt.Sprintf("%s by turns with %s, c=1", x.t.name, x.versus.name)
+		return fmt.Sprintf("%s by turns with %s, c=%d", x.t.name, x.versus.name, x.conc)
 	}
 	if x.open {
 		return fmt.Sprintf("%s open@%.0f/s", x.t.name, x.rate)
@@ -65,7 +69,7 @@ func (x *experiment) prepare(ctx context.Context, shared []caller) error {
 			x.callers = append(x.callers, c)
 		}
 	}
-	if x.t.counters != nil {
+	if x.t.counters != nil && !x.sharesProcess() {
 		a, err := x.t.counters.read(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: counters: %w", x.id(), err)
@@ -94,7 +98,11 @@ func (x *experiment) window(ctx context.Context, d time.Duration) error {
 	switch {
 	case x.versus != nil:
 		var vs sample
-		s, vs = alternatingLoop(ctx, x.callers[0], x.versusCaller, d)
+		if x.conc == 1 {
+			s, vs = alternatingLoop(ctx, x.callers[0], x.versusCallers[0], d)
+		} else {
+			s, vs = turnsLoop(ctx, x.callers, x.versusCallers, d, turn)
+		}
 		if x.measuring {
 			x.versusRounds = append(x.versusRounds, summarise(vs))
 		}
@@ -173,13 +181,18 @@ func (x *experiment) startProfile(ctx context.Context, d time.Duration) func() e
 // procCost reads the relay process's counters (an error when there is
 // no process of its own, or no /proc).
 func (x *experiment) procCost() (procCost, error) {
-	if x.t.proc == nil {
+	if x.t.proc == nil || x.sharesProcess() {
 		return procCost{}, errNoProc
 	}
 	return readProcCost(x.t.proc.pid())
 }
 
 var errNoProc = fmt.Errorf("no process")
+
+// sharesProcess says the path run by turns with this one is served by
+// the same process: its counters would count both paths' calls, so
+// neither row gives per-call figures.
+func (x *experiment) sharesProcess() bool { return x.versus != nil && x.versus.proc == x.t.proc }
 
 func (x *experiment) closeCallers(ctx context.Context) {
 	for _, c := range x.callers {
@@ -188,8 +201,12 @@ func (x *experiment) closeCallers(ctx context.Context) {
 }
 
 // alternating is the load of an experiment run by turns with another
-// path's caller.
-const alternating = "alternating c=1"
+// path's caller, call by call; inTurns16 with another path's 16 callers,
+// turn by turn.
+const (
+	alternating = "alternating c=1"
+	inTurns16   = "in turns c=16"
+)
 
 // rows are the experiment's lines of the report: its own, and the other
 // path's when it ran by turns with one.
@@ -199,7 +216,10 @@ func (x *experiment) rows() []row {
 		return []row{r}
 	}
 	r.Load = alternating
-	v := row{Path: x.versus.name, Load: alternating, Note: x.versus.note, Stats: summarise(x.versusTotal), Rounds: x.versusRounds}
+	if x.conc > 1 {
+		r.Load = fmt.Sprintf("in turns c=%d", x.conc)
+	}
+	v := row{Path: x.versus.name, Load: r.Load, Note: x.versus.note, Stats: summarise(x.versusTotal), Rounds: x.versusRounds}
 	if x.versusTotal.firstErr != nil {
 		v.FirstError = x.versusTotal.firstErr.Error()
 	}

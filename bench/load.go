@@ -199,3 +199,20 @@ func alternatingLoop(ctx context.Context, a, b caller, d time.Duration) (sa, sb 
 	sb.elapsed = sa.elapsed
 	return sa, sb
 }
+
+// turnsLoop runs the closed loops of two paths by turns for d, each turn
+// long: a's callers for one turn, then b's, the order swapped each turn
+// as alternatingLoop's is. Two loops compared seconds apart see the
+// machine's speed move between them; turns this short do not.
+func turnsLoop(ctx context.Context, a, b []caller, d, turn time.Duration) (sa, sb sample) {
+	deadline := time.Now().Add(d)
+	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		first, second, sf, ss := a, b, &sa, &sb
+		if i%2 == 1 {
+			first, second, sf, ss = b, a, &sb, &sa
+		}
+		sf.add(closedLoop(ctx, first, turn))
+		ss.add(closedLoop(ctx, second, turn))
+	}
+	return sa, sb
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,5 +38,46 @@ func TestCallsByTurnsAlternateAndAreCountedApart(t *testing.T) {
 	}
 	if sb.errors > 101 {
 		t.Errorf("b failed %d times: the loop goes on past 100 errors", sb.errors)
+	}
+}
+
+// lockedCaller notes each call's path in a log its path's callers share
+// with the other path's, under a lock: a closed loop calls from several
+// goroutines.
+type lockedCaller struct {
+	name string
+	mu   *sync.Mutex
+	log  *[]string
+	err  error
+}
+
+func (c lockedCaller) call(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*c.log = append(*c.log, c.name)
+	return c.err
+}
+func (lockedCaller) close(context.Context) {}
+
+// Loops by turns run one path's callers at a time, the paths taking
+// turns, and keep what each path's calls gave apart.
+func TestLoopsByTurnsTakeTurnsAndAreCountedApart(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		log []string
+	)
+	failed := errors.New("b refused")
+	a := []caller{lockedCaller{"a", &mu, &log, nil}, lockedCaller{"a", &mu, &log, nil}}
+	b := []caller{lockedCaller{"b", &mu, &log, failed}, lockedCaller{"b", &mu, &log, failed}}
+	sa, sb := turnsLoop(context.Background(), a, b, 40*time.Millisecond, 5*time.Millisecond)
+	runs := slices.Compact(slices.Clone(log))
+	if len(runs) < 3 || runs[0] != "a" {
+		t.Fatalf("turns %v, want a's first, then b's, then a's ...", runs)
+	}
+	if sa.calls == 0 || sa.errors != 0 || sa.elapsed == 0 {
+		t.Errorf("a: %d calls, %d errors in %v", sa.calls, sa.errors, sa.elapsed)
+	}
+	if sb.calls != 0 || sb.errors == 0 || !errors.Is(sb.firstErr, failed) {
+		t.Errorf("b: %d calls, %d errors (%v)", sb.calls, sb.errors, sb.firstErr)
 	}
 }

@@ -117,7 +117,11 @@ func (r *results) ratios() {
 		r.Ratios = append(r.Ratios, ratio{Name: "mcpgate-http p50 − null-relay p50 (c=1, calls by turns)", Value: v, Unit: "µs", Target: "≤ 25", Met: v <= 25,
 			Rounds: eachRound(g, n, p50Gap)})
 	}
-	div("mcpgate-http-2026 / mcpgate-http calls/s (c=16): a sessionless call against a session call", "mcpgate-http-2026", c16, "mcpgate-http", c16, 0.95)
+	// The sessionless target is read from the two loops run by turns, as
+	// the c=1 gap is from calls by turns.
+	div("mcpgate-http-2026 / mcpgate-http calls/s (c=16): a sessionless call against a session call", "mcpgate-http-2026", c16, "mcpgate-http", c16, 0)
+	r.Ratios[len(r.Ratios)-1].Target = "(reference: windows apart)"
+	div("mcpgate-http-2026 / mcpgate-http calls/s (c=16, in turns of 100 ms): a sessionless call against a session call", "mcpgate-http-2026", inTurns16, "mcpgate-http", inTurns16, 0.95)
 	div("mcpgate-http-64k / null-relay-64k calls/s (c=16): each answer 64 KiB of text", "mcpgate-http-64k", c16, "null-relay-64k", c16, 0)
 	div("mcpgate-http / mcpgate-http-audit-async calls/s (c=16): what waiting for the audit record's group commit costs", "mcpgate-http", c16, "mcpgate-http-audit-async", c16, 0)
 	// What ten policy rules cost a call, in the gateway process's CPU

@@ -234,7 +234,7 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 		targets = append(targets, sg)
 	}
 	xs, err = prepareExperiments(ctx, o, plan{
-		relays: targets, alone: []*target{null, direct, gwHTTP}, byTurns: [][2]*target{{gwHTTP, null}}, replicas: replicaTargets, large: []*target{null64, gwHTTP64},
+		relays: targets, alone: []*target{null, direct, gwHTTP}, byTurns: []turns{{gwHTTP, null, 1}, {gwHTTP2026, gwHTTP, 16}}, replicas: replicaTargets, large: []*target{null64, gwHTTP64},
 		wire:      map[*target][]int{perPath: {1, 64}, framedT: {1, 64}, prompts: {1, 64}, perPathStdio: {64}, framedStdio: {64}},
 		wireOrder: []*target{perPath, framedT, prompts, perPathStdio, framedStdio},
 	}, &closers)
@@ -248,9 +248,15 @@ func (e *env) experiments(ctx context.Context, o options) (xs []*experiment, cle
 // names, in wireOrder.
 type plan struct {
 	relays, alone, replicas, large []*target
-	byTurns                        [][2]*target
+	byTurns                        []turns
 	wire                           map[*target][]int
 	wireOrder                      []*target
+}
+
+// turns are two relays run by turns with conc callers each.
+type turns struct {
+	a, b *target
+	conc int
 }
 
 // prepareExperiments prepares every experiment of p; what needs closing
@@ -280,9 +286,9 @@ func prepareExperiments(ctx context.Context, o options, p plan, closers *[]func(
 			xs = append(xs, alone)
 		}
 	}
-	for _, ab := range p.byTurns {
-		x := &experiment{t: ab[0], conc: 1, versus: ab[1], versusCaller: opened[ab[1]][0]}
-		if err := x.prepare(ctx, opened[ab[0]]); err != nil {
+	for _, tt := range p.byTurns {
+		x := &experiment{t: tt.a, conc: tt.conc, versus: tt.b, versusCallers: opened[tt.b][:tt.conc]}
+		if err := x.prepare(ctx, opened[tt.a]); err != nil {
 			return nil, err
 		}
 		xs = append(xs, x)
