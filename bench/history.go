@@ -121,15 +121,15 @@ func (h history) chart() string {
 		var pts []string
 		var target float64
 		for i, run := range h.Runs {
-			for _, x := range run.Ratios {
-				if strings.HasPrefix(x.Name, c.prefix) && !x.Absent && x.Unit == "×" {
-					pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(i), py(x.Value)))
-					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %.2f×</title></circle>`+"\n",
-						px(i), py(x.Value), c.colour, xmlText(x.Name), x.Value)
-					if t, ok := strings.CutPrefix(x.Target, "≥ "); ok {
-						fmt.Sscanf(t, "%g", &target)
-					}
-				}
+			x, ok := run.charted(c.prefix)
+			if !ok {
+				continue
+			}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(i), py(x.Value)))
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %.2f×</title></circle>`+"\n",
+				px(i), py(x.Value), c.colour, xmlText(x.Name), x.Value)
+			if t, ok := strings.CutPrefix(x.Target, "≥ "); ok {
+				fmt.Sscanf(t, "%g", &target)
 			}
 		}
 		if len(pts) > 1 {
@@ -151,6 +151,25 @@ func (h history) chart() string {
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// charted is the run's figure a series of the chart draws: of those
+// named by prefix, the one with a target (a figure may also be given
+// measured another way, as a reference), else the first.
+func (run historyRun) charted(prefix string) (ratio, bool) {
+	var found []ratio
+	for _, x := range run.Ratios {
+		if strings.HasPrefix(x.Name, prefix) && !x.Absent && x.Unit == "×" {
+			found = append(found, x)
+		}
+	}
+	if len(found) == 0 {
+		return ratio{}, false
+	}
+	if i := slices.IndexFunc(found, func(x ratio) bool { return strings.HasPrefix(x.Target, "≥ ") }); i >= 0 {
+		return found[i], true
+	}
+	return found[0], true
 }
 
 func chartedColour(name string) string {

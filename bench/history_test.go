@@ -52,3 +52,24 @@ func TestAFullRunIsAppendedToTheHistoryAndCharted(t *testing.T) {
 		}
 	}
 }
+
+// A figure given twice in a run, measured two ways, is drawn once: the
+// one with the target, the other being a reference.
+func TestAFigureGivenTwoWaysIsChartedOnceByItsTarget(t *testing.T) {
+	name := "mcpgate-http-2026 / mcpgate-http calls/s (c=16"
+	h := history{Runs: []historyRun{
+		{Commit: "a", Ratios: []ratio{{Name: name + "): a sessionless call", Value: 0.91, Unit: "×", Target: "≥ 0.95"}}},
+		{Commit: "b", Ratios: []ratio{
+			{Name: name + "): a sessionless call", Value: 0.88, Unit: "×", Target: "(reference: windows apart)"},
+			{Name: name + ", in turns of 100 ms): a sessionless call", Value: 0.97, Unit: "×", Target: "≥ 0.95"}}},
+	}}
+	chart := h.chart()
+	for _, want := range []string{"0.91×", "0.97×"} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("the chart has no %s", want)
+		}
+	}
+	if strings.Contains(chart, "0.88×") {
+		t.Error("the reference figure is charted beside the target's")
+	}
+}
