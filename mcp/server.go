@@ -10,6 +10,7 @@ import (
 	"crypto/cipher"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,6 +97,7 @@ type Server struct {
 	admitted []Middleware // inside the gate (UseAdmitted)
 	chain    Handler      // built on first use
 	sessions map[*Session]struct{}
+	byID     map[string][]*Session // the sessions of sessions by id: more than one where a transport reuses an id
 	// listeners are the open subscriptions/listen (listen.go).
 	listeners map[*listener]struct{}
 	// tasks are the tasks its tools run (tasks.go).
@@ -126,6 +128,7 @@ func NewServer(opts Options) *Server {
 		log:       opts.Logger,
 		gate:      opts.Gate,
 		sessions:  map[*Session]struct{}{},
+		byID:      map[string][]*Session{},
 		listeners: map[*listener]struct{}{},
 	}
 	if s.gate == nil {
@@ -234,13 +237,23 @@ func refusedFirst(next Handler) Handler {
 func (s *Server) track(ss *Session) {
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
+	s.byID[ss.id] = append(s.byID[ss.id], ss)
 	s.mu.Unlock()
 }
 
 func (s *Server) untrack(ss *Session) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[ss]; !ok {
+		return
+	}
 	delete(s.sessions, ss)
-	s.mu.Unlock()
+	same := slices.DeleteFunc(s.byID[ss.id], func(o *Session) bool { return o == ss })
+	if len(same) == 0 {
+		delete(s.byID, ss.id)
+	} else {
+		s.byID[ss.id] = same
+	}
 }
 
 // Sessions returns the number of live sessions.
@@ -282,13 +295,8 @@ func (s *Server) DeliverAnswer(sessionID string, answer []byte) bool {
 	if err != nil || (m.Kind() != jsonrpc.KindResult && m.Kind() != jsonrpc.KindError) {
 		return false
 	}
-	var of []*Session
 	s.mu.Lock()
-	for ss := range s.sessions {
-		if ss.id == sessionID {
-			of = append(of, ss)
-		}
-	}
+	of := slices.Clone(s.byID[sessionID])
 	s.mu.Unlock()
 	for _, ss := range of {
 		if ss.deliverHere(m) {

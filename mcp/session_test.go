@@ -307,14 +307,7 @@ func TestAnAnswerToAnotherReplicasRequestIsHandedToIt(t *testing.T) {
 	}
 	holder = newServer(t, mcp.Options{Replica: "aaaa", ForeignAnswer: forward})
 	other := newServer(t, mcp.Options{Replica: "bbbb", ForeignAnswer: forward})
-	mustAdd(t, holder.AddTools(&mcp.Tool{Name: "ask", Handler: func(ctx context.Context, r *mcp.Request, _ json.RawMessage) (json.RawMessage, error) {
-		res, err := r.Call(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[],"maxTokens":5}`))
-		if err != nil {
-			return nil, err
-		}
-		outcomes <- res
-		return json.RawMessage(`{"content":[]}`), nil
-	}}))
+	mustAdd(t, holder.AddTools(askTool(outcomes)))
 	here := newSession(t, holder, mcp.SessionOptions{ID: "sealed-1", Out: newRecorder()})
 	initialize(t, here, mcp.LatestVersion)
 	there := newSession(t, other, mcp.SessionOptions{ID: "sealed-1", Out: newRecorder()})
