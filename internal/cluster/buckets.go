@@ -9,12 +9,13 @@
 // work. So a replica leases tokens from a large bucket in batches and
 // spends them in memory. A batch starts at leaseSize and grows while the
 // replica spends its leases before they expire (nextLeaseSize). A replica
-// returns what it did not use once the lease is leaseTTL old. A lease is
-// granted only while the bucket, after it, still holds half its burst.
-// Below that, and in every bucket of fewer than minLeaseBurst tokens,
-// each token is one round trip, as before. So a burst of N still admits
-// exactly N across replicas. By then each replica holds at most one
-// lease, which its next calls spend or which goes back.
+// returns what it did not use once the lease is leaseTTL old, whether or
+// not calls still come to it (sweepLeases). A lease is granted only while
+// the bucket, after it, still holds half its burst. Below that, and in
+// every bucket of fewer than minLeaseBurst tokens, each token is one
+// round trip, as before. So a burst of N never admits more than N across
+// replicas, and admits all N: each replica then holds at most one lease,
+// which its next calls spend or which is back within leaseTTL.
 
 package cluster
 
@@ -26,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpgate/mcpgate/internal/policy"
+	"github.com/mcpgate/mcpgate/internal/tick"
 )
 
 // bucketScript is the one script of a bucket: KEYS[1], refilling ARGV[1]
@@ -109,9 +111,8 @@ func nextLeaseSize(size int, spent bool, burst int) int {
 
 // leases are a replica's, by bucket key.
 type leases struct {
-	mu        sync.Mutex
-	byKey     map[string]*lease
-	lastSweep time.Time
+	mu    sync.Mutex
+	byKey map[string]*lease
 }
 
 // locked is key's lease, locked, and in the map: a sweep forgets only a
@@ -144,15 +145,6 @@ type buckets struct{ r *Redis }
 func (b buckets) Take(ctx context.Context, key string, l policy.Limit) (bool, time.Duration, error) {
 	now := time.Now()
 	ls := b.r.leases
-	ls.mu.Lock()
-	sweep := now.Sub(ls.lastSweep) >= leaseTTL
-	if sweep {
-		ls.lastSweep = now
-	}
-	ls.mu.Unlock()
-	if sweep {
-		b.returnExpired(ctx, now)
-	}
 	var le *lease
 	if l.Burst >= minLeaseBurst {
 		le = ls.locked(key)
@@ -223,6 +215,20 @@ func (b buckets) returnExpired(ctx context.Context, now time.Time) {
 		}
 		le.mu.Unlock()
 	}
+}
+
+// sweepLeases returns the expired leases' unspent tokens every leaseTTL
+// until ctx ends. A replica that no call reaches any more would otherwise
+// keep them until it closed, and the other replicas refuse calls the
+// bucket has tokens for.
+func (b buckets) sweepLeases(ctx context.Context) {
+	// A return under way finishes when ctx ends (Close): its tokens
+	// would be lost, not kept for Close to return.
+	calls := context.WithoutCancel(ctx)
+	tick.Every(ctx, leaseTTL, func(now time.Time) bool {
+		b.returnExpired(calls, now)
+		return true
+	})
 }
 
 // returnAll gives back every lease's unspent tokens (Close).

@@ -386,8 +386,24 @@ func TestALeasedBucketAdmitsExactlyItsBurstAndGetsBackWhatWasNotSpent(t *testing
 		})
 	}
 	wg.Wait()
+	// A replica whose callers ended first may still hold a lease for up
+	// to leaseTTL; the others' calls spend it once it is back.
+	if n := admittedAll.Load(); n > 1000 {
+		t.Fatalf("1,296 concurrent calls over the 3 replicas, burst 1,000: %d admitted, more than the burst", n)
+	}
+	testkit.WaitFor(t, "every token of the burst admitted", func() bool {
+		if ok, _ := replicas[1].Allow(id, e); ok {
+			admittedAll.Add(1)
+		}
+		return admittedAll.Load() >= 1000
+	})
+	for _, r := range replicas {
+		if ok, _ := r.Allow(id, e); ok {
+			admittedAll.Add(1)
+		}
+	}
 	if n := admittedAll.Load(); n != 1000 {
-		t.Fatalf("1,296 concurrent calls over the 3 replicas, burst 1,000: %d admitted, want exactly 1,000", n)
+		t.Fatalf("burst 1,000: %d admitted in all, want exactly 1,000", n)
 	}
 
 	// Another identity: one call on a replica leases 16; closing that
@@ -409,6 +425,46 @@ func TestALeasedBucketAdmitsExactlyItsBurstAndGetsBackWhatWasNotSpent(t *testing
 		t.Fatalf("bob: %d admitted in all, want 1,000: the closed replica's unspent lease was not given back", admitted)
 	}
 }
+
+// A replica that no call reaches any more gives its unspent lease back
+// within leaseTTL, with no call of its own: the other replicas then admit
+// the whole burst, and not one more.
+func TestALeaseOfAReplicaNoCallReachesComesBack(t *testing.T) {
+	srv := peers.StartRedis(t)
+	rules := policy.LimitRules{Default: policy.Limit{Rate: 0.001, Burst: 1000}}
+	var replicas []*policy.Limiter
+	for range 3 {
+		replicas = append(replicas, policy.NewLimiter(rules, nil).WithShared(open(t, srv).Buckets(), func(err error) { t.Error(err) }))
+	}
+	id, e := mcp.Identity{Subject: "a", Role: "viewer"}, mcp.Entry{Kind: mcp.KindTool, Name: "x"}
+	admitted := 0
+	for range 40 { // leases of 16 and 32: 8 tokens left on this replica
+		if ok, _ := replicas[0].Allow(id, e); ok {
+			admitted++
+		}
+	}
+	for i := range 1000 {
+		if ok, _ := replicas[1+i%2].Allow(id, e); ok {
+			admitted++
+		}
+	}
+	if admitted > 1000 || admitted < 1000-maxLeaseLeft {
+		t.Fatalf("%d admitted before the lease came back, want at most 1,000 and at most %d short", admitted, maxLeaseLeft)
+	}
+	testkit.WaitFor(t, "the idle replica's lease back and spent", func() bool {
+		if ok, _ := replicas[1].Allow(id, e); ok {
+			admitted++
+		}
+		return admitted >= 1000
+	})
+	if ok, _ := replicas[2].Allow(id, e); ok || admitted != 1000 {
+		t.Fatalf("%d admitted, then one more %v: want exactly the burst", admitted, ok)
+	}
+}
+
+// maxLeaseLeft bounds what one replica's leases of 16 and 32 leave unspent
+// after 40 calls.
+const maxLeaseLeft = 48
 
 // A task's route kept through one replica is read through another, for
 // its caller alone; no other backend takes it while it lives, and it ends

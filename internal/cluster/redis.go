@@ -58,6 +58,9 @@ type Redis struct {
 	prefix string
 	log    *slog.Logger
 	leases *leases // the rate-limit tokens this replica holds (buckets.go)
+
+	stopSweep context.CancelFunc // ends sweepLeases
+	swept     chan struct{}      // closed when sweepLeases has returned
 }
 
 // ErrPasswordInURL refuses a URL carrying a password.
@@ -105,12 +108,20 @@ func Open(ctx context.Context, o Options) (*Redis, error) {
 		_ = r.rdb.Close()
 		return nil, fmt.Errorf("redis: %s does not answer: %w", opts.Addr, err)
 	}
+	sweepCtx, stop := context.WithCancel(context.Background())
+	r.stopSweep, r.swept = stop, make(chan struct{})
+	go func() {
+		defer close(r.swept)
+		buckets{r}.sweepLeases(sweepCtx)
+	}()
 	return r, nil
 }
 
 // Close gives back the rate-limit tokens leased and not spent, and ends
 // the pool.
 func (r *Redis) Close() error {
+	r.stopSweep()
+	<-r.swept
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	buckets{r}.returnAll(ctx)
