@@ -9,23 +9,16 @@ import (
 	"time"
 )
 
-// turnCaller notes each call's path in a log both callers share.
-type turnCaller struct {
-	name string
-	log  *[]string
-	err  error
-}
-
-func (c turnCaller) call(context.Context) error { *c.log = append(*c.log, c.name); return c.err }
-func (turnCaller) close(context.Context)        {}
-
 // Calls by turns alternate between the two paths, the first of each turn
 // swapped every turn, and what each path's calls gave is kept apart: its
 // calls, its errors, its latencies.
 func TestCallsByTurnsAlternateAndAreCountedApart(t *testing.T) {
-	var log []string
+	var (
+		mu  sync.Mutex
+		log []string
+	)
 	failed := errors.New("b refused")
-	a, b := turnCaller{name: "a", log: &log}, turnCaller{name: "b", log: &log, err: failed}
+	a, b := lockedCaller{"a", &mu, &log, nil}, lockedCaller{"b", &mu, &log, failed}
 	sa, sb := alternatingLoop(context.Background(), a, b, 20*time.Millisecond)
 	if len(log) < 8 || !slices.Equal(log[:8], []string{"a", "b", "b", "a", "a", "b", "b", "a"}) {
 		t.Fatalf("order of calls %v, want a b b a a b b a ...", log[:min(8, len(log))])
@@ -41,9 +34,8 @@ func TestCallsByTurnsAlternateAndAreCountedApart(t *testing.T) {
 	}
 }
 
-// lockedCaller notes each call's path in a log its path's callers share
-// with the other path's, under a lock: a closed loop calls from several
-// goroutines.
+// lockedCaller notes each call's path in a log every caller shares, under
+// a lock: a closed loop calls from several goroutines.
 type lockedCaller struct {
 	name string
 	mu   *sync.Mutex
