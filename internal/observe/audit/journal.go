@@ -288,11 +288,15 @@ func (j *journal) begin(need int) error {
 	}
 	var m []byte
 	if mapSegments {
-		// A file system that cannot map the segment gets it written.
-		if m, err = mapFile(f, max(segmentBytes, int64(need))); err != nil && f.Truncate(0) != nil {
+		if m, err = mapFile(f, max(segmentBytes, int64(need))); err != nil {
+			// A file system that cannot map the segment gets it written,
+			// opened as where segments are always written: each write
+			// appends, even after a failed one was cut back.
 			f.Close()
-			os.Remove(path)
-			return fmt.Errorf("audit: journal: %w", err)
+			if f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o600); err != nil {
+				os.Remove(path)
+				return fmt.Errorf("audit: journal: %w", err)
+			}
 		}
 	}
 	j.f, j.m, j.index, j.size = f, m, j.index+1, 0

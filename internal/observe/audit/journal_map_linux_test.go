@@ -46,6 +46,18 @@ func TestASegmentThatCannotBeMappedIsWritten(t *testing.T) {
 	if !bytes.Equal(data, want) {
 		t.Fatalf("segment holds %q, want the three lines", data)
 	}
+	// Cut back, as after a write that failed halfway, the segment takes
+	// the next line right after what it kept: no gap of zeros before it.
+	two := appendLine(appendLine(nil, 1, record(1)), 2, record(2))
+	if err := l.j.f.Truncate(int64(len(two))); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(record(4)); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ = os.ReadFile(l.j.f.Name()); !bytes.Equal(data, appendLine(two, 4, record(4))) {
+		t.Fatalf("after a cut the segment holds %q, want lines 1, 2 and then 4", data)
+	}
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
 	_ = l.Close(gone)
